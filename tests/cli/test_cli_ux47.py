@@ -112,3 +112,14 @@ def test_a_zero_tier_is_refused_alike_before_the_sweep(capsys):
             *run(capsys, "compare", "-w", "agentic:coding-agent", "--tiers", f"fast={v}"),
             f"fast={v}: a task-time ceiling must be a finite number of minutes > 0",
         )
+
+
+def test_plan_agentic_bad_ceiling_is_refused_before_the_sweep(capsys, monkeypatch):
+    import jalapeno.analysis.agentic as agentic
+
+    def no_sweep(*a, **k):
+        raise AssertionError("swept before refusing the input")
+
+    monkeypatch.setattr(agentic, "agentic_frontier", no_sweep)
+    check_error(*run(capsys, *AGENT, "--target", "100", "--max-task-min", "-1"), "--max-task-min", "positive")
+    check_error(*run(capsys, *AGENT, "--target", "100", "--target-kind", "total"), "--target-kind")

@@ -173,12 +173,11 @@ class AgenticPlan:
         }
 
 
-def _candidates(af: AgenticFrontier, max_task_min: float | None) -> list[tuple[dict, object]]:
-    """(point dict, its Deployment) of each frontier point within the task-time ceiling.
+def check_task_ceiling(max_task_min: float | None) -> None:
+    """Refuse a ``--max-task-min`` that is not a positive finite number of minutes (None: no ceiling), before a sweep.
 
     Raises:
-        SpecError: a ceiling that is not a positive finite number of minutes. InfeasibleDeployment: no point
-            is that fast (names the fastest).
+        SpecError: naming ``--max-task-min``.
     """
     if max_task_min is not None and not (math.isfinite(max_task_min) and max_task_min > 0):
         raise SpecError(
@@ -186,6 +185,16 @@ def _candidates(af: AgenticFrontier, max_task_min: float | None) -> list[tuple[d
             f"must be a positive number of minutes, got {max_task_min!r}",
             "write e.g. --max-task-min 10",
         )
+
+
+def _candidates(af: AgenticFrontier, max_task_min: float | None) -> list[tuple[dict, object]]:
+    """(point dict, its Deployment) of each frontier point within the task-time ceiling.
+
+    Raises:
+        SpecError: a ceiling that is not a positive finite number of minutes. InfeasibleDeployment: no point
+            is that fast (names the fastest).
+    """
+    check_task_ceiling(max_task_min)
     pts = af.points("all-in")
     deps = [af.sweep.deployments[int(af.sweep.dep_index[int(i)])] for i in af.frontier]
     ok = [(p, d) for p, d in zip(pts, deps) if max_task_min is None or p["task_time_s"] <= max_task_min * 60]

@@ -204,7 +204,13 @@ def agentic_plan_cmd(*, system, model, workload, precision, target, target_kind,
             (sessions run on aggregated instances), a bad target or ceiling.
     """
     from jalapeno.analysis.agentic import agentic_frontier
-    from jalapeno.analysis.agentic_plan import agentic_fleet, output_tokens_per_task, plan_agentic, target_tasks_per_hour
+    from jalapeno.analysis.agentic_plan import (
+        agentic_fleet,
+        check_task_ceiling,
+        output_tokens_per_task,
+        plan_agentic,
+        target_tasks_per_hour,
+    )
     from jalapeno.analysis.fleet import check_fleet_chips, fleet_chips
     from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
     from jalapeno.cli.system_opts import system_pricer
@@ -216,7 +222,8 @@ def agentic_plan_cmd(*, system, model, workload, precision, target, target_kind,
         raise SpecError("--serving", "agentic sessions are modelled on aggregated instances (a prefix cache per "
                         "instance; serve/sessions.py)", "drop --serving, or use agg")
     m, spec, opts, pinned = _setup(model, workload, precision, None, None, None, "uniform", None, None, None)
-    target_tasks_per_hour(1.0, target_kind, spec)  # the kind before the sweep, with --chips too
+    target_tasks_per_hour(1.0, target_kind, spec)  # the kind and the ceiling before the sweep, with --chips too
+    check_task_ceiling(max_task_min)
     demand = None if target is None else target_tasks_per_hour(target, target_kind, spec)
     pr = system_pricer(system, efficiency, sets)
     how = None
