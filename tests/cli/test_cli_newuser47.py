@@ -180,21 +180,17 @@ def test_validate_held_out_closes_with_the_goal_misses(capsys):
     assert "issue 18's goals" not in _flat(out)  # judged on held-out rows only
 
 
-def test_plan_on_an_agentic_workload_names_the_figure_that_sizes_the_fleet(capsys):
-    """6. ``plan -w agentic:coding-agent`` was told 'compare, frontier and simulate take it' and nothing on how to size
-    a fleet for agent tasks; it now names compare's tiers (tasks/h per chip within a task-time ceiling) and the
-    division, and the command it names runs and prints that tier."""
-    import shlex
-
+def test_plan_on_a_bare_agentic_preset_names_its_agentic_spelling(capsys):
+    """6. ``plan -w coding-agent`` (a preset without its ``agentic:`` prefix) was told only 'compare, frontier and
+    simulate take it'; plan now sizes agent fleets itself (ux47), so the refusal names ``--workload
+    agentic:coding-agent`` and a plan command that runs."""
     from cli_runner import error_line
 
-    line = error_line(*run(capsys, "plan", "-s", "gb200-nvl72", "-w", "agentic:coding-agent", "--power-mw", "5"))
-    assert "plan sizes fleets for fixed-length requests" in line and "chips = tasks per hour / that" in line, line
-    cmd = re.search(r"`jalapeno (compare [^`]+)`", line).group(1)
-    assert cmd == "compare --workload agentic:coding-agent --systems gb200-nvl72 --tiers need=10", cmd
-    code, out, err = run(capsys, *shlex.split(cmd))
-    assert code == 0, err
-    assert "need (<= 10 min)" in _flat(out), out[-1500:]
+    line = error_line(*run(capsys, "plan", "-s", "gb200-nvl72", "-w", "coding-agent", "--power-mw", "5"))
+    assert "agentic (multi-turn) workload" in line and "write --workload agentic:coding-agent" in line, line
+    cmd = re.search(r"`jalapeno (plan [^`]+)`", line).group(1)
+    assert cmd == ("plan --system gb200-nvl72 --workload agentic:coding-agent --target 10000 --target-kind tasks "
+                   "--max-task-min 10"), cmd
 
 
 def test_agentic_doc_fleet_example_is_what_compare_prints(capsys):

@@ -213,26 +213,20 @@ def tdp_moved_note(system, sets) -> str | None:
 
 
 def _refuse_agentic(workload: str | None, system: str) -> None:
-    """Refuse an agentic workload with the way to size a fleet for one: plan prices fixed-length requests,
-    and the shared refusal (specs/workload.get_workload) sent a planner to compare, frontier and simulate
-    without saying which figure sizes the fleet (newuser47): compare's operating tiers give tasks/h per
-    chip within a task-time ceiling, and chips = tasks/h needed / that.
+    """Refuse an agentic preset named without its ``agentic:`` prefix (``coding-agent``, or bare ``agentic``):
+    plan sizes agent fleets only through ``--workload agentic:PRESET`` (cli/agentic_cmd.agentic_plan_cmd, on
+    compare's agentic frontier), so the fix names that spelling (newuser47, ux47).
 
     Raises:
-        SpecError: ``--workload`` names an agentic preset or ``agentic:FILE.toml``.
+        SpecError: ``--workload`` names an agentic preset without the ``agentic:`` prefix.
     """
     from jalapeno.errors import SpecError
     from jalapeno.specs.agentic import AGENTIC_PRESETS
 
-    if workload is None:
+    if workload is None or not (workload == "agentic" or workload in AGENTIC_PRESETS):
         return
-    agent = workload.removeprefix("agentic:")
-    if not (workload.startswith("agentic:") or workload == "agentic" or agent in AGENTIC_PRESETS):
-        return
-    name = "coding-agent" if workload == "agentic" else agent
-    raise SpecError("--workload", f"{workload!r} is an agentic (multi-turn) workload; plan sizes fleets for "
-                    "fixed-length requests",
-                    f"read tasks/h per chip at your task-time ceiling from `jalapeno compare --workload "
-                    f"agentic:{name} --systems {system} --tiers need=10` (<= 10 min a task; its tasks/h/kW and "
-                    "$/task beside it), then chips = tasks per hour / that (docs/agentic.md); or plan a fixed-length "
-                    "workload (--workload 128k1k, or --isl N --osl N)")
+    name = "coding-agent" if workload == "agentic" else workload
+    raise SpecError("--workload", f"{workload!r} is an agentic (multi-turn) workload; plan sizes agent fleets "
+                    "through its agentic: spelling",
+                    f"write --workload agentic:{name} (e.g. `jalapeno plan --system {system} --workload "
+                    f"agentic:{name} --target 10000 --target-kind tasks --max-task-min 10`; docs/agentic.md)")
