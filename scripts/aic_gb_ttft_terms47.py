@@ -15,7 +15,7 @@ detokenise are in every TTFT: a fixed floor.
 Every unflagged disaggregated aiconfigurator TTFT row of the ``inferencex-db`` client is priced twice with
 fit/client_floor off (stack_fit's shares, no floor: what the terms are fitted on), once as such and once with no
 burst (scripts/gb_ttft_twins38.NO_BURST). TTFT is linear in the share (serve/queueing.idle_start), so a
-row's TTFT at a floor F and share w is ``steady + F + (w / w_shipped)·burst``. Per engine (sglang, trtllm) three
+row's TTFT at a floor F and share w is ``steady + F + (w / w_shipped)·burst``. Per engine (sglang, trtllm, vllm) three
 variants, each fitted on the fit split's rows only (grid, mean |log(model / measured)|) and reported on the
 held-out rows: ``share`` (w alone, F = 0), ``wave`` (w = 1/R, the sourced first wave; F fitted) and ``both``
 (F and w fitted). The floor adds to the steady TTFT and to the wave's times alike, so the burst's lateness is

@@ -274,14 +274,16 @@ def page() -> str:
         "(fit/amd.py; their other parameters borrowed, `kind = \"partial\"`); sets in "
         "`src/jalapeno/data/calibration/`. No end-to-end point enters a fit; rows on those systems are marked "
         "`kernels_calibrated` in `jalapeno validate --out`. DeepSeek-R1's MoE shape is held out of the MoE fits.",
-        "- **Fitted on end-to-end data** (three fits): the default front-end TTFT cost (a + b·ISL, outside the "
+        "- **Fitted on end-to-end data** (four fits): the default front-end TTFT cost (a + b·ISL, outside the "
         "accelerator) on 5 InferenceX H200 SGLang TP8 points at concurrency <= 8 "
         "(`scripts/fit_frontend.py`, fit/heldout.frontend_calibration); the software stacks' fixed costs "
         "(below) on the fit half of a declared split of the matched points; TensorRT-LLM's eager host time per "
         "call (24 µs, fit/trt_prompt_graphs.TRTLLM_EAGER_CALL_S; round 26, `scripts/trt_eager_host_calls.py`) on "
         "the even half (by id) of the unflagged B200 TensorRT-LLM aggregated gpt-oss-120b / Llama-3.3-70B / "
         "DeepSeek-R1 rows at concurrency <= 8, DeepSeek-R1's only when measured warm "
-        "(fit/trt_prompt_graphs.eager_call_split). Those points are `fit` in the `split` column of `jalapeno "
+        "(fit/trt_prompt_graphs.eager_call_split); sa-bench's disaggregated floor and burst share per engine "
+        "(fit/client_floor.DISAGG_TERMS, round 47, `scripts/aic_gb_ttft_terms47.py`) on the stack fits' fit half "
+        "of the disaggregated `inferencex-db` rows (it adds no `fit` row). Those points are `fit` in the `split` column of `jalapeno "
         "validate --out`; the goals below are judged on the other rows (`jalapeno validate --held-out`), the "
         "other tables count every row.",
         "- **Derived systems** (no kernel tables: Jalapeño, Vera Rubin) borrow their nearest family's set.",

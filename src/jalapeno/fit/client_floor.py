@@ -13,7 +13,9 @@ C ≤ 4 on aggregated and disaggregated rows alike.
 :data:`DISAGG_TERMS` holds, per (client, engine family), the floor F (s, added to ``request_overhead_s``) and the
 burst share w (replacing ``prefill_burst_fraction``) that ``scripts/aic_gb_ttft_terms47.py`` fitted jointly on the
 declared fit split's disaggregated rows of main d3e3fcc (grid F 0-0.4 s by 12.5 ms, w 0.05-1 by 0.05, loss mean
-|log(model / measured)|); the held-out rows were not used. On the held-out rows (`jalapeno validate --held-out`,
+|log(model / measured)|); the held-out rows were not used (tests/unit/test_client_floor_fit.py refits them from
+the script's priced parts). Fit rows: SGLang 51, TensorRT-LLM 77, vLLM 8 — vLLM's two constants rest on 8 Kimi-K2.5
+GB200 rows of two lengths (its 6 held-out rows: median 27.2 → 15.6%, bias −20.1 → +9.7%), a thin fit. On the held-out rows (`jalapeno validate --held-out`,
 the switch on against off) aiconfigurator ALL TTFT goes 14.3 / 46.8 / −4.2 → 14.2 / 45.8 / −3.8%, GB200 20.5 → 17.7%,
 GB300 29.3 → 23.7%; InferenceX, MLPerf and the fidelity guard do not move; worse: B200 TensorRT-LLM disaggregated
 15.7 → 20.2%, H200's disaggregated bias −10.8 → −21.9% (docs/gap_aic_ttft.md, round 47). F is fitted, not sourced;

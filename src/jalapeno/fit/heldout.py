@@ -1,6 +1,6 @@
 """Which measured points an end-to-end fit saw: the ``split`` column of ``jalapeno validate`` and its ``--held-out`` view.
 
-Issue 18 judges accuracy on points the model has not seen. Three fits use end-to-end points (every other
+Issue 18 judges accuracy on points the model has not seen. Four fits use end-to-end points (every other
 constant comes from kernel tables or a stated source, docs/validation.md §Data and split):
 
 1. the software-stack fits (fit/stack_fit.py, ``scripts/fit_stacks.py``): their declared split,
@@ -15,6 +15,9 @@ constant comes from kernel tables or a stated source, docs/validation.md §Data 
    half (by id) of the unflagged B200 TensorRT-LLM aggregated gpt-oss-120b / Llama-3.3-70B / DeepSeek-R1
    aiconfigurator rows at concurrency <= 8 with a measured and a predicted TTFT, DeepSeek-R1's only when
    measured warm (the script reads the same function).
+4. sa-bench's disaggregated floor and burst share per engine (fit/client_floor.DISAGG_TERMS, round 47,
+   ``scripts/aic_gb_ttft_terms47.py``): the disaggregated ``inferencex-db`` aiconfigurator TTFT rows whose
+   ``split`` is ``fit`` — the stack fits' fit half — so it labels no further row ``fit``.
 
 A point's ``split`` (:func:`split_labels`): ``fit`` if any fit used it (a front-end or eager-rate point is
 ``fit`` whatever its stack-fit half), ``held_out`` if it is in the stack fits' held-out half, ``none`` if no fit

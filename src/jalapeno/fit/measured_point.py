@@ -124,7 +124,7 @@ def point_stack(p: MeasuredPoint, profiles=None):
     """A point's software-stack profile: its framework's at the engine release that ran it
     (:func:`point_release`), with the front end of the client that timed it (``MeasuredPoint.timed_by``) and the
     fusions its engine build or launch script declares (``gemm_allreduce_fusion``, ``allreduce_rms_fusion``), and,
-    while fit/client_floor.CLIENT_FLOOR_ON (shipped off), its client's disaggregated floor and burst share.
+    while fit/client_floor.CLIENT_FLOOR_ON (shipped on, round 47), its client's disaggregated floor and burst share.
     ``profiles``: the profiles by name to take it from (specs/stacks.build_stacks of other fits: fit/loso.py);
     None: the shipped ones."""
     from jalapeno.fit.client_floor import with_client_floor
