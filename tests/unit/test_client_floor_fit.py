@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from jalapeno.fit.client_floor import DISAGG_TERMS
-from tests.script_module import load_script
+from script_module import load_script
 
 PARTS = Path(__file__).resolve().parents[1] / "fixtures" / "aic_ttft_terms47_parts.csv"
 
