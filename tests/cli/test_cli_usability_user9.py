@@ -25,7 +25,7 @@ def test_predict_names_the_recipe_precision_and_stack_it_overrides(capsys):
     assert code == 0, err
     notes = [ln for ln in err.splitlines() if ln.startswith("note: ")]
     assert notes == ["note: -p fp8 overrides recipe sglang-b200-dsr1-fp4's precision fp4",
-                     "note: --stack kernel overrides recipe sglang-b200-dsr1-fp4's software stack sglang "
+                     "note: --stack kernel overrides recipe sglang-b200-dsr1-fp4's software stack sglang@0.5.6 "
                      "(the recipe's engine)"]
     d = json.loads(out)
     assert d["deployment"]["precision"].startswith("fp8")

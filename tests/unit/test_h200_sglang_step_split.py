@@ -38,5 +38,11 @@ def test_sglang_profile_prices_every_release_alike():
     from jalapeno.specs.stacks import stack_for_framework
 
     st = stack_for_framework("sglang", "h200")
-    assert st.name == "sglang" and not st.version_rules
-    assert st.at_version("0.5.12") is st and st.at_version("0.5.7") is st
+    # round 47's only rule (mori47's prebuilt iteration, disaggregated attention-DP decode, priced only under
+    # serve/prebuilt_skip.PREBUILT_SKIP_ON, off) leaves the aggregated H200 rows' releases priced alike
+    assert st.name == "sglang" and [r.field for r in st.version_rules] == ["disagg_prebuilt"]
+    import dataclasses
+
+    new, old = st.at_version("0.5.12"), st.at_version("0.5.7")
+    moved = [f.name for f in dataclasses.fields(st) if getattr(new, f.name) != getattr(old, f.name)]
+    assert moved == ["name", "disagg_prebuilt", "sources", "version"], moved

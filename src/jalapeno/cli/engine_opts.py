@@ -163,7 +163,7 @@ def recipe_overrides(recipe, systems: list[str], precision: str | None, stack: s
     >>> from jalapeno.deploy.engines import get_recipe
     >>> recipe_overrides(get_recipe("sglang-b200-dsr1-fp4"), ["b200"], "fp8", "kernel", None)
     ["-p fp8 overrides recipe sglang-b200-dsr1-fp4's precision fp4", \
-"--stack kernel overrides recipe sglang-b200-dsr1-fp4's software stack sglang (the recipe's engine)"]
+"--stack kernel overrides recipe sglang-b200-dsr1-fp4's software stack sglang@0.5.6 (the recipe's engine)"]
     """
     if recipe is None:
         return []

@@ -229,4 +229,5 @@ def _refuse_agentic(workload: str | None, system: str) -> None:
     raise SpecError("--workload", f"{workload!r} is an agentic (multi-turn) workload; plan sizes agent fleets "
                     "through its agentic: spelling",
                     f"write --workload agentic:{name} (e.g. `jalapeno plan --system {system} --workload "
-                    f"agentic:{name} --target 10000 --target-kind tasks --max-task-min 10`; docs/agentic.md)")
+                    f"agentic:{name} --target 10000 --target-kind tasks --max-task-min 10`; docs/agentic.md), or plan a "
+                    "fixed-length workload (--workload 8k1k)")

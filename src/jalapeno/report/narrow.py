@@ -19,7 +19,7 @@ _MEASURE_WIDTH = 10_000
 
 def min_width(table: Table) -> int:
     """Characters ``table`` needs for every cell's longest word to sit whole (borders and padding included)."""
-    con = Console(width=_MEASURE_WIDTH)
+    con = Console(width=_MEASURE_WIDTH, markup=False)  # as the CLI's console (cli/common): a name is text
     return Measurement.get(con, con.options, table).minimum
 
 
