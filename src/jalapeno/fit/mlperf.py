@@ -62,8 +62,8 @@ from jalapeno.errors import SpecError, check_bool
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
     DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_HARNESS_STEP_S, DSR1_GRAPHS_GB200,
     LLAMA_TRT_HARNESS_STEP_S, MLPERF_DISAGG_ENGINES, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
-    MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, MLPERF_ROUND_ROBIN_SCENARIOS, SubmittedEngine, multi_step_spread,
-    submitted_deployment,
+    MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, MLPERF_ROUND_ROBIN_SCENARIOS, SubmittedEngine, limit_engine,
+    multi_step_spread, submitted_deployment,
     submitted_disagg_deployment, with_declared_attention_math)
 from jalapeno.fit.measured_point import MeasuredPoint
 from jalapeno.fit.skipped import with_systems
@@ -382,8 +382,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                 wl = Workload(wl.name, isl, osl, 1.0, spread=computed)
         elif scenario == "Offline":
             mapping = "frontier_peak"
-        elif server_mapping == "engine@limits" and limits and key in MLPERF_LIMIT_ENGINES:
-            dep, conc = submitted_deployment(MLPERF_LIMIT_ENGINES[key], prec, int(chips))
+        elif server_mapping == "engine@limits" and limits and (eng := limit_engine(key)) is not None:
+            dep, conc = submitted_deployment(eng, prec, int(chips))  # NVIDIA's configs; AMD's under its switch
             mapping = "matched@limits"
         elif server_mapping == "engine@limits" and limits and key in MLPERF_DISAGG_ENGINES:
             dep, conc = submitted_disagg_deployment(MLPERF_DISAGG_ENGINES[key], prec, int(chips))
@@ -412,7 +412,7 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                          + (f"; V0 multi-step ({MLPERF_ENGINES[key].scheduler_steps} steps a window): computed to each "
                             f"window's end, {share:.3f} of the computed tokens delivered" if share < 1 else ""))
         elif dep is not None:
-            src = (MLPERF_LIMIT_ENGINES.get(key) or MLPERF_DISAGG_ENGINES[key]).source
+            src = (limit_engine(key) or MLPERF_DISAGG_ENGINES[key]).source
             # the arrivals the p99s are priced under (fit/latency_limits.engine_within_limits reads the run's flag)
             from jalapeno.fit.latency_limits import dealt_instances
 

@@ -58,6 +58,10 @@ class SubmittedEngine:
     #: vLLM V0 ``num_scheduler_steps`` (multi-step scheduling): decode runs in windows of this many steps and a
     #: sequence that ends inside one is computed to the window's end (:func:`multi_step_spread`); 1 = off
     scheduler_steps: int = 1
+    #: how the engine schedules prompts beside decode (Deployment.prefill_steps): ``mixed`` (chunked prefill, the
+    #: TensorRT-LLM configs' ``enable_chunked_context``) or ``separate`` (vLLM V0 with ``enable_chunked_prefill: False``:
+    #: a step with prompts carries only prompts and the decoding sequences wait it out)
+    prefill_steps: str = "mixed"
 
     @property
     def instance_chips(self) -> int:
@@ -247,7 +251,7 @@ def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int, mo
                      memory_fraction=frac, cuda_graph_batch_sizes=engine.graph_sizes,
                      cuda_graph_pad_routing="one_token",  # TensorRT-LLM's dummies (deploy/graph_capture.PAD_ROUTING)
                      adp_balance_timeout_iters=engine.adp_timeout_iters if engine.dp > 1 else None,
-                     eager_prompt_call_s=engine.eager_prompt_call_s)
+                     eager_prompt_call_s=engine.eager_prompt_call_s, prefill_steps=engine.prefill_steps)
     return dep, float(engine.batch_per_rank * engine.dp * (chips // n))
 
 
@@ -258,9 +262,9 @@ _B200, _GB72, _H200 = "B200-SXM-180GBx8", "GB200-NVL72_GB200-186GB_aarch64x72", 
 #: best load within the rules' limits (fit/latency_limits.engine_within_limits), not the best of
 #: every enumerated layout. Keyed by result id (:func:`_result_key`). The Llama engines are dense
 #: TP (``enable_attention_dp`` unset): gpu_batch_size and max_num_tokens bound the whole instance;
-#: Nebius H200 Llama-3.1-405B caps it lower with the runtime ``max_batch_size`` 64. Not read: the
-#: AMD rows (vLLM harness) and NVIDIA GB200-NVL72 x4 Llama-2-70B Interactive (no config in the
-#: repository): they keep ``frontier@limits``. The Dynamo Llama-3.1-405B row runs disaggregated:
+#: Nebius H200 Llama-3.1-405B caps it lower with the runtime ``max_batch_size`` 64. Not here: the
+#: AMD rows (vLLM harness; read into :data:`MLPERF_AMD_LIMIT_ENGINES`, used only under its switch) and NVIDIA
+#: GB200-NVL72 x4 Llama-2-70B Interactive (no config in the repository): they keep ``frontier@limits``. The Dynamo Llama-3.1-405B row runs disaggregated:
 #: :data:`MLPERF_DISAGG_ENGINES`.
 MLPERF_LIMIT_ENGINES = {
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
@@ -297,6 +301,56 @@ MLPERF_LIMIT_ENGINES = {
     "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Interactive":
         SubmittedEngine(64, 2560, _CFG.format("Nebius", _H200, "Interactive", "llama3_1-405b"), 8, 1, 1, None),
 }
+
+
+_AMD_SRV = "inference_results_v5.1 @965182b closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{}_{}.yaml"
+#: AMD's Llama-2-70B Server / Interactive engines, read from the configs each result's README runs
+#: (closed/AMD/measurements/<system>/llama2-70b-99/<scenario>/README.md ``--config-name``): one TP1 vLLM engine per GPU
+#: (``tensor_parallel_size: 1``, ``device_count: 8``), its running cap the custom scheduler's
+#: ``VLLM_LLAMA2_MLPERF_MAX_TARGET_DECODE_BATCH`` where ``VLLM_LLAMA2_MLPERF_SCHED: 1`` sets one, else ``max_num_seqs``
+#: (MI300X Interactive 600; MI300X Server 608 of 650; MI325X Server 832 of 1,024; MI325X Interactive 2,048 of 3,840),
+#: ``max_num_batched_tokens`` a step (40,960; MI325X Interactive 43,008) and ``enable_chunked_prefill`` (False on the
+#: three V0 ``sync`` engines: ``prefill_steps`` ``separate``; True on MI325X Interactive, ``VLLM_USE_V1: 1``,
+#: ``engine_version: async``: ``mixed``). Not priced: V0 multi-step scheduling (``num_scheduler_steps`` 8 / 9 / 9;
+#: prompts admitted only between windows), the harness's ``shortest_queue_with_tokens`` dispatch (a Poisson split,
+#: as Server's load balancing) and MI325X's tuned hipBLASLt files. Used only under :data:`AMD_LIMIT_ENGINES_ON`.
+MLPERF_AMD_LIMIT_ENGINES = {
+    "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Interactive":
+        SubmittedEngine(600, 40960, _AMD_SRV.format("interactive", "mi300x"), 1, 1, 1, None, scheduler_steps=8,
+                        prefill_steps="separate"),
+    "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server":
+        SubmittedEngine(608, 40960, _AMD_SRV.format("server", "mi300x"), 1, 1, 1, None, scheduler_steps=9,
+                        prefill_steps="separate"),
+    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_1_llama2-70b-99_Server":
+        SubmittedEngine(832, 40960, _AMD_SRV.format("server", "mi325x"), 1, 1, 1, None, scheduler_steps=9,
+                        prefill_steps="separate"),
+    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_2_llama2-70b-99_Interactive":
+        SubmittedEngine(2048, 43008, _AMD_SRV.format("interactive", "mi325x"), 1, 1, 1, None),
+}
+#: Whether the AMD Server / Interactive rows are priced at :data:`MLPERF_AMD_LIMIT_ENGINES` (``matched@limits``)
+#: rather than the best swept deployment within the limits (``frontier@limits``): OFF (round 48, mlperf48). On, the
+#: four rows (signed error of throughput per chip %) MI300X Interactive +46.5 -> -63.7, Server +21.4 -> +13.2; MI325X
+#: Server -5.6 -> -11.0, Interactive -28.8 -> -68.6; `validate --mlperf` MI300X 21.4 / 41.5 / +21.4 -> 13.7 / 53.7 /
+#: +13.2, MI325X 5.9 / 21.9 / -5.9 -> 8.5 / 51.3 / -8.5, ALL 8.4 / 44.3 / +0.9 -> 9.5 / 66.1 / -0.6. At the submitted
+#: TP1 engine the model's gfx942 decode step is 6-8 ms slow at the Interactive runs' own load (closed loop at 35 / 81
+#: running a GPU: MI300X 40.6 ms against the run's 32.1 mean TPOT, MI325X 41.3 against 35.3), which the frontier hid
+#: behind layouts the runs did not use (docs/gap_large_batch_decode.md, "Round 48 (mlperf48)";
+#: ``python scripts/mlperf_amd_engines48.py``).
+AMD_LIMIT_ENGINES_ON = False
+
+
+def limit_engine(key: str, amd_on: bool | None = None) -> SubmittedEngine | None:
+    """The declared Server / Interactive engine of result ``key``: :data:`MLPERF_LIMIT_ENGINES`, else
+    :data:`MLPERF_AMD_LIMIT_ENGINES` where ``amd_on`` (None: :data:`AMD_LIMIT_ENGINES_ON`, read at the call); None
+    for a result without one.
+
+    >>> limit_engine("mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server", amd_on=False) is None
+    True
+    >>> limit_engine("mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server", amd_on=True).prefill_steps
+    'separate'
+    """
+    on = AMD_LIMIT_ENGINES_ON if amd_on is None else amd_on
+    return MLPERF_LIMIT_ENGINES.get(key) or (MLPERF_AMD_LIMIT_ENGINES.get(key) if on else None)
 
 
 #: Scenarios in which the harness of every :data:`MLPERF_LIMIT_ENGINES` row (NVIDIA's llmlib, which the Google and
