@@ -25,8 +25,8 @@ import math
 from dataclasses import dataclass
 
 from jalapeno.analysis.agentic import AgenticFrontier
-from jalapeno.analysis.capacity import factor_text, power_lines
-from jalapeno.analysis.fleet import fleet_instances
+from jalapeno.analysis.capacity import MAX_TARGET_TOK_PER_S, factor_text, power_lines
+from jalapeno.analysis.fleet import MAX_FLEET_CHIPS, fleet_instances
 from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.errors import InfeasibleDeployment, SpecError
@@ -52,7 +52,9 @@ def target_tasks_per_hour(target: float, kind: str, spec: AgenticSpec) -> float:
     output tokens per task.
 
     Raises:
-        SpecError: ``--target`` not positive and finite, or ``--target-kind`` not one of AGENTIC_TARGET_KINDS.
+        SpecError: ``--target`` not positive and finite or above the fixed-length plan's plausibility bound
+            (capacity.MAX_TARGET_TOK_PER_S output tok/s; a tasks/h target by its output tokens: ``--target 1e30``
+            planned 7e27 H200s, break48), or ``--target-kind`` not one of AGENTIC_TARGET_KINDS.
     """
     if kind not in AGENTIC_TARGET_KINDS:
         raise SpecError(
@@ -67,7 +69,22 @@ def target_tasks_per_hour(target: float, kind: str, spec: AgenticSpec) -> float:
             f"must be a positive number, got {target!r}",
             "write e.g. --target 10000 --target-kind tasks (tasks per hour)",
         )
-    return float(target) if kind == "tasks" else float(target) * 3600.0 / output_tokens_per_task(spec)
+    per_task = output_tokens_per_task(spec)
+    tok_s = float(target) * per_task / 3600.0 if kind == "tasks" else float(target)
+    if tok_s > MAX_TARGET_TOK_PER_S:
+        given = (
+            f"{target:.3g} output tok/s"
+            if kind == "output"
+            else f"{target:.3g} tasks/h ({tok_s:.3g} output tok/s at {per_task:,} output tokens per task)"
+        )
+        raise SpecError(
+            "--target",
+            f"{given} is above the {MAX_TARGET_TOK_PER_S:.0e} tok/s plausibility bound (~2,000x all of Google's "
+            "served tokens in 2025)",
+            "give one fleet's rate: tasks per HOUR (--target-kind tasks) or output tokens per SECOND, "
+            "e.g. --target 10000 --target-kind tasks",
+        )
+    return float(target) if kind == "tasks" else float(target) * 3600.0 / per_task
 
 
 @dataclass(frozen=True)
@@ -249,10 +266,18 @@ def plan_agentic(
     no ceiling) that finishes ``tasks_per_hour`` tasks (> 0).
 
     Raises:
-        SpecError: a bad ceiling. InfeasibleDeployment: no frontier point within it.
+        SpecError: a bad ceiling; a fleet above analysis/fleet.MAX_FLEET_CHIPS (the bound ``--chips`` is held to),
+            naming ``--target``. InfeasibleDeployment: no frontier point within it.
     """
     point, dep = max(_candidates(af, max_task_min), key=lambda pd: pd[0]["tasks_per_hour_per_chip"])
     n = math.ceil(tasks_per_hour / (point["tasks_per_hour_per_chip"] * dep.chips))
+    if n * dep.chips > MAX_FLEET_CHIPS:
+        raise SpecError(
+            "--target",
+            f"{tasks_per_hour:.3g} tasks/h needs {n * dep.chips:,} chips, above the {MAX_FLEET_CHIPS:,}-chip "
+            "plausibility bound (~100x all AI accelerators installed by 2025)",
+            "give one fleet's rate, e.g. --target 10000 --target-kind tasks (tasks per hour)",
+        )
     return _plan(af, spec, point, dep, n, float(tasks_per_hour), max_task_min)
 
 

@@ -88,19 +88,21 @@ def agentic_context_fix(max_context: int) -> str:
 MAX_TASK_MIN = 24 * 60
 
 
-def check_task_minutes(values: list[float]) -> None:
-    """Refuse an ``--at`` task time above :data:`MAX_TASK_MIN` (1,440 minutes, one day).
+def check_task_minutes(values: list[float], field: str = "--at", example: str = "--at 5,10,20") -> None:
+    """Refuse a task time above :data:`MAX_TASK_MIN` (1,440 minutes, one day): ``--at``, and with ``field`` and
+    ``example`` the task-time ceilings of ``--tiers`` and ``plan --max-task-min``, which took ``1e9`` without a word
+    where ``--at`` refused it (break48).
 
     Raises:
-        SpecError: field ``--at``, naming the value, the bound and why.
+        SpecError: naming ``field``, the value, the bound and why.
     """
     import math
 
     big = next((v for v in values if math.isfinite(v) and v > MAX_TASK_MIN), None)
     if big is not None:
-        raise SpecError("--at", f"task time {big:g} minutes is past the bound of {MAX_TASK_MIN:,} minutes (one day): "
+        raise SpecError(field, f"task time {big:g} minutes is past the bound of {MAX_TASK_MIN:,} minutes (one day): "
                         "an agentic task runs minutes (defaults 5, 10, 20), so a time that long is a slip",
-                        "give task times in minutes, e.g. --at 5,10,20")
+                        f"give task times in minutes, e.g. {example}")
 
 
 def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, systems, baseline,
@@ -128,6 +130,8 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     iso = DEFAULT_ISO_TASK_MIN if at == default_at else tuple(_floats(at, "--at", "task times in minutes", "5,10,20",
                                                                       check=check_task_minutes))
     ceil = None if tiers == default_tiers else _floors(tiers, "minutes", "fast=10,ultra_fast=5")
+    if ceil:
+        check_task_minutes(list(ceil.values()), "--tiers", "--tiers fast=10,ultra_fast=5")
     precs = {s.system.name: _precisions(m, s, pinned, kv_dtype, attention_dtype, compute_fallback) for s in syss}
     res = compare_agentic(m, syss, spec, precs, baseline=base, convention=power, options=opts, iso_task_min=iso,
                           tier_ceilings_min=ceil, strict_baseline=bool(baseline))
@@ -224,6 +228,8 @@ def agentic_plan_cmd(*, system, model, workload, precision, target, target_kind,
     m, spec, opts, pinned = _setup(model, workload, precision, None, None, None, "uniform", None, None, None)
     target_tasks_per_hour(1.0, target_kind, spec)  # the kind and the ceiling before the sweep, with --chips too
     check_task_ceiling(max_task_min)
+    if max_task_min is not None:
+        check_task_minutes([max_task_min], "--max-task-min", "--max-task-min 10")
     demand = None if target is None else target_tasks_per_hour(target, target_kind, spec)
     pr = system_pricer(system, efficiency, sets)
     how = None

@@ -119,6 +119,10 @@ def simulate(
     name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
     kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
             "trace" if _is_trace_name(workload) else "fixed")
+    if kind == "trace" and workload.lower().endswith(".toml"):  # was "unknown trace format '.toml'" (or, with
+        # -c, "--concurrency: does not apply to a trace workload") for an agentic file without its prefix (break48)
+        raise SpecError("--workload", f"{workload!r} is a TOML file: simulate reads an agentic session file as "
+                        "agentic:FILE.toml (a trace is a .csv or .jsonl)", f"write --workload agentic:{workload}")
     note_unread_efficiency(sets, m, prec, pr, reuses_prefixes=kind != "fixed")  # kv_tiers.* read on reuse only
     if concurrency is not None:
         check_concurrency([concurrency])

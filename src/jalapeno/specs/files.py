@@ -203,7 +203,8 @@ def csv_rows(text: str, where: str) -> list[dict[str, str]]:
 
     Raises:
         SpecError: a malformed CSV (an unterminated quote, a field over :data:`CSV_FIELD_LIMIT`
-            characters), naming the line; a column named twice in the header.
+            characters, a row of more or fewer cells than the header has columns; a line of blanks is skipped),
+            naming the line; a column named twice in the header.
     """
     reader = csv.DictReader(text.splitlines())
     rows = []
@@ -212,6 +213,14 @@ def csv_rows(text: str, where: str) -> list[dict[str, str]]:
             if None in row:  # more cells than the header has columns
                 raise SpecError(f"{where}: line {reader.line_num}", "more cells than the header has columns",
                                 "give one value per column (quote a value that contains a comma)")
+            if any(v is None for v in row.values()):  # fewer: DictReader filled the rest with None, silently (the
+                # point was then skipped as 'isl/osl None/None missing', break48)
+                if not any((v or "").strip() for v in row.values()):
+                    continue  # a line of blanks, as DictReader skips an empty one
+                n = sum(v is not None for v in row.values())
+                raise SpecError(f"{where}: line {reader.line_num}", f"{n} cell(s) where the header has {len(row)} "
+                                "columns: a row cut short (its missing cells would read as blank)",
+                                "give one value per column, an empty cell (two commas) where a value is unknown")
             rows.append(row)
     except csv.Error as e:
         msg = str(e)

@@ -169,6 +169,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         if mt == "deepseek_v32" and not attn.index_topk:
             raise SpecError(f"{src}: index_topk", "DeepSeek-V3.2 needs its DSA indexer fields",
                             "add index_n_heads, index_head_dim and index_topk")
+        _check_indexer_fields(cfg, src)
     else:
         head_dim = _opt_pos(cfg, "head_dim", src)
         if head_dim is None and h % heads:
@@ -391,3 +392,33 @@ def load_model_file(path: Path, name: str | None = None) -> ModelSpec:
                         "fix the JSON syntax of the config file") from None
     stem = path.stem if path.stem != "config" else path.parent.name
     return model_from_config(cfg, name or stem, str(path))
+
+
+#: The DSA indexer's fields of a DeepSeek-V3.2 config.json (its ``index_topk`` switches the indexer on).
+_INDEXER_FIELDS = ("index_n_heads", "index_head_dim", "index_topk")
+
+
+def _check_indexer_fields(cfg: dict, src: str) -> None:
+    """Refuse a DSA indexer given in part: ``index_topk`` alone (or with a zero ``index_head_dim``) priced
+    DeepSeek Sparse Attention's top-k selection with an indexer of no weights, no FLOPs and no index cache,
+    silently (break48). Either every field of :data:`_INDEXER_FIELDS` is a positive integer or none is (absent or 0).
+
+    >>> _check_indexer_fields({"index_n_heads": 64, "index_head_dim": 128, "index_topk": 2048}, "c.json")
+    >>> _check_indexer_fields({}, "c.json")
+
+    Raises:
+        SpecError: naming the first field missing or zero, and the fields it goes with.
+    """
+    given = [k for k in _INDEXER_FIELDS if cfg.get(k)]  # set and positive (_opt_int refused a negative one)
+    if not given:  # none, or each 0: no indexer
+        return
+    bad = next((k for k in _INDEXER_FIELDS if not cfg.get(k)), None)
+    if bad is not None:
+        what = "missing" if cfg.get(bad) is None else f"{_js(cfg[bad])}"
+        raise SpecError(f"{src}: {bad}", f"is {what} while {', '.join(given)} "
+                        "set a DSA indexer (DeepSeek-V3.2: index_n_heads 64, index_head_dim 128, index_topk 2048); "
+                        + ("without index_topk the indexer would be dropped, silently" if bad == "index_topk" else
+                           "an indexer without its heads or head size would be priced at no cost"),
+                        "give all three of index_n_heads, index_head_dim and index_topk as positive integers "
+                        "(the checkpoint's config.json), or none of them for dense MLA")
+

@@ -326,6 +326,7 @@ def get_stack(name: str) -> Stack:
             not a release number, or a version on a profile without version rules (it would be
             silently dropped; the message names the profiles that take one).
     """
+    _check_suffix_order(name)
     base, version, fused = split_stack_name(name)
     name = name.strip().removesuffix("+ar_rms")
     s = stacks().get(base)
@@ -350,6 +351,30 @@ def get_stack(name: str) -> Stack:
             )
     s = s.at_version(version)
     return s.with_allreduce_rms_fusion(True) if fused else s
+
+
+def _check_suffix_order(name: str) -> None:
+    """Refuse ``+ar_rms`` written before the version or in another case: ``sglang+ar_rms@0.5.6`` was called an
+    unknown stack 'sglang+ar_rms' (did you mean 'sglang'?), and ``vllm@0.18.0+AR_RMS`` a release number that is
+    not one (break48); the fix writes the spelling :func:`split_stack_name` reads.
+
+    >>> _check_suffix_order("vllm@0.18.0+ar_rms")
+
+    Raises:
+        SpecError: naming ``--stack`` and the spelling meant.
+    """
+    text = name.strip()
+    low = text.lower()
+    if "+ar_rms@" in low:
+        base, _, version = low.partition("+ar_rms@")
+        meant = f"{text[: len(base)]}@{text[len(base) + 8 :]}+ar_rms"
+        raise SpecError(
+            "--stack", f"{text!r} puts +ar_rms before the version", f"write --stack {meant} (NAME@VERSION+ar_rms)"
+        )
+    if low.endswith("+ar_rms") and not text.endswith("+ar_rms"):
+        raise SpecError(
+            "--stack", f"{text!r}: the modifier is written in lower case", f"write --stack {text[:-7]}+ar_rms"
+        )
 
 
 def stack_for_framework(framework: str, system: str = "", field: str = "framework") -> Stack:
