@@ -159,3 +159,17 @@ def test_a_stack_modifier_out_of_place_is_named(capsys, stack, words):
     code, out, err = run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "4", "--stack", stack)
     # was: "unknown software stack 'sglang+ar_rms' (did you mean 'sglang'?)" / "'0.18.0+AR_RMS' is not a release"
     check_error(code, out, err, "--stack", *words)
+
+
+def test_a_tasks_target_on_a_fixed_length_workload_names_the_agentic_spelling(capsys):
+    code, out, err = run(
+        capsys, "plan", "-s", "gb200-nvl72", "-m", "llama-3.3-70b", "--racks", "1", "--target-kind", "tasks"
+    )
+    # was: "unknown kind 'tasks'. Fix: use output or total", not saying where tasks is a kind
+    check_error(
+        code,
+        out,
+        err,
+        "--target-kind: tasks (agent tasks per hour) counts an agentic workload's tasks",
+        "give --workload agentic:preset",
+    )

@@ -404,6 +404,10 @@ def check_target(target_tok_per_s: float | None, target_kind: str) -> None:
         raise SpecError("--target", f"{target_tok_per_s:.3g} tok/s is above the {MAX_TARGET_TOK_PER_S:.0e} tok/s "
                         "plausibility bound (~2,000x all of Google's served tokens in 2025)",
                         "give tokens per SECOND (a daily total / 86,400), e.g. --target 1e6")
+    if target_kind == "tasks":  # an agentic plan's kind: was "unknown kind 'tasks'. Fix: use output or total" (break48)
+        raise SpecError("--target-kind", "tasks (agent tasks per hour) counts an agentic workload's tasks, and this "
+                        "workload is fixed-length", "give --workload agentic:PRESET (e.g. agentic:coding-agent) to "
+                        "plan agent tasks, or --target-kind output or total for this workload")
     if target_kind not in TARGET_KINDS:
         raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
                         "use output or total")
