@@ -173,3 +173,46 @@ def test_a_tasks_target_on_a_fixed_length_workload_names_the_agentic_spelling(ca
         "--target-kind: tasks (agent tasks per hour) counts an agentic workload's tasks",
         "give --workload agentic:preset",
     )
+
+
+@pytest.mark.parametrize(
+    ("cmd", "words"),
+    [
+        (  # SGLang's rule fuses DeepSeek-V3 / Kimi / gpt-oss / Qwen3-MoE only (cost/allreduce_rms.SGLANG_MODEL_TYPES)
+            ["predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "4", "--tp", "4", "--stack", "sglang+ar_rms"],
+            (
+                "llama-3.3-70b is llama",
+                "'sglang+ar_rms' would price exactly as 'sglang'",
+                "drop +ar_rms: --stack sglang",
+            ),
+        ),
+        (["step", "-s", "h200", "-m", "llama-3.3-70b", "--stack", "sglang+ar_rms"], ("llama-3.3-70b is llama",)),
+        (["frontier", "-s", "h200", "-m", "llama-3.3-70b", "--stack", "sglang+ar_rms"], ("llama-3.3-70b is llama",)),
+        (  # the fused kernel is NVIDIA's (SM90 / SM100 families): an MI300X runs none
+            ["predict", "-s", "mi300x", "-m", "llama-3.3-70b", "-c", "4", "--tp", "4", "--stack", "vllm+ar_rms"],
+            ("not mi300x", "'vllm+ar_rms' would price exactly as 'vllm'"),
+        ),
+        (
+            ["compare", "-s", "mi300x,mi325x", "-m", "llama-3.3-70b", "--html", "", "--stack", "vllm+ar_rms"],
+            ("not mi300x",),
+        ),
+    ],
+)
+def test_ar_rms_that_fuses_no_step_is_refused(capsys, cmd, words):
+    code, out, err = run(capsys, *cmd)
+    # was: exit 0 with every figure equal to the stack's without +ar_rms (predict TPOT 15.62 ms both ways)
+    check_error(code, out, err, "--stack: +ar_rms (the all-reduce + rmsnorm fusion) covers no step here", *words)
+
+
+def test_ar_rms_that_fuses_a_step_still_runs(capsys):
+    from jalapeno.cli.serving_opts import refuse_idle_ar_rms
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.catalog import load_model
+
+    llama, oss = load_model("llama-3.3-70b"), load_model("gpt-oss-120b")
+    refuse_idle_ar_rms("sglang+ar_rms", oss, load_pricer("h200", stack="sglang+ar_rms"))  # gpt_oss is listed
+    refuse_idle_ar_rms("vllm+ar_rms", llama, load_pricer("h200", stack="vllm+ar_rms"))  # vLLM's pass: any model
+    refuse_idle_ar_rms("sglang", llama, load_pricer("h200", stack="sglang"))  # no +ar_rms: nothing to refuse
+    # a comparison with one system that fuses a step runs (h200 does, mi300x does not)
+    prs = [load_pricer(n, stack="vllm+ar_rms") for n in ("mi300x", "h200")]
+    refuse_idle_ar_rms("vllm+ar_rms", llama, prs)

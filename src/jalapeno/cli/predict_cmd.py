@@ -27,7 +27,7 @@ from jalapeno.cli.engine_opts import (
     recipe_overrides,
     recipe_run,
 )
-from jalapeno.cli.serving_opts import EPLB_HELP, _mtp, _setup, check_pool, parse_pool
+from jalapeno.cli.serving_opts import EPLB_HELP, _mtp, _setup, check_pool, parse_pool, refuse_idle_ar_rms
 from jalapeno.cli.system_opts import (
     PRICER_OPTION,
     SET_OPTION,
@@ -110,6 +110,7 @@ def predict(
                          run.kv_dtype, attention_dtype, compute_fallback, routing)
     pr = system_pricer(system, efficiency, sets, stack, pricer)
     note_unread_efficiency(sets, m, prec, pr)
+    refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])
     check_recipe_serving(rec, prefill is not None and decode is not None)

@@ -43,6 +43,7 @@ from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-e
     parse_pool,
     refuse_dense_eplb,
     refuse_dense_overlap,
+    refuse_idle_ar_rms,
     sweep_eplb,
 )
 from jalapeno.cli.system_opts import (
@@ -227,6 +228,7 @@ def compare(
     per = per_system_sets(names, sets)  # each system's own --set items: a key no op reads there is named
     for n, s in zip(names, syss):
         note_unread_efficiency(per[n], m, [get_precision(p) for p in precs[s.system.name]] if precs else prec, s)
+    refuse_idle_ar_rms(stack, m, syss)  # +ar_rms that no system fuses a step with (break48)
     from jalapeno.analysis.workers import meanwhile
     from jalapeno.report.html import warm_chart
 
@@ -367,6 +369,7 @@ def frontier(
     check_pricer_chip_model(pricer, chip_model)
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
     note_unread_efficiency(sets, m, prec, pr)
+    refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])
     opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,

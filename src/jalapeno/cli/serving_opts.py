@@ -199,6 +199,40 @@ def refuse_dense_eplb(eplb: str | None, model) -> None:
                     f"so --eplb {eplb.strip()} would be ignored", "drop --eplb (it applies to MoE models only)")
 
 
+def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
+    """Refuse ``--stack NAME+ar_rms`` where the all-reduce + RMSNorm fusion it switches on covers no step of
+    ``model`` on any of ``pricers``' systems at any TP (cost/allreduce_rms.rule_max_tokens under the pricer's
+    ``allreduce_rms_rule``): SGLang's rule fuses its listed architectures only (SGLANG_MODEL_TYPES) and both rules
+    only on the chips of the fused kernel (CAPABILITY_BY_PREFIX). ``--stack sglang+ar_rms`` on llama-3.3-70b priced
+    exactly as ``sglang``, and ``vllm+ar_rms`` on an MI300X as ``vllm``, with no word (break48). A comparison is
+    refused only when no system of it fuses a step.
+
+    Raises:
+        SpecError: naming ``--stack``, why the fusion is idle, and the spelling without ``+ar_rms``.
+    """
+    if not stack or not stack.strip().endswith("+ar_rms"):
+        return
+    from jalapeno.cost.allreduce_rms import SGLANG_MODEL_TYPES, device_capability, rule_max_tokens
+
+    prs = pricers if isinstance(pricers, (list, tuple)) else [pricers]
+
+    def fuses(pr) -> bool:
+        rule, chip = pr.efficiency.allreduce_rms_rule, pr.system.chip.name
+        return any(rule_max_tokens(rule, model.model_type, chip, tp, model.hidden_size) for tp in (2, 4, 8, 16))
+
+    if not prs or any(fuses(pr) for pr in prs):
+        return
+    pr = prs[0]
+    base = stack.strip().removesuffix("+ar_rms").rstrip()
+    if device_capability(pr.system.chip.name) is None:
+        why = f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, not {pr.system.chip.name}"
+    else:
+        why = (f"SGLang fuses it for {', '.join(sorted(SGLANG_MODEL_TYPES))} models only (sgl-project/sglang PR "
+               f"#14764), and {model.name} is {model.model_type}")
+    raise SpecError("--stack", f"+ar_rms (the all-reduce + RMSNorm fusion) covers no step here: {why}, so "
+                    f"{stack.strip()!r} would price exactly as {base!r}", f"drop +ar_rms: --stack {base}")
+
+
 def refuse_dense_overlap(overlap: str | None, model) -> None:
     """Refuse ``--overlap tbo`` on a dense model in a sweep (compare, frontier, agentic): it would be silently ignored.
 

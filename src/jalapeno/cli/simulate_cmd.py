@@ -80,7 +80,7 @@ def simulate(
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
     from jalapeno.cli.engine_opts import (check_recipe_serving, limit_kwargs, limit_options, load_recipe, note_lines,
                                           recipe_mtp, recipe_overrides, recipe_run)
-    from jalapeno.cli.serving_opts import _mtp, check_pool, check_workload_context, parse_pool
+    from jalapeno.cli.serving_opts import _mtp, check_pool, check_workload_context, parse_pool, refuse_idle_ar_rms
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.serve.sim.simulation import simulate as run_sim
     from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace
@@ -124,6 +124,7 @@ def simulate(
         raise SpecError("--workload", f"{workload!r} is a TOML file: simulate reads an agentic session file as "
                         "agentic:FILE.toml (a trace is a .csv or .jsonl)", f"write --workload agentic:{workload}")
     note_unread_efficiency(sets, m, prec, pr, reuses_prefixes=kind != "fixed")  # kv_tiers.* read on reuse only
+    refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
     if concurrency is not None:
         check_concurrency([concurrency])
     from jalapeno.analysis.power_cost import power_w_per_chip

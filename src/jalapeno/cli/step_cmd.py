@@ -11,6 +11,7 @@ from jalapeno.cli.common import (
     attention_dtype_option, compute_fallback_option, console, efficiency_option, fmt_si, kv_dtype_option,
     model_option, print_json, resolve_precision, stack_label, stack_option,
 )
+from jalapeno.cli.serving_opts import refuse_idle_ar_rms
 from jalapeno.cli.engine_opts import check_dispatch_ranks, check_positive, check_positive_limits, engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.system_opts import (PRICER_OPTION, SET_OPTION, check_pricer_chip_model, note_unread_efficiency,
                                        system_pricer)
@@ -114,6 +115,7 @@ def step(
     s = pr.system
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     note_unread_efficiency(sets, m, prec, pr)
+    refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
     check_fallback_used(prec, m, [s.chip])
     if m.moe is None and ep != 1:
         if ep_given:
