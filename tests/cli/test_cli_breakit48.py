@@ -188,6 +188,14 @@ def test_a_tasks_target_on_a_fixed_length_workload_names_the_agentic_spelling(ca
         ),
         (["step", "-s", "h200", "-m", "llama-3.3-70b", "--stack", "sglang+ar_rms"], ("llama-3.3-70b is llama",)),
         (["frontier", "-s", "h200", "-m", "llama-3.3-70b", "--stack", "sglang+ar_rms"], ("llama-3.3-70b is llama",)),
+        (
+            ["compare", "-s", "h200", "-m", "llama-3.3-70b", "-w", "agentic:coding-agent", "--stack", "sglang+ar_rms"],
+            ("llama-3.3-70b is llama",),
+        ),
+        (
+            ["frontier", "-s", "h200", "-m", "llama-3.3-70b", "-w", "agentic:coding-agent", "--stack", "sglang+ar_rms"],
+            ("llama-3.3-70b is llama",),
+        ),
         (  # the fused kernel is NVIDIA's (SM90 / SM100 families): an MI300X runs none
             ["predict", "-s", "mi300x", "-m", "llama-3.3-70b", "-c", "4", "--tp", "4", "--stack", "vllm+ar_rms"],
             ("not mi300x", "'vllm+ar_rms' would price exactly as 'vllm'"),
