@@ -224,3 +224,21 @@ def test_ar_rms_that_fuses_a_step_still_runs(capsys):
     # a comparison with one system that fuses a step runs (h200 does, mi300x does not)
     prs = [load_pricer(n, stack="vllm+ar_rms") for n in ("mi300x", "h200")]
     refuse_idle_ar_rms("vllm+ar_rms", llama, prs)
+
+
+def test_a_toml_or_empty_file_given_as_a_model_is_named(capsys, tmp_path):
+    system = DATA / "systems" / "h200.toml"
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", str(system), "-c", "4")
+    # was: "malformed JSON at line 1 column 1: Expecting value. Fix: fix the JSON syntax of the config file"
+    check_error(
+        code,
+        out,
+        err,
+        "--model",
+        "is a toml file, and a model is read from a hugging face config.json",
+        "a system toml goes to --system",
+    )
+    empty = tmp_path / "config.json"
+    empty.write_text("\n")
+    code, out, err = run(capsys, "models", "show", str(empty))
+    check_error(code, out, err, "config.json", "is empty", "give the model's hugging face config.json")

@@ -388,6 +388,12 @@ def load_model_file(path: Path, name: str | None = None) -> ModelSpec:
     except RecursionError:
         raise SpecError(str(path), "JSON nested too deeply", "pass a Hugging Face config.json") from None
     except json.JSONDecodeError as e:
+        if not text.strip():  # was "malformed JSON at line 1 column 1: Expecting value" (break48)
+            raise SpecError(str(path), "is empty", "give the model's Hugging Face config.json") from None
+        if path.suffix.lower() == ".toml":  # a system or agentic TOML given to --model: was "malformed JSON"
+            raise SpecError(str(path), "is a TOML file, and a model is read from a Hugging Face config.json (JSON)",
+                            "pass a config.json or a name from `jalapeno models list`; a system TOML goes "
+                            "to --system, an agentic one to --workload agentic:FILE.toml") from None
         raise SpecError(str(path), f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}",
                         "fix the JSON syntax of the config file") from None
     stem = path.stem if path.stem != "config" else path.parent.name
