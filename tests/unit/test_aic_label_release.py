@@ -101,7 +101,10 @@ def test_the_audit_script_names_the_crossed_groups():
     labels = {fw.split()[-1] for _, fw in crossed}
     assert labels <= {"1.0.0rc3", "1.1.0rc2.post2", "0.5.1-rc0.pre3"} and labels
     # round 47: SGLang groups cross only sglang's disagg_prebuilt rule (before 0.5.10; serve/prebuilt_skip.py, priced
-    # only with its switch on), vLLM none
+    # only with its switch on) and, round 48, its allreduce_rms_rule rule (before 0.5.7: the fusion on SM100 only, priced
+    # only with specs/stacks.SGLANG_AR_RMS_ON), vLLM none
     others = [r for r in rows if not r[3].startswith("trtllm ")]
-    assert others and all(r[3].startswith("sglang ") and r[-2] == "disagg_prebuilt" for r in others)
+    rules = {"disagg_prebuilt", "allreduce_rms_rule"}
+    assert others and all(r[3].startswith("sglang ") and set(r[-2].split(",")) <= rules for r in others)
+    assert any("allreduce_rms_rule" in r[-2] and r[3] == "sglang 0.5.6.post2" for r in others)  # the H200 Qwen3 rows
     assert all(version_key(r[3].split()[-1]) < version_key("0.5.10") for r in others)

@@ -38,9 +38,10 @@ def test_sglang_profile_prices_every_release_alike():
     from jalapeno.specs.stacks import stack_for_framework
 
     st = stack_for_framework("sglang", "h200")
-    # round 47's only rule (mori47's prebuilt iteration, disaggregated attention-DP decode, priced only under
-    # serve/prebuilt_skip.PREBUILT_SKIP_ON, off) leaves the aggregated H200 rows' releases priced alike
-    assert st.name == "sglang" and [r.field for r in st.version_rules] == ["disagg_prebuilt"]
+    # round 47's rule (mori47's prebuilt iteration, disaggregated attention-DP decode, priced only under
+    # serve/prebuilt_skip.PREBUILT_SKIP_ON, off) and round 48's (sglrel48: the fusion's SM100-only rule before 0.5.7,
+    # a bound below both H200 InferenceX releases) leave the aggregated H200 rows' releases priced alike
+    assert st.name == "sglang" and [r.field for r in st.version_rules] == ["allreduce_rms_rule", "disagg_prebuilt"]
     import dataclasses
 
     new, old = st.at_version("0.5.12"), st.at_version("0.5.7")

@@ -317,6 +317,20 @@ def switched_off_fields() -> frozenset[str]:
                      if not getattr(importlib.import_module(module), switch))
 
 
+#: Version-rule fields that change a price only where the profile's all-reduce + RMSNorm fusion is on: field ->
+#: (module, switch) of the fusion. The ``sglang`` profile's ``allreduce_rms_rule`` before 0.5.7 (round 48, sglrel48) is
+#: charged with specs/stacks.SGLANG_AR_RMS_ON (shipped off) or ``--stack sglang@VERSION+ar_rms``; not a
+#: :data:`SWITCHED_RULE_FIELDS` entry, since ``--set efficiency.allreduce_rms_rule`` with the fusion set is charged.
+FUSION_RULE_FIELDS: dict[str, tuple[str, str]] = {"allreduce_rms_rule": ("jalapeno.specs.stacks", "SGLANG_AR_RMS_ON")}
+
+
+def uncharged_rule_fields(stack) -> frozenset[str]:
+    """The version-rule fields a profile ``stack`` (a resolved specs/stack_profile.Stack, or None) does not charge:
+    :func:`switched_off_fields`, and :data:`FUSION_RULE_FIELDS` unless its all-reduce + RMSNorm fusion is on."""
+    off = switched_off_fields()
+    return off if stack is not None and stack.allreduce_rms_fusion is True else off | frozenset(FUSION_RULE_FIELDS)
+
+
 def note_stack_version(value: str | None) -> str | None:
     """Callback of ``--stack``: for ``NAME@VERSION`` say on stderr which of the profile's version
     rules that release takes (or that none does), and when the release lies outside every one the
@@ -324,11 +338,11 @@ def note_stack_version(value: str | None) -> str | None:
     version the command will refuse prints nothing here: the command names the error."""
     if value and "@" in value:
         from jalapeno.errors import JalapenoError
-        from jalapeno.specs.stacks import split_stack_name, stacks
+        from jalapeno.specs.stacks import get_stack, split_stack_name, stacks
 
         base, version, _ = split_stack_name(value)  # 'trtllm@1.1.0+ar_rms' read '1.1.0+ar_rms' as the release: no note
         try:
-            note = stacks()[base].version_note(version, switched_off_fields())
+            note = stacks()[base].version_note(version, uncharged_rule_fields(get_stack(value)))
         except (KeyError, JalapenoError):
             return value
         if note:

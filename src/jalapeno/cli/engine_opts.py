@@ -380,22 +380,24 @@ def deployed_recipes(pricers, model: str, workload: str | None, isl: int | None,
 def engine_rules(recipe, stack: str | None) -> list[dict]:
     """The version rules of the profile ``stack`` (``NAME@VERSION``, as ``predict --engine`` pins it)
     that hold at its release: field, value, span, source and ``charged`` each (empty without a recipe or release).
-    ``charged`` is False for a rule whose cost a shipped-off switch gates (cli/common.SWITCHED_RULE_FIELDS); its
-    ``span`` then names the switch."""
+    ``charged`` is False for a rule whose cost a shipped-off switch gates (cli/common.SWITCHED_RULE_FIELDS, and
+    cli/common.FUSION_RULE_FIELDS where the profile's all-reduce + RMSNorm fusion is off); its ``span`` then names the
+    switch."""
+    from jalapeno.cli.common import FUSION_RULE_FIELDS, SWITCHED_RULE_FIELDS, uncharged_rule_fields
+
     if recipe is None or not stack:
-        from_rules = ()
+        from_rules, off_fields = (), frozenset()
     else:
         from jalapeno.specs.stacks import get_stack, split_stack_name
 
         name, version, _ = split_stack_name(stack)  # 'trtllm@1.1.0+ar_rms' read '1.1.0+ar_rms' as the release
         base = get_stack(name)
         from_rules = [(base.name, r) for r in base.rules_at(version)]
-    from jalapeno.cli.common import SWITCHED_RULE_FIELDS, switched_off_fields
-
-    off_fields, out = switched_off_fields(), []
+        off_fields = uncharged_rule_fields(get_stack(stack))
+    gates, out = {**SWITCHED_RULE_FIELDS, **FUSION_RULE_FIELDS}, []
     for n, r in from_rules:
         charged = r.field not in off_fields
-        off = "" if charged else "NOT CHARGED: {}.{} is off; ".format(*SWITCHED_RULE_FIELDS[r.field])
+        off = "" if charged else "NOT CHARGED: {}.{} is off; ".format(*gates[r.field])
         out.append({"field": r.field, "value": r.value, "span": f"{off}{n} {r.span}", "source": r.source,
                     "charged": charged})
     return out

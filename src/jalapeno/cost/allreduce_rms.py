@@ -59,6 +59,16 @@ group over several nodes and a DeepEP all-to-all (both refused by the engine) ar
 pricer sees no node count; DeepEP pools run attention DP, which already keeps the norms). PR #23402 (June 2026)
 dropped SM90 from the auto-enable list and PR #28789 (2026-06-20, cherry-picked to v0.5.14) restored it: no
 measured H200 row ran a release between them (the newest, v0.5.12, predates both).
+
+By release (``sglang_sm100``, round 48, sglrel48): the released wheels' python/sglang/srt/server_args.py
+(``_handle_model_specific_adjustments``) show PR #14764's block first in 0.5.7 (built 2026-01-01). In 0.5.5.post2,
+0.5.6 and 0.5.6.post2 the fusion is enabled only in the DeepseekV3ForCausalLM branch (not an NSA model, under
+``is_sm100_supported()``, compute capability major 10) and the GptOssForCausalLM branch (``is_blackwell_supported()``),
+each without attention DP on one node, with the same 2,048-token cap in the communicator: no Hopper, no Qwen3-MoE.
+The ``sglang`` profile's version rule sets ``allreduce_rms_rule = "sglang_sm100"`` before 0.5.7 (:data:`SGLANG_RULES`);
+releases before 0.5.5.post2 were not read (the rule is open below). Not priced (named limit, all releases): the
+auto-enable's ``nnodes == 1`` test: a TP group over two GB200 / GB300 trays (4 GPUs each) runs unfused in SGLang, but
+the op table sees no node count.
 """
 
 from __future__ import annotations
@@ -106,6 +116,19 @@ SGLANG_MAX_TOKENS = 2048
 #: dense Llama / Qwen.
 SGLANG_MODEL_TYPES = frozenset({"deepseek_v3", "kimi_k2", "gpt_oss", "qwen3_moe"})
 
+#: The same before PR #14764 (rule ``sglang_sm100``, releases before 0.5.7; module docstring): server_args of the
+#: 0.5.5.post2, 0.5.6 and 0.5.6.post2 wheels enables the fusion only in the DeepseekV3ForCausalLM branch (not an NSA
+#: model) and the GptOssForCausalLM branch, each under ``is_sm100_supported()`` / ``is_blackwell_supported()``
+#: (capability major 10: B200, GB200, B300, GB300). No Qwen3-MoE, no Hopper.
+SGLANG_SM100_MODEL_TYPES = frozenset({"deepseek_v3", "kimi_k2", "gpt_oss"})
+
+#: SGLang's rule -> (compute-capability majors it enables the fusion on, model types): from 0.5.7 SM90 and SM100
+#: (``is_sm90_supported() or is_blackwell_supported()``: majors 9 and 10 among the catalog chips), before it SM100
+SGLANG_RULES: dict[str, tuple[frozenset[int], frozenset[str]]] = {
+    "sglang": (frozenset({9, 10}), SGLANG_MODEL_TYPES),
+    "sglang_sm100": (frozenset({10}), SGLANG_SM100_MODEL_TYPES),
+}
+
 MIB = 1024 * 1024
 #: BF16 bytes per element of the all-reduce input (the model dtype)
 _INPUT_BYTES = 2
@@ -133,17 +156,22 @@ def fused_max_tokens(chip_name: str, tp: int, hidden_size: int) -> int:
 
 def rule_max_tokens(rule: str, model_type: str, chip_name: str, tp: int, hidden_size: int) -> int:
     """The largest step (tokens) the fusion covers under ``rule`` (``vllm``: :func:`fused_max_tokens`;
-    ``sglang``: :data:`SGLANG_MAX_TOKENS` for a model of :data:`SGLANG_MODEL_TYPES` on an SM90 / SM100-family
-    chip at TP > 1), 0 when it is off.
+    ``sglang`` / ``sglang_sm100``: :data:`SGLANG_MAX_TOKENS` for a model and a chip family of
+    :data:`SGLANG_RULES` at TP > 1), 0 when it is off.
 
     >>> rule_max_tokens("sglang", "deepseek_v3", "H200 SXM", 8, 7168), rule_max_tokens("vllm", "deepseek_v3", "H200 SXM", 8, 7168)
     (2048, 36)
     >>> rule_max_tokens("sglang", "llama", "H200 SXM", 8, 8192), rule_max_tokens("sglang", "deepseek_v3", "MI355X", 8, 7168)
     (0, 0)
+    >>> [rule_max_tokens("sglang_sm100", m, c, 8, 7168) for m, c in
+    ...  (("deepseek_v3", "H200 SXM"), ("deepseek_v3", "GB300 (Blackwell Ultra GPU in NVL72)"), ("qwen3_moe", "B200 (HGX)"))]
+    [0, 2048, 0]
     """
-    if rule != "sglang":
+    if rule not in SGLANG_RULES:
         return fused_max_tokens(chip_name, tp, hidden_size)
-    on = tp > 1 and model_type in SGLANG_MODEL_TYPES and device_capability(chip_name) is not None
+    majors, models = SGLANG_RULES[rule]
+    cap = device_capability(chip_name)
+    on = tp > 1 and model_type in models and cap is not None and cap // 10 in majors
     return SGLANG_MAX_TOKENS if on else 0
 
 

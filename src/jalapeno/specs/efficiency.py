@@ -240,8 +240,9 @@ class Efficiency:
             build. Default False: the all-reduce follows its GEMM. What stays exposed: cost/ops.py, docs/model.md §6.3.
         allreduce_rms_fusion: vLLM's ``fuse_allreduce_rms`` (TP all-reduce + add + RMSNorm, cost/allreduce_rms.py).
         allreduce_rms_rule: whose rule decides the steps that fusion covers (cost/allreduce_rms.py): ``vllm``
-            (default; vLLM's size cap per chip and TP, every model) or ``sglang`` (SGLang's auto-enabled FlashInfer
-            fusion: steps up to 2,048 tokens, only the model families SGLang enables it for).
+            (default; vLLM's size cap per chip and TP, every model), ``sglang`` (SGLang's auto-enabled FlashInfer
+            fusion: steps up to 2,048 tokens, only the model families SGLang enables it for) or ``sglang_sm100``
+            (SGLang before 0.5.7: SM100-family chips, DeepSeek-V3 and gpt-oss only).
         tp_rank_step_dp: ``tp_rank_step_s`` is paid per rank of the attention TP x DP group, not of attention TP
             alone (cost/step.step_overhead): TensorRT-LLM runs attention-DP ranks as its mapping's TP group, whose
             executor collectives run every step (data/stacks.toml, docs/stacks.md). Default False (attention TP).

@@ -57,8 +57,10 @@ MOE_KEYS: tuple[str, ...] = ("w4a16",)
 #: ``sglang``: SGLang's CUDA-graph custom all-reduce; ``vllm``: vLLM's CUDA-graph custom all-reduce; cost/engine_allreduce.py)
 ALL_REDUCE_TABLE_NAMES: tuple[str, ...] = ("none", "trtllm", "sglang", "vllm")
 #: Whose rule decides the steps the all-reduce + RMSNorm fusion covers (cost/allreduce_rms.py): vLLM's pass
-#: (a size cap per chip and TP, every model) or SGLang's auto-enabled FlashInfer fusion (2,048 tokens, its models)
-ALLREDUCE_RMS_RULE_NAMES: tuple[str, ...] = ("vllm", "sglang")
+#: (a size cap per chip and TP, every model), SGLang's auto-enabled FlashInfer fusion (2,048 tokens, its models, SM90
+#: and SM100: releases from 0.5.7) or SGLang's before 0.5.7 (``sglang_sm100``: SM100-family chips, DeepSeek-V3 and
+#: gpt-oss only; the ``sglang`` profile's version rule, data/stacks.toml)
+ALLREDUCE_RMS_RULE_NAMES: tuple[str, ...] = ("vllm", "sglang", "sglang_sm100")
 #: Efficiency.disagg_handshake values: what a disaggregated request's TTFT holds of the decode worker's loop
 #: beyond the model's half decode step (serve/handshake.py): ``none`` (TensorRT-LLM, vLLM: the prefill runs
 #: on arrival, the decode side takes the KV after it) or ``decode_prealloc`` (SGLang: the decode worker

@@ -76,8 +76,13 @@ _KEYS = {
 #: ``agg_burst_fraction``, Efficiency).
 CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_token", *BURST_FIELDS)
 #: Profile fields a version rule may set: the text behaviours and the banded numbers.
-RULE_FIELDS: tuple[str, ...] = ("moe_exchange", "overlap", "disagg_prebuilt", *BAND_FIELDS)
-_RULE_TEXT = {"moe_exchange": MOE_EXCHANGE_NAMES, "overlap": ("none", "tbo"), "disagg_prebuilt": DISAGG_PREBUILT_NAMES}
+RULE_FIELDS: tuple[str, ...] = ("moe_exchange", "overlap", "disagg_prebuilt", "allreduce_rms_rule", *BAND_FIELDS)
+_RULE_TEXT = {
+    "moe_exchange": MOE_EXCHANGE_NAMES,
+    "overlap": ("none", "tbo"),
+    "disagg_prebuilt": DISAGG_PREBUILT_NAMES,
+    "allreduce_rms_rule": ALLREDUCE_RMS_RULE_NAMES,
+}
 #: Profile fields that name one of a fixed set: (key, the names, what the message calls a bad value).
 _NAMED_FIELDS = (
     ("moe_exchange", MOE_EXCHANGE_NAMES, ""),
@@ -264,8 +269,10 @@ ENGINE_AR_RMS_ON = False
 
 #: SGLang's default FlashInfer all-reduce + residual add + RMSNorm fusion (the ``sglang`` profile's
 #: ``allreduce_rms_fusion = true`` with ``allreduce_rms_rule = "sglang"``: sgl-project/sglang PR #14764, its sources in
-#: data/stacks.toml; cost/allreduce_rms.py). Shipped off (round 47, sglbatch47, docs/gap_aic_itl.md): held-out figures
-#: there. False drops that profile's ``allreduce_rms_fusion`` as the profiles are read (``--stack sglang+ar_rms``
+#: data/stacks.toml; cost/allreduce_rms.py; by release since round 48: the profile's version rule keeps it to SM100-family
+#: chips, DeepSeek-V3 and gpt-oss before 0.5.7). Shipped off (round 47, sglbatch47; round 48, sglrel48: both H200
+#: InferenceX releases, 0.5.7 and 0.5.12, run it, so the fit needs the refit, which brings the H200 / GB300 misses back;
+#: docs/gap_aic_itl.md): held-out figures there. False drops that profile's ``allreduce_rms_fusion`` as the profiles are read (``--stack sglang+ar_rms``
 #: still prices it, with SGLang's rule); True needs scripts/fit_stacks.py rerun (clear load_stacks's cache after
 #: flipping this at run time).
 SGLANG_AR_RMS_ON = False
