@@ -6,7 +6,7 @@ PR #19568 returns a prebuilt batch *instead of* the running batch in an iteratio
 requests, and under attention DP that rank runs an idle forward while the others decode (serve/prebuilt_skip.py
 has the sources): the rank's sequences lose that step. This script prices that engine property
 (``serve/prebuilt_skip.PREBUILT_SKIP_ON``, shipped off) on every stack whose ``disagg_prebuilt`` rule says
-``skip`` (``sglang`` and ``sglang-rocm`` before 0.5.10) and prints:
+``skip`` (``sglang`` and ``sglang-rocm`` before 0.5.10rc0) and prints:
 
 1. the factor 1 / (1 − P) at the MoRI rows' 160 sequences a rank over 1,023 decode steps;
 2. ``jalapeno validate --held-out`` off and on: the (id, metric) rows that move, with measured / off / on;

@@ -252,6 +252,36 @@ def prefill_workers_needed(pre: PrefillPerf, dec: DecodeCurve, wl: Workload, dec
     return np.where(ok & np.isfinite(x), x, 1.0).astype(int)
 
 
+def _prebuilt_token_time(pricer: Pricer, dp: int, b, tau, steps: float, xs, ys, step0_s: float, prompt_s: float):
+    """The decode token time τ_t: the lockstep step τ over 1 − P, P the share of an attention-DP rank's iterations
+    that admit transferred requests instead of decoding (SGLang before PR #19568; serve/prebuilt_skip.py, shipped
+    off); τ where it does not apply. With prebuilt_skip.PREBUILT_WAVES_ON the admissions land in prefill waves:
+    w = X·τ·(1 − ρ)/t0 a decode step, ρ = λ·(prompt's step time)/X the prefill workers' load at the request rate
+    λ = Y·b/(n·τ_t) that τ_t itself sets (a fixed point, prebuilt_skip.WAVE_PASSES passes from τ_t = τ).
+
+    Args:
+        pricer: the decode pool's pricer (its ``efficiency.disagg_prebuilt``).
+        dp: the decode layout's attention-DP degree.
+        b, tau: running sequences an instance and the lockstep step, s (broadcast arrays).
+        steps: decode steps a request.
+        xs, ys: prefill and decode worker counts (broadcast arrays).
+        step0_s: a prefill step's fixed part t0, s (≤ 0: waves unknown, one by one).
+        prompt_s: a prompt's share of a prefill step, s (its chunks' σ·chunk).
+
+    Returns:
+        τ_t, s, broadcast over the inputs.
+    """
+    on, mode = prebuilt_skip.PREBUILT_SKIP_ON, pricer.efficiency.disagg_prebuilt
+    if not prebuilt_skip.applies(on, mode, dp) or not prebuilt_skip.PREBUILT_WAVES_ON:
+        return tau * prebuilt_skip.decode_tau_factor(on, mode, dp, b, steps)  # 1 where it does not apply
+    tau_t = tau * np.ones_like(b * xs, dtype=float)
+    for _ in range(prebuilt_skip.WAVE_PASSES):
+        rho_p = np.minimum(ys * b / (steps * tau_t) * prompt_s / xs, MAX_RHO)
+        waves = prebuilt_skip.prefill_waves_per_step(tau, xs, step0_s, rho_p)
+        tau_t = tau * prebuilt_skip.decode_tau_factor(on, mode, dp, b, steps, waves)
+    return tau_t
+
+
 def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision, wl: Workload,
                          pre: PrefillPerf, dec: DecodeCurve, prefill_workers, decode_workers,
                          mtp: MTP | None = None, transfer_cache: dict | None = None,
@@ -287,21 +317,18 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
         bi = np.asarray(batch_index, dtype=int)
         col = lambda v: np.asarray(v)[bi][:, None]  # noqa: E731  (M, 1): pair m at its own batch
     b, tau = col(dec.batch), col(dec.tau_s)
-    # an attention-DP rank's iterations that admit transferred requests instead of decoding (SGLang before PR
-    # #19568; serve/prebuilt_skip.py, shipped off): a token takes the lockstep step τ over 1 − P (τ_t)
-    tau_t = tau * prebuilt_skip.decode_tau_factor(prebuilt_skip.PREBUILT_SKIP_ON, pricer.efficiency.disagg_prebuilt,
-                                                dec.layout.dp, b, steps)
+    # the prefill workers' steady queue (serve/queueing.py, effect 2): chunks arrive at
+    # λ_c = λ·m/x, each costs s = σ·chunk in a step of t0 + s·n chunks
+    chunk = min(wl.mean_isl, pre.tokens_per_s * pre.interval_s)
+    m_chunks = math.ceil(wl.mean_isl / chunk - 1e-9)
+    s_chunk = pre.per_token_s * chunk
+    tau_t = _prebuilt_token_time(pricer, dec.layout.dp, b, tau, steps, xs, ys, pre.step0_s, m_chunks * s_chunk)
     k = b.shape[1]
     cp, cd = pre.layout.chips, dec.layout.chips
     chips = xs * cp + ys * cd
     lam = ys * b / (steps * tau_t)
     rho = lam * wl.mean_isl / (xs * pre.tokens_per_s)
     ok = (rho < MAX_PREFILL_UTILISATION) & col(dec.feasible) & pre.feasible
-    # the prefill workers' steady queue (serve/queueing.py, effect 2): chunks arrive at
-    # λ_c = λ·m/x, each costs s = σ·chunk in a step of t0 + s·n chunks
-    chunk = min(wl.mean_isl, pre.tokens_per_s * pre.interval_s)
-    m_chunks = math.ceil(wl.mean_isl / chunk - 1e-9)
-    s_chunk = pre.per_token_s * chunk
     lam_c = lam * m_chunks / xs
     rho_c = np.minimum(lam_c * s_chunk, MAX_RHO)
     tau_p = pre.step0_s / (1 - rho_c)
