@@ -27,11 +27,11 @@ The rate in prefill waves, across the lockstep ranks (round 48, :data:`PREBUILT_
 Read from the sglang 0.5.9 wheel, three facts the one-by-one form leaves out:
 
 1. Transfers land in waves. A decode rank pre-allocates no slot past its running cap above 32 requests a rank
-   (``model_runner_kv_cache_mixin``: ``pre_alloc_size = max_num_reqs * 2 if max_num_reqs <= 32 else 0``; every
-   stored attention-DP row runs 160 or more a rank), so a freed slot is pre-allocated, the prefill worker's
-   bootstrap queue releases that prompt, the prompt runs in the worker's next iteration (one forward for all its
-   prompts; under attention DP its ranks step together) and its KV lands when that iteration ends: each prefill
-   iteration is one wave of transfers. ``pop_transferred`` runs once a decode iteration and
+   (``model_runner_kv_cache_mixin``: ``pre_alloc_size = max_num_reqs * 2 if max_num_reqs <= 32 else 0``; the
+   launches behind the stored attention-DP rows cap at 85 to 5,625 a rank), so a freed slot is pre-allocated,
+   the prefill worker's bootstrap queue releases that prompt, the prompt runs in the worker's next iteration (one
+   forward for all its prompts; under attention DP its ranks step together) and its KV lands when that iteration
+   ends: each prefill iteration is one wave of transfers. ``pop_transferred`` runs once a decode iteration and
    ``get_new_prebuilt_batch`` takes every waiting request (up to the free slots) into one prebuilt batch.
 2. An iteration in which every rank admits costs no step. ``prepare_mlp_sync_batch_raw``
    (``scheduler_dp_attn_mixin``) counts a prebuilt rank's tokens as 0 and builds the idle forward only while some
