@@ -253,11 +253,12 @@ def prefill_workers_needed(pre: PrefillPerf, dec: DecodeCurve, wl: Workload, dec
 
 
 def _prebuilt_token_time(pricer: Pricer, dp: int, b, tau, steps: float, xs, ys, step0_s: float, prompt_s: float):
-    """The decode token time τ_t: the lockstep step τ over 1 − P, P the share of an attention-DP rank's iterations
-    that admit transferred requests instead of decoding (SGLang before PR #19568; serve/prebuilt_skip.py, shipped
-    off); τ where it does not apply. With prebuilt_skip.PREBUILT_WAVES_ON the admissions land in prefill waves:
-    w = X·τ·(1 − ρ)/t0 a decode step, ρ = λ·(prompt's step time)/X the prefill workers' load at the request rate
-    λ = Y·b/(n·τ_t) that τ_t itself sets (a fixed point, prebuilt_skip.WAVE_PASSES passes from τ_t = τ).
+    """The decode token time τ_t: the lockstep step τ over 1 − L, L the share of an attention-DP rank's steps lost
+    to iterations that admit transferred requests instead of decoding (SGLang before PR #19568;
+    serve/prebuilt_skip.py, shipped off); τ where it does not apply. With prebuilt_skip.PREBUILT_WAVES_ON (the form
+    used) L = prebuilt_skip.lost_share at the prefill waves w = X·τ·(1 − ρ)/t0 a decode step, ρ = λ·(prompt's step
+    time)/X the prefill workers' load at the request rate λ = Y·b/(n·τ_t) that τ_t itself sets (a fixed point,
+    prebuilt_skip.WAVE_PASSES passes from τ_t = τ); without it round 47's per-rank 1 − P.
 
     Args:
         pricer: the decode pool's pricer (its ``efficiency.disagg_prebuilt``).
@@ -300,8 +301,8 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
             a read every iteration): the pre-allocation poll's period in decode steps (serve/handshake.py).
 
     With serve/prebuilt_skip.PREBUILT_SKIP_ON (shipped off) and the stack's ``disagg_prebuilt`` ``skip``, an
-    attention-DP decode pool's token time is its step over 1 − P (the iterations a rank spends admitting
-    transferred requests; serve/prebuilt_skip.py); ``step_time_s`` stays the lockstep step.
+    attention-DP decode pool's token time is its step over 1 − L (the share of a rank's steps lost to admitting
+    transferred requests, in prefill waves: :func:`_prebuilt_token_time`); ``step_time_s`` stays the lockstep step.
 
     Returns:
         :class:`ServingPoints` of M·K points, pair-major (pair m occupies [m·K, (m+1)·K)); M points
