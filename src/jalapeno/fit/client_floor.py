@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from jalapeno.specs.stack_profile import memo_copy
+
 #: price the disaggregated ``inferencex-db`` rows with :data:`DISAGG_TERMS` (shipped on, round 47; module docstring)
 CLIENT_FLOOR_ON = True
 
@@ -42,7 +44,8 @@ DISAGG_TERMS: dict[tuple[str, str], tuple[float, float]] = {
 }
 
 _FAMILY = re.compile(r"[@+]")
-_COPIES: dict[tuple[int, float, float], tuple] = {}
+#: (id of a profile, (floor, share)) -> (that profile, its copy with the floor); specs/stack_profile.memo_copy
+_COPIES: dict[tuple[int, tuple[float, float]], tuple] = {}
 
 
 def engine_family(name: str) -> str:
@@ -78,14 +81,10 @@ def with_client_floor(stack, client: str, mode: str, on: bool | None = None):
             f"stack {stack.name!r}: request_overhead_s is not set for client {client!r}; the floor adds to "
             "it (set clients.<client>.request_overhead_s in data/stack_fits.toml)"
         )
-    key = (id(stack), *terms)
-    hit = _COPIES.get(key)
-    if hit is None or hit[0] is not stack:
-        if len(_COPIES) > 1024:
-            _COPIES.clear()
-        floor, share = terms
-        hit = _COPIES[key] = (
-            stack,
-            replace(stack, request_overhead_s=stack.request_overhead_s + floor, prefill_burst_fraction=share),
-        )
-    return hit[1]
+    floor, share = terms
+    return memo_copy(
+        _COPIES,
+        terms,
+        stack,
+        lambda: replace(stack, request_overhead_s=stack.request_overhead_s + floor, prefill_burst_fraction=share),
+    )

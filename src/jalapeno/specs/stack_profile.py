@@ -26,6 +26,7 @@ validated and looked up by specs/stacks.py.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -68,10 +69,18 @@ _BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logit
                                       "admission_lag_with_mtp")
 
 
-def _memo_copy(cache: dict, key: str, profile: Stack, make) -> Stack:
-    """One copy of ``profile`` per ``key`` (``make()`` builds it): callers group points by stack
-    identity (fit/validate.predict_points), so a fresh copy per point would solve each point alone.
-    Keyed by the profile's id, checked to still be that profile; cleared past 1024 entries."""
+def memo_copy(cache: dict, key: Hashable, profile: Stack, make: Callable[[], Stack]) -> Stack:
+    """One copy of ``profile`` per ``key`` (``make()`` builds it), held in ``cache``: callers group points by stack
+    identity (fit/validate.predict_points), so a fresh copy per point would solve each point alone. Keyed by the
+    profile's id, checked to still be that profile (an id is reused once its object is freed); ``cache`` is cleared
+    past 1024 entries. The one helper behind :meth:`Stack.at_version`, :meth:`Stack.for_client`,
+    :meth:`Stack.with_gemm_allreduce_fusion` and fit/client_floor.with_client_floor.
+
+    >>> cache, p = {}, Stack("demo", "a demo profile", "none")
+    >>> a = memo_copy(cache, "v1", p, lambda: replace(p, name="demo@v1"))
+    >>> a is memo_copy(cache, "v1", p, lambda: replace(p, name="other")), a.name, len(cache)
+    (True, 'demo@v1', 1)
+    """
     hit = cache.get((id(profile), key))
     if hit is None or hit[0] is not profile:
         if len(cache) > 1024:
@@ -205,7 +214,7 @@ class Stack:
             srcs = {**self.sources, **{r.field: f"{self.name} {r.span}: {r.source}" for r in rules}}
             return replace(self, name=f"{self.name}@{version}", version=version, sources=MappingProxyType(srcs),
                            **{r.field: r.value for r in rules})
-        return _memo_copy(_VERSION_COPIES, version, self, make)
+        return memo_copy(_VERSION_COPIES, version, self, make)
 
     def rules_at(self, version: str) -> tuple[VersionRule, ...]:
         """The version rules that apply at engine version ``version`` (none for "")."""
@@ -257,7 +266,7 @@ class Stack:
         front = self.clients.get(client)
         if not front:
             return self
-        return _memo_copy(_CLIENT_COPIES, client, self, lambda: replace(self, **front, sources=MappingProxyType(
+        return memo_copy(_CLIENT_COPIES, client, self, lambda: replace(self, **front, sources=MappingProxyType(
             {**self.sources, **{f: f"client {client}: {self.sources.get(f'clients.{client}', 'fitted')}"
                                 for f in front}})))
 
@@ -300,7 +309,7 @@ class Stack:
         check_bool(field, on, fix)
         if bool(getattr(self, field)) == on:
             return self
-        return _memo_copy(_FUSION_COPIES, memo if on else memo.removesuffix("on") + "off", self, lambda: replace(
+        return memo_copy(_FUSION_COPIES, memo if on else memo.removesuffix("on") + "off", self, lambda: replace(
             self, name=f"{self.name}{suffix}" if on else self.name.removesuffix(suffix), **{field: on}))
 
     def costs(self, which: str = "calibrated") -> dict[str, float]:
