@@ -131,16 +131,20 @@ class AgenticPlan:
         """The plan's arithmetic, one line per step (``target_line``: how the target became tasks/h, if converted)."""
         p, cpi = self.point, self.chips_per_instance
         tph = p["tasks_per_hour_per_chip"]
+        # one text per figure on every line: the rate to the decimals both products need (one instance, delivered;
+        # it printed 36.83 on one line and 36.8 or 36.834 on the next), the price as the cost line prints it
+        rate = factor_text(tph, (cpi, self.chips), 2, 1)
+        usd = factor_text(self.usd_per_chip_hour, self.chips, 2, 2)
         ceiling = "" if self.max_task_min is None else f" with mean task time <= {self.max_task_min:g} min"
         lines = [target_line] if target_line and self.target_tasks_per_hour is not None else []
         lines += [
-            f"operating point: the most tasks/h per chip{ceiling}: {tph:,.2f} tasks/h/chip, mean task "
+            f"operating point: the most tasks/h per chip{ceiling}: {rate} tasks/h/chip, mean task "
             f"{p['task_time_s'] / 60:,.1f} min (p90 {p['task_time_p90_s'] / 60:,.1f} min), {p['sessions']:,.1f} "
             f"sessions per instance at decode batch {p['decode_batch']:g}, bound {p['bound']}"
             + (f", KV {p['kv_bound']}" if p["kv_bound"] else "")
         ]
         per_inst = tph * cpi
-        lines.append(f"one instance: {factor_text(tph, cpi)} tasks/h/chip x {cpi:,} chips = {per_inst:,.1f} tasks/h")
+        lines.append(f"one instance: {rate} tasks/h/chip x {cpi:,} chips = {per_inst:,.1f} tasks/h")
         if self.target_tasks_per_hour is not None:
             lines.append(f"instances: ceil({self.target_tasks_per_hour:,.1f} / {per_inst:,.1f}) = {self.instances:,}")
         else:
@@ -152,12 +156,12 @@ class AgenticPlan:
         lines += [f"{name}s: {n:,} of {size} chips" for name, size, n in self.packaging]
         lines += power_lines(self.chips, self.power_w)
         lines.append(
-            f"cost: {self.chips:,} x ${factor_text(self.usd_per_chip_hour, self.chips, 2, 2)}/chip-hour = "
-            f"${self.usd_per_hour:,.2f}/hour; per task ${self.usd_per_chip_hour:,.3f} / {tph:,.2f} = "
+            f"cost: {self.chips:,} x ${usd}/chip-hour = "
+            f"${self.usd_per_hour:,.2f}/hour; per task ${usd} / {rate} = "
             f"${self.usd_per_chip_hour / tph:,.4f}"
         )
         lines.append(
-            f"delivered: {self.chips:,} x {factor_text(tph, self.chips)} = {self.tasks_per_hour:,.1f} tasks/h "
+            f"delivered: {self.chips:,} x {rate} = {self.tasks_per_hour:,.1f} tasks/h "
             f"({self.tasks_per_hour * self.output_tokens_per_task / 3600:,.0f} output tok/s at "
             f"{self.output_tokens_per_task:,} output tokens per task)"
             + ("" if self.target_tasks_per_hour is None else f" >= target {self.target_tasks_per_hour:,.1f} tasks/h")

@@ -26,6 +26,7 @@ the deployment, prefill pools included. Pure: no I/O.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jalapeno.analysis.packing import instance_groups, packed_boxes
@@ -176,10 +177,12 @@ class CapacityPlan:
         """The plan's arithmetic, one line per step (what ``jalapeno plan`` prints)."""
         p, k = self.point, self.target_kind
         per_inst = self.tok_per_s_per_chip * self.chips_per_instance
+        # the rate to the decimals both products need (one instance, delivered), the same text on every line
+        rate = factor_text(self.tok_per_s_per_chip, (self.chips_per_instance, self.chips))
         lines = [
             (f"operating point: the highest {k} throughput per chip at >= {self.min_interactivity:g} tok/s/user: "
-             f"{self.tok_per_s_per_chip:,.1f} tok/s/chip at {p.interactivity:.1f} tok/s/user {point_conditions(p)}"),
-            (f"one instance: {factor_text(self.tok_per_s_per_chip, self.chips_per_instance)} tok/s/chip x "
+             f"{rate} tok/s/chip at {p.interactivity:.1f} tok/s/user {point_conditions(p)}"),
+            (f"one instance: {rate} tok/s/chip x "
              f"{self.chips_per_instance:,} chips "
              f"= {per_inst:,.0f} tok/s"),
             f"instances: ceil({self.target_text()} / {per_inst:,.0f}) = {self.instances:,}",
@@ -197,9 +200,9 @@ class CapacityPlan:
         basis = estimate_mark(self.system, self.show_as, self.usd_estimate, self.usd_source)
         usd = factor_text(self.usd_per_chip_hour, self.chips, 2, 2)
         lines.append(f"cost: {self.chips:,} x ${usd}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
-        lines.append(f"cost per M {k} tokens: ${usd} / ({self.tok_per_s_per_chip:,.1f} tok/s/chip x "
+        lines.append(f"cost per M {k} tokens: ${usd} / ({rate} tok/s/chip x "
                      f"3600 s / 1e6) = ${usd_text(self.usd_per_mtok)}")
-        lines.append(per_kw_line(self.tok_per_s_per_chip, self.power_w, k))
+        lines.append(per_kw_line(self.tok_per_s_per_chip, self.power_w, k, shown=rate))
         prov = self.provisioned()
         if prov is not None:
             name, size, n = self.packaging[-1]
@@ -209,7 +212,7 @@ class CapacityPlan:
             lines.append(f"provisioned (whole {name}s): {n:,} x {size} = {prov['chips']:,} chips, {prov['idle_chips']:,} idle; "
                          f"cost {prov['chips']:,} x ${factor_text(self.usd_per_chip_hour, prov['chips'], 2, 2)} = "
                          f"${prov['usd_per_hour']:,.2f}/hour{power}")
-        lines.append(f"delivered: {self.chips:,} x {factor_text(self.tok_per_s_per_chip, self.chips)} = "
+        lines.append(f"delivered: {self.chips:,} x {rate} = "
                      f"{self.delivered_tok_per_s:,.0f} "
                      f"tok/s ({self.target_kind}) >= target {self.target_text()}")
         lines.append(self.users_text())
@@ -266,21 +269,26 @@ def lengths_text(wl) -> str:
             "token rates count these means")
 
 
-def factor_text(x: float, n: float, d0: int = 1, total_d: int = 0, per: float = 1.0) -> str:
+def factor_text(x: float, n: float | Sequence[float], d0: int = 1, total_d: int = 0, per: float = 1.0) -> str:
     """``x`` as a plan line prints it in ``n x X = total`` (the total ``x·n/per`` printed to ``total_d``
     decimals): ``d0`` decimals, more (up to 6) while the printed figure times ``n`` would print another total,
     so the line checks by hand ('562.0 tok/s/chip x 732 chips = 411,360 tok/s' was 411,384 by hand: the rate
-    is 561.967; '8,625 users per instance x 3 = 25,874').
+    is 561.967; '8,625 users per instance x 3 = 25,874'). ``n`` a sequence: the decimals every one of those
+    products needs, so a figure that several lines multiply reads the same on each (plan printed one rate as
+    1,173.6, 1,173.55 and 1,173.552 in one plan).
 
     >>> factor_text(562.0, 732), factor_text(561.967, 732), factor_text(8624.7, 3, 0), factor_text(64.0, 3, 0)
     ('562.0', '561.967', '8,624.7', '64')
     >>> factor_text(1234.5, 2196, 0, 1, 1e3)   # W per chip in 'chips x W = kW' (1,234 W x 2,196 = 2,709.9 kW)
     '1,234.5'
+    >>> factor_text(1173.552, 196), factor_text(1173.552, 980), factor_text(1173.552, (196, 980))
+    ('1,173.55', '1,173.552', '1,173.552')
     """
-    shown = round(x * n / per, total_d)
     d = d0
-    while d < 6 and round(round(x, d) * n / per, total_d) != shown:
-        d += 1
+    for m in (n,) if isinstance(n, (int, float)) else n:
+        shown = round(x * m / per, total_d)
+        while d < 6 and round(round(x, d) * m / per, total_d) != shown:
+            d += 1
     return f"{x:,.{d}f}"
 
 
@@ -449,11 +457,13 @@ def power_lines(chips: int, power_w: dict) -> list[str]:
             for c, (w, label, total) in power_w.items()]
 
 
-def per_kw_line(tok_per_s_per_chip: float, power_w: dict, kind: str, unit: str = "tok/s/chip") -> str:
+def per_kw_line(tok_per_s_per_chip: float, power_w: dict, kind: str, unit: str = "tok/s/chip",
+                shown: str | None = None) -> str:
     """The plan's energy line: tok/s per kW and J per token of its point under each power convention, all-in
     first (``power_w``: convention → (W per chip, its label, fleet W); tok/s per kW = tok/s/chip / kW per chip,
     J/token = W per chip / tok/s/chip, docs/metrics.md §3), for the ``kind`` of tokens the plan counts; ``unit``
-    names the rate (a fleet's: per fleet chip, idle ones included).
+    names the rate (a fleet's: per fleet chip, idle ones included); ``shown``: the rate's text where the plan's
+    other lines print it (:func:`factor_text`), else one decimal.
 
     >>> per_kw_line(500.0, {"chip": (1400.0, "TDP", 0.0), "all-in": (2100.0, "all-in", 0.0)}, "output")
     'per kW (output tokens): 500.0 tok/s/chip / 2.10 kW all-in = 238.1 tok/s per kW (4.20 J/token); chip 1.40 kW: 357.1 (2.80 J/token)'
@@ -462,7 +472,7 @@ def per_kw_line(tok_per_s_per_chip: float, power_w: dict, kind: str, unit: str =
     t = tok_per_s_per_chip
     first, rest = order[0], order[1:]
     w = power_w[first][0]
-    line = (f"per kW ({kind} tokens): {t:,.1f} {unit} / {w / 1e3:.2f} kW {first} = {t / (w / 1e3):,.1f} tok/s "
+    line = (f"per kW ({kind} tokens): {shown or f'{t:,.1f}'} {unit} / {w / 1e3:.2f} kW {first} = {t / (w / 1e3):,.1f} tok/s "
             f"per kW ({_sig3(w / t)} J/token)")
     return line + "".join(f"; {c} {power_w[c][0] / 1e3:.2f} kW: {t / (power_w[c][0] / 1e3):,.1f} "
                           f"({_sig3(power_w[c][0] / t)} J/token)" for c in rest)

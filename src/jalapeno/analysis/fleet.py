@@ -91,11 +91,12 @@ class FleetThroughput:
             have = f"{boxes:,} {name}{'' if boxes == 1 else 's'} of {size}" + (f" and one of {rest}" if rest else "")
             count = (f"instances: floor({self.fleet_chips:,} chips / {per_inst:,} per instance) = {n:,}, of which "
                      f"{self.instances:,} fit with each worker's {sizes}-chip group whole in a {name} ({have})")
-        # the rate to as many decimals as 'chips x rate = delivered' needs to check by hand (the total whole from 1,000)
+        # the rate to as many decimals as 'chips x rate = delivered' needs to check by hand (the total whole from 1,000),
+        # the same text on the operating point's line (it printed 1,173.6 there and 1,173.552 here)
         rate = factor_text(self.rate, self.chips_used) if self.delivered_tok_per_s >= 1000 else f"{self.rate:,.1f}"
         p = self.point
         return [f"operating point: the most {self.target_kind} tok/s the fleet's whole instances deliver at >= "
-                f"{self.min_interactivity:g} tok/s/user: {self.rate:,.1f} tok/s/chip at {p.interactivity:.1f} "
+                f"{self.min_interactivity:g} tok/s/user: {rate} tok/s/chip at {p.interactivity:.1f} "
                 f"tok/s/user {point_conditions(p)}",
                 f"{count} ({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
                 f"delivered: {self.chips_used:,} chips x {rate} {self.target_kind} tok/s/chip = "

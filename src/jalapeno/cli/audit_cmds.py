@@ -312,7 +312,9 @@ def _changes_table(console, changes: list[dict], title: str, metric: str, closen
         own = sorted({(ch["parameter"].rsplit(".", 1)[0], ch["band_source"]) for ch in moving
                       if "held-out error" in ch.get("band_source", "")})
         t.caption += "".join(f"; band of {k}.*: {src}" for k, src in own)
-        console.print(t)
+        from jalapeno.report.narrow import label_first
+
+        console.print(label_first(t, console.width))  # the parameter's name on one line where the width allows
     if still:
         console.print(f"{len(still)} parameter{'s' if len(still) > 1 else ''} do{'es' if len(still) == 1 else ''} not "
                       f"move {metric} anywhere in {'their' if len(still) > 1 else 'its'} search range: "
@@ -366,7 +368,9 @@ def sensitivity(
     for r in d["rows"]:  # the swing as the figures beside it (9,219, not 9.22e+03 beside 75,523 and 84,742)
         t.add_row(r["parameter"], r["kind"], _f(r["current"]), band_span(_f(r["low"]), _f(r["high"])),
                   _f(r["metric_at_low"]), _f(r["metric_at_high"]), _swing_text(r), (r["band_source"]))
-    console.print(t)
+    from jalapeno.report.narrow import label_first
+
+    console.print(label_first(t, console.width))
     if html:
         console.print(f"tornado chart: {Path(html).resolve()}")
 

@@ -65,8 +65,11 @@ def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSO
 
     est = estimated_prices(systems)
     t = Table(title="Systems")
-    for col in ("name", "chip", "FP8 PF", "FP4 PF", "HBM GiB", "HBM TB/s", "TDP W", "scale-up", "all-in kW", "$/chip-hour"):
-        t.add_column(col)
+    # headers that break between words ("$/h per chip", not "$/chip-hour"): the table keeps one row per system at 100
+    # characters; the caption's est. line names the per-chip-hour price
+    for col in ("name", "chip", "FP8 PF", "FP4 PF", "HBM GiB", "HBM TB/s", "TDP W", "scale up", "all-in kW",
+                "$/h per chip"):
+        t.add_column(col, overflow="fold")
     for s in systems:
         c = s.chip
         fp4 = c.peak_flop_per_s.get("fp4")
@@ -77,7 +80,12 @@ def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSO
                   f"{s.usd_per_chip_hour:.2f}" + (ESTIMATE_MARK if s.name in est else ""))
     if est:
         t.caption = estimate_caption(est)
-    console.print(t)
+    from jalapeno.report.narrow import fit_width
+
+    # no word cut at the terminal's width (at 100 characters rich printed "gb200-n…" and "vera-ru…", the names every
+    # other command takes, and "$/chip…"): each column its longest word, or the table on its side (report/narrow)
+    for part in fit_width(t, console.width):
+        console.print(part)
 
 
 @hardware_app.command("show")

@@ -186,10 +186,15 @@ def step(
               + (f" at prefix {prefix}" if prefix else "")
               + (" (ops and collectives of the whole step, unsplit; the step time below is two-batch overlapped)"
                  if overlap == "tbo" and split else ""))
-    for col in ("op", "fmt", "FLOP", "weights B", "KV B", "act B", "time us", "bound"):
-        t.add_column(col, justify="right" if col not in ("op", "fmt", "bound") else "left")
+    rows = sc.op_rows(0)
+    # every character of an op's name (at 100 characters rich cut three ops to one "moe.shared_expert.…"), whole
+    # where the width allows (report/narrow.fit_columns), else folded; the figures on one line each; the bound
+    # wraps between words
+    t.add_column("op", overflow="fold")
+    for col in ("fmt", "FLOP", "weights B", "KV B", "act B", "time us", "bound"):
+        t.add_column(col, justify="right" if col not in ("fmt", "bound") else "left", no_wrap=col != "bound")
     limits = compute_limit_labels(sc.ops, s.chip, pr.efficiency, sc.times.compute_s)
-    for r, lim in zip(sc.op_rows(0), limits):
+    for r, lim in zip(rows, limits):
         bound = ("overhead" if r["overhead_s"] > max(r["compute_s"], r["memory_s"], r.get("network_s", 0.0))
                  else r["bound"])
         t.add_row(r["op"], r["format"], fmt_si(r["flop"]), fmt_si(r["weight_bytes"]), fmt_si(r["kv_bytes"]),
@@ -205,11 +210,13 @@ def step(
         if donor is not None:
             t.caption += (f"; {s.name} has no kernel measurements: these are borrowed from {donor}'s GPU kernel fits "
                           "(a named assumption, docs/model.md §11)")
-    console.print(t)
+    from jalapeno.report.narrow import fit_columns
+
+    console.print(fit_columns(t, console.width))
     if sc.collectives.name:
         ct = Table(title="collectives")
         for col in ("collective", "group", "bytes/call", "calls", "time us", "algorithm", "level"):
-            ct.add_column(col)
+            ct.add_column(col, overflow="fold")  # a name folded whole, not cut to "moe.dispat…" at 80 characters
         for r in sc.collective_rows(0):
             ct.add_row(r["collective"], str(r["group"]), fmt_si(r["bytes_per_call"], "B"), f"{r['calls']:.0f}",
                        f"{r['time_s'] * 1e6:.1f}", r["algorithm"], f"{r['level']} ({r['scope']})")

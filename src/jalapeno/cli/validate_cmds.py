@@ -18,7 +18,9 @@ from jalapeno.cli.common import (
 
 def calibrate(
     systems: str = typer.Option(None, "--systems", "-s", help="Comma-separated systems (default: all)."),
-    out_dir: str = typer.Option(None, "--out-dir", help="Where to write <system>.toml (default: the package data)."),
+    out_dir: str = typer.Option(None, "--out-dir", help="Where to write <system>.toml (default: the package data: "
+                                "it rewrites the shipped calibrated sets every command reads; give a folder to keep "
+                                "them)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Fit efficiency parameters on aiconfigurator's measured kernels (needs the \\[calibrate] extra)."""

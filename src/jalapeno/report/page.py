@@ -213,7 +213,7 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
                   e(usd_text(h.usd_per_mtok_at_peak) + est(n)),
                   e(bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak)),
                   e(peak_load(fr.frontier)),
-                  _fmt(h.max_interactivity, ".1f") + e(band(h, "max_interactivity", ".1f")),
+                  _fmt(h.max_interactivity, ",.1f") + e(band(h, "max_interactivity", ",.1f")),
                   e(bound_cell(h.bound_at_max_interactivity, h.prefill_bound_at_max_interactivity,
                                h.prefill_chip_share_at_max_interactivity)),
                   _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]

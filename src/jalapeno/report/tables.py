@@ -57,19 +57,30 @@ def power_caption(d: ComparisonRecord) -> str:
 
 def band_text(lo: float, hi: float, fmt: str) -> str:
     """A headline cell's band suffix: `` (lo to hi)`` (analysis/records.band_span, every command's band format),
-    flagged `` [wide band: Nx]`` when high / low reaches :data:`WIDE_BAND`; ``""`` for a point band. The spaces
-    let a narrow table column wrap between the two ends: without them the terminal folded ``(74,333-97,416)``
-    inside a number, printing ``(74,333-97,`` over ``416)``.
+    lower end first whichever way the two come (a band of a figure that falls as efficiency rises has its "low"
+    set's end above its "high" set's), flagged `` [wide band: Nx]`` when high / low reaches :data:`WIDE_BAND`;
+    ``""`` for a point band. An infinite end prints ``-`` (as :func:`_f` prints one) and, beside a finite
+    positive end, flags the band ``[wide band: unbounded]`` (it printed ``infx``); an undefined (NaN) end
+    prints ``-`` unflagged. The spaces let a narrow table column wrap between the two ends: without them the
+    terminal folded ``(74,333-97,416)`` inside a number, printing ``(74,333-97,`` over ``416)``.
 
-    >>> band_text(118.8, 511.9, ".1f")
-    ' (118.8 to 511.9) [wide band: 4.3x]'
-    >>> band_text(12449, 17012, ",.0f")
-    ' (12,449 to 17,012)'
+    >>> band_text(118.8, 511.9, ".1f"), band_text(511.9, 118.8, ".1f")
+    (' (118.8 to 511.9) [wide band: 4.3x]', ' (118.8 to 511.9) [wide band: 4.3x]')
+    >>> band_text(12449, 17012, ",.0f"), band_text(12.5, float("inf"), ".1f")
+    (' (12,449 to 17,012)', ' (12.5 to -) [wide band: unbounded]')
     """
     if lo == hi:
         return ""
-    wide = lo > 0 and hi > 0 and max(lo, hi) / min(lo, hi) >= WIDE_BAND
-    return f" ({band_span(_f(lo, fmt), _f(hi, fmt))})" + (f" [wide band: {max(lo, hi) / min(lo, hi):.1f}x]" if wide else "")
+    nums = [v for v in (lo, hi) if v is not None and v == v]
+    if len(nums) == 2:
+        lo, hi = sorted(nums)
+    text = f" ({band_span(_f(lo, fmt), _f(hi, fmt))})"
+    if len(nums) == 2 and lo > 0:
+        if math.isinf(hi):
+            return text + " [wide band: unbounded]"
+        if hi / lo >= WIDE_BAND:
+            return text + f" [wide band: {hi / lo:.1f}x]"
+    return text
 
 
 def headline_band(h, key: str, fmt: str, sub: str | None = None) -> str:
@@ -143,8 +154,10 @@ def efficiency_label(source: str) -> str:
 def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), width: int | None = None) -> list[Table]:
     """Headline table, ratio table and tier table of a comparison; the $ figures of the systems named in
     ``estimated`` (report/cell_notes.estimated_prices) carry cell_notes.ESTIMATE_MARK, explained in a caption.
-    With ``width`` (the terminal's characters) a headline that would cut a word there is printed transposed
-    (report/narrow.fit_width: one column per system, as many tables as fit), so the list can be longer."""
+    With ``width`` (the terminal's characters) each of the three that would cut a word there is printed transposed
+    (report/narrow.fit_width: one column per system, as many tables as fit), so the list can be longer: at 80
+    characters the ratios table's five speed columns folded ``tok/s/use`` / ``r`` and ``[at`` / ``frontier`` /
+    ``end:`` / ``baseline]`` over four lines."""
     conv = d.power_convention
     wl = d.workload
     title = (f"{d.model} · ISL {wl.isl} / OSL {wl.osl} · {d.precision} · "
@@ -166,7 +179,7 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
                      _f(h.peak_tok_s_per_kw[conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
                      usd_text(h.usd_per_mtok_at_peak) + est(name), bound_cell(h.bound_at_peak, h.prefill_bound_at_peak,
                                                                   h.prefill_chip_share_at_peak), peak_load(s.frontier),
-                     _f(h.max_interactivity, ".1f") + band(h, "max_interactivity", ".1f"),
+                     _f(h.max_interactivity, ",.1f") + band(h, "max_interactivity", ",.1f"),
                      bound_cell(h.bound_at_max_interactivity, h.prefill_bound_at_max_interactivity,
                                 h.prefill_chip_share_at_max_interactivity), _f(h.min_e2e_s, ".2f"), h.deployment_at_peak)
     for name, why in getattr(d, "infeasible", {}).items():  # compared without them, each with its reason
@@ -189,6 +202,8 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
         ratios.add_row(name, *cells)
         if name != d.baseline and getattr(c, "bands", None) and band_moves(c.bands):
             ratios.add_row(f"{name} band", *band_cells(c.bands), style="dim")
+    # the row label whole: a band row's "vera-rubin-nvl72 band" printed "vera-rubin-nvl7…" in a 16-wide column
+    ratios.columns[0].min_width = max([16, *(len(str(x)) for x in ratios.columns[0].cells)])
     ratios.caption = ("[at frontier end: who]: the speed is within 10% of that frontier's last point or in its tail "
                       "below 10% of its peak, where ratios swing; who: this (the row's system), baseline or both; " + BELOW_START_NOTE + "; "
                       "unreachable (who): that frontier never reaches the speed")
@@ -232,7 +247,7 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
         head.caption += _uncovered_caption(d)
     from jalapeno.report.narrow import fit_width
 
-    return [*fit_width(head, width), ratios, tiers]
+    return [*fit_width(head, width), *fit_width(ratios, width), *fit_width(tiers, width)]
 
 
 def _uncovered_caption(d) -> str:
