@@ -248,3 +248,25 @@ def test_calibrate_help_warns_that_without_out_dir_it_rewrites_the_shipped_sets(
     assert code == 0, err
     text = " ".join(out.replace("│", " ").split())
     assert "rewrites the shipped calibrated sets" in text
+
+
+def test_a_band_cell_flags_the_frontier_end_once():
+    """compare --bands printed gb200-nvl72's band row at @100 as '... [at frontier end] [at frontier end: this]':
+    its low end flagged by the tail rule without a side, its high end by its status (this system at its end). One
+    flag now, naming the side either end names; two different sides read 'both'."""
+    from jalapeno.report.tables import band_cells
+
+    def row(r: float, status_a: str, end: bool) -> dict:
+        return {"x": 100.0, "ratio": r, "status_a": status_a, "status_b": "interpolated", "at_frontier_end": end}
+
+    def band(lo: dict, hi: dict) -> dict:
+        return {
+            "peak_ratio": {k: {"low": 0.8, "high": 0.9} for k in ("throughput_per_chip", "tok_s_per_kw")},
+            "max_interactivity_ratio": {"low": 0.9, "high": 1.1},
+            "iso_interactivity": {k: {"low": [lo], "high": [hi]} for k in ("throughput_per_chip", "tok_s_per_kw")},
+        }
+
+    cell = band_cells(band(row(0.40, "interpolated", True), row(1.53, "at_frontier_end", True)))[2]
+    assert cell.count("[at frontier end") == 1 and cell.endswith("[at frontier end: this]"), cell
+    # 1.53 / 0.40 = 3.8x apart: flagged wide as well, before the end flag
+    assert "[wide band: 3.8x]" in cell

@@ -336,9 +336,28 @@ def band_cells(b: Mapping) -> list[str]:
             continue
         u = band_range(lu["ratio"], hu["ratio"], False) if lu and hu else "-"
         cell = f"{band_range(lt['ratio'], ht['ratio'])} ({band_range(lk['ratio'], hk['ratio'], False)}, {u})"
-        flags = sorted({f for f in (fl, fh) if f})
-        cells.append(cell + "".join(f" [{f}]" for f in flags))
+        cells.append(cell + "".join(f" [{f}]" for f in _merged_flags(fl, fh)))
     return cells
+
+
+def _merged_flags(*flags: str) -> list[str]:
+    """A band cell's flags, one each: the two ends' "at frontier end" flags as one, naming every side either end
+    names (the band row printed ``[at frontier end] [at frontier end: this]``: its ends are read without the
+    frontiers' peaks, so one end could be flagged by its status alone).
+
+    >>> _merged_flags("at frontier end", "at frontier end: this"), _merged_flags("at frontier end: this", "")
+    (['at frontier end: this'], ['at frontier end: this'])
+    >>> _merged_flags("at frontier end: this", "at frontier end: baseline")
+    ['at frontier end: both']
+    """
+    end = "at frontier end"
+    ends = [f for f in flags if f.startswith(end)]
+    rest = sorted({f for f in flags if f and not f.startswith(end)})
+    if not ends:
+        return rest
+    who = {f.split(": ", 1)[1] for f in ends if ": " in f}
+    side = "both" if "both" in who or len(who) > 1 else next(iter(who), "")
+    return [end + (f": {side}" if side else ""), *rest]  # first, as the sorted flags had it
 
 
 def peak_load(frontier: Sequence[PointRecord]) -> str:
