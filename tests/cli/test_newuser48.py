@@ -270,3 +270,48 @@ def test_a_band_cell_flags_the_frontier_end_once():
     assert cell.count("[at frontier end") == 1 and cell.endswith("[at frontier end: this]"), cell
     # 1.53 / 0.40 = 3.8x apart: flagged wide as well, before the end flag
     assert "[wide band: 3.8x]" in cell
+
+
+def test_frontier_prints_every_figure_whole_at_100_columns(capsys, monkeypatch):
+    """The README's `frontier --system gb200-nvl72 --model gpt-oss-120b` at 100 columns cut every figure over two
+    lines ('79,85' / '2', 'decod' / 'e'): twelve columns of at least their longest word need about 127 characters.
+    It now prints on its side (one column per point), each figure whole."""
+    import json
+
+    from jalapeno.cli import common
+
+    args = ("frontier", "--system", "gb200-nvl72", "--model", "gpt-oss-120b")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    points = d["frontier"] if isinstance(d, dict) else d
+    assert len(points) > 3
+    monkeypatch.setattr(common.console, "width", 100)
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert max(len(ln) for ln in out.splitlines() if ln[:1] in BOX) <= 100
+    words = _words(out)
+    for p in points:
+        assert f"{p['throughput_per_chip']:,.0f}" in words and f"{p['interactivity']:.1f}" in words
+
+
+def test_agentic_compare_keeps_every_word_whole_at_100_columns(capsys, monkeypatch):
+    """`compare --workload agentic:coding-agent` at 100 columns cut its headline's bound 'comput' / 'e' and KV bound
+    'kv_ca' / 'pacit' / 'y:hbm' (ten columns of at least their longest words need more than 100 characters); its
+    tables now print on their side where a word would be cut, as the fixed-length comparison's do."""
+    import json
+
+    from jalapeno.cli import common
+
+    args = ("compare", "--workload", "agentic:coding-agent", "--systems", "jalapeno,gb300-nvl72")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    monkeypatch.setattr(common.console, "width", 100)
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert max(len(ln) for ln in out.splitlines() if ln[:1] in BOX) <= 100
+    words = _words(out)
+    for s in d["systems"].values():
+        assert s["peak"]["bound"] in words
+        assert f"{s['peak']['tasks_per_hour_per_chip']:,.1f}" in words

@@ -147,8 +147,11 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
         return
     from jalapeno.report.cell_notes import estimated_prices
 
+    from jalapeno.report.narrow import fit_width
+
     for t in agentic_tables(d, estimated_prices(s.system for s in syss)):
-        console.print(t)
+        for part in fit_width(t, console.width):  # on its side where a word would be cut ('comput' / 'e' at 100)
+            console.print(part)
     for line in basis_lines(s.system for s in syss):
         console.print(line, markup=False, soft_wrap=True)
     from jalapeno.cli.chip_opts import chip_model_line
@@ -191,7 +194,11 @@ def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attent
         print_json({"system": pr.system.name, "model": m.name, "workload": spec.as_dict(), "frontier": pts,
                     BASIS_FIELD: system_basis(pr.system)})  # its points' usd_per_task rest on it
         return
-    console.print(agentic_frontier_table(pts, f"{m.name} on {pr.system.name} · agentic:{spec.name}"))
+    from jalapeno.report.narrow import fit_width
+
+    for part in fit_width(agentic_frontier_table(pts, f"{m.name} on {pr.system.name} · agentic:{spec.name}"),
+                          console.width):
+        console.print(part)
     from jalapeno.cli.chip_opts import chip_model_line
 
     if (line := chip_model_line([pr])) is not None:

@@ -392,7 +392,11 @@ def frontier(
 
         print_json({**rec.as_dict(), BASIS_FIELD: system_basis(s)})
         return
-    console.print(frontier_table(rec.frontier, f"{m.name} on {s.name} · {wl.name} · {prec.name}{stack_label(stack)}"))
+    from jalapeno.report.narrow import fit_width
+
+    table = frontier_table(rec.frontier, f"{m.name} on {s.name} · {wl.name} · {prec.name}{stack_label(stack)}")
+    for part in fit_width(table, console.width):  # on its side where a figure would be cut (80/100 characters)
+        console.print(part)
     if (line := chip_model_line([pr])) is not None:
         console.print(line, markup=False)
     if out:

@@ -440,7 +440,8 @@ def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
     t = Table(title=title, caption=caption)
     for col in ("tok/s/user", "tok/s/chip", "out tok/s/chip", kw_col, "TTFT ms", "TPOT ms", "E2E s",
                 "conc. cap", "in flight", "chips", "bound", "deployment"):
-        t.add_column(col, overflow="fold")
+        # a figure on one line ('79,85' over '2' at 100 characters); the bound and deployment wrap between words
+        t.add_column(col, overflow="fold", no_wrap=col not in ("bound", "deployment"))
     for p in points:
         t.add_row(_f(p.interactivity, ".1f"), _f(p.throughput_per_chip, ",.0f"),
                   _f(p.output_throughput_per_chip, ",.0f"), _f(p.tok_s_per_kw, ",.0f"),
