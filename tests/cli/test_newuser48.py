@@ -41,7 +41,7 @@ def test_compare_ratios_and_tiers_keep_every_word_whole_at_80_columns(capsys, mo
     from jalapeno.cli import common
 
     monkeypatch.setattr(common.console, "width", 80)
-    code, out, err = run(capsys, "compare", "--systems", "gb200-nvl72,gb300-nvl72", "-c", "64")
+    code, out, err = run(capsys, "compare", "--systems", "gb200-nvl72,gb300-nvl72", "-c", "64", "--html", "")
     assert code == 0, err
     tables = out[out.index("ratios vs") :]
     table_lines = [ln for ln in tables.splitlines() if ln[:1] in BOX]
