@@ -34,3 +34,64 @@ def test_csv_rows_keeps_a_row_short_only_of_an_unnamed_column():
 
     # header a,b,<unnamed>: the row "1,2" lacks only the unnamed cell, read as blank (None, as before break48)
     assert csv_rows("a,b,\n1,2\n", "x.csv") == [{"a": "1", "b": "2", "": None}]
+
+
+def test_a_comparison_names_each_systems_reason_the_fusion_is_idle(capsys):
+    code, out, err = run(
+        capsys, "compare", "-s", "mi300x,h200", "-m", "llama-3.3-70b", "--html", "", "--stack", "sglang+ar_rms"
+    )
+    # MI300X runs no NVIDIA kernel; the H200 would, but SGLang's rule lists no Llama: both reasons, each system named
+    # (was: MI300X's alone, as if the H200 fused a step)
+    check_error(
+        code,
+        out,
+        err,
+        "--stack: +ar_rms (the all-reduce + rmsnorm fusion) covers no step here",
+        "mi300x: its fused kernel runs on nvidia sm90 / sm100-family chips",
+        "h200: sglang fuses it for",
+        "llama-3.3-70b is llama",
+        "drop +ar_rms: --stack sglang",
+    )
+
+
+@pytest.mark.parametrize(
+    ("system", "fuses"),
+    [  # CUDA compute capability (developer.nvidia.com/cuda-gpus): Hopper 9.0, Blackwell 10.0, Blackwell Ultra 10.3
+        # are in vLLM's FI_ALLREDUCE_FUSION_MAX_SIZE_MB table; the A100 (8.0) and AMD's chips are not
+        ("h100", True),
+        ("h800", True),
+        ("b200", True),
+        ("gb200-nvl72", True),
+        ("b300", True),
+        ("gb300-nvl72", True),
+        ("a100-sxm", False),
+        ("mi355x", False),
+    ],
+)
+def test_vllm_ar_rms_is_refused_only_where_no_chip_of_the_family_runs_the_kernel(system, fuses):
+    from jalapeno.cli.serving_opts import refuse_idle_ar_rms
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.errors import SpecError
+    from jalapeno.specs.catalog import load_model
+
+    pr, llama = load_pricer(system, stack="vllm+ar_rms"), load_model("llama-3.3-70b")
+    if fuses:
+        refuse_idle_ar_rms("vllm+ar_rms", llama, pr)
+    else:
+        with pytest.raises(SpecError, match="fused kernel runs on NVIDIA SM90 / SM100-family chips"):
+            refuse_idle_ar_rms("vllm+ar_rms", llama, pr)
+
+
+def test_a_user_model_of_a_listed_type_fuses_under_sglangs_rule(tmp_path):
+    import json
+
+    from jalapeno.cli.serving_opts import refuse_idle_ar_rms
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.model_config import load_model_file
+
+    # a user's config.json of model_type deepseek_v3 (DeepseekV3ForCausalLM: on SGLang's list, PR #14764)
+    path = tmp_path / "my-v3" / "config.json"
+    path.parent.mkdir()
+    path.write_text((DATA / "models" / "deepseek-r1.json").read_text())
+    assert json.loads(path.read_text())["model_type"] == "deepseek_v3"
+    refuse_idle_ar_rms("sglang+ar_rms", load_model_file(path), load_pricer("gb300-nvl72", stack="sglang+ar_rms"))

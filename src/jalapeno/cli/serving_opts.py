@@ -205,31 +205,37 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
     ``allreduce_rms_rule``): SGLang's rule fuses its listed architectures only (SGLANG_MODEL_TYPES) and both rules
     only on the chips of the fused kernel (CAPABILITY_BY_PREFIX). ``--stack sglang+ar_rms`` on llama-3.3-70b priced
     exactly as ``sglang``, and ``vllm+ar_rms`` on an MI300X as ``vllm``, with no word (break48). A comparison is
-    refused only when no system of it fuses a step.
+    refused only when no system of it fuses a step, and its message gives each system's reason (review48).
 
     Raises:
-        SpecError: naming ``--stack``, why the fusion is idle, and the spelling without ``+ar_rms``.
+        SpecError: naming ``--stack``, why the fusion is idle (in a comparison, per system), and the spelling
+            without ``+ar_rms``.
     """
     if not stack or not stack.strip().endswith("+ar_rms"):
         return
-    from jalapeno.cost.allreduce_rms import SGLANG_MODEL_TYPES, device_capability, rule_max_tokens
+    from jalapeno.cost.allreduce_rms import FUSION_MAX_MIB, SGLANG_MODEL_TYPES, device_capability, rule_max_tokens
 
     prs = pricers if isinstance(pricers, (list, tuple)) else [pricers]
+    tps = sorted({tp for caps in FUSION_MAX_MIB.values() for tp in caps})  # every TP size vLLM's table lists
 
     def fuses(pr) -> bool:
         rule, chip = pr.efficiency.allreduce_rms_rule, pr.system.chip.name
-        return any(rule_max_tokens(rule, model.model_type, chip, tp, model.hidden_size) for tp in (2, 4, 8, 16))
+        return any(rule_max_tokens(rule, model.model_type, chip, tp, model.hidden_size) for tp in tps)
+
+    def why(pr) -> str:
+        chip = pr.system.chip.name
+        if device_capability(chip) is None:
+            return f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, not {chip}"
+        if pr.efficiency.allreduce_rms_rule == "sglang" and model.model_type not in SGLANG_MODEL_TYPES:
+            return (f"SGLang fuses it for {', '.join(sorted(SGLANG_MODEL_TYPES))} models only (sgl-project/sglang PR "
+                    f"#14764), and {model.name} is {model.model_type}")
+        return f"no step of {model.name} (hidden size {model.hidden_size:,}) is within the fused kernel's size cap"
 
     if not prs or any(fuses(pr) for pr in prs):
         return
-    pr = prs[0]
     base = stack.strip().removesuffix("+ar_rms").rstrip()
-    if device_capability(pr.system.chip.name) is None:
-        why = f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, not {pr.system.chip.name}"
-    else:
-        why = (f"SGLang fuses it for {', '.join(sorted(SGLANG_MODEL_TYPES))} models only (sgl-project/sglang PR "
-               f"#14764), and {model.name} is {model.model_type}")
-    raise SpecError("--stack", f"+ar_rms (the all-reduce + RMSNorm fusion) covers no step here: {why}, so "
+    reasons = why(prs[0]) if len(prs) == 1 else "; ".join(f"{pr.system.name}: {why(pr)}" for pr in prs)
+    raise SpecError("--stack", f"+ar_rms (the all-reduce + RMSNorm fusion) covers no step here: {reasons}, so "
                     f"{stack.strip()!r} would price exactly as {base!r}", f"drop +ar_rms: --stack {base}")
 
 
