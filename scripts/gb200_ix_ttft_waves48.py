@@ -26,12 +26,11 @@ from importlib.resources import files
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.mlperf_scenarios import priced_point
+from jalapeno.fit.validate import load_inferencex
 from jalapeno.serve.disagg import pool_prefill_perf
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.simulation import simulate
-from jalapeno.specs.catalog import load_model
 
 #: InferenceX's counted prompts per user (benchmark_serving ``--num-prompts`` = 10·C; srt-slurm sa-bench
 #: ``NUM_PROMPTS_MULT`` 10, InferenceX benchmarks/multi_node/srt_bench.sh the same default)
@@ -79,10 +78,8 @@ def main(rows: list[str]) -> None:
     points, _ = load_inferencex(files("jalapeno") / "data/validation/inferencex_points.csv")
     wanted = {f"inferencex_points:{r}" for r in rows}
     for p in (q for q in points if q.id in wanted):
-        st, model, wl, m = point_stack(p), load_model(p.model), point_workload(p), p.measured
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
-        dep = with_stack_mtp(p.deployment, st, p.model)
-        c, g = int(p.concurrency), dep.chips
+        model, pricer, dep, wl = priced_point(p)  # as validate prices the row (its stack, MTP and pricer)
+        m, c, g = p.measured, int(p.concurrency), dep.chips
         lam = m["throughput_per_chip"] * g / (wl.mean_isl + wl.mean_osl)
         print(f"== {p.id} {p.system} {p.model} {p.isl}/{p.osl} C={c} on {g} GPUs: {dep.label}")
         print(
