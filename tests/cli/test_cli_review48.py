@@ -95,3 +95,20 @@ def test_a_user_model_of_a_listed_type_fuses_under_sglangs_rule(tmp_path):
     path.write_text((DATA / "models" / "deepseek-r1.json").read_text())
     assert json.loads(path.read_text())["model_type"] == "deepseek_v3"
     refuse_idle_ar_rms("sglang+ar_rms", load_model_file(path), load_pricer("gb300-nvl72", stack="sglang+ar_rms"))
+
+
+def test_ar_rms_whose_all_reduce_table_moves_the_price_is_not_refused(capsys):
+    import json
+
+    # With an engine's all-reduce table other than TensorRT-LLM's (here SGLang's measured custom all-reduce on the
+    # H200), the pricer prices the fused messages from TensorRT-LLM's table by vLLM's size cap, whatever the rule
+    # (cost/pricer.SystemPricer.collective -> cost/allreduce_rms.fused_all_reduce): +ar_rms moves the price even for
+    # a model SGLang's list leaves out, so "would price exactly as 'sglang'" is not true and nothing is refused
+    args = ("predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "16", "--tp", "8", "--json")
+    table = ("--set", "efficiency.all_reduce_table=sglang")
+    code, out, err = run(capsys, *args, *table, "--stack", "sglang+ar_rms")
+    assert code == 0, err  # was (break48): refused, "'sglang+ar_rms' would price exactly as 'sglang'"
+    fused = json.loads(out)["tpot_s"]
+    code, out, err = run(capsys, *args, *table, "--stack", "sglang")
+    assert code == 0, err
+    assert fused != json.loads(out)["tpot_s"]

@@ -200,12 +200,13 @@ def refuse_dense_eplb(eplb: str | None, model) -> None:
 
 
 def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
-    """Refuse ``--stack NAME+ar_rms`` where the all-reduce + RMSNorm fusion it switches on covers no step of
-    ``model`` on any of ``pricers``' systems at any TP (cost/allreduce_rms.rule_max_tokens under the pricer's
-    ``allreduce_rms_rule``): SGLang's rule fuses its listed architectures only (SGLANG_MODEL_TYPES) and both rules
-    only on the chips of the fused kernel (CAPABILITY_BY_PREFIX). ``--stack sglang+ar_rms`` on llama-3.3-70b priced
-    exactly as ``sglang``, and ``vllm+ar_rms`` on an MI300X as ``vllm``, with no word (break48). A comparison is
-    refused only when no system of it fuses a step, and its message gives each system's reason (review48).
+    """Refuse ``--stack NAME+ar_rms`` where the all-reduce + RMSNorm fusion it switches on changes no price of
+    ``model`` on any of ``pricers``' systems at any TP (cost/allreduce_rms.fusion_moves_price, the pricer's own test:
+    rule_max_tokens under the pricer's ``allreduce_rms_rule``, and the engine all-reduce table it reads): SGLang's
+    rule fuses its listed architectures only (SGLANG_MODEL_TYPES) and both rules only on the chips of the fused
+    kernel (CAPABILITY_BY_PREFIX). ``--stack sglang+ar_rms`` on llama-3.3-70b priced exactly as ``sglang``, and
+    ``vllm+ar_rms`` on an MI300X as ``vllm``, with no word (break48). A comparison is refused only when no system of
+    it fuses a step, and its message gives each system's reason (review48).
 
     Raises:
         SpecError: naming ``--stack``, why the fusion is idle (in a comparison, per system), and the spelling
@@ -213,14 +214,12 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
     """
     if not stack or not stack.strip().endswith("+ar_rms"):
         return
-    from jalapeno.cost.allreduce_rms import FUSION_MAX_MIB, SGLANG_MODEL_TYPES, device_capability, rule_max_tokens
+    from jalapeno.cost.allreduce_rms import SGLANG_MODEL_TYPES, device_capability, fusion_moves_price
 
     prs = pricers if isinstance(pricers, (list, tuple)) else [pricers]
-    tps = sorted({tp for caps in FUSION_MAX_MIB.values() for tp in caps})  # every TP size vLLM's table lists
 
-    def fuses(pr) -> bool:
-        rule, chip = pr.efficiency.allreduce_rms_rule, pr.system.chip.name
-        return any(rule_max_tokens(rule, model.model_type, chip, tp, model.hidden_size) for tp in tps)
+    def fuses(pr) -> bool:  # the pricer's own test, both places it reads the fusion (review48)
+        return fusion_moves_price(pr.efficiency, model.model_type, pr.system.chip.name, model.hidden_size)
 
     def why(pr) -> str:
         chip = pr.system.chip.name

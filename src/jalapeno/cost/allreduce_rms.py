@@ -227,3 +227,34 @@ def fused_all_reduce(
         priced.level,
         priced.scope,
     )
+
+
+def fusion_moves_price(efficiency, model_type: str, chip_name: str, hidden_size: int) -> bool:
+    """Whether switching the fusion on (``+ar_rms``) can change any price of a model (catalog ``model_type``,
+    ``hidden_size``) on ``chip_name`` under ``efficiency`` at some TP > 1, by either of the two places the pricer reads
+    it: the step's add + RMSNorm kernels, dropped at the steps :func:`rule_max_tokens` covers under the set's
+    ``allreduce_rms_rule`` (cost/ops.py, through :func:`fused_steps`); and the TP all-reduce of a profile that prices
+    it from an engine's measured table other than :data:`FUSED_KERNEL_TABLE`, whose messages up to
+    :func:`fused_max_bytes` are priced from the fused kernel's table whatever the rule or model
+    (cost/pricer.SystemPricer.collective, :func:`fused_all_reduce`; a set derived from another chip reads no table).
+    Read by cli/serving_opts.refuse_idle_ar_rms, so that it refuses only what the pricer prices unchanged.
+
+    >>> from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY as d
+    >>> from dataclasses import replace
+    >>> sgl = replace(d, allreduce_rms_rule="sglang")
+    >>> fusion_moves_price(sgl, "llama", "H200 SXM", 8192), fusion_moves_price(sgl, "gpt_oss", "H200 SXM", 2880)
+    (False, True)
+    >>> fusion_moves_price(replace(sgl, all_reduce_table="sglang"), "llama", "H200 SXM", 8192)
+    True
+    >>> fusion_moves_price(d, "llama", "MI300X", 8192)
+    False
+    """
+    from jalapeno.cost.pricer import measured_here  # the pricer imports this module
+
+    tps = sorted({tp for caps in FUSION_MAX_MIB.values() for tp in caps})  # every TP size vLLM's table lists
+    rule = efficiency.allreduce_rms_rule
+    if any(rule_max_tokens(rule, model_type, chip_name, tp, hidden_size) for tp in tps):
+        return True
+    table = efficiency.all_reduce_table
+    return (table not in ("none", FUSED_KERNEL_TABLE) and measured_here(efficiency)
+            and any(fused_max_bytes(chip_name, tp) for tp in tps))
