@@ -256,5 +256,8 @@ def fusion_moves_price(efficiency, model_type: str, chip_name: str, hidden_size:
     if any(rule_max_tokens(rule, model_type, chip_name, tp, hidden_size) for tp in tps):
         return True
     table = efficiency.all_reduce_table
-    return (table not in ("none", FUSED_KERNEL_TABLE) and measured_here(efficiency)
-            and any(fused_max_bytes(chip_name, tp) for tp in tps))
+    return (
+        table not in ("none", FUSED_KERNEL_TABLE)
+        and measured_here(efficiency)
+        and any(fused_max_bytes(chip_name, tp) for tp in tps)
+    )
