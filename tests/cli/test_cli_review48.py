@@ -112,3 +112,22 @@ def test_ar_rms_whose_all_reduce_table_moves_the_price_is_not_refused(capsys):
     code, out, err = run(capsys, *args, *table, "--stack", "sglang")
     assert code == 0, err
     assert fused != json.loads(out)["tpot_s"]
+
+
+def test_a_user_chip_outside_the_named_families_is_told_how_chips_are_known(capsys, tmp_path):
+    # GH200 is SM90 (NVIDIA's CUDA GPUs table, compute capability 9.0), but the pricer knows the fused kernel's chips
+    # by their names' prefixes (cost/allreduce_rms.CAPABILITY_BY_PREFIX) and prices no fusion here, so the refusal is
+    # the pricer's; the message must not say the chip is outside SM90 / SM100 (was: "... chips, not GH200")
+    path = tmp_path / "gh200.toml"
+    path.write_text('base = "h200"\nname = "my-gh200"\nchip.name = "GH200 (Grace Hopper)"\n')
+    code, out, err = run(
+        capsys, "predict", "-s", str(path), "-m", "llama-3.3-70b", "-c", "4", "--tp", "4", "--stack", "vllm+ar_rms"
+    )
+    check_error(
+        code,
+        out,
+        err,
+        "known by the chip name's prefix (gb300, b300, gb200, b200, h100, h200, h800)",
+        "'gh200 (grace hopper)' starts with none of them",
+        "drop +ar_rms: --stack vllm",
+    )

@@ -214,7 +214,8 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
     """
     if not stack or not stack.strip().endswith("+ar_rms"):
         return
-    from jalapeno.cost.allreduce_rms import SGLANG_MODEL_TYPES, device_capability, fusion_moves_price
+    from jalapeno.cost.allreduce_rms import (CAPABILITY_BY_PREFIX, SGLANG_MODEL_TYPES, device_capability,
+                                            fusion_moves_price)
 
     prs = pricers if isinstance(pricers, (list, tuple)) else [pricers]
 
@@ -224,7 +225,9 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
     def why(pr) -> str:
         chip = pr.system.chip.name
         if device_capability(chip) is None:
-            return f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, not {chip}"
+            known = ", ".join(prefix for prefix, _ in CAPABILITY_BY_PREFIX)
+            return (f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, known by the chip name's prefix "
+                    f"({known}), and {chip!r} starts with none of them")
         if pr.efficiency.allreduce_rms_rule == "sglang" and model.model_type not in SGLANG_MODEL_TYPES:
             return (f"SGLang fuses it for {', '.join(sorted(SGLANG_MODEL_TYPES))} models only (sgl-project/sglang PR "
                     f"#14764), and {model.name} is {model.model_type}")
