@@ -46,6 +46,7 @@ from jalapeno.cost.pricer import Pricer
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
 from jalapeno.specs.formats import Precision
+from jalapeno.specs.fp4_checkpoint import checkpoint_precision
 from jalapeno.specs.model import ModelSpec
 
 
@@ -72,7 +73,7 @@ def mtp_draft_s(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pre
     Returns:
         (N,) seconds; 0 where no sequence decodes.
     """
-    module, prec = mtp_module(model), precision
+    module, prec = mtp_module(model), checkpoint_precision(model.name, precision)  # eh_proj's format too
     seqs = np.asarray(batch.decode_seqs, dtype=float)
     k = mtp.draft_tokens
 

@@ -60,6 +60,7 @@ from jalapeno.deploy.memory_fit import ROUTER_BYTES
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.efficiency_params import NVFP4_GATHER_EXCHANGES
 from jalapeno.specs.formats import FORMATS, NumberFormat, Precision, resolve_compute_format
+from jalapeno.specs.fp4_checkpoint import checkpoint_precision
 from jalapeno.specs.hardware import Chip
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.w4a16_moe import w4a16_key
@@ -127,6 +128,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     Returns:
         (OpTable, CollectiveTable) with arrays (rows, N).
     """
+    precision = checkpoint_precision(model.name, precision)  # the FP4 checkpoint's own formats, when on
     dp, tp, cp = layout.dp, layout.tp, layout.cp
     # per column where the layouts vary by column (the branches below read ``layout``: the same for every column)
     dpc, epc = (dp, layout.ep) if cols is None else (cols.dp, cols.ep)

@@ -33,6 +33,7 @@ from jalapeno.deploy.sharding import sharding
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision
+from jalapeno.specs.fp4_checkpoint import checkpoint_precision
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 
@@ -108,6 +109,7 @@ def weight_bytes_per_chip(model: ModelSpec, layout: Layout, precision: Precision
     engine's kernel lays them out on ``system``'s chip (None: the checkpoint layout); ``engine``
     (an engine memory profile) may name the layout its version uses on that chip instead.
     """
+    precision = checkpoint_precision(model.name, precision)  # the FP4 checkpoint's own formats, when on
     elems = weight_elems_per_chip(model, layout, draft_modules)
     total = 0.0
     for mod, n in elems.items():
