@@ -13,7 +13,8 @@ from jalapeno.cost.collectives import collective_time
 from jalapeno.deploy.recipe import _recipe
 from jalapeno.errors import SpecError
 from jalapeno.fit.aic_sweeps import load_sweeps
-from jalapeno.fit.mlperf import DEFAULT_MLPERF, _result_key, load_mlperf
+from jalapeno.fit.mlperf import DEFAULT_MLPERF, load_mlperf
+from jalapeno.fit.mlperf_rows import _result_key
 from jalapeno.specs.catalog import load_system
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.w4a16_moe import parse_w4a16_forms, w4a16_forms

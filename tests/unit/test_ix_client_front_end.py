@@ -4,7 +4,7 @@ the rules, and what the shipped profiles give, by hand."""
 
 import pytest
 
-from jalapeno.fit.stack_fit import same_client_front_end
+from jalapeno.fit.stack_front_ends import same_client_front_end
 from jalapeno.specs.stacks import stacks
 
 EXPORT = {"request_overhead_s": 0.025, "prompt_overhead_s_per_token": 7.5e-6, "agg_burst_fraction": 0.1}

@@ -1,4 +1,4 @@
-"""The shipped MLPerf dataset lengths (fit/mlperf.DEFAULT_LENGTHS) against figures published
+"""The shipped MLPerf dataset lengths (fit/mlperf_rules.DEFAULT_LENGTHS) against figures published
 independently of them: the sample counts of the MLPerf rules, the reference implementations'
 filters and mean outputs, NVIDIA's engine limits and TensorRT-LLM's stated mean input."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from jalapeno.errors import SpecError
-from jalapeno.fit.mlperf import benchmark_spread
+from jalapeno.fit.mlperf_rules import benchmark_spread
 
 
 def test_sample_counts_are_the_rules_dataset_sizes():

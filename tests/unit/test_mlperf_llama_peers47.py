@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jalapeno.fit.mlperf import _harness_step_s, load_mlperf
+from jalapeno.fit.mlperf import load_mlperf
+from jalapeno.fit.mlperf_rows import _harness_step_s
 from jalapeno.fit.mlperf_engines import DSR1_HARNESS_STEP_S, LLAMA_TRT_HARNESS_ON, LLAMA_TRT_HARNESS_STEP_S
 
 _SPEC = importlib.util.spec_from_file_location(

@@ -14,7 +14,7 @@ import pytest
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.fit.run_identity import admits, identify_run, implied_gpus, pick
-from jalapeno.fit.stack_fit import fit_pool
+from jalapeno.fit.stack_split import fit_pool
 from jalapeno.fit.validate import load_inferencex, predict_points
 from jalapeno.specs.formats import get_precision
 

@@ -144,7 +144,7 @@ class _P:
 
 
 def test_split_alternates_by_concurrency_and_is_disjoint():
-    from jalapeno.fit.stack_fit import split
+    from jalapeno.fit.stack_split import split
 
     pts = [_P(i, c) for i, c in enumerate([64, 1, 16, 4, 256, 32])] + [_P(9, 8, "b200")]
     sp = split(pts)

@@ -6,7 +6,7 @@ appears under its dated source file's id (``2026_03_25_..._tp8_0_ep1_0_N`` and
 file's id (values rounded to 0.01 ms), and for DeepSeek once as ``deepseek-ai/DeepSeek-R1`` and once
 as ``deepseek-ai/DeepSeek-V3`` (one architecture, one catalog model). Counted as they stand, a run
 with three copies weighs three times in every median, and the stack fit's alternating split
-(fit/stack_fit.split) can put one copy in the fit half and its twin in the held-out half.
+(fit/stack_split.split) can put one copy in the fit half and its twin in the held-out half.
 
 Rule (:func:`drop_repeated_runs`): two mapped rows are one measurement when they agree on the
 system, catalog model, framework (engine and release), precision, mode, ISL, OSL and concurrency,

@@ -120,7 +120,7 @@ def aic_client(source) -> str:
     ``inferencex-db`` for a row exported from InferenceX's results (:data:`INFERENCEX_EXPORTS`: its
     serving benchmark, InferenceX's length range, mean TTFT), else ``aiconfigurator`` (NVIDIA's own
     gap-analysis runs through a Dynamo front end, timed by its AIPerf / genai-perf client with fixed
-    lengths: fit/stack_fit.CLIENT_SOURCES).
+    lengths: fit/stack_front_ends.CLIENT_SOURCES).
 
     >>> [aic_client(s) for s in ("db-dump/2026-04-27; config_id=733", "source_file=2026-04-06.csv; model=DeepSeek-R1",
     ...                          "source_file=/Users/x/aic-auto-gap-analysis/data/h100_sxm/vllm/0.12.0/q.csv",

@@ -16,7 +16,7 @@ warm DeepSeek-R1 rows).
 Which rows are cold: the aiconfigurator rows exported from InferenceX's results (client ``inferencex-db``:
 fit/aic_rows.aic_client; InferenceX's own serving benchmark) whose ``measured=`` date (fit/aic_sweeps.measured_date,
 UTC) is before :data:`WARMUP_FROM`. Not cold: NVIDIA's gap-analysis rows (client ``aiconfigurator``: genai-perf with
-2·C warm-up requests, fit/stack_fit.CLIENT_SOURCES), and an export row without a ``measured=`` date (none of
+2·C warm-up requests, fit/stack_front_ends.CLIENT_SOURCES), and an export row without a ``measured=`` date (none of
 aiconfigurator-core 0.12.0's predicted export rows lacks one; assumption: undated means not known to be cold).
 InferenceX's own points (data/validation/inferencex_points.csv) are not read here: the seven dated before
 2026-01-21 run at C >= 64, above the front end's C <= 4 (fit/stack_fit.FRONTEND_MAX_CONCURRENCY), and InferenceX's

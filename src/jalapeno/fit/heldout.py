@@ -4,7 +4,7 @@ Issue 18 judges accuracy on points the model has not seen. Four fits use end-to-
 constant comes from kernel tables or a stated source, docs/validation.md §Data and split):
 
 1. the software-stack fits (fit/stack_fit.py, ``scripts/fit_stacks.py``): their declared split,
-   :func:`jalapeno.fit.stack_fit.split` over :func:`jalapeno.fit.stack_fit.fit_pool` — per (stack, source,
+   :func:`jalapeno.fit.stack_split.split` over :func:`jalapeno.fit.stack_split.fit_pool` — per (stack, source,
    system, model, ISL, OSL, mode) group sorted by concurrency, points alternate fit / held out, starting
    with fit. This module calls those two functions; it holds no copy of the rule.
 2. the default front end (0.15 s + 6.4 µs per prompt token, specs/efficiency.py; ``scripts/fit_frontend.py``):
@@ -21,7 +21,7 @@ constant comes from kernel tables or a stated source, docs/validation.md §Data 
 
 A point's ``split`` (:func:`split_labels`): ``fit`` if any fit used it (a front-end or eager-rate point is
 ``fit`` whatever its stack-fit half), ``held_out`` if it is in the stack fits' held-out half, ``none`` if no fit
-drew it (MLPerf rows, MiniMax-M2.5's rows — stack_fit.HELD_OUT_MODELS —, rows mapped to a search or a
+drew it (MLPerf rows, MiniMax-M2.5's rows — stack_split.HELD_OUT_MODELS —, rows mapped to a search or a
 frontier, best rows whose run fit/run_identity.py restated as matched (kept out of the fits), rows their source
 corrected, every row of a ``--points`` file of one's own). ``--held-out`` reports the ``held_out`` and ``none``
 rows (:data:`JUDGED`): the rows no fit saw.
@@ -41,7 +41,7 @@ JUDGED = ("held_out", "none")
 #: Front-end calibration split (scripts/fit_frontend.py): the shipped InferenceX H200 SGLang points at
 #: concurrency <= this (little queueing), with a measured TTFT.
 FRONTEND_MAX_CONCURRENCY = 8
-#: Sources whose points the stack fits draw from (fit/stack_fit.load_points); MLPerf rows never enter a fit.
+#: Sources whose points the stack fits draw from (fit/stack_split.load_points); MLPerf rows never enter a fit.
 FIT_SOURCES = ("inferencex", "aiconfigurator")
 
 
@@ -57,7 +57,7 @@ def split_labels(points: Sequence[MeasuredPoint], shipped_inferencex: bool = Tru
     """Point id → ``fit`` / ``held_out`` / ``none`` (module docstring) for every point of ``points``.
 
     ``points``: the points a validation loaded (InferenceX, aiconfigurator, MLPerf rows); the stack fits'
-    split is drawn over their :func:`~jalapeno.fit.stack_fit.fit_pool`, exactly as ``fit_all`` draws it (the
+    split is drawn over their :func:`~jalapeno.fit.stack_split.fit_pool`, exactly as ``fit_all`` draws it (the
     groups are per source, so leaving a source out does not reshuffle another's); the eager-rate split over their
     aiconfigurator rows (fit/trt_prompt_graphs.eager_call_split, which prices its candidates: about a second). ``shipped_inferencex``:
     False when the InferenceX points are a file of the user's (``--points``): no fit saw them, so they
@@ -65,7 +65,7 @@ def split_labels(points: Sequence[MeasuredPoint], shipped_inferencex: bool = Tru
     ``points`` with a measured and a predicted TTFT when the caller has already priced them as the eager-rate
     study did (validate's defaults), so its split need not price them again; None: it prices its candidates.
     """
-    from jalapeno.fit.stack_fit import fit_pool, split
+    from jalapeno.fit.stack_split import fit_pool, split
     from jalapeno.fit.trt_prompt_graphs import eager_call_split
 
     fitted = [p for p in points if p.source in FIT_SOURCES and (p.source != "inferencex" or shipped_inferencex)]

@@ -2,7 +2,7 @@
 Interactive, mapping ``frontier@limits``).
 
 A Server / Interactive result is valid only with its p99 TTFT and p99 TPOT within the rules'
-limits (loadgen/mlperf.conf; fit/mlperf.MLPERF_RULES), and the submitter raises the Poisson
+limits (loadgen/mlperf.conf; fit/mlperf_rules.MLPERF_RULES), and the submitter raises the Poisson
 arrival rate until one binds. The prediction is therefore the highest throughput per chip of a
 feasible swept point whose p99 TPOT over requests (serve/tpot_tail.poisson_tpot_s: the prompts
 sharing each request's decode steps, a compound Poisson count; the mean within the limit,

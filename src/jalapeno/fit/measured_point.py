@@ -72,7 +72,7 @@ class MeasuredPoint:
     #: the run's chips (MLPerf: the system's GPUs; they set a Server run's arrival rate, so its length), 0 = not stated
     chips: int = 0
     #: the serving modes a frontier mapping may pick from (analysis/sweep.SweepOptions.serving): ``agg`` where the
-    #: source states the run served aggregated engines (fit/mlperf.MLPERF_AGGREGATED), else ``both``
+    #: source states the run served aggregated engines (fit/mlperf_rows.MLPERF_AGGREGATED), else ``both``
     serving: str = "both"
     #: frontier mappings: host seconds per call of the engine's eager prompt-carrying steps, given to every swept
     #: deployment (SweepOptions.eager_prompt_call_s; fit/mlperf_engines.DSR1_EAGER_PROMPT_CALL_S); 0 = not modelled
@@ -80,7 +80,7 @@ class MeasuredPoint:
     #: seconds per step the engine's harness adds to ``efficiency.step_overhead_s`` (fit/mlperf_engines.DSR1_HARNESS_STEP_S)
     harness_step_s: float = 0.0
     #: ``matched`` from a best row whose run was identified (fit/run_identity.py): the mapping it had, else "";
-    #: such a row stays out of the stack fits' pool (fit/stack_fit.fit_pool)
+    #: such a row stays out of the stack fits' pool (fit/stack_split.fit_pool)
     identified_from: str = ""
     timed_by = property(lambda self: self.client or self.source, doc="The client that timed it: client, else source.")
 

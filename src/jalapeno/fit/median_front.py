@@ -1,7 +1,7 @@
 """A ROCm profile's InferenceX front end from its engine's own published low-load median TTFTs (issue 18, round 40).
 
-``sglang-rocm`` fits no front end on its own validation rows (too few at low load: fit/stack_fit.py) and borrowed,
-until round 40, the front end its twin server program (fit/stack_fit.SAME_SERVER: SGLang) has on InferenceX's own CUDA
+``sglang-rocm`` fits no front end on its own validation rows (too few at low load: fit/stack_fit.py) and borrowed, until
+round 40, the front end its twin server program (fit/stack_front_ends.SAME_SERVER: SGLang) has on InferenceX's own CUDA
 points: 0.0875 s + 17.5 µs per prompt token, fitted on H200/B200 **mean** TTFTs at C <= 4, which carry a share of the
 one-off first-wave stall (docs/model.md §8.7 (10); docs/gap_aic_ttft.md rounds 39 and 40). On gfx942 that borrowed
 front end alone is 104 ms at the 1k workload, against a measured **median** TTFT of 115 ms at C = 4.
@@ -57,7 +57,7 @@ MEDIAN_FRONT = {"sglang-rocm": (RECIPE_ROW, RELEASE, ISSUE_890_MEDIANS)}
 #: (overall TTFT 14.5% > 13.0%, MI325X 22.3% > 15.0%). True: fit_stacks takes the medians' level (then also set the
 #: lag in data/stacks.toml and rerun scripts/first_wave_stall.py).
 MEDIAN_FRONT_ON = False
-#: the front-end fields (fit/stack_fit.FRONT_END) and the client whose entry they are
+#: the front-end fields (fit/stack_front_ends.FRONT_END) and the client whose entry they are
 FIELDS, CLIENT = ("request_overhead_s", "prompt_overhead_s_per_token"), "inferencex"
 
 

@@ -51,12 +51,9 @@ TPOT): the load the run actually carried, which the frontier mapping does not bo
 from __future__ import annotations
 
 import csv
-import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-
-import numpy as np
 
 from jalapeno.errors import SpecError, check_bool
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
@@ -66,141 +63,17 @@ from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines,
     multi_step_spread, submitted_deployment,
     submitted_disagg_deployment, with_declared_attention_math)
 from jalapeno.fit.measured_point import MeasuredPoint
+from jalapeno.fit.mlperf_rows import (  # noqa: F401  (a row's own fields, re-exported)
+    _PRECISION, MLPERF_AGGREGATED, MLPERF_ENGINE_OF, MLPERF_HARDWARE, MLPERF_SKIPPED, MLPERF_TRTLLM_RELEASE,
+    _check_result_fields, _harness_step_s, _num, _result_key, serving_of)
+from jalapeno.fit.mlperf_rules import (  # noqa: F401  (the benchmarks' rules and lengths, re-exported)
+    DEFAULT_LENGTHS, DSR1_MAX_OUTPUT, MLPERF_LENGTHS, MLPERF_RULES, MLPERF_RULES_SOURCE, MLPERF_SCENARIOS,
+    BenchmarkLengths, BenchmarkRules, benchmark_spread, scenario_limits)
 from jalapeno.fit.skipped import with_systems
-from jalapeno.specs.workload import LengthSpread, Workload
+from jalapeno.specs.workload import Workload
 
 #: The shipped MLPerf Inference v5.1 rows (package data, each with its source).
 DEFAULT_MLPERF = Path(__file__).resolve().parents[1] / "data" / "validation" / "mlperf_points.csv"
-#: The benchmark datasets' request lengths, one (benchmark, isl, osl) row per sample (package
-#: data): the token counts of the official MLCommons dataset files (llama2-70b
-#: ``open_orca_gpt4_tokenized_llama.sampled_24576.pkl``: ``tok_input_length`` /
-#: ``tok_output_length``, the GPT-4 reference answer; deepseek-r1
-#: ``mlperf_deepseek_r1_dataset_4388_fp8_eval.pkl``: ``tok_input_len`` / ``tok_ref_output_len``;
-#: llama3.1-405b's 8,313 samples) as extracted by openshift-psap/performance-dashboard @7cd1065
-#: (mlperf-data/summaries/*.csv, mlperf-data/original/generate_dataset_summaries.py). Checked against
-#: independent figures in tests/unit/test_mlperf_lengths.py: 24,576 / 4,388 / 8,313 samples (rules),
-#: every OpenOrca input < 1,024 (processorca.py's filter), DeepSeek-R1's longest input 3,140 (NVIDIA's
-#: ``max_input_len``), its outputs capped at 20K averaging 3,886.2 (the reference README's
-#: ``mean-output-tok-len`` 3886.2274), Llama-3.1-405B's averaging 684.68 (its README).
-DEFAULT_LENGTHS = DEFAULT_MLPERF.with_name("mlperf_lengths.csv.gz")
-#: DeepSeek-R1's output cap (MLCommons "DeepSeek-R1 in MLPerf Inference v5.1": maximum output 20K;
-#: NVIDIA's configs ``max_seq_len`` 3140 + 20000); the dataset's reference outputs run to 32,768
-DSR1_MAX_OUTPUT = 20_000
-
-MLPERF_HARDWARE = {"B200-SXM-180GB": "b200", "GB200 NVL72": "gb200-nvl72", "H200-SXM-141GB": "h200",
-                   "MI300X 192GB": "mi300x", "MI325X 256GB": "mi325x", "MI355X 288GB": "mi355x"}
-
-
-@dataclass(frozen=True)
-class BenchmarkLengths:
-    """One MLPerf benchmark's catalog model, its mean lengths (tokens, the dataset's mean input and
-    the reference implementation's mean output) and their source."""
-
-    model: str
-    isl: int
-    osl: int
-    source: str
-
-
-@dataclass(frozen=True)
-class BenchmarkRules:
-    """One benchmark's latency limits (p99, seconds) and sample counts, from the MLPerf rules."""
-
-    server_ttft_s: float
-    server_tpot_s: float
-    interactive_ttft_s: float | None
-    interactive_tpot_s: float | None
-    #: ``performance_sample_count_override`` = Offline ``min_query_count`` (the dataset's samples)
-    samples: int
-    #: mean output tokens per sample of the reference implementation's accuracy run
-    reference_osl: float
-
-
-#: Source of :data:`MLPERF_RULES`: mlcommons/inference @b66003e (2026-08-20), loadgen/mlperf.conf
-#: (``*.Server.ttft_latency`` / ``tpot_latency`` in ms, ``performance_sample_count_override``,
-#: ``Offline.min_query_count``) and the reference READMEs (language/llama2-70b/README.md "Tokens per
-#: sample: 294.45"; language/deepseek-r1/README.md ``mean-output-tok-len`` 3886.2274 over 4,388
-#: samples; language/llama3.1-405b/README.md ``tokens_per_sample`` 684.68).
-MLPERF_RULES_SOURCE = ("mlcommons/inference @b66003e: loadgen/mlperf.conf (TTFT/TPOT p99 limits, sample "
-                       "counts) and the reference READMEs (mean output tokens per sample)")
-MLPERF_RULES = {
-    "llama2-70b-99": BenchmarkRules(2.0, 0.200, 0.450, 0.040, 24576, 294.45),
-    "deepseek-r1": BenchmarkRules(2.0, 0.080, 1.5, 0.015, 4388, 3886.2274),
-    "llama3.1-405b": BenchmarkRules(6.0, 0.175, 4.5, 0.080, 8313, 684.68),
-}
-
-_LEN_SRC = ("dataset lengths (DEFAULT_LENGTHS: the MLCommons dataset's token counts, per sample); mean "
-            "input {isl:.1f} tokens, {n:,} samples; {out}")
-#: Per benchmark: the catalog model and the mean input / output lengths (rounded; the rows are
-#: served with the whole spread, :func:`benchmark_spread`).
-MLPERF_LENGTHS = {
-    "llama2-70b-99": BenchmarkLengths(
-        "llama-2-70b", 222, round(MLPERF_RULES["llama2-70b-99"].reference_osl),
-        _LEN_SRC.format(isl=222.33, n=24576, out="outputs: Llama-2's reference mean 294.45 per sample (README), or the "
-                        "run's own log value; their spread is the dataset's GPT-4 reference answers' (mean 218.9) "
-                        "scaled to that mean, an ASSUMPTION checked on Llama-2's own outputs for 630 samples (the "
-                        "v5.1 TEST06 logs, scripts/mlperf_test06_lengths.py): correlation 0.63, CV 0.56 vs the "
-                        "reference's 0.75, decode context 430 vs 445 tokens")),
-    "deepseek-r1": BenchmarkLengths(
-        "deepseek-r1", 804, round(MLPERF_RULES["deepseek-r1"].reference_osl),
-        _LEN_SRC.format(isl=803.79, n=4388, out="outputs: the reference outputs capped at 20K (mean 3,886.2, the "
-                        "README's accuracy-run figure), scaled to each run's own mean (3,676-3,828) where its log gives "
-                        "one (the runs' own outputs for 199 samples, TEST06 logs: correlation 0.92 with the "
-                        "reference, CV 1.11 vs 1.15); TensorRT-LLM tech blog 10 states the same 803-token mean input")),
-    "llama3.1-405b": BenchmarkLengths(
-        "llama-3.1-405b", 9429, round(MLPERF_RULES["llama3.1-405b"].reference_osl),
-        _LEN_SRC.format(isl=9428.64, n=8313, out="outputs: the reference answers (mean 684.68, the README's "
-                        "tokens_per_sample), scaled to each run's own mean (646-656)")),
-}
-def benchmark_spread(bench: str, path: str | Path | None = None) -> LengthSpread:
-    """The (ISL, OSL) pairs of benchmark ``bench``'s dataset as a
-    :class:`~jalapeno.specs.workload.LengthSpread` (DeepSeek-R1's outputs capped at
-    :data:`DSR1_MAX_OUTPUT`).
-
-    >>> s = benchmark_spread("deepseek-r1")
-    >>> round(s.mean_isl, 2), round(s.mean_osl, 1), round(s.decode_ctx)
-    (803.79, 3886.2, 4980)
-
-    Raises:
-        SpecError: missing file, or a benchmark with no lengths in it.
-    """
-    table = _length_table(str(path or DEFAULT_LENGTHS))
-    if bench not in table:
-        raise SpecError("benchmark", f"no dataset lengths for {bench!r}", f"use one of {', '.join(table)}")
-    isl, osl = table[bench]
-    if bench == "deepseek-r1":
-        osl = np.minimum(osl, DSR1_MAX_OUTPUT)
-    return LengthSpread(f"mlperf:{bench}", isl, osl, MLPERF_LENGTHS[bench].source if bench in MLPERF_LENGTHS else "")
-
-
-_TABLES: dict[str, dict] = {}
-
-
-def _length_table(path: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    if path not in _TABLES:
-        import gzip
-
-        p = Path(path)
-        if not p.is_file():
-            raise SpecError(str(p), "file not found", "pass the MLPerf dataset lengths (benchmark,isl,osl CSV, gzip)")
-        with gzip.open(p, "rt", newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-        cols: dict[str, list] = {}
-        for r in rows:
-            cols.setdefault(r["benchmark"], []).append((float(r["isl"]), float(r["osl"])))
-        _TABLES[path] = {b: tuple(np.array(c) for c in zip(*v)) for b, v in cols.items()}
-    return _TABLES[path]
-
-
-def scenario_limits(bench: str, scenario: str) -> tuple[float, float] | None:
-    """(p99 TTFT, p99 TPOT) limits in seconds of ``bench`` in ``scenario`` (``Server`` or
-    ``Interactive``); None for Offline (no latency bound) or a benchmark without rules here."""
-    r = MLPERF_RULES.get(bench)
-    if r is None or scenario not in ("Server", "Interactive"):
-        return None
-    if scenario == "Server":
-        return r.server_ttft_s, r.server_tpot_s
-    return (r.interactive_ttft_s, r.interactive_tpot_s) if r.interactive_ttft_s else None
 
 
 def running_per_chip(output_tok_s_per_chip: float, tpot_mean_s: float) -> float:
@@ -211,61 +84,6 @@ def running_per_chip(output_tok_s_per_chip: float, tpot_mean_s: float) -> float:
     154.5
     """
     return output_tok_s_per_chip * tpot_mean_s
-
-
-#: Benchmarks left out, with the reason.
-#: The rows' ``framework`` as the engine names the stack profiles list (data/stacks.toml ``engines``):
-#: priced with that engine's profile (the trtllm one; AMD's vLLM-based harness: vllm-rocm). Before,
-#: neither string named an engine and every row took the default profile.
-MLPERF_ENGINE_OF = {"TensorRT-LLM": "trt", "AMD ROCm stack (vLLM-based per v5.1 code)": "vllm"}
-#: The TensorRT-LLM release the v5.1 TensorRT-LLM rows are priced at: NVIDIA's v5.1 code builds
-#: TensorRT-LLM at commit 18c0333e96ea (closed/NVIDIA/Makefile.build ``TRTLLM_HASH``, inference_results_v5.1
-#: @965182b, published 2025-09-09), older than 1.2.0rc2 (2025-11-07), the newest release it can
-#: behave like; so every data/stacks.toml version rule ``before = "1.2.0rc3"`` applies (the MoE
-#: exchange all-gathers at EP <= top-k). An upper bound, not the commit's own release number.
-MLPERF_TRTLLM_RELEASE = "1.2.0rc2"
-
-#: Frameworks whose MLPerf v5.1 harness serves aggregated engines only (each instance prefills and decodes its own
-#: requests), so a frontier mapping picks among aggregated deployments (MeasuredPoint.serving ``agg``):
-#: NVIDIA's TensorRT-LLM harness, which the NVIDIA, Google and Nebius configs run (inference_results_v5.1 @965182b,
-#: closed/NVIDIA/code/llmlib/config.py: one ``trtllm-serve`` endpoint per instance of ``tensor_parallelism`` GPUs,
-#: whose extra config carries no disaggregation fields; closed/*/configs/*/*/{llama2-70b,llama3_1-405b,deepseek-r1}.py
-#: set none), and AMD's vLLM harness (closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/*_mi3*.yaml:
-#: one vLLM engine per GPU, ``tensor_parallel_size: 1``). Rows whose id names another harness (the ``Dynamo``
-#: Llama-3.1-405B row: closed/NVIDIA/code/llama3_1-405b/tensorrt/run_disagg_405B, disaggregated) keep every mode.
-MLPERF_AGGREGATED = frozenset(MLPERF_ENGINE_OF)
-
-
-def serving_of(key: str, framework: str) -> str:
-    """The serving modes a frontier mapping of result ``key`` (run by ``framework``, the row's string) may pick:
-    ``agg`` where its harness serves aggregated engines only (:data:`MLPERF_AGGREGATED`), else ``both``.
-
-    >>> serving_of("mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server", "TensorRT-LLM")
-    'agg'
-    >>> serving_of("mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_Dynamo_llama3p1-405b_Interactive", "TensorRT-LLM")
-    'both'
-    """
-    return "agg" if framework in MLPERF_AGGREGATED and "_Dynamo_" not in key else "both"
-
-
-MLPERF_SKIPPED = {
-    "llama3_1-405b_pruned": "open-division pruned model: not the catalog's Llama-3.1-405B",
-    "llama3_1-405b_finetuned": "open-division fine-tuned variant: not the catalog's Llama-3.1-405B weights",
-}
-#: (model, the row's weight format) → precision preset. The Llama FP8 checkpoints are per-tensor
-#: (``fp8-tensor``, priced by the per-tensor FP8 GEMM): AMD's is AMD-Quark ``--quant_scheme w_fp8_a_fp8``
-#: (closed/AMD/setup/dataset_and_model/quantize_llama2_70b.sh), NVIDIA's (which the H200 TensorRT-LLM
-#: submissions run) TensorRT Model Optimizer at Precision.FP8 (closed/NVIDIA/code/llama2-70b/tensorrt/
-#: builder.py: ``fp8-quantized-modelopt``; ModelOpt's FP8 format scales per tensor); DeepSeek-R1's is
-#: its release checkpoint, 128x128-block (``fp8``; config.json ``weight_block_size``).
-_PRECISION = {("llama-2-70b", "weights fp8"): "fp8-tensor", ("llama-2-70b", "weights fp4"): "nvfp4",
-              ("llama-2-70b", "weights mxfp4"): "w4a4-mxfp4", ("deepseek-r1", "weights fp8"): "fp8",
-              ("deepseek-r1", "weights fp4"): "fp4", ("llama-3.1-405b", "weights fp8"): "fp8-tensor",
-              ("llama-3.1-405b", "weights fp4"): "nvfp4"}
-
-
-def _result_key(rid: str) -> str:
-    return re.sub(r"_(tput|TTFT_mean|TTFT_p99|TPOT_mean|TPOT_p99)$", "", rid)
 
 
 #: Mappings a Server / Interactive result may take (:func:`load_mlperf` ``server_mapping``).
@@ -452,61 +270,6 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     return points, with_systems(skipped, system_of)
 
 
-def _harness_step_s(key: str, engine: str, model: str, system: str, llama_on: bool | None = None) -> float:
-    """Seconds a step the row's harness adds (MeasuredPoint.harness_step_s): DeepSeek-R1 TensorRT-LLM rows
-    :data:`DSR1_HARNESS_STEP_S`; the Llama rows of the TensorRT-engine harness (``_TRT_`` in the result id: not the
-    Dynamo row) their system's :data:`LLAMA_TRT_HARNESS_STEP_S` (0 for a system without one) where ``llama_on``
-    (None: fit/mlperf_engines.LLAMA_TRT_HARNESS_ON, read at the call, so a test or what-if that sets the switch where
-    it lives moves the rows; a copy imported here would not); else 0."""
-    from jalapeno.fit import mlperf_engines
-
-    if engine != "trt":
-        return 0.0
-    if model == "deepseek-r1":
-        return DSR1_HARNESS_STEP_S
-    on = mlperf_engines.LLAMA_TRT_HARNESS_ON if llama_on is None else llama_on
-    llama_trt = on and model.startswith("llama") and "_TRT_" in key
-    return mlperf_engines.LLAMA_TRT_HARNESS_STEP_S.get(system, 0.0) if llama_trt else 0.0
-
-
-#: the MLPerf Inference scenarios a result's ``concurrency_or_batch`` column names
-MLPERF_SCENARIOS = ("Offline", "Server", "Interactive")
-
-
-def _check_result_fields(r: dict, notes: str, where: str) -> None:
-    """Refuse a result whose scenario, chip count or run-log output mean is malformed (each was priced as something
-    else: a misspelt scenario as a Server run without a TPOT, 2.5 chips as 2, a mean of 0 tokens deep in the workload).
-
-    Raises:
-        SpecError: naming ``where``'s column and the fix.
-    """
-    from jalapeno.errors import choice_hint
-
-    scenario = r["concurrency_or_batch"].strip()
-    if scenario not in MLPERF_SCENARIOS:
-        raise SpecError(f"{where} concurrency_or_batch", f"scenario {scenario!r} is not one of "
-                        f"{', '.join(MLPERF_SCENARIOS)}{choice_hint(scenario, MLPERF_SCENARIOS)}",
-                        "write the MLPerf scenario the result ran, spelt as LoadGen spells it")
-    chips = _num(r["num_chips"])
-    if chips is not None and not chips.is_integer():
-        raise SpecError(f"{where} num_chips", f"{r['num_chips']!r} is not a whole number of chips",
-                        "give the system's accelerator count, e.g. 8")
-    m = re.search(r"mean output tok/sample ~(\d+)", notes)
-    if m and int(m.group(1)) < 2:
-        raise SpecError(f"{where} notes", f"'mean output tok/sample ~{m.group(1)}' is below 2 tokens",
-                        "give the run's mean output tokens per sample from its log (e.g. ~301), or drop the phrase "
-                        "to take the reference run's")
-
-
 _LIMITED = ("frontier@limits", "frontier@tpot_limit", "matched@limits")
 #: Mappings priced as a LoadGen Server run, counted to its last response (fit/latency_limits.server_run_factors)
 _SERVER_RUN = ("frontier@limits", "matched@limits")
-
-
-
-def _num(s) -> float | None:
-    try:
-        v = float(s)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) and v > 0 else None

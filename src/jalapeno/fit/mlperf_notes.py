@@ -3,8 +3,8 @@ and what is known not to be modelled (``validate --mlperf``'s notes column and i
 
 A skeptic reading a row needs three things the notes did not all say: which LoadGen scenario rule priced it
 (Offline has no latency limit; Server and Interactive are Poisson arrivals held to p99 TTFT and TPOT limits,
-mlcommons/inference @b66003e loadgen/mlperf.conf, fit/mlperf.MLPERF_RULES), which length distribution was assumed
-(the MLCommons dataset's per-sample token counts, outputs scaled to the run's mean: fit/mlperf.MLPERF_LENGTHS, an
+mlcommons/inference @b66003e loadgen/mlperf.conf, fit/mlperf_rules.MLPERF_RULES), which length distribution was assumed
+(the MLCommons dataset's per-sample token counts, outputs scaled to the run's mean: fit/mlperf_rules.MLPERF_LENGTHS, an
 assumption), and what the prediction leaves out — chiefly that a Server / Interactive run ran at the arrival rate
 its submitter chose, which the model does not take: it prices the best load within the limits. The rate a run
 scheduled is quoted from its LoadGen summary (data/validation/mlperf_server_runs.csv ``scheduled_per_s``) as a
@@ -32,7 +32,7 @@ _AT_LIMITS = ("matched@limits", "frontier@limits", "frontier@tpot_limit")
 
 def scenario_note(scenario: str, limits: tuple[float, float] | None) -> str:
     """``MLPerf <scenario> (rule ...)``: ``limits`` (p99 TTFT s, p99 TPOT s) of a Server / Interactive row
-    (fit/mlperf.scenario_limits), None for Offline.
+    (fit/mlperf_rules.scenario_limits), None for Offline.
 
     >>> scenario_note("Server", (2.0, 0.08))
     'MLPerf Server (LoadGen issues queries as Poisson arrivals at a rate the submitter chooses; the run is valid with p99 TTFT <= 2 s and p99 TPOT <= 80 ms)'
@@ -46,9 +46,9 @@ def scenario_note(scenario: str, limits: tuple[float, float] | None) -> str:
 def lengths_note(
     bench: str, samples: int, isl: int, osl: int, from_log: bool, spread: bool, cap: int | None = None
 ) -> str:
-    """The length distribution a row was served with: the dataset's per-sample token counts (``samples`` of
-    them) with outputs scaled to the run's mean (``from_log``: its run log's, else the reference's), or the fixed
-    means (``spread`` False); ``cap``: the output cap of the dataset's answers (DeepSeek-R1's 20K, fit/mlperf.DSR1_MAX_OUTPUT).
+    """The length distribution a row was served with: the dataset's per-sample token counts (``samples`` of them) with
+    outputs scaled to the run's mean (``from_log``: its run log's, else the reference's), or the fixed means (``spread``
+    False); ``cap``: the output cap of the dataset's answers (DeepSeek-R1's 20K, fit/mlperf_rules.DSR1_MAX_OUTPUT).
 
     >>> lengths_note("deepseek-r1", 4388, 804, 3744, True, True)[:80]
     'lengths: per-sample token counts of the MLCommons deepseek-r1 dataset (4,388 sam'
@@ -109,12 +109,12 @@ def scheduled_rate(key: str) -> float | None:
 def terminal_lines(rows) -> list[str]:
     """validate --mlperf's lines under its table, from its MLPerf rows' ``(id, model)`` pairs (ids end in their
     scenario, ``..._Server``; models are catalog names): each scenario's rule with each benchmark's p99 limits
-    (fit/mlperf.scenario_limits), and where each row's notes say the rest; empty without MLPerf rows.
+    (fit/mlperf_rules.scenario_limits), and where each row's notes say the rest; empty without MLPerf rows.
 
     >>> terminal_lines([("x_deepseek-r1_Server", "deepseek-r1")])[0]
     'MLPerf Server: LoadGen issues queries as Poisson arrivals at a rate the submitter chooses; p99 TTFT / TPOT limits deepseek-r1 2 s / 80 ms'
     """
-    from jalapeno.fit.mlperf import MLPERF_LENGTHS, scenario_limits
+    from jalapeno.fit.mlperf_rules import MLPERF_LENGTHS, scenario_limits
 
     bench_of = {v.model: b for b, v in MLPERF_LENGTHS.items()}
     present: dict[str, set[str]] = {}

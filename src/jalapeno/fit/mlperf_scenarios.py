@@ -1,12 +1,13 @@
 """One MLPerf engine under each scenario's rules: the order Offline >= Server >= Interactive, and where it breaks.
 
-The MLPerf scenarios of one benchmark differ only in their latency rules (fit/mlperf.MLPERF_RULES, loadgen/mlperf.conf
-of the v5.1 submissions, e.g. ``llama2-70b.Server`` p99 TTFT 2,000 ms / TPOT 200 ms, ``llama2-70b-interactive``
-450 / 40 ms): Offline has none, Interactive's are tighter than Server's on both p99s. For one engine the loads a tighter
-rule admits are a subset of those a looser one admits, so its best steady throughput within them can only be lower
-or equal: Interactive <= Server <= unbounded (the engine's best steady state over every load up to its slots, which an
-Offline run's submitter may pick). :func:`scenario_ladder` prices one Server / Interactive row's engine under the three
-(fit/latency_limits.engine_within_limits), at the steady state or counted as LoadGen counts the row's Server run.
+The MLPerf scenarios of one benchmark differ only in their latency rules (fit/mlperf_rules.MLPERF_RULES,
+loadgen/mlperf.conf of the v5.1 submissions, e.g. ``llama2-70b.Server`` p99 TTFT 2,000 ms / TPOT 200 ms,
+``llama2-70b-interactive`` 450 / 40 ms): Offline has none, Interactive's are tighter than Server's on both p99s. For one
+engine the loads a tighter rule admits are a subset of those a looser one admits, so its best steady throughput within
+them can only be lower or equal: Interactive <= Server <= unbounded (the engine's best steady state over every load up
+to its slots, which an Offline run's submitter may pick). :func:`scenario_ladder` prices one Server / Interactive row's
+engine under the three (fit/latency_limits.engine_within_limits), at the steady state or counted as LoadGen counts the
+row's Server run.
 
 What the order does not cover is LoadGen's counting: an Offline run ends with its last response (the drain of its
 longest outputs, serve/finite_run.drain_factor), a Server run with its last-ISSUED query's response
@@ -50,12 +51,13 @@ def priced_point(pt):
 
 
 def benchmark_of(pt) -> str:
-    """The MLPerf benchmark (a fit/mlperf.MLPERF_RULES key) of MLPerf row ``pt``: the one whose catalog model it serves.
+    """The MLPerf benchmark (a fit/mlperf_rules.MLPERF_RULES key) of MLPerf row ``pt``: the one whose catalog model it
+    serves.
 
     Raises:
         SpecError: a model no benchmark serves.
     """
-    from jalapeno.fit.mlperf import MLPERF_LENGTHS
+    from jalapeno.fit.mlperf_rules import MLPERF_LENGTHS
 
     for bench, lengths in MLPERF_LENGTHS.items():
         if lengths.model == pt.model:
@@ -67,18 +69,19 @@ def benchmark_of(pt) -> str:
 
 def scenario_ladder(pt, counted: bool = False) -> dict[str, float]:
     """Best throughput per chip (tok/s) of a Server / Interactive row ``pt``'s declared engine (mapping
-    ``matched@limits``) under its benchmark's three rules (fit/mlperf.MLPERF_RULES): ``interactive`` and ``server``
-    (p99 TTFT and TPOT) and ``unbounded`` (:data:`UNBOUNDED_S`), each by fit/latency_limits.engine_within_limits over
-    the engine's loads up to its slots (``pt.concurrency``). ``counted``: each load counted as LoadGen counts the row's
-    Server run (``pt.server_run``), else the steady state. The keys ``*_load`` give each best load (requests in
-    flight, whole deployment). A benchmark without Interactive rules has no ``interactive`` keys.
+    ``matched@limits``) under its benchmark's three rules (fit/mlperf_rules.MLPERF_RULES): ``interactive`` and
+    ``server`` (p99 TTFT and TPOT) and ``unbounded`` (:data:`UNBOUNDED_S`), each by
+    fit/latency_limits.engine_within_limits over the engine's loads up to its slots (``pt.concurrency``). ``counted``:
+    each load counted as LoadGen counts the row's Server run (``pt.server_run``), else the steady state. The keys
+    ``*_load`` give each best load (requests in flight, whole deployment). A benchmark without Interactive rules has no
+    ``interactive`` keys.
 
     Raises:
         SpecError: a row not mapped ``matched@limits``, one :func:`benchmark_of` cannot place, or ``counted`` on a
             row without a Server run.
     """
     from jalapeno.fit.latency_limits import engine_within_limits
-    from jalapeno.fit.mlperf import MLPERF_RULES
+    from jalapeno.fit.mlperf_rules import MLPERF_RULES
 
     if pt.mapping != "matched@limits":
         raise SpecError(

@@ -32,7 +32,7 @@ cells (docs/gap_disagg_overprediction.md §Is the chosen run independent of the 
 tests/unit/test_run_identity.py holds every identified row to a factor 1.25).
 
 A row restated so carries ``MeasuredPoint.identified_from`` (the mapping it had) and stays out of the
-engine-fixed-cost fits (fit/stack_fit.fit_pool): those fits' declared split alternates within each group by
+engine-fixed-cost fits (fit/stack_split.fit_pool): those fits' declared split alternates within each group by
 concurrency, so adding rows would relabel rows judged before; these rows were in no fit and stay judged (``none``).
 """
 

@@ -7,9 +7,9 @@ Data: the shipped InferenceX points and aiconfigurator's ``silicon_sample.csv`` 
 else the launch recipe's), so its version rules hold in the fit as in validation. Only ``matched``
 points enter (the deployment is known).
 
-Declared split (:func:`split`): the points of one (stack, source, system, model, ISL, OSL, mode)
-group sorted by concurrency (then id) alternate fit / held out, starting with fit — both halves
-span the load range, every group is on both sides. Nothing of the held-out half enters a fit.
+Declared split (fit/stack_split.py, :func:`~jalapeno.fit.stack_split.split`): the points of one
+(stack, source, system, model, ISL, OSL, mode) group sorted by concurrency alternate fit / held out;
+nothing of the held-out half enters a fit.
 
 What is fitted, per profile (:data:`PLAN`), in this order:
 1. step costs — one scale on ``kernel_launch_s`` and ``step_overhead_s`` together (their split
@@ -64,11 +64,15 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.aic_quality import aic_decode_flags, aic_source_flags, aic_ttft_flags
+from jalapeno.fit.aic_quality import aic_decode_flags, aic_ttft_flags
 from jalapeno.fit.bagging import bagged, family_weights, spread_of, weighted_losses
 from jalapeno.fit.client_warmup import cold_client_ids
 from jalapeno.fit.median_front import MEDIAN_FRONT, MEDIAN_FRONT_ON, median_front_end
-from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex, point_release, predict_points
+from jalapeno.fit.stack_front_ends import (  # noqa: F401  (the front ends' fields and twins, re-exported)
+    CLIENT_SOURCES, FRONT_END, FRONTEND_SOURCES, SAME_CLIENT, SAME_SERVER, same_client_front_end, server_front_end)
+from jalapeno.fit.stack_split import (  # noqa: F401  (the points and their declared split, re-exported)
+    HELD_OUT_MODELS, SPLIT_TEXT, errors, fit_pool, load_points, split)
+from jalapeno.fit.validate import MeasuredPoint, point_release, predict_points
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_framework
 
@@ -81,12 +85,6 @@ PLAN: dict[str, tuple[tuple[str, ...], ...]] = {
     "sglang-rocm": (("kernel_launch_s",),),
     "atom-rocm": (("step_overhead_s",),),
 }
-#: The front-end group, fitted by :func:`fit_stack` when asked (``front_end=True``; :func:`fit_all`
-#: asks). It was left out while the InferenceX TTFT at concurrency >= 8 was under-predicted by the
-#: unmodelled closed-loop prefill queue (issue 18 part 6a), which the single global front end
-#: partly absorbed; with the queue, the idle start and the scheduler's poll modelled
-#: (serve/queueing.py) the low-load fit lowers the InferenceX TTFT median (docs/stacks.md).
-FRONT_END = ("request_overhead_s", "prompt_overhead_s_per_token")
 #: Fields a ``fixed_scale`` group scales together from the profile's values (else the defaults'):
 #: the per-kernel and per-step costs trade off almost exactly within one model and layout, so
 #: their ratio stays the documented default's (specs/efficiency.py) and one scale is fitted.
@@ -102,19 +100,6 @@ PROBE = {"fixed_scale": 1.0, "kernel_launch_s": 10e-6, "step_overhead_s": 2e-3, 
 #: TTFT points used for the front end: at most this concurrency (the closed-loop prefill queue, which
 #: the front end must not absorb, grows from concurrency 8 on the InferenceX SGLang rows).
 FRONTEND_MAX_CONCURRENCY = 4
-#: Sources whose TTFT the profile's own front end is fitted on: the front end is the engine's and
-#: the benchmark client's (InferenceX's serving benchmark, utils/bench_serving).
-FRONTEND_SOURCES = ("inferencex",)
-#: Benchmark clients whose TTFT fits a client entry of their own (``clients.<client>``; a point's
-#: client is ``MeasuredPoint.timed_by``). ``aiconfigurator``: the rows of NVIDIA's own gap-analysis runs
-#: (through a Dynamo front end; its eval runner drives genai-perf in concurrency mode: aiconfigurator
-#: ``eval/benchmarks/genai_perf_runner.py``, streaming chat completions, 10·C counted and 2·C warm-up
-#: requests, fixed lengths). ``inferencex-db``: the rows aiconfigurator exported from InferenceX's results
-#: database (fit/aic_rows.INFERENCEX_EXPORTS: InferenceX's serving benchmark, lengths in [0.8 L, L], the
-#: run's mean TTFT), fitted apart from InferenceX's own points (whose front end is the profile's) because
-#: their runs carry no launch recipe where data/engines.toml has none, and the fit must not move
-#: InferenceX's own figures.
-CLIENT_SOURCES = ("aiconfigurator", "inferencex-db")
 #: Grid of a client's prefill burst share (step 4): from one wave in R = 10 (the idle start alone)
 #: to every counted request meeting a burst.
 BURST_GRID = np.round(np.arange(0.10, 1.0001, 0.05), 3)
@@ -122,54 +107,8 @@ BURST_GRID = np.round(np.arange(0.10, 1.0001, 0.05), 3)
 MIN_POINTS = 4
 #: Acceptance grid for the MTP fit.
 ACCEPTANCE_GRID = np.round(np.arange(0.30, 0.951, 0.025), 3)
-#: Models whose measured rows never enter the stack fits: a leave-one-model-out check of the fitted engine
-#: costs. MiniMax-M2.5 joined the catalog (and its 403 aiconfigurator rows the validation) after the fits
-#: were declared (issue 18, round 12); its rows are reported by `validate`, never fitted on.
-HELD_OUT_MODELS = ("minimax-m2.5",)
 BAG_TEXT = ("front end and burst shares bagged: median of the argmins over 51 family-bootstrap replicates of the "
             "fit rows (seed 0; fit/bagging.py); each fitted value's replicate 5-95% range")
-SPLIT_TEXT = ("declared split: per (stack, source, system, model, ISL, OSL, mode) group sorted by concurrency, "
-              "alternate points fit / held out (fit/stack_fit.split)")
-
-
-def load_points(withheld_systems: frozenset = frozenset()) -> list[MeasuredPoint]:
-    """The matched end-to-end points: shipped InferenceX rows and aiconfigurator rows (if installed),
-    less the aiconfigurator rows their source corrected (fit/aic_quality.py rule C: they measure a
-    benchmark-harness fault, not the deployment, in every metric), the rows of
-    :data:`HELD_OUT_MODELS` (held out of every fit, reported only) and those of ``withheld_systems``
-    (a leave-one-system-out refit, fit/loso.py)."""
-    from jalapeno.errors import SpecError
-    from jalapeno.fit.validation_run import DEFAULT_POINTS
-
-    pts, _ = load_inferencex(DEFAULT_POINTS)
-    try:
-        pts += load_aiconfigurator()[0]
-    except SpecError:
-        pass
-    return fit_pool([p for p in pts if p.system not in withheld_systems])
-
-
-def fit_pool(points: Sequence[MeasuredPoint]) -> list[MeasuredPoint]:
-    """The points of ``points`` the stack fits draw their split over (:func:`load_points`' rule, kept here once so
-    that ``validate``'s ``split`` column, fit/heldout.py, reads the same pool): matched, with a deployment, not
-    corrected by their source (fit/aic_quality.py rule C), not of :data:`HELD_OUT_MODELS`, not a best row whose run
-    was identified (``identified_from``, fit/run_identity.py: kept out so the declared split stays as it was)."""
-    corrected = aic_source_flags(list(points))
-    return [p for p in points if p.mapping == "matched" and p.deployment is not None and p.id not in corrected
-            and p.model not in HELD_OUT_MODELS and not p.identified_from]
-
-
-def split(points: Sequence[MeasuredPoint]) -> dict[str, str]:
-    """Point id → ``"fit"`` or ``"held_out"`` (the declared split of the module docstring)."""
-    groups: dict[tuple, list[MeasuredPoint]] = {}
-    for p in points:
-        key = (stack_for_framework(p.framework, p.system).name, p.source, p.system, p.model, p.isl, p.osl, p.mode)
-        groups.setdefault(key, []).append(p)
-    out = {}
-    for g in groups.values():
-        for i, p in enumerate(sorted(g, key=lambda q: (q.concurrency or 0.0, q.id))):
-            out[p.id] = "fit" if i % 2 == 0 else "held_out"
-    return out
 
 
 def _predict(points, stack: Stack) -> pd.DataFrame:
@@ -266,74 +205,6 @@ def _mtp_fit(points, stack: Stack, model: str = "deepseek-r1") -> dict[str, floa
     return {"single": a, "chain": a}
 
 
-#: Clients that are one benchmark program under two names: InferenceX's own points (``MeasuredPoint.timed_by``
-#: ``inferencex``) and the rows aiconfigurator exported from InferenceX's results database (``inferencex-db``) are both
-#: timed by InferenceX's serving benchmark (utils/bench_serving/benchmark_serving.py, one script for every engine:
-#: SemiAnalysisAI/InferenceX benchmarks/benchmark_lib.sh run_benchmark_serving). Round 30 (ixttft30, docs/stacks.md).
-SAME_CLIENT = {"inferencex": "inferencex-db"}
-
-
-def same_client_front_end(values: dict, clients: dict) -> dict[str, dict[str, float]]:
-    """Client entries a profile takes from its twin client's fitted front end (:data:`SAME_CLIENT`): where the
-    profile's own front end (fitted on InferenceX's points, ``values``) is not fitted and its ``inferencex-db``
-    entry in ``clients`` has both :data:`FRONT_END` fields, InferenceX's own points take those two (the same
-    client on the same engine; the burst shares stay the profile's: the exports' runs bunch differently,
-    docs/gap_aic_ttft.md). Never a median across engines: the median over the engines' entries (0.025 s + 6.875 µs per
-    prompt token) worsened SGLang-ROCm's and Dynamo + TRT-LLM's InferenceX TTFT (docs/stacks.md, round 30); a ROCm
-    profile running another profile's server program takes that program's front end instead (:data:`SAME_SERVER`,
-    round 31).
-
-    >>> same_client_front_end({}, {"inferencex-db": {"request_overhead_s": 0.025, "prompt_overhead_s_per_token": 7.5e-6,
-    ...                                               "agg_burst_fraction": 0.1}})
-    {'inferencex': {'request_overhead_s': 0.025, 'prompt_overhead_s_per_token': 7.5e-06}}
-    >>> same_client_front_end({"request_overhead_s": 0.09}, {"inferencex-db": {"request_overhead_s": 0.1,
-    ...                                                                       "prompt_overhead_s_per_token": 1e-6}})
-    {}
-    """
-    if any(f in values for f in FRONT_END):
-        return {}
-    out = {}
-    for client, twin in SAME_CLIENT.items():
-        entry = clients.get(twin, {})
-        if all(f in entry for f in FRONT_END):
-            out[client] = {f: entry[f] for f in FRONT_END}
-    return out
-
-
-#: Profiles that run another fitted profile's serving front end (round 31, ixttft31; docs/stacks.md): where such a
-#: profile fits no front end of its own and has no ``inferencex`` entry, InferenceX's own points on it take the front
-#: end InferenceX's own points get on the twin (:func:`server_front_end`). ``sglang-rocm``: the SGLang server itself on
-#: ROCm (one code base, sgl-project/sglang python/sglang/srt/entrypoints/http_server.py with its TokenizerManager and
-#: detokenizer processes; InferenceX runs the lmsysorg/sglang ROCm images) -> SGLang's front end fitted on InferenceX's
-#: own SGLang points. ``atom-rocm``: ATOM's OpenAI server has vLLM V1's front-end shape: FastAPI with the HF tokenizer
-#: in the API process (ROCm/ATOM atom/entrypoints/openai_server.py, which InferenceX's gptoss_fp4_mi355x_atom.sh
-#: launches), each request pickled over a ZMQ ROUTER socket to an engine-core process, outputs back over a ZMQ PULL
-#: socket on an output thread (atom/model_engine/engine_core_mgr.py CoreManager @5ab8d5bc, EngineCoreRequestType
-#: ADD / STREAM: vLLM V1's vllm/v1/engine/core_client.py MPClient) -> vLLM's (its exports' entry, :data:`SAME_CLIENT`).
-#: Assumption: one program's host-side cost is the same on the MI3xx hosts as on the NVIDIA ones.
-SAME_SERVER = {"sglang-rocm": "sglang", "atom-rocm": "vllm"}
-
-
-def server_front_end(twin: Stack | None) -> dict[str, float]:
-    """The front end (:data:`FRONT_END`, s and s per prompt token) InferenceX's own points get on ``twin`` (its
-    ``inferencex`` client entry, else its own fitted front end); {} when it has neither (the efficiency set's global
-    constant is no engine's own front end).
-
-    >>> server_front_end(Stack("x", "x", "x", request_overhead_s=0.0875, prompt_overhead_s_per_token=1.6875e-5))
-    {'request_overhead_s': 0.0875, 'prompt_overhead_s_per_token': 1.6875e-05}
-    >>> server_front_end(Stack("x", "x", "x", clients={"inferencex": {"request_overhead_s": 0.025,
-    ...                                                               "prompt_overhead_s_per_token": 6.875e-6}}))
-    {'request_overhead_s': 0.025, 'prompt_overhead_s_per_token': 6.875e-06}
-    >>> server_front_end(Stack("x", "x", "x")), server_front_end(None)
-    ({}, {})
-    """
-    if twin is None:
-        return {}
-    st = twin.for_client(FRONTEND_SOURCES[0])
-    vals = {f: getattr(st, f) for f in FRONT_END}
-    return {f: float(v) for f, v in vals.items()} if all(v is not None for v in vals.values()) else {}
-
-
 def _with_client(stack: Stack, src: str, **vals: float) -> Stack:
     entry = {**stack.clients.get(src, {}), **vals}
     return replace(stack, clients=MappingProxyType({**stack.clients, src: MappingProxyType(entry)}))
@@ -374,17 +245,6 @@ def _burst_fit(points, stack: Stack, src: str, field: str = "prefill_burst_fract
     if flat.all():
         return "its fit points' TTFT does not depend on it"
     return "best value on the upper search bound" + (" in most bootstrap replicates" if bag else "")
-
-
-def errors(rows: pd.DataFrame, ids: set[str], ttft_flagged: frozenset = frozenset(),
-           tpot_flagged: frozenset = frozenset()) -> dict[str, dict[str, float]]:
-    """Per metric over ``ids``: n, median |error|, p90 |error|, bias (median signed error); the TTFT of
-    ``ttft_flagged`` and the TPOT of ``tpot_flagged`` points (fit/aic_quality.py) left out."""
-    d = rows[rows.id.isin(ids) & ~((rows.metric == "ttft_s") & rows.id.isin(ttft_flagged))
-             & ~((rows.metric == "tpot_s") & rows.id.isin(tpot_flagged))].dropna(subset=["error"])
-    return {m: {"n": len(g), "median_ape": float(np.median(np.abs(g.error))),
-                "p90_ape": float(np.percentile(np.abs(g.error), 90)), "bias": float(np.median(g.error))}
-            for m, g in d.groupby("metric") if m != "interactivity"}
 
 
 def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], start: Stack | None = None,
