@@ -149,7 +149,7 @@ def test_the_dynamo_row_is_priced_at_its_declared_disaggregated_deployment():
     @965182b): NUM_PREFILL_WORKERS=14 and NUM_DECODE_WORKERS=4, tensor_parallel_size 4 in both engine configs
     (14 x 4 + 4 x 4 = 72 GPUs, the row's 18 nodes x 4), prefill max_num_tokens 4096, decode max_batch_size 512
     (4 x 512 = 2,048 slots)."""
-    from jalapeno.fit.mlperf_engines import submitted_disagg_deployment
+    from jalapeno.fit.mlperf_disagg import submitted_disagg_deployment
 
     p = next(x for x in load_mlperf()[0] if x.id == DYNAMO)
     d = p.deployment

@@ -1,5 +1,5 @@
 """vLLM V0 multi-step windows on AMD's / MangoBoost's MLPerf Llama-2-70B Offline engines
-(fit/mlperf_engines.multi_step_spread; docs/gap_large_batch_decode.md "Round 41 (mi355x41)"): a sequence that ends
+(fit/mlperf_multi_step.multi_step_spread; docs/gap_large_batch_decode.md "Round 41 (mi355x41)"): a sequence that ends
 inside a window of ``num_scheduler_steps`` decode steps is computed to the window's end (vLLM's multi-step output
 processor truncates past EOS / max_tokens), so the engine computes more tokens than the run delivers."""
 
@@ -10,7 +10,8 @@ import pytest
 
 from jalapeno.errors import SpecError
 from jalapeno.fit.mlperf import load_mlperf
-from jalapeno.fit.mlperf_engines import AMD_SCHEDULER_STEPS, MLPERF_ENGINES, multi_step_spread
+from jalapeno.fit.mlperf_engines import AMD_SCHEDULER_STEPS, MLPERF_ENGINES
+from jalapeno.fit.mlperf_multi_step import multi_step_spread
 from jalapeno.specs.workload import LengthSpread
 
 

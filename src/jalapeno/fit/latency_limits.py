@@ -20,7 +20,7 @@ first beyond them (:data:`REFINE` batches, geometric) for the deployments whose 
 out-throughput the best within them (:func:`_refine`).
 
 Where the submission declares its engine (layout, batch and token limits: fit/mlperf.MLPERF_LIMIT_ENGINES, or its
-disaggregated prefill and decode pools: fit/mlperf_engines.MLPERF_DISAGG_ENGINES; mapping ``matched@limits``), the
+disaggregated prefill and decode pools: fit/mlperf_disagg.MLPERF_DISAGG_ENGINES; mapping ``matched@limits``), the
 search is that deployment's alone (:func:`engine_within_limits`): the same two limits over its concurrency, from one
 request to every slot filled.
 """

@@ -64,7 +64,7 @@ class MeasuredPoint:
     #: duration ending with the last: the throughput carries the drain (serve/finite_run.py); 0 = steady state
     queries: int = 0
     #: ``matched``: the share of the tokens the engine computes that the run delivers (vLLM V0 multi-step windows,
-    #: fit/mlperf_engines.multi_step_spread; the workload holds the computed lengths); 1 = every computed token
+    #: fit/mlperf_multi_step.multi_step_spread; the workload holds the computed lengths); 1 = every computed token
     delivered_share: float = 1.0
     #: ``frontier@limits`` / ``matched@limits``: a LoadGen Server run's settings (serve/finite_run.ServerRun), its
     #: throughput counted to the last-issued query's response (fit/latency_limits.server_run_factors); None = steady

@@ -56,12 +56,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from jalapeno.errors import SpecError, check_bool
+from jalapeno.fit.mlperf_disagg import MLPERF_DISAGG_ENGINES, submitted_disagg_deployment
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
     DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_HARNESS_STEP_S, DSR1_GRAPHS_GB200,
-    LLAMA_TRT_HARNESS_STEP_S, MLPERF_DISAGG_ENGINES, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
+    LLAMA_TRT_HARNESS_STEP_S, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
     MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, MLPERF_ROUND_ROBIN_SCENARIOS, SubmittedEngine, limit_engine,
-    multi_step_spread, submitted_deployment,
-    submitted_disagg_deployment, with_declared_attention_math)
+    submitted_deployment, with_declared_attention_math)
+from jalapeno.fit.mlperf_multi_step import multi_step_spread
 from jalapeno.fit.measured_point import MeasuredPoint
 from jalapeno.fit.mlperf_rows import (  # noqa: F401  (a row's own fields, re-exported)
     _PRECISION, MLPERF_AGGREGATED, MLPERF_ENGINE_OF, MLPERF_HARDWARE, MLPERF_SKIPPED, MLPERF_TRTLLM_RELEASE,
@@ -109,7 +110,7 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     AMD vLLM harnesses), ``any`` aggregated and disaggregated alike (the mapping before round 26). ``multi_step``
     (default on, with ``spread``): the Offline engines that run vLLM V0 multi-step scheduling
     (SubmittedEngine.scheduler_steps) are served with the lengths they compute, each output run to its window's
-    end, and their throughput counts the delivered share (fit/mlperf_engines.multi_step_spread).
+    end, and their throughput counts the delivered share (fit/mlperf_multi_step.multi_step_spread).
 
     Raises:
         SpecError: missing file, a missing column, an unknown ``server_mapping`` or ``serving``, a non-bool

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from jalapeno.errors import SpecError
+from jalapeno.fit.mlperf_disagg import (  # noqa: F401  (the disaggregated submission, re-exported)
+    MLPERF_DISAGG_ENGINES, SubmittedDisagg, submitted_disagg_deployment)
+from jalapeno.fit.mlperf_multi_step import multi_step_spread  # noqa: F401  (re-exported)
 from jalapeno.fit.trt_prompt_graphs import TRTLLM_EAGER_CALL_S
-from jalapeno.specs.workload import LengthSpread
+
 
 @dataclass(frozen=True)
 class SubmittedEngine:
@@ -56,7 +57,7 @@ class SubmittedEngine:
     #: (``can_run_cuda_graph`` all-gathered): fit/trt_prompt_graphs.TRTLLM_EAGER_CALL_S, as on the aiconfigurator rows
     eager_prompt_call_s: float = 0.0
     #: vLLM V0 ``num_scheduler_steps`` (multi-step scheduling): decode runs in windows of this many steps and a
-    #: sequence that ends inside one is computed to the window's end (:func:`multi_step_spread`); 1 = off
+    #: sequence that ends inside one is computed to the window's end (fit/mlperf_multi_step.py); 1 = off
     scheduler_steps: int = 1
     #: how the engine schedules prompts beside decode (Deployment.prefill_steps): ``mixed`` (chunked prefill, the
     #: TensorRT-LLM configs' ``enable_chunked_context``) or ``separate`` (vLLM V0 with ``enable_chunked_prefill: False``:
@@ -126,7 +127,7 @@ DSR1_GRAPHS_GB200 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512)
 #: closed/AMD/.../llama2-70b/offline_mi300x.yaml 11, offline_mi325x.yaml 7, open/AMD/.../offline_mi355x.yaml 19; each
 #: V0: ``VLLM_USE_V1: 0`` in its own ``vllm_env_config`` or the harness's common/config.yaml default) and MangoBoost's
 #: vllm_args.json ``offline_vllm_args`` (19):
-#: V0 multi-step scheduling (:func:`multi_step_spread`)
+#: V0 multi-step scheduling (fit/mlperf_multi_step.multi_step_spread)
 AMD_SCHEDULER_STEPS = {"mi300x": 11, "mi325x": 7, "mi355x": 19, "mangoboost": 19}
 #: AMD's Llama-2-70B harness configs (vLLM 0.9.1, V0 ``sync`` engine), by division and chip
 _AMD_CFG = "inference_results_v5.1 @965182b {}/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/offline_{}.yaml"
@@ -179,42 +180,6 @@ MLPERF_ENGINES = {
         SubmittedEngine(3450, 65536, _MB_CFG, 1, 1, 1, None, queries=5087232,
                         scheduler_steps=AMD_SCHEDULER_STEPS["mangoboost"]),
 }
-
-
-def multi_step_spread(spread: LengthSpread, steps: int) -> tuple[LengthSpread, float]:
-    """The lengths a vLLM V0 multi-step engine *computes* for ``spread`` and the share of its tokens delivered.
-
-    With ``num_scheduler_steps`` n, V0 schedules decode in windows of n steps and checks stops only after
-    a window: vLLM's multi-step output processor (``vllm/engine/output_processor/multi_step.py``,
-    ``_process_seq_outputs``, v0.6-v0.9) truncates the tokens past ``max_tokens`` and past EOS, so a
-    sequence keeps its slot and is computed to the window's end. Its prompt step yields the first token
-    and its L - 1 decode tokens take ceil((L - 1) / n) windows: it is computed as
-    L' = 1 + n·ceil((L - 1) / n) output tokens (mean waste about (n - 1) / 2 over a spread of lengths).
-    Named assumption: AMD's and MangoBoost's vLLM 0.9.1 builds keep upstream's multi-step output processor.
-
-    Args:
-        spread: the delivered (ISL, OSL) pairs; each OSL rounded to whole tokens.
-        steps: ``num_scheduler_steps`` (>= 1; 1 returns the lengths unchanged).
-
-    Returns:
-        (the computed spread, ISL unchanged, OSL (N,) -> L'; (mean ISL + mean OSL) / (mean ISL + mean L'),
-        the share of the computed tokens a throughput in delivered tokens counts).
-
-    Raises:
-        SpecError: ``steps`` not a whole number >= 1.
-
-    >>> s = LengthSpread("x", np.array([100.0, 100.0]), np.array([2.0, 20.0]))
-    >>> c, share = multi_step_spread(s, 8)
-    >>> c.osl_tokens.tolist(), round(share, 4)
-    ([9.0, 25.0], 0.9487)
-    """
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise SpecError("scheduler_steps", f"must be a whole number >= 1, got {steps!r}",
-                        "give the engine's num_scheduler_steps (1 without multi-step scheduling)")
-    osl = np.maximum(np.rint(spread.osl_tokens), 2.0)
-    computed = 1.0 + steps * np.ceil((osl - 1.0) / steps)
-    out = LengthSpread(spread.name, spread.isl_tokens, computed, spread.source)
-    return out, (spread.mean_isl + float(osl.mean())) / (spread.mean_isl + out.mean_osl)
 
 
 def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int, model=None, system=None):
@@ -361,77 +326,6 @@ def limit_engine(key: str, amd_on: bool | None = None) -> SubmittedEngine | None
 #: ``--trtllm_server_urls`` endpoint on the multi-node x72 systems, closed/NVIDIA/README.md). Server's
 #: join-the-least-pending dispatch is not priced (a Poisson split, as before).
 MLPERF_ROUND_ROBIN_SCENARIOS = frozenset({"Interactive"})
-
-
-@dataclass(frozen=True)
-class SubmittedDisagg:
-    """A submission's disaggregated deployment (Dynamo + TensorRT-LLM's PyTorch backend): ``prefill_workers``
-    prefill instances of TP ``prefill_tp`` with ``prefill_tokens`` (``max_num_tokens``, chunked prefill) per step,
-    and ``decode_workers`` decode instances of TP ``decode_tp`` holding at most ``decode_batch``
-    (``max_batch_size``) requests each, decode steps replayed as CUDA graphs padded to ``graph_sizes``
-    (``cuda_graph_batch_sizes`` with ``cuda_graph_padding_enabled``; None: not read)."""
-
-    prefill_tp: int
-    prefill_workers: int
-    prefill_tokens: int
-    decode_tp: int
-    decode_workers: int
-    decode_batch: int
-    source: str
-    graph_sizes: tuple[int, ...] | None = None
-
-    @property
-    def chips(self) -> int:
-        """GPUs of the whole deployment (both pools)."""
-        return self.prefill_tp * self.prefill_workers + self.decode_tp * self.decode_workers
-
-
-def submitted_disagg_deployment(engine: SubmittedDisagg, precision: str, chips: int):
-    """The disaggregated :class:`~jalapeno.deploy.deployment.Deployment` of a :class:`SubmittedDisagg` and its
-    concurrency with every decode slot filled (decode_batch x decode_workers). The decode engine's own
-    ``max_num_tokens`` is not carried: one ``max_tokens_per_step`` would cap the prefill pool's budget too, and the
-    declared one equals the decode ``max_batch_size`` (one token per request per step without MTP).
-
-    >>> dep, conc = submitted_disagg_deployment(MLPERF_DISAGG_ENGINES[
-    ...     "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_Dynamo_llama3p1-405b_Interactive"], "nvfp4", 72)
-    >>> dep.kind, dep.prefill.workers, dep.decode.workers, dep.token_budget, dep.max_running, conc
-    ('disagg', 14, 4, 4096, 512, 2048.0)
-
-    Raises:
-        SpecError: ``chips`` not the deployment's GPU count.
-    """
-    from jalapeno.deploy.deployment import Deployment, Pool
-    from jalapeno.deploy.layout import Layout
-    from jalapeno.specs.formats import get_precision
-
-    if chips != engine.chips:
-        raise SpecError("num_chips", f"{chips} GPUs, but the declared deployment has {engine.chips} "
-                        f"({engine.prefill_workers} x TP{engine.prefill_tp} prefill + {engine.decode_workers} x "
-                        f"TP{engine.decode_tp} decode)", "give the submission's GPU count")
-    dep = Deployment(get_precision(precision), Pool(Layout(tp=engine.decode_tp), workers=engine.decode_workers),
-                     prefill=Pool(Layout(tp=engine.prefill_tp), workers=engine.prefill_workers),
-                     token_budget=engine.prefill_tokens, max_running=engine.decode_batch,
-                     cuda_graph_batch_sizes=engine.graph_sizes, cuda_graph_pad_routing="one_token")
-    return dep, float(engine.decode_batch * engine.decode_workers)
-
-
-_DYN405 = "inference_results_v5.1 @965182b closed/NVIDIA/scripts/slurm_llm/dynamo/trtllm/llama3_1-405b/disagg/"
-#: Server / Interactive results run disaggregated whose deployment is read from the submission (mapping
-#: ``matched@limits`` at it, fit/latency_limits.engine_within_limits, as :data:`MLPERF_LIMIT_ENGINES`). NVIDIA's
-#: GB200-NVL72 x72 Dynamo Llama-3.1-405B Interactive (open division; open/NVIDIA/code/llama3.1-405b/tensorrt/
-#: README.md points to the closed guide): ``disagg_18node.sbatch`` and its README, "14 Prefill Workers, each TP4" +
-#: "4 Decode Workers, each TP4" (``NUM_PREFILL_WORKERS=14``, ``NUM_DECODE_WORKERS=4``, ``tensor_parallel_size: 4``
-#: in both engine configs; 72 GPUs; the README's "Total GPU Usage" line, "2 generation servers x 8 GPUs", contradicts
-#: its configs and is not used); prefill ``max_num_tokens: 4096`` with ``enable_chunked_prefill``, decode
-#: ``max_batch_size: 512`` and its ``cuda_graph_batch_sizes`` with padding. Not modelled: the prefill engine's
-#: ``max_batch_size`` 128 (a 4,096-token step holds at most a few of the 9,429-token mean prompts), Dynamo's
-#: ``prefill_first`` strategy and the decode engine's overlap scheduler.
-MLPERF_DISAGG_ENGINES = {
-    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_Dynamo_llama3p1-405b_Interactive":
-        SubmittedDisagg(4, 14, 4096, 4, 4, 512, _DYN405 + "{README.md,disagg_18node.sbatch}",
-                        graph_sizes=(1, 2, 4, 8, 16, 32, 64, 96, 128, 150, 180, 192, 224, 256, 288, 352, 416, 480,
-                                     512)),
-}
 
 
 #: Results whose engine build declares TensorRT-LLM's fused GEMM + all-reduce (``trtllm_build_flags``
