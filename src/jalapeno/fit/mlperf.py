@@ -56,20 +56,50 @@ from dataclasses import replace
 from pathlib import Path
 
 from jalapeno.errors import SpecError, check_bool
+from jalapeno.fit.measured_point import MeasuredPoint
 from jalapeno.fit.mlperf_disagg import MLPERF_DISAGG_ENGINES, submitted_disagg_deployment
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
-    DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_HARNESS_STEP_S, DSR1_GRAPHS_GB200,
-    LLAMA_TRT_HARNESS_STEP_S, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
-    MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, MLPERF_ROUND_ROBIN_SCENARIOS, SubmittedEngine, limit_engine,
-    submitted_deployment, with_declared_attention_math)
+    DSR1_EAGER_PROMPT_CALL_S,
+    DSR1_GRAPHS,
+    DSR1_HARNESS_STEP_S,
+    DSR1_GRAPHS_GB200,
+    LLAMA_TRT_HARNESS_STEP_S,
+    MLPERF_ENGINES,
+    MLPERF_FP8_CONTEXT_FMHA,
+    MLPERF_GEMM_ALLREDUCE,
+    MLPERF_LIMIT_ENGINES,
+    MLPERF_ROUND_ROBIN_SCENARIOS,
+    SubmittedEngine,
+    limit_engine,
+    submitted_deployment,
+    with_declared_attention_math,
+)
 from jalapeno.fit.mlperf_multi_step import multi_step_spread
-from jalapeno.fit.measured_point import MeasuredPoint
 from jalapeno.fit.mlperf_rows import (  # noqa: F401  (a row's own fields, re-exported)
-    _PRECISION, MLPERF_AGGREGATED, MLPERF_ENGINE_OF, MLPERF_HARDWARE, MLPERF_SKIPPED, MLPERF_TRTLLM_RELEASE,
-    _check_result_fields, _harness_step_s, _num, _result_key, serving_of)
+    _PRECISION,
+    MLPERF_AGGREGATED,
+    MLPERF_ENGINE_OF,
+    MLPERF_HARDWARE,
+    MLPERF_SKIPPED,
+    MLPERF_TRTLLM_RELEASE,
+    _check_result_fields,
+    _harness_step_s,
+    _num,
+    _result_key,
+    serving_of,
+)
 from jalapeno.fit.mlperf_rules import (  # noqa: F401  (the benchmarks' rules and lengths, re-exported)
-    DEFAULT_LENGTHS, DSR1_MAX_OUTPUT, MLPERF_LENGTHS, MLPERF_RULES, MLPERF_RULES_SOURCE, MLPERF_SCENARIOS,
-    BenchmarkLengths, BenchmarkRules, benchmark_spread, scenario_limits)
+    DEFAULT_LENGTHS,
+    DSR1_MAX_OUTPUT,
+    MLPERF_LENGTHS,
+    MLPERF_RULES,
+    MLPERF_RULES_SOURCE,
+    MLPERF_SCENARIOS,
+    BenchmarkLengths,
+    BenchmarkRules,
+    benchmark_spread,
+    scenario_limits,
+)
 from jalapeno.fit.skipped import with_systems
 from jalapeno.specs.workload import Workload
 
@@ -93,9 +123,15 @@ def running_per_chip(output_tok_s_per_chip: float, tpot_mean_s: float) -> float:
 SERVER_MAPPINGS = ("engine@limits", "frontier@limits", "frontier@tpot_limit", "frontier@interactivity")
 
 
-def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_path: str | Path | None = None,
-                server_mapping: str = "engine@limits", declared_fusion: bool = True,
-                serving: str = "stated", multi_step: bool = True) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
+def load_mlperf(
+    path: str | Path | None = None,
+    spread: bool = True,
+    lengths_path: str | Path | None = None,
+    server_mapping: str = "engine@limits",
+    declared_fusion: bool = True,
+    serving: str = "stated",
+    multi_step: bool = True,
+) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
     """MLPerf results of a ``published_points.csv``-format file as measured points, and the skipped
     results (id, reason). ``spread``: serve each row with its dataset's length spread (outputs
     scaled to the run's mean), else at the fixed mean lengths. ``lengths_path``: the dataset lengths
@@ -121,13 +157,16 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     from jalapeno.fit.mlperf_server import server_run
     from jalapeno.specs.catalog import load_model, load_system
 
-    check_bool("declared_fusion", declared_fusion,
-               "pass True to price the rows' declared gemm_allreduce_plugin, else False")
+    check_bool(
+        "declared_fusion", declared_fusion, "pass True to price the rows' declared gemm_allreduce_plugin, else False"
+    )
     check_bool("multi_step", multi_step, "pass True to price V0 multi-step windows, else False")
     if serving not in ("stated", "any"):
         raise SpecError("serving", f"unknown {serving!r}", "use 'stated' (the submission's serving mode) or 'any'")
     if server_mapping not in SERVER_MAPPINGS:
-        raise SpecError("server_mapping", f"unknown mapping {server_mapping!r}", f"use one of {', '.join(SERVER_MAPPINGS)}")
+        raise SpecError(
+            "server_mapping", f"unknown mapping {server_mapping!r}", f"use one of {', '.join(SERVER_MAPPINGS)}"
+        )
     p = Path(path) if path else DEFAULT_MLPERF
     if not p.is_file():
         raise SpecError(str(p), "file not found", "pass an MLPerf points CSV (published_points.csv format)")
@@ -141,8 +180,11 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     for r in rows:
         res = results.setdefault(_result_key(r["id"]), {"row": r, "metrics": {}, "notes": ""})
         if r["metric"] in res["metrics"]:  # the later row was read, silently
-            raise SpecError(f"{p.name}: {r['id']}", f"a second {r['metric']} row of result {_result_key(r['id'])}",
-                            "keep one row per result and metric")
+            raise SpecError(
+                f"{p.name}: {r['id']}",
+                f"a second {r['metric']} row of result {_result_key(r['id'])}",
+                "keep one row per result and metric",
+            )
         res["metrics"][r["metric"]] = r["value"]
         if r["metric"] == "output_tok_s_system":
             res["row"], res["notes"] = r, r["notes"]
@@ -165,9 +207,12 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         out_tps = _num(res["metrics"].get("output_tok_s_system"))
         chips = _num(r["num_chips"])
         if prec is None or out_tps is None or chips is None:
-            what = [f"precision {r['precision']!r} not mapped for {lengths.model}"] * (prec is None) + [
-                f"output_tok_s_system {res['metrics'].get('output_tok_s_system')!r} not a number > 0"] * (
-                out_tps is None) + [f"num_chips {r['num_chips']!r} not a number > 0"] * (chips is None)
+            what = (
+                [f"precision {r['precision']!r} not mapped for {lengths.model}"] * (prec is None)
+                + [f"output_tok_s_system {res['metrics'].get('output_tok_s_system')!r} not a number > 0"]
+                * (out_tps is None)
+                + [f"num_chips {r['num_chips']!r} not a number > 0"] * (chips is None)
+            )
             skipped.append((key, "; ".join(what)))  # was "precision, throughput or chip count missing", unnamed
             continue
         fw = r.get("framework", "").strip()
@@ -185,16 +230,25 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         limits = scenario_limits(bench, scenario)
         p99 = (_num(res["metrics"].get("TTFT_p99")), _num(res["metrics"].get("TPOT_p99")))
         if limits and any(v is not None and v / 1e3 > lim * (1 + 1e-9) for v, lim in zip(p99, limits)):
-            skipped.append((key, f"{scenario} p99 TTFT/TPOT {p99[0]}/{p99[1]} ms beyond the benchmark's limits "
-                                 f"{limits[0] * 1e3:g}/{limits[1] * 1e3:g} ms: not a valid result"))
+            skipped.append(
+                (
+                    key,
+                    f"{scenario} p99 TTFT/TPOT {p99[0]}/{p99[1]} ms beyond the benchmark's limits "
+                    f"{limits[0] * 1e3:g}/{limits[1] * 1e3:g} ms: not a valid result",
+                )
+            )
             continue
-        meas = {"throughput_per_chip": out_tps / chips * (spr.mean_isl + spr.mean_osl) / spr.mean_osl,
-                "interactivity": 1e3 / tpot if tpot else None, "tpot_s": tpot / 1e3 if tpot else None,
-                "ttft_s": ttft / 1e3 if ttft else None}
+        meas = {
+            "throughput_per_chip": out_tps / chips * (spr.mean_isl + spr.mean_osl) / spr.mean_osl,
+            "interactivity": 1e3 / tpot if tpot else None,
+            "tpot_s": tpot / 1e3 if tpot else None,
+            "ttft_s": ttft / 1e3 if ttft else None,
+        }
         dep, conc, share = None, None, 1.0
         if scenario == "Offline" and key in MLPERF_ENGINES:
-            dep, conc = submitted_deployment(MLPERF_ENGINES[key], prec, int(chips), load_model(lengths.model),
-                                             load_system(system))
+            dep, conc = submitted_deployment(
+                MLPERF_ENGINES[key], prec, int(chips), load_model(lengths.model), load_system(system)
+            )
             mapping = "matched"
             if spread and multi_step and MLPERF_ENGINES[key].scheduler_steps > 1:  # V0 multi-step: computed lengths
                 computed, share = multi_step_spread(spr, MLPERF_ENGINES[key].scheduler_steps)
@@ -215,59 +269,117 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
             skipped.append((key, f"{scenario} result without a mean TPOT"))
             continue
         # the LoadGen run the row is counted over: NVIDIA's harness deals Interactive queries round-robin
-        run = (replace(server_run(key, MLPERF_RULES[bench].samples), round_robin=(
-            key in MLPERF_LIMIT_ENGINES and scenario in MLPERF_ROUND_ROBIN_SCENARIOS))
-            if mapping in _SERVER_RUN and spread else None)
-        notes = [f"{scenario_note(scenario, limits)}; "  # the rule that priced it and the lengths (fit/mlperf_notes)
-                 + lengths_note(bench, MLPERF_RULES[bench].samples, isl, osl, bool(m), spread,
-                                DSR1_MAX_OUTPUT if bench == "deepseek-r1" else None)]
+        run = (
+            replace(
+                server_run(key, MLPERF_RULES[bench].samples),
+                round_robin=(key in MLPERF_LIMIT_ENGINES and scenario in MLPERF_ROUND_ROBIN_SCENARIOS),
+            )
+            if mapping in _SERVER_RUN and spread
+            else None
+        )
+        notes = [
+            f"{scenario_note(scenario, limits)}; "  # the rule that priced it and the lengths (fit/mlperf_notes)
+            + lengths_note(
+                bench,
+                MLPERF_RULES[bench].samples,
+                isl,
+                osl,
+                bool(m),
+                spread,
+                DSR1_MAX_OUTPUT if bench == "deepseek-r1" else None,
+            )
+        ]
         if tpot and scenario != "Offline":
-            notes.append(f"running ~{running_per_chip(out_tps / chips, tpot / 1e3):.0f} requests per chip (Little's "
-                         "law: output tok/s x mean TPOT)" + (f"; its mean TPOT {tpot:g} ms is above its own p99 {p99[1]:g} "
-                         "ms, set by a tail of stalled requests (fit/mlperf_quality.py)" if p99[1] and tpot > p99[1] else ""))
+            notes.append(
+                f"running ~{running_per_chip(out_tps / chips, tpot / 1e3):.0f} requests per chip (Little's "
+                "law: output tok/s x mean TPOT)"
+                + (
+                    f"; its mean TPOT {tpot:g} ms is above its own p99 {p99[1]:g} "
+                    "ms, set by a tail of stalled requests (fit/mlperf_quality.py)"
+                    if p99[1] and tpot > p99[1]
+                    else ""
+                )
+            )
         if dep is not None and mapping == "matched":
-            notes.append(f"submitted engine ({MLPERF_ENGINES[key].source}): {int(conc)} in flight"
-                         + (f"; a run of {MLPERF_ENGINES[key].queries:,} samples with its drain" if spread else "")
-                         + (f"; V0 multi-step ({MLPERF_ENGINES[key].scheduler_steps} steps a window): computed to each "
-                            f"window's end, {share:.3f} of the computed tokens delivered" if share < 1 else ""))
+            notes.append(
+                f"submitted engine ({MLPERF_ENGINES[key].source}): {int(conc)} in flight"
+                + (f"; a run of {MLPERF_ENGINES[key].queries:,} samples with its drain" if spread else "")
+                + (
+                    f"; V0 multi-step ({MLPERF_ENGINES[key].scheduler_steps} steps a window): computed to each "
+                    f"window's end, {share:.3f} of the computed tokens delivered"
+                    if share < 1
+                    else ""
+                )
+            )
         elif dep is not None:
             src = (limit_engine(key) or MLPERF_DISAGG_ENGINES[key]).source
             # the arrivals the p99s are priced under (fit/latency_limits.engine_within_limits reads the run's flag)
             from jalapeno.fit.latency_limits import dealt_instances
 
             k = dealt_instances(dep, run)
-            arr = (f"the harness's round-robin over its {k} instances (each every {k}th query: Erlang gaps, "
-                   "serve/open_loop)" if k > 1 else "Poisson arrivals")
-            notes.append(f"submitted {'deployment' if dep.prefill else 'engine'} ({src}) at its best load within the "
-                         f"rules' limits (p99 TPOT <= {limits[1] * 1e3:g} ms, p99 TTFT <= {limits[0]:g} s under {arr}; "
-                         f"at most {int(conc)} in flight)")
+            arr = (
+                f"the harness's round-robin over its {k} instances (each every {k}th query: Erlang gaps, "
+                "serve/open_loop)"
+                if k > 1
+                else "Poisson arrivals"
+            )
+            notes.append(
+                f"submitted {'deployment' if dep.prefill else 'engine'} ({src}) at its best load within the "
+                f"rules' limits (p99 TPOT <= {limits[1] * 1e3:g} ms, p99 TTFT <= {limits[0]:g} s under {arr}; "
+                f"at most {int(conc)} in flight)"
+            )
         if mapping == "frontier@tpot_limit":
             notes.append(f"best predicted point with mean TPOT <= the rules' p99 limit {limits[1] * 1e3:g} ms")
         elif mapping == "frontier@limits":
-            notes.append(f"best predicted point with Poisson p99 TPOT <= the rules' limit {limits[1] * 1e3:g} ms and "
-                         f"Poisson p99 TTFT <= {limits[0]:g} s")
+            notes.append(
+                f"best predicted point with Poisson p99 TPOT <= the rules' limit {limits[1] * 1e3:g} ms and "
+                f"Poisson p99 TTFT <= {limits[0]:g} s"
+            )
         if mapping in _SERVER_RUN and spread:
-            notes.append("counted as LoadGen counts the run: to its last-issued query's response (fit/mlperf_server.py)")
+            notes.append(
+                "counted as LoadGen counts the run: to its last-issued query's response (fit/mlperf_server.py)"
+            )
         notes += [math_note] if math_note else []
         if (left := unmodelled_note(scenario, mapping, scheduled_rate(key))) is not None:
             notes.append(left)
         fused = declared_fusion and key in MLPERF_GEMM_ALLREDUCE
         if fused:
-            notes.append("engine built with gemm_allreduce_plugin (its config): o_proj and down GEMMs fused with "
-                         "their TP all-reduce")
-        points.append(MeasuredPoint("mlperf", key, system, lengths.model, prec, engine, isl, osl, conc, dep, meas,
-                                    mapping, True, notes, workload=wl,
-                                    engine_version=MLPERF_TRTLLM_RELEASE if engine == "trt" else "",
-                                    tpot_limit_s=limits[1] if mapping in _LIMITED else None,
-                                    ttft_limit_s=limits[0] if mapping in ("frontier@limits", "matched@limits") else None,
-                                    gemm_allreduce_fusion=fused,
-                                    queries=MLPERF_ENGINES[key].queries if mapping == "matched" and spread else 0,
-                                    delivered_share=share,
-                                    server_run=run,
-                                    chips=int(chips), serving=serving_of(key, fw) if serving == "stated" else "both",
-                                    eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S
-                                    if engine == "trt" and lengths.model == "deepseek-r1" else 0.0,
-                                    harness_step_s=_harness_step_s(key, engine, lengths.model, system)))
+            notes.append(
+                "engine built with gemm_allreduce_plugin (its config): o_proj and down GEMMs fused with "
+                "their TP all-reduce"
+            )
+        points.append(
+            MeasuredPoint(
+                "mlperf",
+                key,
+                system,
+                lengths.model,
+                prec,
+                engine,
+                isl,
+                osl,
+                conc,
+                dep,
+                meas,
+                mapping,
+                True,
+                notes,
+                workload=wl,
+                engine_version=MLPERF_TRTLLM_RELEASE if engine == "trt" else "",
+                tpot_limit_s=limits[1] if mapping in _LIMITED else None,
+                ttft_limit_s=limits[0] if mapping in ("frontier@limits", "matched@limits") else None,
+                gemm_allreduce_fusion=fused,
+                queries=MLPERF_ENGINES[key].queries if mapping == "matched" and spread else 0,
+                delivered_share=share,
+                server_run=run,
+                chips=int(chips),
+                serving=serving_of(key, fw) if serving == "stated" else "both",
+                eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S
+                if engine == "trt" and lengths.model == "deepseek-r1"
+                else 0.0,
+                harness_step_s=_harness_step_s(key, engine, lengths.model, system),
+            )
+        )
     return points, with_systems(skipped, system_of)
 
 

@@ -56,13 +56,22 @@ def submitted_disagg_deployment(engine: SubmittedDisagg, precision: str, chips: 
     from jalapeno.specs.formats import get_precision
 
     if chips != engine.chips:
-        raise SpecError("num_chips", f"{chips} GPUs, but the declared deployment has {engine.chips} "
-                        f"({engine.prefill_workers} x TP{engine.prefill_tp} prefill + {engine.decode_workers} x "
-                        f"TP{engine.decode_tp} decode)", "give the submission's GPU count")
-    dep = Deployment(get_precision(precision), Pool(Layout(tp=engine.decode_tp), workers=engine.decode_workers),
-                     prefill=Pool(Layout(tp=engine.prefill_tp), workers=engine.prefill_workers),
-                     token_budget=engine.prefill_tokens, max_running=engine.decode_batch,
-                     cuda_graph_batch_sizes=engine.graph_sizes, cuda_graph_pad_routing="one_token")
+        raise SpecError(
+            "num_chips",
+            f"{chips} GPUs, but the declared deployment has {engine.chips} "
+            f"({engine.prefill_workers} x TP{engine.prefill_tp} prefill + {engine.decode_workers} x "
+            f"TP{engine.decode_tp} decode)",
+            "give the submission's GPU count",
+        )
+    dep = Deployment(
+        get_precision(precision),
+        Pool(Layout(tp=engine.decode_tp), workers=engine.decode_workers),
+        prefill=Pool(Layout(tp=engine.prefill_tp), workers=engine.prefill_workers),
+        token_budget=engine.prefill_tokens,
+        max_running=engine.decode_batch,
+        cuda_graph_batch_sizes=engine.graph_sizes,
+        cuda_graph_pad_routing="one_token",
+    )
     return dep, float(engine.decode_batch * engine.decode_workers)
 
 
@@ -78,8 +87,14 @@ _DYN405 = "inference_results_v5.1 @965182b closed/NVIDIA/scripts/slurm_llm/dynam
 #: ``max_batch_size`` 128 (a 4,096-token step holds at most a few of the 9,429-token mean prompts), Dynamo's
 #: ``prefill_first`` strategy and the decode engine's overlap scheduler.
 MLPERF_DISAGG_ENGINES = {
-    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_Dynamo_llama3p1-405b_Interactive":
-        SubmittedDisagg(4, 14, 4096, 4, 4, 512, _DYN405 + "{README.md,disagg_18node.sbatch}",
-                        graph_sizes=(1, 2, 4, 8, 16, 32, 64, 96, 128, 150, 180, 192, 224, 256, 288, 352, 416, 480,
-                                     512)),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_Dynamo_llama3p1-405b_Interactive": SubmittedDisagg(
+        4,
+        14,
+        4096,
+        4,
+        4,
+        512,
+        _DYN405 + "{README.md,disagg_18node.sbatch}",
+        graph_sizes=(1, 2, 4, 8, 16, 32, 64, 96, 128, 150, 180, 192, 224, 256, 288, 352, 416, 480, 512),
+    ),
 }

@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 from jalapeno.errors import SpecError
 from jalapeno.fit.mlperf_disagg import (  # noqa: F401  (the disaggregated submission, re-exported)
-    MLPERF_DISAGG_ENGINES, SubmittedDisagg, submitted_disagg_deployment)
+    MLPERF_DISAGG_ENGINES,
+    SubmittedDisagg,
+    submitted_disagg_deployment,
+)
 from jalapeno.fit.mlperf_multi_step import multi_step_spread  # noqa: F401  (re-exported)
 from jalapeno.fit.trt_prompt_graphs import TRTLLM_EAGER_CALL_S
 
@@ -141,44 +144,100 @@ _MB_CFG = "inference_results_v5.1 @965182b open/AMD_MangoBoost/code/llama2-70b-9
 #: (results/*/deepseek-r1/Offline/performance/run_1/mlperf_log_summary.txt, Google B200 and NVIDIA
 #: GB200). Keyed by result id (:func:`_result_key`).
 MLPERF_ENGINES = {
-    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
-        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "B200-SXM-180GBx8"), queries=26328,
-                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500,
-                        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
-    "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
-        SubmittedEngine(512, 4608, _DSR1_CFG.format("Google", "B200-SXM-180GBx8"), queries=26328,
-                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500,
-                        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
-    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Offline":
-        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x72"), queries=26328 * 8,
-                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS_GB200, adp_timeout_iters=50,
-                        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
-    "mlperf51_HPE_HPE_Cray_XD670_H200_SXM_141GBx8_TRT_deepseek-r1_Offline":
-        SubmittedEngine(216, 4608, _DSR1_CFG.format("HPE", "HPE_Cray_XD670_H200_SXM_141GBx8"), queries=26328,
-                        kv_free_fraction=0.6, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500,
-                        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline": SubmittedEngine(
+        512,
+        4608,
+        _DSR1_CFG.format("NVIDIA", "B200-SXM-180GBx8"),
+        queries=26328,
+        kv_free_fraction=0.9,
+        graph_sizes=DSR1_GRAPHS,
+        adp_timeout_iters=500,
+        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S,
+    ),
+    "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Offline": SubmittedEngine(
+        512,
+        4608,
+        _DSR1_CFG.format("Google", "B200-SXM-180GBx8"),
+        queries=26328,
+        kv_free_fraction=0.9,
+        graph_sizes=DSR1_GRAPHS,
+        adp_timeout_iters=500,
+        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S,
+    ),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Offline": SubmittedEngine(
+        512,
+        4608,
+        _DSR1_CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x72"),
+        queries=26328 * 8,
+        kv_free_fraction=0.9,
+        graph_sizes=DSR1_GRAPHS_GB200,
+        adp_timeout_iters=50,
+        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S,
+    ),
+    "mlperf51_HPE_HPE_Cray_XD670_H200_SXM_141GBx8_TRT_deepseek-r1_Offline": SubmittedEngine(
+        216,
+        4608,
+        _DSR1_CFG.format("HPE", "HPE_Cray_XD670_H200_SXM_141GBx8"),
+        queries=26328,
+        kv_free_fraction=0.6,
+        graph_sizes=DSR1_GRAPHS,
+        adp_timeout_iters=500,
+        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S,
+    ),
     # AMD's vLLM harness (one TP1 engine per GPU, no chunked prefill): the decode batch its MLPerf scheduler
     # targets (VLLM_LLAMA2_MLPERF_MAX_TARGET_DECODE_BATCH; MI300X's MIN is 1,280) and max_num_batched_tokens,
     # over the run's generated_samples_per_query (results/*/llama2-70b-99/Offline/performance/run_1/
     # mlperf_log_detail.txt); docs/gap_large_batch_decode.md, round 32
-    "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Offline":
-        SubmittedEngine(1536, 40960, _AMD_CFG.format("closed", "mi300x"), 1, 1, 1, None, queries=245760,
-                        scheduler_steps=AMD_SCHEDULER_STEPS["mi300x"]),
-    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_1_llama2-70b-99_Offline":
-        SubmittedEngine(2048, 65536, _AMD_CFG.format("closed", "mi325x"), 1, 1, 1, None, queries=319488,
-                        scheduler_steps=AMD_SCHEDULER_STEPS["mi325x"]),
-    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_2_llama2-70b-99_Offline":
-        SubmittedEngine(2048, 65536, _AMD_CFG.format("closed", "mi325x"), 1, 1, 1, None, queries=319488,
-                        scheduler_steps=AMD_SCHEDULER_STEPS["mi325x"]),
-    "mlperf51_AMD_8xMI355X_2xEPYC_9575F_llama2-70b-99_Offline":
-        SubmittedEngine(3072, 40960, _AMD_CFG.format("open", "mi355x"), 1, 1, 1, None, queries=1327104,
-                        scheduler_steps=AMD_SCHEDULER_STEPS["mi355x"]),
-    "mlperf51_AMD_MangoBoost_32xMI355X-PollaraCluster-EPYC9575F_llama2-70b-99_Offline":
-        SubmittedEngine(3450, 65536, _MB_CFG, 1, 1, 1, None, queries=2555904,
-                        scheduler_steps=AMD_SCHEDULER_STEPS["mangoboost"]),
-    "mlperf51_AMD_MangoBoost_64xMI355X-PollaraCluster-EPYC9575F_llama2-70b-99_Offline":
-        SubmittedEngine(3450, 65536, _MB_CFG, 1, 1, 1, None, queries=5087232,
-                        scheduler_steps=AMD_SCHEDULER_STEPS["mangoboost"]),
+    "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Offline": SubmittedEngine(
+        1536,
+        40960,
+        _AMD_CFG.format("closed", "mi300x"),
+        1,
+        1,
+        1,
+        None,
+        queries=245760,
+        scheduler_steps=AMD_SCHEDULER_STEPS["mi300x"],
+    ),
+    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_1_llama2-70b-99_Offline": SubmittedEngine(
+        2048,
+        65536,
+        _AMD_CFG.format("closed", "mi325x"),
+        1,
+        1,
+        1,
+        None,
+        queries=319488,
+        scheduler_steps=AMD_SCHEDULER_STEPS["mi325x"],
+    ),
+    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_2_llama2-70b-99_Offline": SubmittedEngine(
+        2048,
+        65536,
+        _AMD_CFG.format("closed", "mi325x"),
+        1,
+        1,
+        1,
+        None,
+        queries=319488,
+        scheduler_steps=AMD_SCHEDULER_STEPS["mi325x"],
+    ),
+    "mlperf51_AMD_8xMI355X_2xEPYC_9575F_llama2-70b-99_Offline": SubmittedEngine(
+        3072,
+        40960,
+        _AMD_CFG.format("open", "mi355x"),
+        1,
+        1,
+        1,
+        None,
+        queries=1327104,
+        scheduler_steps=AMD_SCHEDULER_STEPS["mi355x"],
+    ),
+    "mlperf51_AMD_MangoBoost_32xMI355X-PollaraCluster-EPYC9575F_llama2-70b-99_Offline": SubmittedEngine(
+        3450, 65536, _MB_CFG, 1, 1, 1, None, queries=2555904, scheduler_steps=AMD_SCHEDULER_STEPS["mangoboost"]
+    ),
+    "mlperf51_AMD_MangoBoost_64xMI355X-PollaraCluster-EPYC9575F_llama2-70b-99_Offline": SubmittedEngine(
+        3450, 65536, _MB_CFG, 1, 1, 1, None, queries=5087232, scheduler_steps=AMD_SCHEDULER_STEPS["mangoboost"]
+    ),
 }
 
 
@@ -203,20 +262,40 @@ def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int, mo
 
     n = engine.instance_chips
     if chips % n:
-        raise SpecError("num_chips", f"{chips} GPUs is not a whole number of {n}-GPU instances",
-                        f"give the submission's GPU count ({n} per instance)")
+        raise SpecError(
+            "num_chips",
+            f"{chips} GPUs is not a whole number of {n}-GPU instances",
+            f"give the submission's GPU count ({n} per instance)",
+        )
     from jalapeno.deploy.memory_fit import free_fraction_as_memory_fraction
 
     lay = Layout(tp=engine.tp, dp=engine.dp, ep=engine.ep)
-    frac = None if engine.kv_free_fraction is None or model is None or system is None else \
-        free_fraction_as_memory_fraction(engine.kv_free_fraction, model, system, lay, get_precision(precision),
-                                         engine.tokens_per_step, engine.batch_per_rank)
-    dep = Deployment(get_precision(precision), Pool(lay, workers=chips // n, moe_backend=engine.moe_backend),
-                     max_running=engine.batch_per_rank, max_tokens_per_step=engine.tokens_per_step, budget_per="rank",
-                     memory_fraction=frac, cuda_graph_batch_sizes=engine.graph_sizes,
-                     cuda_graph_pad_routing="one_token",  # TensorRT-LLM's dummies (deploy/graph_capture.PAD_ROUTING)
-                     adp_balance_timeout_iters=engine.adp_timeout_iters if engine.dp > 1 else None,
-                     eager_prompt_call_s=engine.eager_prompt_call_s, prefill_steps=engine.prefill_steps)
+    frac = (
+        None
+        if engine.kv_free_fraction is None or model is None or system is None
+        else free_fraction_as_memory_fraction(
+            engine.kv_free_fraction,
+            model,
+            system,
+            lay,
+            get_precision(precision),
+            engine.tokens_per_step,
+            engine.batch_per_rank,
+        )
+    )
+    dep = Deployment(
+        get_precision(precision),
+        Pool(lay, workers=chips // n, moe_backend=engine.moe_backend),
+        max_running=engine.batch_per_rank,
+        max_tokens_per_step=engine.tokens_per_step,
+        budget_per="rank",
+        memory_fraction=frac,
+        cuda_graph_batch_sizes=engine.graph_sizes,
+        cuda_graph_pad_routing="one_token",  # TensorRT-LLM's dummies (deploy/graph_capture.PAD_ROUTING)
+        adp_balance_timeout_iters=engine.adp_timeout_iters if engine.dp > 1 else None,
+        eager_prompt_call_s=engine.eager_prompt_call_s,
+        prefill_steps=engine.prefill_steps,
+    )
     return dep, float(engine.batch_per_rank * engine.dp * (chips // n))
 
 
@@ -232,39 +311,63 @@ _B200, _GB72, _H200 = "B200-SXM-180GBx8", "GB200-NVL72_GB200-186GB_aarch64x72", 
 #: GB200-NVL72 x4 Llama-2-70B Interactive (no config in the repository): they keep ``frontier@limits``. The Dynamo Llama-3.1-405B row runs disaggregated:
 #: :data:`MLPERF_DISAGG_ENGINES`.
 MLPERF_LIMIT_ENGINES = {
-    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
-        SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _B200, "Server", "deepseek-r1"), graph_sizes=DSR1_GRAPHS,
-                        adp_timeout_iters=9, eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
-    "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
-        SubmittedEngine(512, 3456, _CFG.format("Google", _B200, "Server", "deepseek-r1"), graph_sizes=DSR1_GRAPHS,
-                        adp_timeout_iters=9, eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
-    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Server":
-        SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _GB72, "Server", "deepseek-r1"),
-                        graph_sizes=DSR1_GRAPHS_GB200, adp_timeout_iters=9,
-                        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
-    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Server":
-        SubmittedEngine(2048, 3584, _CFG.format("NVIDIA", _B200, "Server", "llama2-70b"), 1, 1, 1, None),
-    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Interactive":
-        SubmittedEngine(768, 768, _CFG.format("NVIDIA", _B200, "Interactive", "llama2-70b"), 1, 1, 1, None),
-    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Server":
-        SubmittedEngine(256, 2048, _CFG.format("NVIDIA", _B200, "Server", "llama3_1-405b"), 4, 1, 1, None),
-    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Interactive":
-        SubmittedEngine(256, 1536, _CFG.format("NVIDIA", _B200, "Interactive", "llama3_1-405b"), 4, 1, 1, None),
-    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x4_TRT_llama2-70b-99_Server":
-        SubmittedEngine(2048, 3584, _CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x4", "Server", "llama2-70b"),
-                        1, 1, 1, None),
-    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Server":
-        SubmittedEngine(256, 2048, _CFG.format("NVIDIA", _GB72, "Server", "llama3_1-405b"), 4, 1, 1, None),
-    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Interactive":
-        SubmittedEngine(2048, 1024, _CFG.format("NVIDIA", _GB72, "Interactive", "llama3_1-405b"), 4, 1, 1, None),
-    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Server":
-        SubmittedEngine(2048, 1536, _CFG.format("Nebius", _H200, "Server", "llama2-70b"), 1, 1, 1, None),
-    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Interactive":
-        SubmittedEngine(512, 256, _CFG.format("Nebius", _H200, "Interactive", "llama2-70b"), 1, 1, 1, None),
-    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server":
-        SubmittedEngine(64, 2560, _CFG.format("Nebius", _H200, "Server", "llama3_1-405b"), 8, 1, 1, None),
-    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Interactive":
-        SubmittedEngine(64, 2560, _CFG.format("Nebius", _H200, "Interactive", "llama3_1-405b"), 8, 1, 1, None),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server": SubmittedEngine(
+        512,
+        3456,
+        _CFG.format("NVIDIA", _B200, "Server", "deepseek-r1"),
+        graph_sizes=DSR1_GRAPHS,
+        adp_timeout_iters=9,
+        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S,
+    ),
+    "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Server": SubmittedEngine(
+        512,
+        3456,
+        _CFG.format("Google", _B200, "Server", "deepseek-r1"),
+        graph_sizes=DSR1_GRAPHS,
+        adp_timeout_iters=9,
+        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S,
+    ),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Server": SubmittedEngine(
+        512,
+        3456,
+        _CFG.format("NVIDIA", _GB72, "Server", "deepseek-r1"),
+        graph_sizes=DSR1_GRAPHS_GB200,
+        adp_timeout_iters=9,
+        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S,
+    ),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Server": SubmittedEngine(
+        2048, 3584, _CFG.format("NVIDIA", _B200, "Server", "llama2-70b"), 1, 1, 1, None
+    ),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Interactive": SubmittedEngine(
+        768, 768, _CFG.format("NVIDIA", _B200, "Interactive", "llama2-70b"), 1, 1, 1, None
+    ),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Server": SubmittedEngine(
+        256, 2048, _CFG.format("NVIDIA", _B200, "Server", "llama3_1-405b"), 4, 1, 1, None
+    ),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Interactive": SubmittedEngine(
+        256, 1536, _CFG.format("NVIDIA", _B200, "Interactive", "llama3_1-405b"), 4, 1, 1, None
+    ),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x4_TRT_llama2-70b-99_Server": SubmittedEngine(
+        2048, 3584, _CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x4", "Server", "llama2-70b"), 1, 1, 1, None
+    ),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Server": SubmittedEngine(
+        256, 2048, _CFG.format("NVIDIA", _GB72, "Server", "llama3_1-405b"), 4, 1, 1, None
+    ),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Interactive": SubmittedEngine(
+        2048, 1024, _CFG.format("NVIDIA", _GB72, "Interactive", "llama3_1-405b"), 4, 1, 1, None
+    ),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Server": SubmittedEngine(
+        2048, 1536, _CFG.format("Nebius", _H200, "Server", "llama2-70b"), 1, 1, 1, None
+    ),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Interactive": SubmittedEngine(
+        512, 256, _CFG.format("Nebius", _H200, "Interactive", "llama2-70b"), 1, 1, 1, None
+    ),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server": SubmittedEngine(
+        64, 2560, _CFG.format("Nebius", _H200, "Server", "llama3_1-405b"), 8, 1, 1, None
+    ),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Interactive": SubmittedEngine(
+        64, 2560, _CFG.format("Nebius", _H200, "Interactive", "llama3_1-405b"), 8, 1, 1, None
+    ),
 }
 
 
@@ -280,17 +383,18 @@ _AMD_SRV = "inference_results_v5.1 @965182b closed/AMD/code/llama2-70b-99/harnes
 #: prompts admitted only between windows), the harness's ``shortest_queue_with_tokens`` dispatch (a Poisson split,
 #: as Server's load balancing) and MI325X's tuned hipBLASLt files. Used only under :data:`AMD_LIMIT_ENGINES_ON`.
 MLPERF_AMD_LIMIT_ENGINES = {
-    "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Interactive":
-        SubmittedEngine(600, 40960, _AMD_SRV.format("interactive", "mi300x"), 1, 1, 1, None, scheduler_steps=8,
-                        prefill_steps="separate"),
-    "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server":
-        SubmittedEngine(608, 40960, _AMD_SRV.format("server", "mi300x"), 1, 1, 1, None, scheduler_steps=9,
-                        prefill_steps="separate"),
-    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_1_llama2-70b-99_Server":
-        SubmittedEngine(832, 40960, _AMD_SRV.format("server", "mi325x"), 1, 1, 1, None, scheduler_steps=9,
-                        prefill_steps="separate"),
-    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_2_llama2-70b-99_Interactive":
-        SubmittedEngine(2048, 43008, _AMD_SRV.format("interactive", "mi325x"), 1, 1, 1, None),
+    "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Interactive": SubmittedEngine(
+        600, 40960, _AMD_SRV.format("interactive", "mi300x"), 1, 1, 1, None, scheduler_steps=8, prefill_steps="separate"
+    ),
+    "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server": SubmittedEngine(
+        608, 40960, _AMD_SRV.format("server", "mi300x"), 1, 1, 1, None, scheduler_steps=9, prefill_steps="separate"
+    ),
+    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_1_llama2-70b-99_Server": SubmittedEngine(
+        832, 40960, _AMD_SRV.format("server", "mi325x"), 1, 1, 1, None, scheduler_steps=9, prefill_steps="separate"
+    ),
+    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_2_llama2-70b-99_Interactive": SubmittedEngine(
+        2048, 43008, _AMD_SRV.format("interactive", "mi325x"), 1, 1, 1, None
+    ),
 }
 #: Whether the AMD Server / Interactive rows are priced at :data:`MLPERF_AMD_LIMIT_ENGINES` (``matched@limits``)
 #: rather than the best swept deployment within the limits (``frontier@limits``): OFF (round 48, mlperf48). On, the
@@ -338,10 +442,13 @@ MLPERF_ROUND_ROBIN_SCENARIOS = frozenset({"Interactive"})
 #: not; the Dynamo Llama-3.1-405B row has no config in the repository.
 MLPERF_GEMM_ALLREDUCE = frozenset(
     f"mlperf51_{who}_{system}_TRT_llama3p1-405b_{scenario}"
-    for who, system, scenarios in (("NVIDIA", _B200, ("Offline", "Server", "Interactive")),
-                                   ("NVIDIA", _GB72, ("Offline", "Server")),
-                                   ("Nebius", _H200, ("Offline", "Server", "Interactive")))
-    for scenario in scenarios)
+    for who, system, scenarios in (
+        ("NVIDIA", _B200, ("Offline", "Server", "Interactive")),
+        ("NVIDIA", _GB72, ("Offline", "Server")),
+        ("Nebius", _H200, ("Offline", "Server", "Interactive")),
+    )
+    for scenario in scenarios
+)
 
 
 #: Results whose engine build enables FP8 context attention (``trtllm_build_flags`` ``'use_fp8_context_fmha':
@@ -352,7 +459,9 @@ MLPERF_GEMM_ALLREDUCE = frozenset(
 #: states FP8 attention already; the AMD rows (vLLM harness) have no such flag.
 MLPERF_FP8_CONTEXT_FMHA = frozenset(
     f"mlperf51_Nebius_H200-SXM-141GBx8_TRT_{bench}_{scenario}"
-    for bench in ("llama2-70b-99", "llama3p1-405b") for scenario in ("Offline", "Server", "Interactive"))
+    for bench in ("llama2-70b-99", "llama3p1-405b")
+    for scenario in ("Offline", "Server", "Interactive")
+)
 
 
 def with_declared_attention_math(precision: str, key: str) -> tuple[str, str]:
@@ -369,8 +478,13 @@ def with_declared_attention_math(precision: str, key: str) -> tuple[str, str]:
     from jalapeno.specs.formats import get_precision
 
     prec = get_precision(precision)
-    if key not in MLPERF_FP8_CONTEXT_FMHA or prec.attention_compute == "fp8" \
-            or prec.modules["attention"].weight.name not in FP8_CONTEXT_FMHA["trtllm"]:
+    if (
+        key not in MLPERF_FP8_CONTEXT_FMHA
+        or prec.attention_compute == "fp8"
+        or prec.modules["attention"].weight.name not in FP8_CONTEXT_FMHA["trtllm"]
+    ):
         return precision, ""
-    return f"{precision},attn=fp8", ("engine built with use_fp8_context_fmha (its config): attention math FP8 "
-                                     "(fit/mlperf_engines.MLPERF_FP8_CONTEXT_FMHA)")
+    return f"{precision},attn=fp8", (
+        "engine built with use_fp8_context_fmha (its config): attention math FP8 "
+        "(fit/mlperf_engines.MLPERF_FP8_CONTEXT_FMHA)"
+    )

@@ -43,8 +43,11 @@ def multi_step_spread(spread: LengthSpread, steps: int) -> tuple[LengthSpread, f
     ([9.0, 25.0], 0.9487)
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise SpecError("scheduler_steps", f"must be a whole number >= 1, got {steps!r}",
-                        "give the engine's num_scheduler_steps (1 without multi-step scheduling)")
+        raise SpecError(
+            "scheduler_steps",
+            f"must be a whole number >= 1, got {steps!r}",
+            "give the engine's num_scheduler_steps (1 without multi-step scheduling)",
+        )
     osl = np.maximum(np.rint(spread.osl_tokens), 2.0)
     computed = 1.0 + steps * np.ceil((osl - 1.0) / steps)
     out = LengthSpread(spread.name, spread.isl_tokens, computed, spread.source)

@@ -17,8 +17,14 @@ from jalapeno.errors import SpecError
 from jalapeno.fit.mlperf_engines import DSR1_HARNESS_STEP_S
 from jalapeno.fit.mlperf_rules import MLPERF_SCENARIOS
 
-MLPERF_HARDWARE = {"B200-SXM-180GB": "b200", "GB200 NVL72": "gb200-nvl72", "H200-SXM-141GB": "h200",
-                   "MI300X 192GB": "mi300x", "MI325X 256GB": "mi325x", "MI355X 288GB": "mi355x"}
+MLPERF_HARDWARE = {
+    "B200-SXM-180GB": "b200",
+    "GB200 NVL72": "gb200-nvl72",
+    "H200-SXM-141GB": "h200",
+    "MI300X 192GB": "mi300x",
+    "MI325X 256GB": "mi325x",
+    "MI355X 288GB": "mi355x",
+}
 
 #: The rows' ``framework`` as the engine names the stack profiles list (data/stacks.toml ``engines``):
 #: priced with that engine's profile (the trtllm one; AMD's vLLM-based harness: vllm-rocm). Before,
@@ -65,10 +71,15 @@ MLPERF_SKIPPED = {
 #: submissions run) TensorRT Model Optimizer at Precision.FP8 (closed/NVIDIA/code/llama2-70b/tensorrt/
 #: builder.py: ``fp8-quantized-modelopt``; ModelOpt's FP8 format scales per tensor); DeepSeek-R1's is
 #: its release checkpoint, 128x128-block (``fp8``; config.json ``weight_block_size``).
-_PRECISION = {("llama-2-70b", "weights fp8"): "fp8-tensor", ("llama-2-70b", "weights fp4"): "nvfp4",
-              ("llama-2-70b", "weights mxfp4"): "w4a4-mxfp4", ("deepseek-r1", "weights fp8"): "fp8",
-              ("deepseek-r1", "weights fp4"): "fp4", ("llama-3.1-405b", "weights fp8"): "fp8-tensor",
-              ("llama-3.1-405b", "weights fp4"): "nvfp4"}
+_PRECISION = {
+    ("llama-2-70b", "weights fp8"): "fp8-tensor",
+    ("llama-2-70b", "weights fp4"): "nvfp4",
+    ("llama-2-70b", "weights mxfp4"): "w4a4-mxfp4",
+    ("deepseek-r1", "weights fp8"): "fp8",
+    ("deepseek-r1", "weights fp4"): "fp4",
+    ("llama-3.1-405b", "weights fp8"): "fp8-tensor",
+    ("llama-3.1-405b", "weights fp4"): "nvfp4",
+}
 
 
 def _result_key(rid: str) -> str:
@@ -92,8 +103,6 @@ def _harness_step_s(key: str, engine: str, model: str, system: str, llama_on: bo
     return mlperf_engines.LLAMA_TRT_HARNESS_STEP_S.get(system, 0.0) if llama_trt else 0.0
 
 
-
-
 def _check_result_fields(r: dict, notes: str, where: str) -> None:
     """Refuse a result whose scenario, chip count or run-log output mean is malformed (each was priced as something
     else: a misspelt scenario as a Server run without a TPOT, 2.5 chips as 2, a mean of 0 tokens deep in the workload).
@@ -105,21 +114,27 @@ def _check_result_fields(r: dict, notes: str, where: str) -> None:
 
     scenario = r["concurrency_or_batch"].strip()
     if scenario not in MLPERF_SCENARIOS:
-        raise SpecError(f"{where} concurrency_or_batch", f"scenario {scenario!r} is not one of "
-                        f"{', '.join(MLPERF_SCENARIOS)}{choice_hint(scenario, MLPERF_SCENARIOS)}",
-                        "write the MLPerf scenario the result ran, spelt as LoadGen spells it")
+        raise SpecError(
+            f"{where} concurrency_or_batch",
+            f"scenario {scenario!r} is not one of "
+            f"{', '.join(MLPERF_SCENARIOS)}{choice_hint(scenario, MLPERF_SCENARIOS)}",
+            "write the MLPerf scenario the result ran, spelt as LoadGen spells it",
+        )
     chips = _num(r["num_chips"])
     if chips is not None and not chips.is_integer():
-        raise SpecError(f"{where} num_chips", f"{r['num_chips']!r} is not a whole number of chips",
-                        "give the system's accelerator count, e.g. 8")
+        raise SpecError(
+            f"{where} num_chips",
+            f"{r['num_chips']!r} is not a whole number of chips",
+            "give the system's accelerator count, e.g. 8",
+        )
     m = re.search(r"mean output tok/sample ~(\d+)", notes)
     if m and int(m.group(1)) < 2:
-        raise SpecError(f"{where} notes", f"'mean output tok/sample ~{m.group(1)}' is below 2 tokens",
-                        "give the run's mean output tokens per sample from its log (e.g. ~301), or drop the phrase "
-                        "to take the reference run's")
-
-
-
+        raise SpecError(
+            f"{where} notes",
+            f"'mean output tok/sample ~{m.group(1)}' is below 2 tokens",
+            "give the run's mean output tokens per sample from its log (e.g. ~301), or drop the phrase "
+            "to take the reference run's",
+        )
 
 
 def _num(s) -> float | None:

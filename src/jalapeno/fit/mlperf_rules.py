@@ -67,37 +67,64 @@ class BenchmarkRules:
 #: ``Offline.min_query_count``) and the reference READMEs (language/llama2-70b/README.md "Tokens per
 #: sample: 294.45"; language/deepseek-r1/README.md ``mean-output-tok-len`` 3886.2274 over 4,388
 #: samples; language/llama3.1-405b/README.md ``tokens_per_sample`` 684.68).
-MLPERF_RULES_SOURCE = ("mlcommons/inference @b66003e: loadgen/mlperf.conf (TTFT/TPOT p99 limits, sample "
-                       "counts) and the reference READMEs (mean output tokens per sample)")
+MLPERF_RULES_SOURCE = (
+    "mlcommons/inference @b66003e: loadgen/mlperf.conf (TTFT/TPOT p99 limits, sample "
+    "counts) and the reference READMEs (mean output tokens per sample)"
+)
 MLPERF_RULES = {
     "llama2-70b-99": BenchmarkRules(2.0, 0.200, 0.450, 0.040, 24576, 294.45),
     "deepseek-r1": BenchmarkRules(2.0, 0.080, 1.5, 0.015, 4388, 3886.2274),
     "llama3.1-405b": BenchmarkRules(6.0, 0.175, 4.5, 0.080, 8313, 684.68),
 }
 
-_LEN_SRC = ("dataset lengths (DEFAULT_LENGTHS: the MLCommons dataset's token counts, per sample); mean "
-            "input {isl:.1f} tokens, {n:,} samples; {out}")
+_LEN_SRC = (
+    "dataset lengths (DEFAULT_LENGTHS: the MLCommons dataset's token counts, per sample); mean "
+    "input {isl:.1f} tokens, {n:,} samples; {out}"
+)
 #: Per benchmark: the catalog model and the mean input / output lengths (rounded; the rows are
 #: served with the whole spread, :func:`benchmark_spread`).
 MLPERF_LENGTHS = {
     "llama2-70b-99": BenchmarkLengths(
-        "llama-2-70b", 222, round(MLPERF_RULES["llama2-70b-99"].reference_osl),
-        _LEN_SRC.format(isl=222.33, n=24576, out="outputs: Llama-2's reference mean 294.45 per sample (README), or the "
-                        "run's own log value; their spread is the dataset's GPT-4 reference answers' (mean 218.9) "
-                        "scaled to that mean, an ASSUMPTION checked on Llama-2's own outputs for 630 samples (the "
-                        "v5.1 TEST06 logs, scripts/mlperf_test06_lengths.py): correlation 0.63, CV 0.56 vs the "
-                        "reference's 0.75, decode context 430 vs 445 tokens")),
+        "llama-2-70b",
+        222,
+        round(MLPERF_RULES["llama2-70b-99"].reference_osl),
+        _LEN_SRC.format(
+            isl=222.33,
+            n=24576,
+            out="outputs: Llama-2's reference mean 294.45 per sample (README), or the "
+            "run's own log value; their spread is the dataset's GPT-4 reference answers' (mean 218.9) "
+            "scaled to that mean, an ASSUMPTION checked on Llama-2's own outputs for 630 samples (the "
+            "v5.1 TEST06 logs, scripts/mlperf_test06_lengths.py): correlation 0.63, CV 0.56 vs the "
+            "reference's 0.75, decode context 430 vs 445 tokens",
+        ),
+    ),
     "deepseek-r1": BenchmarkLengths(
-        "deepseek-r1", 804, round(MLPERF_RULES["deepseek-r1"].reference_osl),
-        _LEN_SRC.format(isl=803.79, n=4388, out="outputs: the reference outputs capped at 20K (mean 3,886.2, the "
-                        "README's accuracy-run figure), scaled to each run's own mean (3,676-3,828) where its log gives "
-                        "one (the runs' own outputs for 199 samples, TEST06 logs: correlation 0.92 with the "
-                        "reference, CV 1.11 vs 1.15); TensorRT-LLM tech blog 10 states the same 803-token mean input")),
+        "deepseek-r1",
+        804,
+        round(MLPERF_RULES["deepseek-r1"].reference_osl),
+        _LEN_SRC.format(
+            isl=803.79,
+            n=4388,
+            out="outputs: the reference outputs capped at 20K (mean 3,886.2, the "
+            "README's accuracy-run figure), scaled to each run's own mean (3,676-3,828) where its log gives "
+            "one (the runs' own outputs for 199 samples, TEST06 logs: correlation 0.92 with the "
+            "reference, CV 1.11 vs 1.15); TensorRT-LLM tech blog 10 states the same 803-token mean input",
+        ),
+    ),
     "llama3.1-405b": BenchmarkLengths(
-        "llama-3.1-405b", 9429, round(MLPERF_RULES["llama3.1-405b"].reference_osl),
-        _LEN_SRC.format(isl=9428.64, n=8313, out="outputs: the reference answers (mean 684.68, the README's "
-                        "tokens_per_sample), scaled to each run's own mean (646-656)")),
+        "llama-3.1-405b",
+        9429,
+        round(MLPERF_RULES["llama3.1-405b"].reference_osl),
+        _LEN_SRC.format(
+            isl=9428.64,
+            n=8313,
+            out="outputs: the reference answers (mean 684.68, the README's "
+            "tokens_per_sample), scaled to each run's own mean (646-656)",
+        ),
+    ),
 }
+
+
 def benchmark_spread(bench: str, path: str | Path | None = None) -> LengthSpread:
     """The (ISL, OSL) pairs of benchmark ``bench``'s dataset as a
     :class:`~jalapeno.specs.workload.LengthSpread` (DeepSeek-R1's outputs capped at
@@ -147,6 +174,7 @@ def scenario_limits(bench: str, scenario: str) -> tuple[float, float] | None:
     if scenario == "Server":
         return r.server_ttft_s, r.server_tpot_s
     return (r.interactive_ttft_s, r.interactive_tpot_s) if r.interactive_ttft_s else None
+
 
 #: the MLPerf Inference scenarios a result's ``concurrency_or_batch`` column names
 MLPERF_SCENARIOS = ("Offline", "Server", "Interactive")

@@ -69,9 +69,22 @@ from jalapeno.fit.bagging import bagged, family_weights, spread_of, weighted_los
 from jalapeno.fit.client_warmup import cold_client_ids
 from jalapeno.fit.median_front import MEDIAN_FRONT, MEDIAN_FRONT_ON, median_front_end
 from jalapeno.fit.stack_front_ends import (  # noqa: F401  (the front ends' fields and twins, re-exported)
-    CLIENT_SOURCES, FRONT_END, FRONTEND_SOURCES, SAME_CLIENT, SAME_SERVER, same_client_front_end, server_front_end)
+    CLIENT_SOURCES,
+    FRONT_END,
+    FRONTEND_SOURCES,
+    SAME_CLIENT,
+    SAME_SERVER,
+    same_client_front_end,
+    server_front_end,
+)
 from jalapeno.fit.stack_split import (  # noqa: F401  (the points and their declared split, re-exported)
-    HELD_OUT_MODELS, SPLIT_TEXT, errors, fit_pool, load_points, split)
+    HELD_OUT_MODELS,
+    SPLIT_TEXT,
+    errors,
+    fit_pool,
+    load_points,
+    split,
+)
 from jalapeno.fit.validate import MeasuredPoint, point_release, predict_points
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_framework
@@ -90,13 +103,23 @@ PLAN: dict[str, tuple[tuple[str, ...], ...]] = {
 #: their ratio stays the documented default's (specs/efficiency.py) and one scale is fitted.
 RAY_FIELDS = ("kernel_launch_s", "step_overhead_s")
 #: Search bounds (s; s per prompt token): wide enough to contain every engine's plausible value.
-BOUNDS = {"fixed_scale": (0.0, 4.0), "kernel_launch_s": (0.0, 20e-6), "step_overhead_s": (0.0, 5e-3),
-          "tp_rank_step_s": (0.0, 1e-3), "request_overhead_s": (0.0, 1.0),
-          "prompt_overhead_s_per_token": (0.0, 50e-6)}
+BOUNDS = {
+    "fixed_scale": (0.0, 4.0),
+    "kernel_launch_s": (0.0, 20e-6),
+    "step_overhead_s": (0.0, 5e-3),
+    "tp_rank_step_s": (0.0, 1e-3),
+    "request_overhead_s": (0.0, 1.0),
+    "prompt_overhead_s_per_token": (0.0, 50e-6),
+}
 #: Probe value of each parameter for the surrogate's slope.
-PROBE = {"fixed_scale": 1.0, "kernel_launch_s": 10e-6, "step_overhead_s": 2e-3, "tp_rank_step_s": 2e-4,
-         "request_overhead_s": 0.5,
-         "prompt_overhead_s_per_token": 2e-5}
+PROBE = {
+    "fixed_scale": 1.0,
+    "kernel_launch_s": 10e-6,
+    "step_overhead_s": 2e-3,
+    "tp_rank_step_s": 2e-4,
+    "request_overhead_s": 0.5,
+    "prompt_overhead_s_per_token": 2e-5,
+}
 #: TTFT points used for the front end: at most this concurrency (the closed-loop prefill queue, which
 #: the front end must not absorb, grows from concurrency 8 on the InferenceX SGLang rows).
 FRONTEND_MAX_CONCURRENCY = 4
@@ -107,8 +130,10 @@ BURST_GRID = np.round(np.arange(0.10, 1.0001, 0.05), 3)
 MIN_POINTS = 4
 #: Acceptance grid for the MTP fit.
 ACCEPTANCE_GRID = np.round(np.arange(0.30, 0.951, 0.025), 3)
-BAG_TEXT = ("front end and burst shares bagged: median of the argmins over 51 family-bootstrap replicates of the "
-            "fit rows (seed 0; fit/bagging.py); each fitted value's replicate 5-95% range")
+BAG_TEXT = (
+    "front end and burst shares bagged: median of the argmins over 51 family-bootstrap replicates of the "
+    "fit rows (seed 0; fit/bagging.py); each fitted value's replicate 5-95% range"
+)
 
 
 def _predict(points, stack: Stack) -> pd.DataFrame:
@@ -116,6 +141,7 @@ def _predict(points, stack: Stack) -> pd.DataFrame:
     its version rules hold as they do in validation), its source's client front end and the all-reduce + RMSNorm
     fusion where its launch script sets it (``MeasuredPoint.allreduce_rms_fusion``, as fit/validate.point_stack)."""
     releases = {p.id: point_release(p) for p in points}
+
     def stack_of(p):  # as fit/validate.point_stack: the fusion switched on where the point declares it, never off
         s = stack.at_version(releases[p.id]).for_client(p.timed_by)
         return s.with_allreduce_rms_fusion(True) if p.allreduce_rms_fusion else s
@@ -135,9 +161,15 @@ def family(p: MeasuredPoint) -> tuple:
     return (p.system, p.model, p.isl, p.osl, p.mode)
 
 
-def _linear_fit(points, stack: Stack, params: tuple[str, ...], metrics: tuple[str, ...],
-                inverse: Callable[[str], bool], bag: bool = False, spread: dict | None = None
-                ) -> dict[str, float] | str | None:
+def _linear_fit(
+    points,
+    stack: Stack,
+    params: tuple[str, ...],
+    metrics: tuple[str, ...],
+    inverse: Callable[[str], bool],
+    bag: bool = False,
+    spread: dict | None = None,
+) -> dict[str, float] | str | None:
     """Surrogate grid fit of ``params`` (module docstring, steps 1-2); None with too few points, a
     reason when the best value lies on the upper search bound (rejected: the data does not
     identify it — it absorbs an error of something else). ``bag``: the bagged argmin (fit/bagging.py); its
@@ -145,11 +177,13 @@ def _linear_fit(points, stack: Stack, params: tuple[str, ...], metrics: tuple[st
     if len(points) < MIN_POINTS:
         return None
     # "fixed_scale": one scale on the per-kernel and per-step costs together, their split kept
-    unit = {f: getattr(stack, f) if getattr(stack, f) is not None else getattr(DEFAULT_EFFICIENCY, f)
-            for f in RAY_FIELDS}
+    unit = {
+        f: getattr(stack, f) if getattr(stack, f) is not None else getattr(DEFAULT_EFFICIENCY, f) for f in RAY_FIELDS
+    }
 
     def at(p, v):
         return {f: v * unit[f] for f in RAY_FIELDS} if p == "fixed_scale" else {p: v}
+
     zero = replace(stack, **{k: v for p in params for k, v in at(p, 0.0).items()}, fusion=1.0)
     base = _target(_predict(points, zero), metrics)
     if len(base) < MIN_POINTS:
@@ -214,8 +248,9 @@ def _with_client(stack: Stack, src: str, **vals: float) -> Stack:
 BURST_MODES = {"prefill_burst_fraction": "disagg", "agg_burst_fraction": "agg"}
 
 
-def _burst_fit(points, stack: Stack, src: str, field: str = "prefill_burst_fraction", bag: bool = True,
-               spread: dict | None = None) -> float | str:
+def _burst_fit(
+    points, stack: Stack, src: str, field: str = "prefill_burst_fraction", bag: bool = True, spread: dict | None = None
+) -> float | str:
     """Step 4: ``src``'s burst share ``field`` on its fit points of that field's mode
     (:data:`BURST_MODES`; mean |log ratio| of TTFT over :data:`BURST_GRID`; ``bag``: the median of the
     family-bootstrap argmins, fit/bagging.py), or why it is not fitted."""
@@ -247,10 +282,18 @@ def _burst_fit(points, stack: Stack, src: str, field: str = "prefill_burst_fract
     return "best value on the upper search bound" + (" in most bootstrap replicates" if bag else "")
 
 
-def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], start: Stack | None = None,
-              front_end: bool = False, ttft_flagged: frozenset = frozenset(),
-              tpot_flagged: frozenset = frozenset(), cold: frozenset = frozenset(),
-              server_front: dict | None = None, withheld_systems: frozenset = frozenset()) -> dict:
+def fit_stack(
+    name: str,
+    points: Sequence[MeasuredPoint],
+    sp: dict[str, str],
+    start: Stack | None = None,
+    front_end: bool = False,
+    ttft_flagged: frozenset = frozenset(),
+    tpot_flagged: frozenset = frozenset(),
+    cold: frozenset = frozenset(),
+    server_front: dict | None = None,
+    withheld_systems: frozenset = frozenset(),
+) -> dict:
     """Fit one profile on its fit half, starting from ``start`` (default: its stated values);
     report fit / held-out errors before (the ``default`` profile's fixed costs, the stated MTP
     acceptance) and after. The TTFT of ``ttft_flagged`` points (aiconfigurator rows that break a
@@ -278,21 +321,41 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     no_steady_ttft = ttft_flagged | cold  # TTFT kept out of the front-end and burst fits (steps 2, 4)
     fronts = ((FRONT_END, src) for src in (*FRONTEND_SOURCES, *CLIENT_SOURCES))
     for group, src in [(g, FRONTEND_SOURCES[0]) for g in PLAN.get(name, ())] + (
-            list(fronts) if front_end and name in PLAN else []):
+        list(fronts) if front_end and name in PLAN else []
+    ):
         if group == ("mtp",):
             a = _mtp_fit([p for p in fit_pts if p.id not in tpot_flagged], cur)
             if a:
                 acc["deepseek-r1"] = a
-                cur = replace(cur, mtp_acceptance={**cur.mtp_acceptance, "deepseek-r1": {
-                    **cur.mtp_acceptance.get("deepseek-r1", {}), **a}})
+                cur = replace(
+                    cur,
+                    mtp_acceptance={
+                        **cur.mtp_acceptance,
+                        "deepseek-r1": {**cur.mtp_acceptance.get("deepseek-r1", {}), **a},
+                    },
+                )
             continue
         front = group[0] == "request_overhead_s"
-        pts = [p for p in fit_pts if (((p.concurrency or 0) <= FRONTEND_MAX_CONCURRENCY and p.timed_by == src
-                                       and p.id not in no_steady_ttft) if front else p.id not in tpot_flagged)]
+        pts = [
+            p
+            for p in fit_pts
+            if (
+                ((p.concurrency or 0) <= FRONTEND_MAX_CONCURRENCY and p.timed_by == src and p.id not in no_steady_ttft)
+                if front
+                else p.id not in tpot_flagged
+            )
+        ]
         metrics = ("ttft_s",) if front else ("tpot_s", "throughput_per_chip")
         client = front and src in CLIENT_SOURCES
-        got = _linear_fit(pts, cur, group, metrics, lambda m: m == "throughput_per_chip", bag=front,
-                          spread=spreads.setdefault(src if client else "profile", {}) if front else None)
+        got = _linear_fit(
+            pts,
+            cur,
+            group,
+            metrics,
+            lambda m: m == "throughput_per_chip",
+            bag=front,
+            spread=spreads.setdefault(src if client else "profile", {}) if front else None,
+        )
         if not isinstance(got, dict):
             why = got or f"fewer than {MIN_POINTS} fit points"
             notes.append(f"{', '.join(group)}{f' (client {src})' if client else ''}: {why}, not fitted")
@@ -304,8 +367,9 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
         cur = replace(cur, **got)
     cur = replace(cur, clients=MappingProxyType({c: MappingProxyType(v) for c, v in clients.items()}))
     for src, field in ((s, f) for s in CLIENT_SOURCES for f in BURST_MODES) if front_end and name in PLAN else ():
-        got = _burst_fit([p for p in fit_pts if p.id not in no_steady_ttft], cur, src, field,
-                         spread=spreads.setdefault(src, {}))
+        got = _burst_fit(
+            [p for p in fit_pts if p.id not in no_steady_ttft], cur, src, field, spread=spreads.setdefault(src, {})
+        )
         if isinstance(got, str):
             notes.append(f"{field} (client {src}): {got}, not fitted")
             continue
@@ -318,29 +382,51 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
         server_front = median_front_end(name, cur, server_front, withheld_systems)  # fit/median_front.py
         clients[FRONTEND_SOURCES[0]] = dict(server_front)  # the twin server's (SAME_SERVER)
         cur = _with_client(cur, FRONTEND_SOURCES[0], **server_front)
-        notes.append(f"{', '.join(FRONT_END)} (client {FRONTEND_SOURCES[0]}): the twin server program's front end "
-                     "(fit/stack_fit.SAME_SERVER)" + (", its level fitted on the engine's published low-load medians "
-                     "(fit/median_front.py)" if MEDIAN_FRONT_ON and name in MEDIAN_FRONT else "")
-                     + ", not fitted on this profile's points")
+        notes.append(
+            f"{', '.join(FRONT_END)} (client {FRONTEND_SOURCES[0]}): the twin server program's front end "
+            "(fit/stack_fit.SAME_SERVER)"
+            + (
+                ", its level fitted on the engine's published low-load medians (fit/median_front.py)"
+                if MEDIAN_FRONT_ON and name in MEDIAN_FRONT
+                else ""
+            )
+            + ", not fitted on this profile's points"
+        )
     ids = {p.id for p in mine}
     fit_ids = {p.id for p in fit_pts}
-    before = _predict(mine, replace(load_stacks(False)["default"],
-                                    mtp_acceptance=load_stacks(False)[name].mtp_acceptance))
+    before = _predict(
+        mine, replace(load_stacks(False)["default"], mtp_acceptance=load_stacks(False)[name].mtp_acceptance)
+    )
     after = _predict(mine, cur)
-    report = {"split": SPLIT_TEXT, "n_fit": len(fit_ids), "n_held_out": len(ids - fit_ids),
-              "systems": sorted({p.system for p in mine}),
-              "sources": sorted({p.source for p in mine}), "notes": notes,
-              "bootstrap": {"method": BAG_TEXT, **{k: {f: r for f, r in v.items() if r is not None}
-                                                   for k, v in spreads.items() if any(v.values())}},
-              "before": {"fit": errors(before, fit_ids, ttft_flagged, tpot_flagged),
-                         "held_out": errors(before, ids - fit_ids, ttft_flagged, tpot_flagged)},
-              "after": {"fit": errors(after, fit_ids, ttft_flagged, tpot_flagged),
-                        "held_out": errors(after, ids - fit_ids, ttft_flagged, tpot_flagged)}}
+    report = {
+        "split": SPLIT_TEXT,
+        "n_fit": len(fit_ids),
+        "n_held_out": len(ids - fit_ids),
+        "systems": sorted({p.system for p in mine}),
+        "sources": sorted({p.source for p in mine}),
+        "notes": notes,
+        "bootstrap": {
+            "method": BAG_TEXT,
+            **{k: {f: r for f, r in v.items() if r is not None} for k, v in spreads.items() if any(v.values())},
+        },
+        "before": {
+            "fit": errors(before, fit_ids, ttft_flagged, tpot_flagged),
+            "held_out": errors(before, ids - fit_ids, ttft_flagged, tpot_flagged),
+        },
+        "after": {
+            "fit": errors(after, fit_ids, ttft_flagged, tpot_flagged),
+            "held_out": errors(after, ids - fit_ids, ttft_flagged, tpot_flagged),
+        },
+    }
     return {"values": values, "mtp_acceptance": acc, "clients": clients, "report": report}
 
 
-def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True, warm_clients_only: bool = False,
-            withheld_systems: frozenset = frozenset()) -> dict[str, dict]:
+def fit_all(
+    names: Sequence[str] = tuple(PLAN),
+    front_end: bool = True,
+    warm_clients_only: bool = False,
+    withheld_systems: frozenset = frozenset(),
+) -> dict[str, dict]:
     """Fit every profile of ``names`` (each on its own points) on one shared split; the TTFT of the
     aiconfigurator rows that break a data-quality rule (fit/aic_quality.py) is left out of every fit
     and error, and so is the TPOT of those that break rule D or E (the split is drawn over every point, so a
@@ -359,6 +445,16 @@ def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True, warm_cli
     for n in names:  # in order: a derived profile starts from its base's fitted values
         twin = SAME_SERVER.get(n)  # a twin fitted in this call (PLAN order: before it), else its shipped fit
         server = server_front_end((build_stacks(out) if twin in out else load_stacks()).get(twin)) if twin else {}
-        out[n] = fit_stack(n, pts, sp, build_stacks(out)[n], front_end=front_end, ttft_flagged=flagged,
-                           tpot_flagged=decode, cold=cold, server_front=server, withheld_systems=withheld_systems)
+        out[n] = fit_stack(
+            n,
+            pts,
+            sp,
+            build_stacks(out)[n],
+            front_end=front_end,
+            ttft_flagged=flagged,
+            tpot_flagged=decode,
+            cold=cold,
+            server_front=server,
+            withheld_systems=withheld_systems,
+        )
     return out

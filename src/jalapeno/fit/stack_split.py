@@ -27,8 +27,10 @@ from jalapeno.specs.stacks import stack_for_framework
 #: costs. MiniMax-M2.5 joined the catalog (and its 403 aiconfigurator rows the validation) after the fits
 #: were declared (issue 18, round 12); its rows are reported by `validate`, never fitted on.
 HELD_OUT_MODELS = ("minimax-m2.5",)
-SPLIT_TEXT = ("declared split: per (stack, source, system, model, ISL, OSL, mode) group sorted by concurrency, "
-              "alternate points fit / held out (fit/stack_fit.split)")
+SPLIT_TEXT = (
+    "declared split: per (stack, source, system, model, ISL, OSL, mode) group sorted by concurrency, "
+    "alternate points fit / held out (fit/stack_fit.split)"
+)
 
 
 def load_points(withheld_systems: frozenset = frozenset()) -> list[MeasuredPoint]:
@@ -54,8 +56,15 @@ def fit_pool(points: Sequence[MeasuredPoint]) -> list[MeasuredPoint]:
     corrected by their source (fit/aic_quality.py rule C), not of :data:`HELD_OUT_MODELS`, not a best row whose run
     was identified (``identified_from``, fit/run_identity.py: kept out so the declared split stays as it was)."""
     corrected = aic_source_flags(list(points))
-    return [p for p in points if p.mapping == "matched" and p.deployment is not None and p.id not in corrected
-            and p.model not in HELD_OUT_MODELS and not p.identified_from]
+    return [
+        p
+        for p in points
+        if p.mapping == "matched"
+        and p.deployment is not None
+        and p.id not in corrected
+        and p.model not in HELD_OUT_MODELS
+        and not p.identified_from
+    ]
 
 
 def split(points: Sequence[MeasuredPoint]) -> dict[str, str]:
@@ -71,12 +80,23 @@ def split(points: Sequence[MeasuredPoint]) -> dict[str, str]:
     return out
 
 
-def errors(rows: pd.DataFrame, ids: set[str], ttft_flagged: frozenset = frozenset(),
-           tpot_flagged: frozenset = frozenset()) -> dict[str, dict[str, float]]:
+def errors(
+    rows: pd.DataFrame, ids: set[str], ttft_flagged: frozenset = frozenset(), tpot_flagged: frozenset = frozenset()
+) -> dict[str, dict[str, float]]:
     """Per metric over ``ids``: n, median |error|, p90 |error|, bias (median signed error); the TTFT of
     ``ttft_flagged`` and the TPOT of ``tpot_flagged`` points (fit/aic_quality.py) left out."""
-    d = rows[rows.id.isin(ids) & ~((rows.metric == "ttft_s") & rows.id.isin(ttft_flagged))
-             & ~((rows.metric == "tpot_s") & rows.id.isin(tpot_flagged))].dropna(subset=["error"])
-    return {m: {"n": len(g), "median_ape": float(np.median(np.abs(g.error))),
-                "p90_ape": float(np.percentile(np.abs(g.error), 90)), "bias": float(np.median(g.error))}
-            for m, g in d.groupby("metric") if m != "interactivity"}
+    d = rows[
+        rows.id.isin(ids)
+        & ~((rows.metric == "ttft_s") & rows.id.isin(ttft_flagged))
+        & ~((rows.metric == "tpot_s") & rows.id.isin(tpot_flagged))
+    ].dropna(subset=["error"])
+    return {
+        m: {
+            "n": len(g),
+            "median_ape": float(np.median(np.abs(g.error))),
+            "p90_ape": float(np.percentile(np.abs(g.error), 90)),
+            "bias": float(np.median(g.error)),
+        }
+        for m, g in d.groupby("metric")
+        if m != "interactivity"
+    }
