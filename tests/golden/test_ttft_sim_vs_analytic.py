@@ -389,3 +389,90 @@ def test_one_whole_prompt_a_step_agrees_with_the_simulator(c):
         assert ana == pytest.approx(sim, rel=TOL), (name, ana, sim)
         out[name] = sim
     assert out["script"] > out["default"]
+
+
+#: (system, model, precision, prefill layout, decode layout, decode workers, workload, C) below every cap, at a busy
+#: prefill pool (round 48, ttftq48: scripts/ttft_queue_load48.py sweeps C = 1, 4, 16, ... to the saturating load).
+#: InferenceX reports a *median* TTFT on most of the rows that miss (data/validation README: ``ttft_stat``), so
+#: both the mean and the median are held to item 6a's 15%. The grid's figures (analytic / simulated − 1, mean,
+#: median): row 29's shape (DEP4 prefill + 2 x DEP4 decode, FP4, 1k/1k) at C 4,096, prefill utilisation 0.76:
+#: −2%, −6%; H200 DeepSeek-R1 FP8 TP8 + TP8 8k/1k C 64 (0.50): +2%, +5%; H200 gpt-oss-120b TP1 + TP2 1k/1k C 1,024
+#: (0.62): +1%, −8%; MI300X DeepSeek-R1 FP8 TP8 aggregated 1k/1k C 256: −2%, −9%.
+_DEP4, _TEP8 = Layout(dp=4, ep=4), Layout(tp=8, ep=8)
+BUSY_CASES = (("gb200-nvl72", "deepseek-r1", "fp4", _DEP4, _DEP4, 2, Workload("1k/1k", 1024, 1024), 4096),
+              ("h200", "deepseek-r1", "fp8", _TEP8, _TEP8, 1, Workload("8k/1k", 8192, 1024), 64),
+              ("h200", "gpt-oss-120b", "mxfp4", Layout(tp=1), Layout(tp=2), 1, Workload("1k/1k", 1024, 1024), 1024),
+              ("mi300x", "deepseek-r1", "fp8", None, _TEP8, 1, Workload("1k/1k", 1024, 1024), 256))
+
+
+@pytest.mark.parametrize("system,model_name,prec,pre,dec,workers,wl,c", BUSY_CASES)
+def test_mean_and_median_ttft_agree_up_to_a_busy_prefill_pool(system, model_name, prec, pre, dec, workers, wl, c):
+    """Item 6a on the statistic InferenceX reports: the run's mean and median TTFT (10·C requests from an idle
+    server) within 15% of the simulator's up to a prefill pool three-quarters busy (row 29's shape at C 4,096)."""
+    dep = Deployment(get_precision(prec), Pool(dec, workers), prefill=None if pre is None else Pool(pre, 1))
+    model, pricer = load_model(model_name), load_pricer(system)
+    ana = serve_at_concurrency(model, pricer, dep, wl, [c]).record(0)
+    assert ana["feasible"] and not ana["limit"]  # below every cap: the queue, not an admission wait
+    sim = simulate(model, pricer, dep, workload=wl, concurrency=c, seed=0, warmup=0).summary["ttft_s"]
+    assert ana["ttft_s"] == pytest.approx(sim["mean"], rel=TOL), (ana["ttft_s"], sim["mean"])
+    assert ana["ttft_p50_s"] == pytest.approx(sim["p50"], rel=TOL), (ana["ttft_p50_s"], sim["p50"])
+
+
+def _row29(router: str):
+    """InferenceX row 29 (GB200 DeepSeek-R1 FP4 disaggregated 1k/1k, P 1 x DEP4 + D 2 x DEP4 of 768 running a rank:
+    2 x 4 x 768 = 6,144 decode slots, its own concurrency) as validate prices it, with the front end's ``router``."""
+    import dataclasses
+
+    p, model, pricer, dep, wl = _validated(29)
+    assert p.concurrency == 6144 and dep.decode.workers * dep.decode.layout.dp * dep.max_running == 6144
+    eff = dataclasses.replace(pricer.efficiency, disagg_router=router)
+    return model, pricer.with_efficiency(eff), dep, wl
+
+
+def test_row29_steady_prefill_queue_agrees_with_a_load_aware_router():
+    """Round 48 (ttftq48): gb200ix48's item-6a gap on row 29 (median −32%, analytic 0.33 s against 0.48 s) is not
+    the prefill queue. With a load-aware front end (no decode worker full while another has a slot) the steady
+    state agrees: analytic 0.327 s mean and median, simulator 0.329 / 0.331 s (−1%, −1%)."""
+    model, pricer, dep, wl = _row29("load_aware")
+    ana = serve_at_concurrency(model, pricer, dep, wl, [6144], idle_start=False).record(0)
+    sim = simulate(model, pricer, dep, workload=wl, concurrency=6144, seed=0).summary["ttft_s"]
+    assert ana["ttft_s"] == pytest.approx(sim["mean"], rel=TOL), (ana["ttft_s"], sim["mean"])
+    assert ana["ttft_p50_s"] == pytest.approx(sim["p50"], rel=TOL), (ana["ttft_p50_s"], sim["p50"])
+
+
+@pytest.mark.xfail(strict=True, reason="round 48 (ttftq48; docs/gap_disagg_overprediction.md): at C = the decode "
+                   "pool's slots (6,144) Dynamo's round-robin front end sends requests to a full decode worker in the "
+                   "simulator (steady mean 0.506 s, median 0.389 s); serve/rr_wait.py's wave form gives ~0 there "
+                   "(slack B - b = 16 a worker plus the wave's lag n·P·f = 74 against sigma ~20): analytic 0.327 s, "
+                   "-35% / -16%. At C 6,016 (64 slots a worker free) both agree (+1%, -0%)")
+def test_row29_steady_ttft_with_the_round_robin_router_at_the_slot_cap():
+    model, pricer, dep, wl = _row29("round_robin")
+    ana = serve_at_concurrency(model, pricer, dep, wl, [6144], idle_start=False).record(0)
+    sim = simulate(model, pricer, dep, workload=wl, concurrency=6144, seed=0).summary["ttft_s"]
+    assert ana["ttft_s"] == pytest.approx(sim["mean"], rel=TOL), (ana["ttft_s"], sim["mean"])
+
+
+@pytest.mark.xfail(strict=True, reason="round 48 (ttftq48): an aggregated engine's steady prefill queue of 8k prompts "
+                   "at high load is short of the simulator's (GB200 DeepSeek-R1 FP8 TP8 8k/1k C 256: analytic mean "
+                   "0.398 s, p90 0.403 s; simulator 0.485 s, p90 0.747 s); InferenceX's run mean agrees (+0%) only "
+                   "because the analytic idle start overstates the burst's share by as much. Not traced")
+def test_aggregated_steady_queue_of_long_prompts_at_high_load():
+    model, pricer = load_model("deepseek-r1"), load_pricer("gb200-nvl72")
+    dep, wl = Deployment(get_precision("fp8"), Pool(_TEP8)), Workload("8k/1k", 8192, 1024)
+    ana = serve_at_concurrency(model, pricer, dep, wl, [256], idle_start=False).record(0)
+    assert ana["feasible"] and not ana["limit"]
+    sim = simulate(model, pricer, dep, workload=wl, concurrency=256, seed=0).summary["ttft_s"]
+    assert ana["ttft_s"] == pytest.approx(sim["mean"], rel=TOL), (ana["ttft_s"], sim["mean"])
+
+
+@pytest.mark.xfail(strict=True, reason="round 48 (ttftq48): a disaggregated decode worker's KV-capacity cap differs: "
+                   "the analytic cap holds 1,027 H200 TP8 DeepSeek-R1 FP8 1k/1k requests (mean context), the "
+                   "simulator's decode admission about 740 (TPOT 55 ms at C 768 and 1,024 alike), so at C 1,024 the "
+                   "simulator queues (mean TTFT 19.8 s) where the analytic point has no limit (1.70 s, -91%)")
+def test_disaggregated_decode_kv_cap_agrees_with_the_simulator():
+    model, pricer = load_model("deepseek-r1"), load_pricer("h200")
+    dep = Deployment(get_precision("fp8"), Pool(_TEP8), prefill=Pool(_TEP8, 1))
+    wl = Workload("1k/1k", 1024, 1024)
+    ana = serve_at_concurrency(model, pricer, dep, wl, [1024]).record(0)
+    sim = simulate(model, pricer, dep, workload=wl, concurrency=1024, seed=0, warmup=0).summary["ttft_s"]
+    assert ana["ttft_s"] == pytest.approx(sim["mean"], rel=TOL), (ana["ttft_s"], sim["mean"])
