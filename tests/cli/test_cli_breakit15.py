@@ -154,8 +154,10 @@ def test_a_file_past_the_size_limit_is_refused_not_read_without_end(tmp_path, ca
     check_error(*run(capsys, "explore", str(space)), "space.toml", "is larger than", "design-space .toml")
     check_error(*run(capsys, "models", "show", "/dev/zero"), "/dev/zero", "is larger than")  # a device: no end
     check_error(*run(capsys, "explore", "/dev/zero"), "/dev/zero", "is larger than")
-    big.write_text(" " * 64)  # at the limit: read, then refused as the JSON it is not
+    big.write_text("x" * 64)  # at the limit: read, then refused as the JSON it is not
     check_error(*run(capsys, "models", "show", str(big)), "malformed json")
+    big.write_text(" " * 64)  # blanks only: read, then named as empty (break48)
+    check_error(*run(capsys, "models", "show", str(big)), "is empty")
 
 
 def test_a_quantization_config_without_its_method_or_with_a_zero_block_is_named(tmp_path, capsys):
