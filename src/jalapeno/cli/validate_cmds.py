@@ -179,10 +179,14 @@ def validate(
     if n_skip or n_unp:
         console.print(f"{n_skip} row(s) skipped (not mappable) and {n_unp} mapped point(s) without a prediction "
                       "(infeasible deployment); reasons: --json (skipped, unpredicted) or the notes column of --out")
-        for rid, why in res["skipped"][:5]:  # the first reasons, so a broken row is never silent
-            console.print(f"  skipped {rid}: {why}")
-        if n_skip > 5:
-            console.print(f"  ... and {n_skip - 5} more")
+        from jalapeno.fit.skipped import skip_kinds
+
+        kinds = skip_kinds(res["skipped"])  # one line per kind of reason, so a broken row is never silent
+        for n, rid, why in kinds[:6]:
+            console.print(f"  skipped {rid}: {why}" if n == 1 else f"  {n} rows skipped, e.g. {rid}: {why}")
+        if len(kinds) > 6:
+            rest = sum(n for n, _, _ in kinds[6:])
+            console.print(f"  ... and {rest} more, for {len(kinds) - 6} other reason(s)")
         first = dict(reversed(res["unpredicted"]))  # one reason per point (its first), in file order
         for rid in list(dict.fromkeys(i for i, _ in res["unpredicted"]))[:5]:
             console.print(f"  not predicted {rid}: {first[rid]}")
@@ -193,10 +197,25 @@ def validate(
 def _default_profile_note(rows, stack: str | None) -> str:
     """The line naming the frameworks of ``rows`` (validate's per-point frame, columns ``framework`` and
     ``stack``) that no software-stack profile lists, priced with the ``default`` profile
-    (specs/stacks.stack_for_framework); "" with ``--stack`` given or none such."""
+    (specs/stacks.stack_for_framework); "" with ``--stack`` given or none such.
+
+    A cell in parentheses is a label, not an engine: the shipped ``(best FP8)`` row (inferencex_points.csv
+    row 36, B200 DeepSeek-R1 FP8 5,856.9 tok/s/GPU) is the InferenceX blog's best FP8 figure
+    (InferenceX-app best-gpu-for-dsr1-inference.mdx @2d1d3d65: "FP4 hits 13,429.7 vs 5,856.9 tok/s/GPU on
+    FP8", no framework named), so the default profile is the right one there and the line says why rather
+    than offering ``--stack`` as a fix; frameworks that name an engine no profile lists keep the fix.
+    """
     fws = sorted(set(rows["framework"][rows["stack"] == "default"])) if stack is None and len(rows) else []
-    return (f"framework(s) {', '.join(map(repr, fws))}: no software-stack profile lists them (data/stacks.toml "
-            "engines): priced with the 'default' profile; --stack NAME to choose one") if fws else ""
+    labels = [f for f in fws if f.startswith("(") and f.endswith(")")]
+    engines = [f for f in fws if f not in labels]
+    parts = []
+    if labels:
+        parts.append(f"rows labelled {', '.join(map(repr, labels))} name no engine (a published best-of-sweep "
+                     "figure): priced with the 'default' profile")
+    if engines:
+        parts.append(f"framework(s) {', '.join(map(repr, engines))}: no software-stack profile lists them "
+                     "(data/stacks.toml engines): priced with the 'default' profile; --stack NAME to choose one")
+    return "; ".join(parts)
 
 
 def _validate_systems(systems: str | None) -> tuple[str, ...] | None:
