@@ -305,8 +305,12 @@ def stack_option(engine: bool = True):
 #: at its release but the model charges nothing while the switch is off, so `--stack` notes and `predict --engine`
 #: say so (round 43: predict listed trt8k43's 1.1.0rc2 prompt-step rule as a cost the model did not charge), as do
 #: `--set efficiency.FIELD` and a system file's `[efficiency]` (cli/system_opts.switched_off_note; round 44).
+#: ``disagg_prebuilt`` (the sglang and sglang-rocm profiles' rule ``skip`` before 0.5.10rc0, round 48) is priced only
+#: with serve/prebuilt_skip.PREBUILT_SKIP_ON (serve/disagg._prebuilt_token_time): ``predict --engine`` on an SGLang
+#: recipe listed it as a cost with the switch off (review48b).
 SWITCHED_RULE_FIELDS: dict[str, tuple[str, str]] = {
-    "prompt_step_s_per_token": ("jalapeno.cost.step", "PROMPT_TOKEN_STEP_ON")}
+    "prompt_step_s_per_token": ("jalapeno.cost.step", "PROMPT_TOKEN_STEP_ON"),
+    "disagg_prebuilt": ("jalapeno.serve.prebuilt_skip", "PREBUILT_SKIP_ON")}
 
 
 def switched_off_fields() -> frozenset[str]:
