@@ -261,7 +261,7 @@ def test_simulate_frontier_compare_pin_the_recipes_release(capsys):
                          "--tp", "8")
     assert code == 0, err
     assert "stack trtllm@1.1.0rc2.post2" in " ".join(out.split())
-    code, out, err = run(capsys, "compare", "--systems", "h200", *wl, "--concurrency", "8,64")
+    code, out, err = run(capsys, "compare", "--systems", "h200", *wl, "--concurrency", "8,64", "--html", "")
     assert code == 0, err
     assert "software stack (the engine recipe at its release): h200 trtllm@1.1.0rc2.post2" in " ".join(out.split())
 
