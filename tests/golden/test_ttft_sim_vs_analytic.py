@@ -444,7 +444,8 @@ def test_row29_steady_prefill_queue_agrees_with_a_load_aware_router():
                    "pool's slots (6,144) Dynamo's round-robin front end sends requests to a full decode worker in the "
                    "simulator (steady mean 0.506 s, median 0.389 s); serve/rr_wait.py's wave form gives ~0 there "
                    "(slack B - b = 16 a worker plus the wave's lag n·P·f = 74 against sigma ~20): analytic 0.327 s, "
-                   "-35% / -16%. At C 6,016 (64 slots a worker free) both agree (+1%, -0%)")
+                   "-35% / -16%. At C 6,016 (64 slots a worker free) both agree (+1%, -0%)",
+                   raises=AssertionError)  # the gap, not an error on the way to it
 def test_row29_steady_ttft_with_the_round_robin_router_at_the_slot_cap():
     model, pricer, dep, wl = _row29("round_robin")
     ana = serve_at_concurrency(model, pricer, dep, wl, [6144], idle_start=False).record(0)
@@ -455,7 +456,8 @@ def test_row29_steady_ttft_with_the_round_robin_router_at_the_slot_cap():
 @pytest.mark.xfail(strict=True, reason="round 48 (ttftq48): an aggregated engine's steady prefill queue of 8k prompts "
                    "at high load is short of the simulator's (GB200 DeepSeek-R1 FP8 TP8 8k/1k C 256: analytic mean "
                    "0.398 s, p90 0.403 s; simulator 0.485 s, p90 0.747 s); InferenceX's run mean agrees (+0%) only "
-                   "because the analytic idle start overstates the burst's share by as much. Not traced")
+                   "because the analytic idle start overstates the burst's share by as much. Not traced",
+                   raises=AssertionError)  # the gap, not an error on the way to it
 def test_aggregated_steady_queue_of_long_prompts_at_high_load():
     model, pricer = load_model("deepseek-r1"), load_pricer("gb200-nvl72")
     dep, wl = Deployment(get_precision("fp8"), Pool(_TEP8)), Workload("8k/1k", 8192, 1024)
@@ -468,7 +470,8 @@ def test_aggregated_steady_queue_of_long_prompts_at_high_load():
 @pytest.mark.xfail(strict=True, reason="round 48 (ttftq48): a disaggregated decode worker's KV-capacity cap differs: "
                    "the analytic cap holds 1,027 H200 TP8 DeepSeek-R1 FP8 1k/1k requests (mean context), the "
                    "simulator's decode admission about 740 (TPOT 55 ms at C 768 and 1,024 alike), so at C 1,024 the "
-                   "simulator queues (mean TTFT 19.8 s) where the analytic point has no limit (1.70 s, -91%)")
+                   "simulator queues (mean TTFT 19.8 s) where the analytic point has no limit (1.70 s, -91%)",
+                   raises=AssertionError)  # the gap, not an error on the way to it
 def test_disaggregated_decode_kv_cap_agrees_with_the_simulator():
     model, pricer = load_model("deepseek-r1"), load_pricer("h200")
     dep = Deployment(get_precision("fp8"), Pool(_TEP8), prefill=Pool(_TEP8, 1))
