@@ -109,13 +109,21 @@ def skip_fraction(seqs_per_rank, decode_steps):
     if np.any(s < 0):
         raise ValueError("prebuilt_skip.skip_fraction: seqs_per_rank must be >= 0 (running sequences a rank)")
     x = s / n
-    lo, hi = np.zeros_like(x), np.ones_like(x)
-    for _ in range(_HALVINGS):
+    root = _bisect_fixed_point(lambda p: 1.0 - np.exp(-x * (1.0 - p)), x.shape, _HALVINGS)
+    return np.where(x > 0, root, 0.0)
+
+
+def _bisect_fixed_point(rhs, shape, halvings: int):
+    """The root in [0, 1] of v − ``rhs``(v), elementwise over ``shape``, by ``halvings`` bisections: ``rhs`` maps an
+    array of trial values to the right side, and v − rhs(v) must rise through 0 once on [0, 1] (:func:`skip_fraction`,
+    :func:`lost_share`)."""
+    lo, hi = np.zeros(shape), np.ones(shape)
+    for _ in range(halvings):
         mid = (lo + hi) / 2
-        above = mid > 1.0 - np.exp(-x * (1.0 - mid))  # past the root: P − f(P) rises with P
+        above = mid > rhs(mid)  # past the root
         hi = np.where(above, mid, hi)
         lo = np.where(above, lo, mid)
-    return np.where(x > 0, (lo + hi) / 2, 0.0)
+    return (lo + hi) / 2
 
 
 def lost_share(batch, decode_steps, dp: int, waves_per_step):
@@ -155,13 +163,8 @@ def lost_share(batch, decode_steps, dp: int, waves_per_step):
         raise ValueError("prebuilt_skip.lost_share: dp must be >= 1 (attention-DP ranks of the instance)")
     d = int(dp)
     rate, w = np.broadcast_arrays(b / n, w)
-    lo, hi = np.zeros(rate.shape), np.ones(rate.shape)
-    for _ in range(_HALVINGS_L):
-        mid = (lo + hi) / 2
-        above = mid > _expected_partial(rate * (1.0 - mid), w, d) / d
-        hi = np.where(above, mid, hi)
-        lo = np.where(above, lo, mid)
-    return np.where(rate > 0, (lo + hi) / 2, 0.0) if d > 1 else np.zeros(rate.shape)
+    root = _bisect_fixed_point(lambda v: _expected_partial(rate * (1.0 - v), w, d) / d, rate.shape, _HALVINGS_L)
+    return np.where(rate > 0, root, 0.0) if d > 1 else np.zeros(rate.shape)
 
 
 def _expected_partial(mu, w, d: int):
