@@ -63,7 +63,24 @@ def _intro() -> list[str]:
         inter = f"{r.interactive_ttft_s:g} s / {r.interactive_tpot_s * 1e3:g} ms" if r.interactive_ttft_s else "-"
         lines.append(f"| {bench} | {r.server_ttft_s:g} s / {r.server_tpot_s * 1e3:g} ms | {inter} | {r.samples:,} | "
                      f"{r.reference_osl:g} |")
-    return lines + ["", "Not mapped: " + "; ".join(f"`{k}` ({v})" for k, v in MLPERF_SKIPPED.items()) + ".", ""]
+    return lines + ["", *_NOTES_PARAGRAPH, "", "Not mapped: " + "; ".join(f"`{k}` ({v})" for k, v in
+                                                                   MLPERF_SKIPPED.items()) + ".", ""]
+
+
+#: What a row's ``notes`` column says (ux47, fit/mlperf_notes.py); was written into docs/validation.md by hand, so a
+#: regenerated page dropped it (round 48)
+_NOTES_PARAGRAPH = [
+    "**What each row's notes say** (the `notes` column of `validate --mlperf --out X.csv`; under the terminal's table, one",
+    "line per scenario with its rule and each benchmark's limits; `fit/mlperf_notes.py`, ux47): first the scenario rule",
+    "that priced the row (Offline: every sample issued at once, no latency limit; Server / Interactive: Poisson arrivals",
+    "at a rate the submitter chooses, valid within the p99 TTFT and TPOT limits above) and the lengths assumed (the",
+    "dataset's per-sample token counts, outputs the reference answers' spread scaled to the run's mean: an assumption,",
+    "the table above), then how it was mapped, and last what is known not to be modelled: a Server / Interactive run",
+    "ran at the arrival rate its submitter chose (quoted from its `mlperf_log_summary.txt`, e.g. NVIDIA B200",
+    "DeepSeek-R1 Server 5.02 queries/s scheduled; a figure of the run, never an input), where the prediction is the",
+    "best load within the limits — a run held below that load reads as an over-prediction; and a row whose engine",
+    "settings are not read says the best swept deployment stands in.",
+]
 
 
 def _deepseek_paragraph() -> list[str]:
