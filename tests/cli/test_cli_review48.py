@@ -131,3 +131,23 @@ def test_a_user_chip_outside_the_named_families_is_told_how_chips_are_known(caps
         "'gh200 (grace hopper)' starts with none of them",
         "drop +ar_rms: --stack vllm",
     )
+
+
+@pytest.mark.parametrize(
+    "system, model, words",
+    [
+        # before 0.5.7 SGLang set the fusion only under is_sm100_supported() (the 0.5.5.post2-0.5.6.post2 wheels'
+        # server_args): an H200 (SM90) is refused for its chip, not for a size cap it never reaches
+        ("h200", "deepseek-r1", ("sglang fuses it on sm100 chips only", "'h200 sxm' is sm90")),
+        # and only for DeepseekV3 / GptOss there (Kimi K2.5 by its DeepSeek-V3 class): Qwen3-MoE came with 0.5.7
+        ("b200", "qwen3-235b-a22b", ("deepseek_v3, gpt_oss, kimi_k2 models only", "is qwen3_moe")),
+    ],
+)
+def test_an_idle_fusion_under_the_pre_0_5_7_rule_names_that_rules_reason(capsys, system, model, words):
+    # the reason read only the 'sglang' rule: under 'sglang_sm100' both said "no step ... within the fused
+    # kernel's size cap", which no size explains
+    code, out, err = run(capsys, "predict", "-s", system, "-m", model, "--stack", "sglang@0.5.6+ar_rms", "-c", "8")
+    # the --stack NAME@VERSION note (its version rules) comes first, then the one error line
+    notes = [ln for ln in err.strip().splitlines() if ln.startswith("note: ")]
+    check_error(code, out, "\n".join(ln for ln in err.splitlines() if ln not in notes),
+                "covers no step here", "before 0.5.7", *words)

@@ -214,8 +214,7 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
     """
     if not stack or not stack.strip().endswith("+ar_rms"):
         return
-    from jalapeno.cost.allreduce_rms import (CAPABILITY_BY_PREFIX, SGLANG_MODEL_TYPES, device_capability,
-                                            fusion_moves_price)
+    from jalapeno.cost.allreduce_rms import CAPABILITY_BY_PREFIX, SGLANG_RULES, device_capability, fusion_moves_price
 
     prs = pricers if isinstance(pricers, (list, tuple)) else [pricers]
 
@@ -228,9 +227,16 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
             known = ", ".join(prefix for prefix, _ in CAPABILITY_BY_PREFIX)
             return (f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, known by the chip name's prefix "
                     f"({known}), and {chip!r} starts with none of them")
-        if pr.efficiency.allreduce_rms_rule == "sglang" and model.model_type not in SGLANG_MODEL_TYPES:
-            return (f"SGLang fuses it for {', '.join(sorted(SGLANG_MODEL_TYPES))} models only (sgl-project/sglang PR "
-                    f"#14764), and {model.name} is {model.model_type}")
+        rule = pr.efficiency.allreduce_rms_rule
+        if rule in SGLANG_RULES:  # the rule table rule_max_tokens reads (sglang; sglang_sm100 before release 0.5.7)
+            majors, types = SGLANG_RULES[rule]
+            src = "sgl-project/sglang PR #14764" if rule == "sglang" else f"SGLang's rule {rule!r}, before 0.5.7"
+            if model.model_type not in types:
+                return f"SGLang fuses it for {', '.join(sorted(types))} models only ({src}), and {model.name} is " \
+                       f"{model.model_type}"
+            if device_capability(chip) // 10 not in majors:
+                sms = " / ".join(f"SM{m}0" for m in sorted(majors))
+                return f"SGLang fuses it on {sms} chips only ({src}), and {chip!r} is SM{device_capability(chip)}"
         return f"no step of {model.name} (hidden size {model.hidden_size:,}) is within the fused kernel's size cap"
 
     if not prs or any(fuses(pr) for pr in prs):
