@@ -31,28 +31,22 @@ import io
 import subprocess
 import sys
 from dataclasses import replace
-from types import MappingProxyType
 
 import pandas as pd
 
 from jalapeno.cost import ops as ops_mod
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
-from jalapeno.specs.formats import PRESETS, ModulePrecision, get_format
-
-#: the what-if ``ckpt`` preset's module formats (weight, compute) that differ from ``fp4``
-CKPT_MODULES = {"attention": ("bf16", "bf16"), "shared_experts": ("nvfp4", "fp4"), "dense_ffn": ("nvfp4", "fp4")}
+from jalapeno.specs.formats import PRESETS
+from jalapeno.specs.fp4_checkpoint import checkpoint_precision
+from trt_fp4_fp8_split47 import served_trt_rows
 
 
 def ckpt_preset():
-    """The ``fp4`` preset with :data:`CKPT_MODULES` (a Precision; what-if only, not registered)."""
-    base = PRESETS["fp4"]
-    mods = dict(base.modules)
-    for m, (w, c) in CKPT_MODULES.items():
-        mods[m] = ModulePrecision(get_format(w, f"ckpt.{m}"), c)
-    return replace(base, modules=MappingProxyType(mods))
+    """The ``fp4`` preset at NVIDIA's DeepSeek-R1 FP4 checkpoint's module formats (a Precision; what-if only, not
+    registered): specs/fp4_checkpoint.checkpoint_precision with its switch forced on (its CHECKPOINT_MODULES and
+    their sources; round 48 built this script's what-if into the package)."""
+    return checkpoint_precision("deepseek-r1", PRESETS["fp4"], on=True)
 
 
 SETTINGS = {"shipped": (False, False), "quant": (True, False), "ckpt": (False, True), "both": (True, True)}
@@ -66,15 +60,8 @@ def serve_rows(systems: tuple[str, ...], setting: str) -> pd.DataFrame:
     on, use_ckpt = SETTINGS[setting]
     ops_mod.FP8_BLOCK_ACT_QUANT_ON = on
     model, ckpt, out = load_model("deepseek-r1"), ckpt_preset(), []
-    for p in load_aiconfigurator()[0]:
+    for p, st, pricer, wl, dep in served_trt_rows(systems):  # the rows trt_fp4_fp8_split47 serves, served alike
         d = p.deployment.decode
-        if p.model != "deepseek-r1" or "trtllm" not in p.framework or d is None or p.system not in systems:
-            continue
-        if not p.measured.get("tpot_s"):
-            continue
-        st = point_stack(p)
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
-        wl, dep = point_workload(p), with_stack_mtp(p.deployment, st, p.model)
         if use_ckpt and p.precision == "fp4":
             dep = replace(dep, precision=ckpt)
         meas = p.measured["tpot_s"]

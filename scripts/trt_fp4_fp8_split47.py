@@ -114,20 +114,14 @@ def format_pairs(t: pd.DataFrame) -> pd.DataFrame:
     return w.reset_index()
 
 
-def backend_what_if(systems=("b200", "gb200-nvl72", "gb300-nvl72")) -> pd.DataFrame:
-    """One row per aiconfigurator DeepSeek-R1 TensorRT-LLM row with a decode pool and a measured TPOT on ``systems``:
-    system, precision, mode, decode (:func:`decode_attention` form), release, batch (decode sequences a rank),
-    meas_ms, model_ms, and ``e_none`` / ``e_trtllm`` / ``e_cutlass``: signed TPOT error (%) as shipped and with the
-    decode pool's ``moe_backend`` replaced (FP4 rows only; NaN for others). Served as validation serves a matched
-    row (serve/point.serve_at_concurrency with the point's stack, its MTP and the roofline calibrated pricer)."""
-    from dataclasses import replace
-
+def served_trt_rows(systems):
+    """The aiconfigurator DeepSeek-R1 TensorRT-LLM rows with a decode pool and a measured TPOT on ``systems``, each
+    as validation serves a matched row: yields ``(point, stack, pricer, workload, deployment)`` with the point's stack
+    (fit/validate.point_stack), its MTP (with_stack_mtp) and the roofline calibrated pricer. Shared with
+    scripts/fp8_act_quant47.py."""
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
-    from jalapeno.serve.point import serve_at_concurrency
-    from jalapeno.specs.catalog import load_model
 
-    model, out = load_model("deepseek-r1"), []
     for p in load_aiconfigurator()[0]:
         d = p.deployment.decode
         if p.model != "deepseek-r1" or "trtllm" not in p.framework or d is None or p.system not in systems:
@@ -136,7 +130,23 @@ def backend_what_if(systems=("b200", "gb200-nvl72", "gb300-nvl72")) -> pd.DataFr
             continue
         st = point_stack(p)
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
-        wl, dep = point_workload(p), with_stack_mtp(p.deployment, st, p.model)
+        yield p, st, pricer, point_workload(p), with_stack_mtp(p.deployment, st, p.model)
+
+
+def backend_what_if(systems=("b200", "gb200-nvl72", "gb300-nvl72")) -> pd.DataFrame:
+    """One row per aiconfigurator DeepSeek-R1 TensorRT-LLM row with a decode pool and a measured TPOT on ``systems``:
+    system, precision, mode, decode (:func:`decode_attention` form), release, batch (decode sequences a rank),
+    meas_ms, model_ms, and ``e_none`` / ``e_trtllm`` / ``e_cutlass``: signed TPOT error (%) as shipped and with the
+    decode pool's ``moe_backend`` replaced (FP4 rows only; NaN for others). Served as validation serves a matched
+    row (serve/point.serve_at_concurrency with the point's stack, its MTP and the roofline calibrated pricer)."""
+    from dataclasses import replace
+
+    from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.specs.catalog import load_model
+
+    model, out = load_model("deepseek-r1"), []
+    for p, st, pricer, wl, dep in served_trt_rows(systems):
+        d = p.deployment.decode
         meas = p.measured["tpot_s"]
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
         rec = {
