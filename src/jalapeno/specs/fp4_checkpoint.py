@@ -42,7 +42,8 @@ CHECKPOINT_MODELS = ("deepseek-r1",)
 #: module → (weight format, compute format) of those checkpoints where they differ from the ``fp4`` preset
 CHECKPOINT_MODULES = {"attention": ("bf16", "bf16"), "dense_ffn": ("nvfp4", "fp4"), "shared_experts": ("nvfp4", "fp4")}
 
-_CACHE: dict[int, tuple] = {}
+#: (id of a precision, key) -> (that precision, its checkpoint copy); specs/stack_profile.memo_copy
+_CACHE: dict = {}
 
 
 def checkpoint_precision(model_name: str, precision, on: bool | None = None):
@@ -64,14 +65,13 @@ def checkpoint_precision(model_name: str, precision, on: bool | None = None):
         return precision
     if not any(model_name == m or model_name.startswith(m + ".") for m in CHECKPOINT_MODELS):
         return precision
-    hit = _CACHE.get(id(precision))
-    if hit is None or hit[0] is not precision:
-        from jalapeno.specs.formats import ModulePrecision, get_format
+    from jalapeno.specs.formats import ModulePrecision, get_format
+    from jalapeno.specs.stack_profile import memo_copy
 
+    def make():
         mods = dict(precision.modules)
         for m, (w, c) in CHECKPOINT_MODULES.items():
             mods[m] = ModulePrecision(get_format(w, f"fp4 checkpoint {m}"), c)
-        if len(_CACHE) > 256:
-            _CACHE.clear()
-        hit = _CACHE[id(precision)] = (precision, replace(precision, modules=MappingProxyType(mods)))
-    return hit[1]
+        return replace(precision, modules=MappingProxyType(mods))
+
+    return memo_copy(_CACHE, "checkpoint", precision, make)  # one copy per preset object (steps are grouped by it)

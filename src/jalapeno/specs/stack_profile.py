@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import TypeVar
 
 from jalapeno.errors import SpecError, check_bool
 from jalapeno.specs.efficiency import Efficiency
@@ -43,6 +44,8 @@ COST_FIELDS: tuple[str, ...] = ("kernel_launch_s", "collective_launch_s", "step_
 BAND_FIELDS: tuple[str, ...] = (*COST_FIELDS, "fusion")
 #: The profile every system runs with unless told otherwise (the efficiency sets' own fixed costs).
 DEFAULT_STACK = "default"
+#: what :func:`memo_copy` copies (a Stack; a Precision in specs/fp4_checkpoint)
+T = TypeVar("T")
 
 
 def _empty() -> MappingProxyType:
@@ -69,12 +72,13 @@ _BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logit
                                       "admission_lag_with_mtp")
 
 
-def memo_copy(cache: dict, key: Hashable, profile: Stack, make: Callable[[], Stack]) -> Stack:
+def memo_copy(cache: dict, key: Hashable, profile: T, make: Callable[[], T]) -> T:
     """One copy of ``profile`` per ``key`` (``make()`` builds it), held in ``cache``: callers group points by stack
     identity (fit/validate.predict_points), so a fresh copy per point would solve each point alone. Keyed by the
     profile's id, checked to still be that profile (an id is reused once its object is freed); ``cache`` is cleared
     past 1024 entries. The one helper behind :meth:`Stack.at_version`, :meth:`Stack.for_client`,
-    :meth:`Stack.with_gemm_allreduce_fusion` and fit/client_floor.with_client_floor.
+    :meth:`Stack.with_gemm_allreduce_fusion`, fit/client_floor.with_client_floor and, for a Precision rather than
+    a Stack, specs/fp4_checkpoint.checkpoint_precision.
 
     >>> cache, p = {}, Stack("demo", "a demo profile", "none")
     >>> a = memo_copy(cache, "v1", p, lambda: replace(p, name="demo@v1"))
