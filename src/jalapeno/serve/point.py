@@ -21,6 +21,7 @@ from jalapeno.serve.disagg import (
     pool_prefill_perf,
 )
 from jalapeno.serve.handshake import handshake_s
+from jalapeno.serve.later_waves import with_later_waves
 from jalapeno.serve.limits import decode_step_s, floored_steps, prompt_floor_s
 from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.queueing import REQUESTS_PER_USER, first_wave_s, fixed_cycle_s, locked_cycle_s, run_of_waves
@@ -349,6 +350,7 @@ def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     extra = fill + frontend_s(pricer.efficiency, wl.mean_isl)
     stall = pricer.efficiency.first_wave_stall_s
     out = idle_start_ttft(_ttft_by_key(pts), waves, extra, pricer.efficiency.agg_burst_fraction, stall)
+    out = with_later_waves(model, pricer, dep, wl, pts, users, [t + stall for t in waves], extra, out)  # off: out
     if recurring and wl.range_ratio >= 1 and dep.mtp is None:  # fixed lengths: the waves recur (effect 6)
         out = _fixed_cycle(model, pricer, dep, wl, pts, users, (t0, sigma, fill), [t + stall for t in waves],
                            extra, out)
