@@ -251,6 +251,26 @@ def _engine_lines(frontier_rows) -> list[str]:
              "(scripts/mlperf_ttft_tail.py; docs/gap_large_batch_decode.md round 30)."), ""]
 
 
+def _rate_rule_lines(ok) -> list[str]:
+    """fit/mlperf_quality.py rule 2 (the submitter's rate): the rows it flags, why, and the overall figure without them
+    (validate's headline and the goals leave them out, as every data-quality flag)."""
+    from jalapeno.fit import mlperf_quality as mq
+
+    flags = mq.mlperf_rate_flags() if mq.PEER_RATE_FLAG_ON else {}
+    out = ok[~ok.id.isin({i for i, m in flags if m == "throughput_per_chip"})].error.to_numpy()
+    named = "; ".join(f"{i.removeprefix('mlperf51_')} ({r.split(': ', 1)[1].split(': the row')[0]})"
+                      for (i, _), r in sorted(flags.items()))
+    return [(f"**What a Server / Interactive row is compared to** (round 49, `docs/gap_large_batch_decode.md` \"Round 49 "
+             "(mlperf49)\"). The prediction is the engine's best valid rate (the highest load within both p99 limits); the "
+             "row is the throughput at the rate its submitter scheduled (`target_qps`, a test setting), a lower bound on "
+             "that rate. Data-quality rule 2 (fit/mlperf_quality.py, `PEER_RATE_FLAG_ON` "
+             f"{'on' if mq.PEER_RATE_FLAG_ON else 'off'}): a row scheduled at least {mq.PEER_RATE_MARGIN:.2f}x below "
+             "another submitter's valid run of the same benchmark and scenario on the same system is known, from the "
+             "published runs alone, to sit below its hardware's best valid rate; its throughput goes to the flagged group. "
+             f"Flagged: {named or 'none'}. Without them (validate's headline, the goals): n = {len(out)}, median |error| "
+             f"{np.median(np.abs(out)):.1%}, p90 {np.percentile(np.abs(out), 90):.1%}, bias {np.median(out):+.1%}.")]
+
+
 def mlperf_section() -> list[str]:
     """Markdown lines: data, dataset lengths, mapping, errors per system / model (with the spread
     and at the fixed means), the DeepSeek-R1 diagnosis and the rows."""
@@ -266,6 +286,7 @@ def mlperf_section() -> list[str]:
                f"p90 {np.percentile(np.abs(e), 90):.1%}, bias {np.median(e):+.1%}; at the fixed mean lengths "
                f"{np.median(np.abs(f)):.1%}, p90 {np.percentile(np.abs(f), 90):.1%}, bias {np.median(f):+.1%}; "
                f"{len(skipped)} results skipped, {int(rows.error.isna().sum())} not predicted."), "",
+              *_rate_rule_lines(ok), "",
               "| system | model | metric | n | median abs. error | p90 | bias | fixed lengths: median / bias |",
               "|---|---|---|---|---|---|---|---|"]
     s = error_summary(ok, by=("system", "model"))

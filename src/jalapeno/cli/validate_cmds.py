@@ -270,7 +270,8 @@ def _print_flagged(res: dict) -> None:
     """The data-quality flagged group (fit/data_quality.py; aiconfigurator TTFT: fit/aic_quality.py): its points, their errors and the reason,
     and the headline with them included (they are left out of the table above, never dropped)."""
     rows = res["rows"]
-    t = Table(title="flagged group: points that break a data-quality rule (fit/data_quality.py, fit/aic_quality.py), "
+    t = Table(title="flagged group: points that break a data-quality rule (fit/data_quality.py, fit/aic_quality.py, "
+              "fit/mlperf_quality.py), "
               "not in the figures above")
     for col in ("id", "system", "error per metric", "reason"):
         t.add_column(col, overflow="fold")

@@ -1,4 +1,5 @@
-"""Data quality of the MLPerf results: a mean latency above its own p99 (one stated rule).
+"""Data quality of the MLPerf results, two stated rules: a mean latency above its own p99 (rule 1), and a Server /
+Interactive run scheduled well below a rate another submitter ran validly on the same system (rule 2).
 
 LoadGen's summary (``mlperf_log_summary.txt``) reports per-sample TTFT and TPOT statistics: mean,
 percentiles, min and max over every sample of the run. A mean can exceed the 99th percentile only
@@ -21,6 +22,28 @@ aarch64x72_TRT/deepseek-r1/Server/performance/run_1) gives Mean Time to Output T
 median 61,287,759, p99 64,452,775, p99.9 68,224,154 and max 1,170,063,800,574 ns over 210,624
 samples (``generated_query_count`` in its mlperf_log_detail.txt): that one sample alone adds
 1.17e12 / 210,624 ns = 5.6 ms to the mean.
+
+Rule 2, the submitter's rate (round 49, :data:`PEER_RATE_FLAG_ON`). A Server / Interactive result is the
+throughput at the Poisson rate its submitter asked LoadGen for (``target_qps`` in its user.conf, a test setting), and
+it is valid when the run's p99 TTFT and TPOT are within the rules' limits; the model's ``matched@limits`` /
+``frontier@limits`` figure is the highest rate the engine keeps within those limits (fit/latency_limits.py). A valid
+run is therefore a lower bound on its hardware's best valid rate, and equals it only where the submitter raised the
+rate until a limit bound or throughput saturated. Where another submitter's valid run of the same benchmark and
+scenario on the same system (the same system name in the results tree, so the same chassis, chips and chip count)
+was scheduled at :data:`PEER_RATE_MARGIN` times this run's rate or more, the row is known, from published runs
+alone, to sit below its hardware's best valid rate; its throughput is flagged (the rate its submitter chose):
+
+    max(peer scheduled rate, same system / benchmark / scenario, VALID) >= 1.10 x the row's scheduled rate
+        ->   flag that result's ``throughput_per_chip``
+
+The rule reads only the runs' published settings (:data:`DEFAULT_PEER_RATES`, the rows' own
+``mlperf_server_runs.csv``); the model is never consulted. The margin, 1.10, is stated from the data's own spread,
+before any error: runs of one engine config on one system type repeat NVIDIA's rate or stay within 2.6% of it
+(B200 Llama-2-70B Server: nine submitters at 364/s, Nebius 373.5/s; GB200-NVL72 x4: 182 vs 183/s; B200
+Llama-3.1-405B Server 1.90 vs 1.95/s), so a shortfall of 10% is a choice, not a system difference; and the goals
+judge a median within 8%, so a shortfall under 10% stays a judged row. Shipped case (the only one of the v5.1
+validation rows): Google B200-SXM-180GBx8 DeepSeek-R1 Server, 4.01/s, where NVIDIA's run on the same system type
+passed at 5.02/s (1.25x; both configs declare ``server_target_qps`` 5, docs/gap_large_batch_decode.md round 45).
 """
 
 from __future__ import annotations
@@ -31,6 +54,14 @@ from pathlib import Path
 
 #: The metrics each latency mean feeds in the validation rows (fit/mlperf.load_mlperf's ``measured``).
 FED_BY = {"TPOT": ("interactivity", "tpot_s"), "TTFT": ("ttft_s",)}
+
+#: Rule 2 on (round 49): a Server / Interactive row scheduled :data:`PEER_RATE_MARGIN` or more below a peer's valid run
+#: on the same system leaves the throughput figures for the flagged group (False: the figures before round 49, exactly)
+PEER_RATE_FLAG_ON = True
+#: Rule 2's margin: a peer's scheduled rate at least this multiple of the row's (stated, module docstring)
+PEER_RATE_MARGIN = 1.10
+#: Every v5.1 Server / Interactive run on the NVIDIA systems, every submitter (package data; rule 2's peers)
+DEFAULT_PEER_RATES = Path(__file__).resolve().parents[1] / "data" / "validation" / "mlperf_peer_rates.csv"
 
 
 def mlperf_tail_flags(path: str | Path | None = None) -> dict[tuple[str, str], str]:
@@ -66,4 +97,68 @@ def mlperf_tail_flags(path: str | Path | None = None) -> dict[tuple[str, str], s
                 reason = (f"mean {what} {mean:g} ms above its own p99 {p99:g} ms (as published): the mean is set by "
                           f"fewer than 1% of the samples, not the typical one (fit/mlperf_quality.py)")
                 out.update({(rid, metric): reason for metric in metrics})
+    return out
+
+
+def _run_of(source: str) -> tuple[str, str, str, str] | None:
+    """(submitter, system, benchmark, scenario) of a results-tree path ``closed/<submitter>/results/<system>/
+    <benchmark>/<scenario>/...``; None for any other form."""
+    parts = source.strip().split("/")
+    if len(parts) < 6 or parts[2] != "results":
+        return None
+    return parts[1], parts[3], parts[4], parts[5]
+
+
+def mlperf_rate_flags(runs_path: str | Path | None = None, peers_path: str | Path | None = None,
+                      margin: float = PEER_RATE_MARGIN) -> dict[tuple[str, str], str]:
+    """Flags of rule 2 (module docstring): ``{(result id, "throughput_per_chip"): reason}`` for every Server /
+    Interactive validation row (``runs_path``: fit/mlperf_server.DEFAULT_SERVER_RUNS' format, its ``scheduled_per_s``
+    and results-tree ``source``) that a VALID peer run (``peers_path``, default :data:`DEFAULT_PEER_RATES`) of the
+    same system, benchmark and scenario by another submitter was scheduled at ``margin`` times its rate or more.
+    Rows or peers whose rate is not a number > 0, or whose source is not a results-tree path, are not checked.
+
+    >>> sorted(rid.split("_", 2)[1] for rid, _ in mlperf_rate_flags())
+    ['Google']
+
+    Raises:
+        SpecError: a missing file, or a file without the columns the rule reads.
+    """
+    from jalapeno.errors import SpecError
+    from jalapeno.fit.mlperf_server import DEFAULT_SERVER_RUNS
+
+    def read(path, need):
+        p = Path(path)
+        if not p.is_file():
+            raise SpecError(str(p), "file not found", "pass an MLPerf runs CSV (fit/mlperf_quality.py rule 2)")
+        with p.open(newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        missing = need - set(rows[0] if rows else {})
+        if missing:
+            raise SpecError(f"{p.name}: columns", f"missing {sorted(missing)}", f"give the columns {sorted(need)}")
+        return rows
+
+    def rate(r):
+        try:
+            v = float(r["scheduled_per_s"])
+        except (TypeError, ValueError):
+            return None
+        return v if v > 0 else None
+
+    best: dict[tuple[str, str, str], list[tuple[float, str]]] = {}
+    for r in read(peers_path or DEFAULT_PEER_RATES, {"submitter", "result", "scheduled_per_s", "source"}):
+        run, v = _run_of(r["source"]), rate(r)
+        if run is not None and v is not None and r["result"].strip().upper() == "VALID":
+            best.setdefault(run[1:], []).append((v, run[0]))
+    out = {}
+    for r in read(runs_path or DEFAULT_SERVER_RUNS, {"id", "scheduled_per_s", "source"}):
+        run, v = _run_of(r["source"]), rate(r)
+        if run is None or v is None:
+            continue
+        peers = [(pv, who) for pv, who in best.get(run[1:], []) if who != run[0]]
+        if peers and (top := max(peers))[0] >= margin * v:
+            out[(r["id"], "throughput_per_chip")] = (
+                f"submitter's rate: {top[1]}'s valid {run[3]} run of {run[2]} on the same system ({run[1]}) was "
+                f"scheduled at {top[0]:g}/s, {top[0] / v:.2f}x this run's {v:g}/s: the row's throughput is the rate "
+                f"its submitter chose, below its hardware's best valid rate, which the prediction is "
+                f"(fit/mlperf_quality.py rule 2)")
     return out

@@ -184,10 +184,11 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     corrected = aic_source_flags(pts)  # rule C: every metric of a row its source corrected
     decode = aic_decode_flags(pts)  # rules D, E: TPOT (and interactivity) slower than a no-faster chip's sibling, or
     # faster than the decode step's bytes over the chips' bandwidth
-    if mlperf:  # fit/mlperf_quality.py: a mean latency above its own p99, the metrics it feeds
-        from jalapeno.fit.mlperf_quality import mlperf_tail_flags
+    if mlperf:  # fit/mlperf_quality.py: rule 1, a mean latency above its own p99 (the metrics it feeds); rule 2, a
+        # Server / Interactive run scheduled >= 1.10x below a peer's valid run on the same system (its throughput)
+        from jalapeno.fit import mlperf_quality as mq
 
-        tail = mlperf_tail_flags()
+        tail = {**mq.mlperf_tail_flags(), **(mq.mlperf_rate_flags() if mq.PEER_RATE_FLAG_ON else {})}
     else:
         tail = {}
     rows["quality"] = ([flags.get(i, "") if src == "inferencex" else tail.get((i, m), "") if src == "mlperf"
