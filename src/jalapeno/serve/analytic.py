@@ -46,6 +46,7 @@ from jalapeno.cost.step import BOUNDS, Batch, pool_step_cost, pool_step_times, r
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
+from jalapeno.serve.kv_admission import cohort_admission_osl
 from jalapeno.serve.admission_waits import adp_gate_s, batch_wait_hold_s, running_slots  # noqa: F401 (re-exported)
 from jalapeno.serve.batch_wait import bunched_arrivals_per_step
 from jalapeno.serve.chunked import chunked_prefill_s, long_chunks
@@ -261,9 +262,12 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
                           memory_fraction=dep.memory_fraction, engine=dep.memory_profile)
     prof = dep.memory_profile
     if prof is not None and prof.rule == "sglang":  # the engine admits by reserved tokens, not by use
-        kv = min(kv, admission_batch_cap(model, pricer.system, lay, dep.precision, prof, wl.mean_isl,
-                                         wl.mean_osl, dep.memory_fraction, dep.mtp)
-                 * (steps * chunk) / (steps * chunk + wl.mean_isl))
+        def count(osl: float) -> float:
+            return admission_batch_cap(model, pricer.system, lay, dep.precision, prof, wl.mean_isl, osl,
+                                       dep.memory_fraction, dep.mtp)
+
+        osl = cohort_admission_osl(count, wl) if prof.ignore_eos_admission else wl.mean_osl  # serve/kv_admission.py
+        kv = min(kv, count(osl) * (steps * chunk) / (steps * chunk + wl.mean_isl))
     budget_cap = dep.prefill_budget(lay) * steps / wl.mean_isl * lay.pp
     engine = batch_caps(dep, query_len(dep.mtp), wl.mean_isl / steps, lay.pp, layout=lay)
     caps = {"kv_capacity": kv, "max_running": engine.pop("max_running"), "prefill_budget": budget_cap, **engine}

@@ -24,6 +24,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
+from jalapeno.serve.kv_admission import decode_admission_ctx
 from jalapeno.serve import prebuilt_skip
 from jalapeno.serve.handshake import handshake_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded, prompt_floor_s
@@ -138,7 +139,8 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
                  overlap: str = "none") -> DecodeCurve:
     """Decode step latency of one decode instance at batches ``batch`` (K,), clipped to its cap.
 
-    The cap is the KV capacity and, with ``limits`` (a deployment whose engine limits apply),
+    The cap is the KV capacity (requests counted at the tokens the engine's admission holds for each,
+    serve/kv_admission.py) and, with ``limits`` (a deployment whose engine limits apply),
     ``max_running`` and ``max_tokens_per_step`` (B ≤ T·pp/q: a decode instance runs no
     prefill; both x dp when the engine counts them per attention-DP rank, ``limits.budget_per``); decode batches per attention rank above its ``cuda_graph_max_batch`` run eagerly
     (serve/limits.py). ``cap_name`` names the binding cap. The KV capacity uses the engine's
@@ -154,7 +156,8 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     b = np.asarray(batch, dtype=float)
     mf = limits.memory_fraction if limits is not None else None
     prof = limits.memory_profile if limits is not None else None
-    caps = {"kv_capacity": decode_batch_cap(model, pricer.system, layout, precision, ctx, pricer.efficiency, mtp,
+    kv_ctx = decode_admission_ctx(wl, pricer.efficiency)  # the tokens the engine's admission counts a request for
+    caps = {"kv_capacity": decode_batch_cap(model, pricer.system, layout, precision, kv_ctx, pricer.efficiency, mtp,
                                             memory_fraction=mf, engine=prof)}
     if limits is not None:
         caps.update(batch_caps(limits, query_len(mtp), 0.0, layout.pp, backstop=False, layout=layout))

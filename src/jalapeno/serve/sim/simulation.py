@@ -25,6 +25,7 @@ from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_ch
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.batch_wait import instance_kw as batch_wait_kw
+from jalapeno.serve import kv_admission
 from jalapeno.serve.disagg import handoff_copies, kv_transfer_s
 from jalapeno.serve.sim.bootstrap import Bootstrap
 from jalapeno.serve.limits import prompt_floor_s
@@ -99,7 +100,9 @@ class Simulation:
         prof, fl = dep.memory_profile, {role: prompt_floor_s(model, dep, pool, pricer) for role, pool in pools}
         for role, pool in pools:
             validate_layout(pool.layout, model, self.system, role)
-            cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.prefill_budget(pool.layout),
+            # a decode-only worker runs no prompt chunk: no activations for a prefill budget in its pool
+            budget = 0 if role == "decode" and kv_admission.DECODE_ADMISSION_ON else dep.prefill_budget(pool.layout)
+            cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, budget,
                                    dep.mtp if role != "prefill" else None, dep.memory_fraction, dep.memory_profile)
             if cap <= 0:
                 raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
