@@ -26,12 +26,24 @@ the deployment, prefill pools included. Pure: no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jalapeno.analysis.packing import instance_groups, packed_boxes
+from jalapeno.analysis.plan_text import (  # noqa: F401  (re-exported: split from here, round 49)
+    _sig3,
+    estimate_mark,
+    factor_text,
+    format_rate,
+    is_price_estimate,
+    lengths_text,
+    output_rate_per_user,
+    per_kw_line,
+    point_conditions,
+    power_lines,
+    users_line,
+)
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
-from jalapeno.analysis.records import FrontierRecord, PointRecord, bound_cell
+from jalapeno.analysis.records import FrontierRecord, PointRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
 from jalapeno.specs.catalog import hardware_show_name
 from jalapeno.specs.hardware import System
@@ -66,9 +78,13 @@ class Footprint:
 
     def as_dict(self) -> dict:
         """JSON form: chips, boxes per level, throughput per chip, the deployment and the point."""
-        return {"chips": self.chips, "packaging": {name: n for name, _, n in self.packaging},
-                "tok_per_s_per_chip": self.rate, "deployment": self.point.deployment.as_dict(),
-                "point": self.point.as_dict()}
+        return {
+            "chips": self.chips,
+            "packaging": {name: n for name, _, n in self.packaging},
+            "tok_per_s_per_chip": self.rate,
+            "deployment": self.point.deployment.as_dict(),
+            "point": self.point.as_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -119,10 +135,12 @@ class CapacityPlan:
         """Short: ``CapacityPlan(gb200-nvl72: 1e+06 output tok/s at >= 50 tok/s/user: 320 chips, 5 x 64, ...)``
         (the generated repr printed the point and both alternatives, 3,800 characters); ``arithmetic()``
         gives the whole working."""
-        return (f"CapacityPlan({self.system}: {self.target_tok_per_s:.4g} {self.target_kind} tok/s at >= "
-                f"{self.min_interactivity:g} tok/s/user: {self.chips:,} chips ({self.instances:,} x "
-                f"{self.chips_per_instance:,}) at {self.point.interactivity:,.1f} tok/s/user, "
-                f"{self.tok_per_s_per_chip:,.1f} {self.target_kind} tok/s/chip, ${self.usd_per_hour:,.2f}/hour)")
+        return (
+            f"CapacityPlan({self.system}: {self.target_tok_per_s:.4g} {self.target_kind} tok/s at >= "
+            f"{self.min_interactivity:g} tok/s/user: {self.chips:,} chips ({self.instances:,} x "
+            f"{self.chips_per_instance:,}) at {self.point.interactivity:,.1f} tok/s/user, "
+            f"{self.tok_per_s_per_chip:,.1f} {self.target_kind} tok/s/chip, ${self.usd_per_hour:,.2f}/hour)"
+        )
 
     @property
     def usd_per_mtok(self) -> float:
@@ -147,8 +165,13 @@ class CapacityPlan:
         if n == self.chips:
             return None
         w, label, _ = self.power_w.get("all-in", (None, None, None))
-        return {"chips": n, "idle_chips": n - self.chips, "usd_per_hour": n * self.usd_per_chip_hour,
-                "all_in_power_kw": None if w is None else n * w / 1e3, "all_in_label": label}
+        return {
+            "chips": n,
+            "idle_chips": n - self.chips,
+            "usd_per_hour": n * self.usd_per_chip_hour,
+            "all_in_power_kw": None if w is None else n * w / 1e3,
+            "all_in_label": label,
+        }
 
     @property
     def users_per_instance(self) -> float:
@@ -180,11 +203,11 @@ class CapacityPlan:
         # the rate to the decimals both products need (one instance, delivered), the same text on every line
         rate = factor_text(self.tok_per_s_per_chip, (self.chips_per_instance, self.chips))
         lines = [
-            (f"operating point: the highest {k} throughput per chip at >= {self.min_interactivity:g} tok/s/user: "
-             f"{rate} tok/s/chip at {p.interactivity:.1f} tok/s/user {point_conditions(p)}"),
-            (f"one instance: {rate} tok/s/chip x "
-             f"{self.chips_per_instance:,} chips "
-             f"= {per_inst:,.0f} tok/s"),
+            (
+                f"operating point: the highest {k} throughput per chip at >= {self.min_interactivity:g} tok/s/user: "
+                f"{rate} tok/s/chip at {p.interactivity:.1f} tok/s/user {point_conditions(p)}"
+            ),
+            (f"one instance: {rate} tok/s/chip x {self.chips_per_instance:,} chips = {per_inst:,.0f} tok/s"),
             f"instances: ceil({self.target_text()} / {per_inst:,.0f}) = {self.instances:,}",
             f"chips: {self.instances:,} x {self.chips_per_instance:,} = {self.chips:,}",
         ]
@@ -193,112 +216,55 @@ class CapacityPlan:
                 lines.append(f"{name}s: ceil({self.chips:,} / {size}) = {n:,}")
             else:  # the groups do not tile the level: ceil(chips / size) would split one across two
                 sizes = "/".join(f"{g}" for g in sorted(instance_groups(self.point.deployment, 1), reverse=True))
-                lines.append(f"{name}s: {n:,} (each worker's {sizes}-chip group whole in a {name} of {size}, where "
-                             f"its collectives are priced; ceil({self.chips:,} / {size}) = "
-                             f"{math.ceil(self.chips / size):,} would split groups across {name}s)")
+                lines.append(
+                    f"{name}s: {n:,} (each worker's {sizes}-chip group whole in a {name} of {size}, where "
+                    f"its collectives are priced; ceil({self.chips:,} / {size}) = "
+                    f"{math.ceil(self.chips / size):,} would split groups across {name}s)"
+                )
         lines += power_lines(self.chips, self.power_w)
         basis = estimate_mark(self.system, self.show_as, self.usd_estimate, self.usd_source)
         usd = factor_text(self.usd_per_chip_hour, self.chips, 2, 2)
         lines.append(f"cost: {self.chips:,} x ${usd}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
-        lines.append(f"cost per M {k} tokens: ${usd} / ({rate} tok/s/chip x "
-                     f"3600 s / 1e6) = ${usd_text(self.usd_per_mtok)}")
+        lines.append(
+            f"cost per M {k} tokens: ${usd} / ({rate} tok/s/chip x 3600 s / 1e6) = ${usd_text(self.usd_per_mtok)}"
+        )
         lines.append(per_kw_line(self.tok_per_s_per_chip, self.power_w, k, shown=rate))
         prov = self.provisioned()
         if prov is not None:
             name, size, n = self.packaging[-1]
-            power = ("" if prov["all_in_power_kw"] is None else
-                     f"; all-in power {prov['chips']:,} x {factor_text(self.power_w['all-in'][0], prov['chips'], 0, 1, 1e3)} "
-                     f"W = {prov['all_in_power_kw']:,.1f} kW")
-            lines.append(f"provisioned (whole {name}s): {n:,} x {size} = {prov['chips']:,} chips, {prov['idle_chips']:,} idle; "
-                         f"cost {prov['chips']:,} x ${factor_text(self.usd_per_chip_hour, prov['chips'], 2, 2)} = "
-                         f"${prov['usd_per_hour']:,.2f}/hour{power}")
-        lines.append(f"delivered: {self.chips:,} x {rate} = "
-                     f"{self.delivered_tok_per_s:,.0f} "
-                     f"tok/s ({self.target_kind}) >= target {self.target_text()}")
+            power = (
+                ""
+                if prov["all_in_power_kw"] is None
+                else f"; all-in power {prov['chips']:,} x {factor_text(self.power_w['all-in'][0], prov['chips'], 0, 1, 1e3)} "
+                f"W = {prov['all_in_power_kw']:,.1f} kW"
+            )
+            lines.append(
+                f"provisioned (whole {name}s): {n:,} x {size} = {prov['chips']:,} chips, {prov['idle_chips']:,} idle; "
+                f"cost {prov['chips']:,} x ${factor_text(self.usd_per_chip_hour, prov['chips'], 2, 2)} = "
+                f"${prov['usd_per_hour']:,.2f}/hour{power}"
+            )
+        lines.append(
+            f"delivered: {self.chips:,} x {rate} = "
+            f"{self.delivered_tok_per_s:,.0f} "
+            f"tok/s ({self.target_kind}) >= target {self.target_text()}"
+        )
         lines.append(self.users_text())
         own = Footprint(p, self.tok_per_s_per_chip, self.chips, self.packaging).text()
         outer = self.packaging[-1][0] + "s" if self.packaging else "boxes"
         same = self.fewest is not None and self.fewest is self.fewest_boxes  # one point: one line
-        for what, alt in ((f"fewer chips and {outer}" if same else "fewer chips", self.fewest),
-                          (f"fewer {outer}", None if same else self.fewest_boxes)):
+        for what, alt in (
+            (f"fewer chips and {outer}" if same else "fewer chips", self.fewest),
+            (f"fewer {outer}", None if same else self.fewest_boxes),
+        ):
             if alt is not None:
                 q = alt.point
-                lines.append(f"{what}: {q.deployment.label} ({q.deployment.chips:,} chips per instance) at "
-                             f"{q.interactivity:.1f} tok/s/user serves the target with {alt.text()} at "
-                             f"{alt.rate:,.1f} tok/s/chip; this plan's point needs {own} (whole instances of "
-                             f"{self.chips_per_instance:,})")
+                lines.append(
+                    f"{what}: {q.deployment.label} ({q.deployment.chips:,} chips per instance) at "
+                    f"{q.interactivity:.1f} tok/s/user serves the target with {alt.text()} at "
+                    f"{alt.rate:,.1f} tok/s/chip; this plan's point needs {own} (whole instances of "
+                    f"{self.chips_per_instance:,})"
+                )
         return lines
-
-
-def point_conditions(p: PointRecord) -> str:
-    """A plan point's latencies and bound as ``plan`` prints them after its rate (``--target`` and ``--chips`` alike):
-    ``(TTFT 688 ms, TPOT 17.8 ms, bound decode overhead; prefill compute (67% of chips))``."""
-    return (f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound "
-            f"{bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share)})")
-
-
-def output_rate_per_user(p: PointRecord) -> float:
-    """One closed-loop user's mean output rate over whole requests at ``p``, tok/s: mean OSL / E2E (TTFT and
-    queue included) = an instance's output tok/s / its users (concurrency); below the point's interactivity."""
-    return p.output_throughput_per_chip * p.deployment.chips / max(p.concurrency, 1e-30)
-
-
-def users_line(p: PointRecord, instances: int) -> str:
-    """The users ``instances`` whole instances at ``p`` hold: the concurrency per instance (closed loop,
-    InferenceX's conc) x instances, and one user's mean output rate (``output_rate_per_user``)."""
-    u, r = float(p.concurrency), output_rate_per_user(p)
-    return (f"users: {factor_text(u, instances, 0)} concurrent per instance (closed loop: each sends its next "
-            f"request when one ends) x {instances:,} = {u * instances:,.0f}; one user averages {r:.1f} output tok/s "
-            f"(mean OSL / E2E {p.e2e_s:,.1f} s, TTFT included)")
-
-
-def lengths_text(wl) -> str:
-    """The workload's request lengths as a plan prints them: ISL/OSL are maxima when lengths are drawn
-    uniformly in [r·L, L] (InferenceX's --random-range-ratio r = 0.8, docs/metrics.md §1), and every
-    token rate counts the mean lengths.
-
-    >>> from jalapeno.specs.workload import get_workload
-    >>> lengths_text(get_workload("8k1k"))
-    'uniform in [0.8·L, L] (InferenceX --random-range-ratio 0.8): mean ISL 7,373 / OSL 921.6 tokens per request; token rates count these means'
-    """
-    if wl.spread is None and wl.range_ratio == 1.0:
-        return f"fixed: ISL {wl.isl:,} / OSL {wl.osl:,} tokens per request"
-    shape = ("the trace's length spread" if wl.spread is not None else
-             f"uniform in [{wl.range_ratio:g}·L, L] (InferenceX --random-range-ratio {wl.range_ratio:g})")
-    return (f"{shape}: mean ISL {wl.mean_isl:,.0f} / OSL {wl.mean_osl:,.1f} tokens per request; "
-            "token rates count these means")
-
-
-def factor_text(x: float, n: float | Sequence[float], d0: int = 1, total_d: int = 0, per: float = 1.0) -> str:
-    """``x`` as a plan line prints it in ``n x X = total`` (the total ``x·n/per`` printed to ``total_d``
-    decimals): ``d0`` decimals, more (up to 6) while the printed figure times ``n`` would print another total,
-    so the line checks by hand ('562.0 tok/s/chip x 732 chips = 411,360 tok/s' was 411,384 by hand: the rate
-    is 561.967; '8,625 users per instance x 3 = 25,874'). ``n`` a sequence: the decimals every one of those
-    products needs, so a figure that several lines multiply reads the same on each (plan printed one rate as
-    1,173.6, 1,173.55 and 1,173.552 in one plan).
-
-    >>> factor_text(562.0, 732), factor_text(561.967, 732), factor_text(8624.7, 3, 0), factor_text(64.0, 3, 0)
-    ('562.0', '561.967', '8,624.7', '64')
-    >>> factor_text(1234.5, 2196, 0, 1, 1e3)   # W per chip in 'chips x W = kW' (1,234 W x 2,196 = 2,709.9 kW)
-    '1,234.5'
-    >>> factor_text(1173.552, 196), factor_text(1173.552, 980), factor_text(1173.552, (196, 980))
-    ('1,173.55', '1,173.552', '1,173.552')
-    """
-    d = d0
-    for m in (n,) if isinstance(n, (int, float)) else n:
-        shown = round(x * m / per, total_d)
-        while d < 6 and round(round(x, d) * m / per, total_d) != shown:
-            d += 1
-    return f"{x:,.{d}f}"
-
-
-def format_rate(tok_per_s: float) -> str:
-    """A token rate for a plan line: ``1,000,000`` from 1,000 up, ``7.5`` or ``1e-30`` below.
-
-    >>> format_rate(1e6), format_rate(7.5), format_rate(1e-30)
-    ('1,000,000', '7.5', '1e-30')
-    """
-    return f"{tok_per_s:,.0f}" if tok_per_s >= 1000 else f"{tok_per_s:.4g}"
 
 
 def _check_number(name: str, value, example: str) -> None:
@@ -314,8 +280,14 @@ def _check_number(name: str, value, example: str) -> None:
         raise SpecError(f"plan_capacity: {name}", f"must be a number, got {value!r}", f"pass a number, {example}")
 
 
-def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: float, target_kind: str = "output",
-                  min_interactivity: float = 0.0, alternatives: FrontierRecord | None = None) -> CapacityPlan:
+def plan_capacity(
+    frontier: FrontierRecord,
+    system: System,
+    target_tok_per_s: float,
+    target_kind: str = "output",
+    min_interactivity: float = 0.0,
+    alternatives: FrontierRecord | None = None,
+) -> CapacityPlan:
     """The fleet of the best-per-chip deployment at ``min_interactivity`` (whole instances) that
     serves ``target_tok_per_s``, and the points above the floor that need fewer chips or fewer of the
     outermost boxes (racks) when there are such.
@@ -338,23 +310,35 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
         InfeasibleDeployment: no frontier point reaches the floor (names the fastest one).
     """
     if not isinstance(frontier, FrontierRecord):  # a SystemFrontier raised AttributeError on numpy.int64
-        raise SpecError("plan_capacity: frontier", f"expected a FrontierRecord, got {type(frontier).__name__}",
-                        "pass system_frontier(...).record() and its .system, as the README shows")
+        raise SpecError(
+            "plan_capacity: frontier",
+            f"expected a FrontierRecord, got {type(frontier).__name__}",
+            "pass system_frontier(...).record() and its .system, as the README shows",
+        )
     if not isinstance(system, System):  # a name raised AttributeError: 'str' object has no attribute 'levels'
-        raise SpecError("plan_capacity: system", f"expected a System, got {type(system).__name__}",
-                        "pass the frontier's own system: system_frontier(...).system, or load_system(name)")
+        raise SpecError(
+            "plan_capacity: system",
+            f"expected a System, got {type(system).__name__}",
+            "pass the frontier's own system: system_frontier(...).system, or load_system(name)",
+        )
     if system.name != frontier.system:  # another system's racks, power and $ priced this one's frontier silently
-        raise SpecError("plan_capacity: system", f"{system.name!r} is not the frontier's system {frontier.system!r}",
-                        "pass the system the frontier was swept on (system_frontier(...).system)")
+        raise SpecError(
+            "plan_capacity: system",
+            f"{system.name!r} is not the frontier's system {frontier.system!r}",
+            "pass the system the frontier was swept on (system_frontier(...).system)",
+        )
     _check_number("target_tok_per_s", target_tok_per_s, "e.g. target_tok_per_s=1e6 (tokens/s)")
     _check_number("min_interactivity", min_interactivity, "e.g. min_interactivity=50.0 (tok/s/user)")
     check_target(target_tok_per_s, target_kind)
     ok = points_above_floor(frontier, system, min_interactivity)
     if alternatives is not None:
         if not isinstance(alternatives, FrontierRecord) or alternatives.system != frontier.system:
-            raise SpecError("plan_capacity: alternatives", f"expected the frontier's system's FrontierRecord, got "
-                            f"{getattr(alternatives, 'system', type(alternatives).__name__)!r}",
-                            "pass system_frontier(...).fleet_record() of the same sweep, or leave it out")
+            raise SpecError(
+                "plan_capacity: alternatives",
+                f"expected the frontier's system's FrontierRecord, got "
+                f"{getattr(alternatives, 'system', type(alternatives).__name__)!r}",
+                "pass system_frontier(...).fleet_record() of the same sweep, or leave it out",
+            )
         alt_ok = [p for p in alternatives.frontier if p.feasible and p.interactivity >= min_interactivity]
     else:
         alt_ok = ok
@@ -374,8 +358,12 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     def footprint(p: PointRecord) -> Footprint:
         n = math.ceil(target_tok_per_s / (rate(p) * p.deployment.chips))
         units = instance_groups(p.deployment, n)
-        return Footprint(p, rate(p), n * p.deployment.chips,
-                         tuple((lv.name, lv.chips, packed_boxes(units, lv.chips)) for lv in levels))
+        return Footprint(
+            p,
+            rate(p),
+            n * p.deployment.chips,
+            tuple((lv.name, lv.chips, packed_boxes(units, lv.chips)) for lv in levels),
+        )
 
     def outer(f: Footprint) -> int:
         return f.packaging[-1][2] if f.packaging else f.chips
@@ -391,11 +379,27 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     for c in CONVENTIONS:
         w, label = power_w_per_chip(system, c)
         power[c] = (w, label, chips * w)
-    return CapacityPlan(system.name, float(target_tok_per_s), target_kind, float(min_interactivity), best, per_chip,
-                        per_inst_chips, instances, chips, packaging, power, system.usd_per_chip_hour,
-                        chips * system.usd_per_chip_hour, chips * per_chip, fewest,
-                        is_price_estimate(system), fewest_boxes,
-                        hardware_show_name(system), system.sources.get("cost.usd_per_chip_hour", ""))
+    return CapacityPlan(
+        system.name,
+        float(target_tok_per_s),
+        target_kind,
+        float(min_interactivity),
+        best,
+        per_chip,
+        per_inst_chips,
+        instances,
+        chips,
+        packaging,
+        power,
+        system.usd_per_chip_hour,
+        chips * system.usd_per_chip_hour,
+        chips * per_chip,
+        fewest,
+        is_price_estimate(system),
+        fewest_boxes,
+        hardware_show_name(system),
+        system.sources.get("cost.usd_per_chip_hour", ""),
+    )
 
 
 def check_target(target_tok_per_s: float | None, target_kind: str) -> None:
@@ -406,85 +410,39 @@ def check_target(target_tok_per_s: float | None, target_kind: str) -> None:
         SpecError: naming ``--target`` or ``--target-kind``.
     """
     if target_tok_per_s is not None and not (target_tok_per_s > 0 and math.isfinite(target_tok_per_s)):
-        raise SpecError("--target", f"must be a positive number of tokens/s, got {target_tok_per_s}",
-                        "write e.g. --target 1e6")
+        raise SpecError(
+            "--target", f"must be a positive number of tokens/s, got {target_tok_per_s}", "write e.g. --target 1e6"
+        )
     if target_tok_per_s is not None and target_tok_per_s > MAX_TARGET_TOK_PER_S:
-        raise SpecError("--target", f"{target_tok_per_s:.3g} tok/s is above the {MAX_TARGET_TOK_PER_S:.0e} tok/s "
-                        "plausibility bound (~2,000x all of Google's served tokens in 2025)",
-                        "give tokens per SECOND (a daily total / 86,400), e.g. --target 1e6")
+        raise SpecError(
+            "--target",
+            f"{target_tok_per_s:.3g} tok/s is above the {MAX_TARGET_TOK_PER_S:.0e} tok/s "
+            "plausibility bound (~2,000x all of Google's served tokens in 2025)",
+            "give tokens per SECOND (a daily total / 86,400), e.g. --target 1e6",
+        )
     if target_kind == "tasks":  # an agentic plan's kind: was "unknown kind 'tasks'. Fix: use output or total" (break48)
-        raise SpecError("--target-kind", "tasks (agent tasks per hour) counts an agentic workload's tasks, and this "
-                        "workload is fixed-length", "give --workload agentic:PRESET (e.g. agentic:coding-agent) to "
-                        "plan agent tasks, or --target-kind output or total for this workload")
+        raise SpecError(
+            "--target-kind",
+            "tasks (agent tasks per hour) counts an agentic workload's tasks, and this workload is fixed-length",
+            "give --workload agentic:PRESET (e.g. agentic:coding-agent) to "
+            "plan agent tasks, or --target-kind output or total for this workload",
+        )
     if target_kind not in TARGET_KINDS:
-        raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
-                        "use output or total")
+        raise SpecError(
+            "--target-kind",
+            f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
+            "use output or total",
+        )
 
 
 def check_floor(min_interactivity: float) -> None:
     """Refuse a per-user speed floor that is negative or not finite (``--min-interactivity``)."""
     if not (min_interactivity >= 0 and math.isfinite(min_interactivity)):
-        raise SpecError("--min-interactivity", f"must be >= 0 tok/s/user, got {min_interactivity}",
-                        "write e.g. --min-interactivity 50")
-
-
-def estimate_mark(system: str, show_as: str, estimate: bool, source: str = "") -> str:
-    """The mark a cost line carries after ``$X/chip-hour`` when the system's price is a derived estimate
-    (``estimate = true`` on its file's ``cost.usd_per_chip_hour``), worded from that ``source``
-    (analysis/price_reason.estimate_reason), else ""; the ``--target`` plan's cost line and the ``--chips`` fleet's.
-    Not the JSON ``price_basis`` field (analysis/price_reason.basis_text, every price's basis, published too).
-
-    >>> estimate_mark("mi350x", "mi350x", True, "assumption: as MI355X (InferenceX constants.ts)")
-    ' (an estimate: as MI355X; `jalapeno hardware show mi350x`, cost.usd_per_chip_hour)'
-    >>> estimate_mark("gb200-nvl72", "", False)
-    ''
-    """
-    from jalapeno.analysis.price_reason import estimate_reason
-
-    return (f" (an estimate: {estimate_reason(system, source)}; `jalapeno hardware show {show_as or system}`, "
-            "cost.usd_per_chip_hour)" if estimate else "")
-
-
-def is_price_estimate(system: System) -> bool:
-    """Whether the system's $/chip-hour is a derived estimate (its source says ``(estimate)``)."""
-    return "(estimate)" in system.sources.get("cost.usd_per_chip_hour", "")
-
-
-def power_lines(chips: int, power_w: dict) -> list[str]:
-    """One line per power convention: chips × W per chip = the fleet's kW (``power_w``: convention →
-    (W per chip, its label, fleet W)); the ``--target`` plan's chips and the ``--chips`` fleet alike."""
-    return [f"power ({c}: {label}): {chips:,} x {factor_text(w, chips, 0, 1, 1e3)} W = {total / 1e3:,.1f} kW"
-            for c, (w, label, total) in power_w.items()]
-
-
-def per_kw_line(tok_per_s_per_chip: float, power_w: dict, kind: str, unit: str = "tok/s/chip",
-                shown: str | None = None) -> str:
-    """The plan's energy line: tok/s per kW and J per token of its point under each power convention, all-in
-    first (``power_w``: convention → (W per chip, its label, fleet W); tok/s per kW = tok/s/chip / kW per chip,
-    J/token = W per chip / tok/s/chip, docs/metrics.md §3), for the ``kind`` of tokens the plan counts; ``unit``
-    names the rate (a fleet's: per fleet chip, idle ones included); ``shown``: the rate's text where the plan's
-    other lines print it (:func:`factor_text`), else one decimal.
-
-    >>> per_kw_line(500.0, {"chip": (1400.0, "TDP", 0.0), "all-in": (2100.0, "all-in", 0.0)}, "output")
-    'per kW (output tokens): 500.0 tok/s/chip / 2.10 kW all-in = 238.1 tok/s per kW (4.20 J/token); chip 1.40 kW: 357.1 (2.80 J/token)'
-    """
-    order = sorted(power_w, key=lambda c: c != "all-in")
-    t = tok_per_s_per_chip
-    first, rest = order[0], order[1:]
-    w = power_w[first][0]
-    line = (f"per kW ({kind} tokens): {shown or f'{t:,.1f}'} {unit} / {w / 1e3:.2f} kW {first} = {t / (w / 1e3):,.1f} tok/s "
-            f"per kW ({_sig3(w / t)} J/token)")
-    return line + "".join(f"; {c} {power_w[c][0] / 1e3:.2f} kW: {t / (power_w[c][0] / 1e3):,.1f} "
-                          f"({_sig3(power_w[c][0] / t)} J/token)" for c in rest)
-
-
-def _sig3(x: float) -> str:
-    """Three significant figures (whole numbers from 100): plan printed 0.05 J/token to two decimals (newuser45).
-
-    >>> _sig3(0.05123), _sig3(4.2), _sig3(1234.5)
-    ('0.0512', '4.20', '1,234')
-    """
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:#.3g}"
+        raise SpecError(
+            "--min-interactivity",
+            f"must be >= 0 tok/s/user, got {min_interactivity}",
+            "write e.g. --min-interactivity 50",
+        )
 
 
 def points_above_floor(frontier: FrontierRecord, system: System, min_interactivity: float) -> list[PointRecord]:
@@ -497,7 +455,9 @@ def points_above_floor(frontier: FrontierRecord, system: System, min_interactivi
         d = 1  # enough decimals that the maximum reads below the floor ('at most 139.5 ..., below 139.5')
         while d < 6 and round(fastest, d) >= min_interactivity:
             d += 1
-        raise InfeasibleDeployment("--min-interactivity", f"{system.name} reaches at most {fastest:.{d}f} tok/s/user "
-                                   f"on this workload, below {min_interactivity:g}",
-                                   "lower --min-interactivity or plan on a faster system")
+        raise InfeasibleDeployment(
+            "--min-interactivity",
+            f"{system.name} reaches at most {fastest:.{d}f} tok/s/user on this workload, below {min_interactivity:g}",
+            "lower --min-interactivity or plan on a faster system",
+        )
     return ok

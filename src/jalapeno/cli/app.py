@@ -14,10 +14,21 @@ from pathlib import Path
 
 import typer
 
+from jalapeno.cli.usage_errors import (
+    click_exception,
+    extra_argument_error,
+    flags as _flags,
+    option_value_error,
+    spec_option_error,
+)
 from jalapeno.errors import JalapenoError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="First-principles performance model of LLM-inference systems.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="First-principles performance model of LLM-inference systems.",
+)
 
 
 def _version(value: bool) -> None:
@@ -29,8 +40,11 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _root(show_version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
-                                            help="Print the version and exit.")) -> None:
+def _root(
+    show_version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_version, help="Print the version and exit."
+    ),
+) -> None:
     """First-principles performance model of LLM-inference systems."""
 
 
@@ -109,6 +123,7 @@ def _flags_without_a_type() -> None:
         if getattr(self, "is_flag", False) and self.metavar is None:
             return None
         return shown(self, ctx)
+
     display_type_rich._jalapeno = True
     TyperOption.display_type_rich = display_type_rich
 
@@ -142,14 +157,16 @@ def main(argv: list[str] | None = None) -> None:
     except UnicodeEncodeError as e:  # PYTHONIOENCODING=ascii, a legacy code page: 'ñ', '·', box lines
         _encoding_failed(e)
     except Exception as e:  # click usage errors carry their own exit code
-        if isinstance(e, _click_exception()):
+        if isinstance(e, click_exception()):
             if not e.format_message().strip():  # a bare group (`jalapeno hardware`): its help was shown
                 sys.exit(0)
-            _, words = _command(sys.argv[1:] if argv is None else argv)  # `models list`, not `models`
+            cmd, words = _command(sys.argv[1:] if argv is None else argv)  # `models list`, not `models`
             helps = f"see `{' '.join(['jalapeno', *words, '--help'])}`"
-            typed = (_option_value_error(e, helps)
-                     or _extra_argument_error(e, sys.argv[1:] if argv is None else argv, helps)
-                     or _spec_option_error(e, sys.argv[1:] if argv is None else argv, helps))
+            typed = (
+                option_value_error(e, helps)
+                or extra_argument_error(e, sys.argv[1:] if argv is None else argv, cmd, helps)
+                or spec_option_error(e, cmd, helps)
+            )
             if typed is not None:
                 print(f"error: {typed}", file=sys.stderr)
                 sys.exit(e.exit_code)
@@ -173,9 +190,12 @@ def _encoding_failed(e: UnicodeEncodeError) -> None:
         except (OSError, ValueError):
             pass
     enc = getattr(sys.stdout, "encoding", None) or "?"
-    print(f"error: stdout: its encoding ({enc}) cannot show {e.object[e.start:e.end]!r} (tables print Unicode: "
-          "names such as Jalapeño, '·', box lines). Fix: set PYTHONIOENCODING=utf-8 or a UTF-8 locale "
-          "(LANG=C.UTF-8), or pass --json where the command has it (its JSON is ASCII)", file=sys.stderr)
+    print(
+        f"error: stdout: its encoding ({enc}) cannot show {e.object[e.start : e.end]!r} (tables print Unicode: "
+        "names such as Jalapeño, '·', box lines). Fix: set PYTHONIOENCODING=utf-8 or a UTF-8 locale "
+        "(LANG=C.UTF-8), or pass --json where the command has it (its JSON is ASCII)",
+        file=sys.stderr,
+    )
     sys.exit(2)  # stderr escapes what its encoding cannot show (Python's backslashreplace)
 
 
@@ -194,20 +214,31 @@ def _output_failed(e: OSError) -> None:
     where = e.filename or "stdout"
     if e.errno == errno.ENAMETOOLONG:  # an input path too (-m /xxx...x.json): was 'cannot write the output'
         shown = where if len(str(where)) <= 80 else f"{str(where)[:40]}...{str(where)[-20:]}"
-        print(f"error: {shown}: the name is longer than the operating system allows (a file name over 255 bytes "
-              "or a path over 4,096). Fix: give a shorter name or path", file=sys.stderr)
+        print(
+            f"error: {shown}: the name is longer than the operating system allows (a file name over 255 bytes "
+            "or a path over 4,096). Fix: give a shorter name or path",
+            file=sys.stderr,
+        )
         sys.exit(2)
-    print(f"error: {where}: cannot write the output ({e.strerror or type(e).__name__}). Fix: write to a "
-          "device or file with space and permission (or pass --out/--html elsewhere)", file=sys.stderr)
+    print(
+        f"error: {where}: cannot write the output ({e.strerror or type(e).__name__}). Fix: write to a "
+        "device or file with space and permission (or pass --out/--html elsewhere)",
+        file=sys.stderr,
+    )
     sys.exit(2)
 
 
 #: Options whose value is a list (comma-separated) or one claim of several a user may hold: given
 #: twice, the second looks as if it added to the first, and click kept the last alone. Options of one
 #: scalar value keep click's last-wins (a wrapper's default overridden: ``alias p='predict -s h200'``).
-_ADDS_UP = {"--systems": "comma-separated in one", "--concurrency": "comma-separated in one",
-            "--at": "comma-separated in one", "--tiers": "comma-separated in one",
-            "--bytes": "comma-separated in one", "--claim": "one per run"}
+_ADDS_UP = {
+    "--systems": "comma-separated in one",
+    "--concurrency": "comma-separated in one",
+    "--at": "comma-separated in one",
+    "--tiers": "comma-separated in one",
+    "--bytes": "comma-separated in one",
+    "--claim": "one per run",
+}
 
 
 def _refuse_repeated(argv: list[str]) -> None:
@@ -223,16 +254,34 @@ def _refuse_repeated(argv: list[str]) -> None:
     for opt, values in _given_options(argv).items():
         if opt in _ADDS_UP and len(set(values)) > 1:
             shown = ", ".join(repr(v) for v in dict.fromkeys(values))
-            fix = (f"give {opt} once per run" if opt == "--claim" else
-                   f"give the values in one {opt}, e.g. {opt} {','.join(dict.fromkeys(values))}")
-            raise SpecError(opt, f"given {len(values)} times ({shown}); the later one replaced the earlier, "
-                            "it does not add to it", fix)
+            fix = (
+                f"give {opt} once per run"
+                if opt == "--claim"
+                else f"give the values in one {opt}, e.g. {opt} {','.join(dict.fromkeys(values))}"
+            )
+            raise SpecError(
+                opt,
+                f"given {len(values)} times ({shown}); the later one replaced the earlier, it does not add to it",
+                fix,
+            )
 
 
 #: Options whose help gives the empty value a meaning (compare/audit ``--html ''``: no chart), or
 #: whose own parser refuses it with words of its own (``--study ''``: leave it out for the space's name).
-_EMPTY_MEANS = {"--html", "--study", "--store", "--prefill", "--decode", "--points", "--systems", "--set", "--bytes",
-                "--tiers", "--claim", "--metric"}
+_EMPTY_MEANS = {
+    "--html",
+    "--study",
+    "--store",
+    "--prefill",
+    "--decode",
+    "--points",
+    "--systems",
+    "--set",
+    "--bytes",
+    "--tiers",
+    "--claim",
+    "--metric",
+}
 
 
 def _refuse_empty(argv: list[str]) -> None:
@@ -251,9 +300,12 @@ def _refuse_empty(argv: list[str]) -> None:
     for opt, values in _given_options(argv).items():
         if opt not in _EMPTY_MEANS and any(not v.strip() for v in values):
             _, words = _command(argv)
-            raise SpecError(opt, f"is empty ({next(v for v in values if not v.strip())!r}): an empty value would "
-                            "run as if the option were not given", f"give {opt} a value (see `jalapeno "
-                            f"{' '.join(words)} --help`), or leave it out for its default")
+            raise SpecError(
+                opt,
+                f"is empty ({next(v for v in values if not v.strip())!r}): an empty value would "
+                "run as if the option were not given",
+                f"give {opt} a value (see `jalapeno {' '.join(words)} --help`), or leave it out for its default",
+            )
 
 
 def _as_typed(e: JalapenoError, argv: list[str]) -> str:
@@ -340,12 +392,6 @@ def _given_options(argv: list[str]) -> dict[str, list[str]]:
     return given
 
 
-def _flags(cmd) -> set[str]:
-    """The spellings of the command's on/off options (``--json``), which take no value."""
-    return {o for p in getattr(cmd, "params", ()) if getattr(p, "param_type_name", "") == "option"
-            and getattr(p, "is_flag", False) for o in (*p.opts, *p.secondary_opts)}
-
-
 def _given_arguments(argv: list[str]) -> list[tuple[str, str]]:
     """The positional arguments typed after the command words, as (name in the help, value):
     ``hardware show nope.toml`` -> [("NAME", "nope.toml")]. A word after an option that takes a
@@ -367,133 +413,6 @@ def _given_arguments(argv: list[str]) -> list[tuple[str, str]]:
         free.append(a)
         i += 1
     return [((p.metavar or p.name.upper()), v) for p, v in zip(arguments, free)]
-
-
-# Valid values to show in the fix for a number option whose generic examples (0.5, 1e6) would be
-# refused: a closed-loop concurrency counts requests in flight, a whole number >= 1.
-_EXAMPLES = {"--concurrency": "a whole number of requests in flight >= 1, such as 1 or 64"}
-#: Options counting tokens, where a "k" may mean 1,024 (InferenceX's 8k1k is 8,192 in, 1,024 out).
-_TOKEN_OPTIONS = ("--isl", "--osl", "--context", "--prefill-tokens", "--max-tokens-per-step")
-
-
-def _option_value_error(e: Exception, helps: str) -> str | None:
-    """An option value typer could not convert, in the project's words, or None for other errors.
-
-    typer >= 0.2x converts option values with pydantic and shows its message (``Invalid value for
-    '--batch' / '-b': Input should be a valid integer, unable to parse string as an integer``);
-    this names the option as typed and the fix (``--batch: must be a whole number, got '1e8'.
-    Fix: write it in digits: --batch 100000000``).
-    """
-    from pydantic import ValidationError
-
-    from jalapeno.specs.schema_errors import THOUSANDS, describe
-
-    cause, param = e.__cause__, getattr(e, "param", None)
-    if not isinstance(cause, ValidationError) or param is None or not cause.errors():
-        return None
-    err = cause.errors()[0]
-    opts = [o for o in getattr(param, "opts", ()) if o.startswith("--")] or list(getattr(param, "opts", ()))
-    opt = max(opts, key=len) if opts else str(getattr(param, "name", "value"))
-    problem, _ = describe(err, opt, "")
-    v, kind = err.get("input"), err.get("type", "")
-    m = re.fullmatch(r"\s*(\d*\.?\d+)\s*([kmg])\s*", v, re.I) if isinstance(v, str) else None
-    if m and kind.startswith(("int", "float", "decimal")):  # '--isl 8k', '--target 1M': said 'give a whole number'
-        power = "kmg".index(m[2].lower()) + 1
-        dec = float(m[1]) * 1000 ** power
-        shown = f"{int(dec)}" if dec == int(dec) else f"{dec:g}"
-        binary = float(m[1]) * 1024 ** power
-        tokens = opt in _TOKEN_OPTIONS and power == 1 and binary == int(binary)
-        return (f"{opt}: {problem}. Fix: write it in digits: {opt} {shown}" + (
-            f" (or {int(binary)}: InferenceX's {m[1]}{m[2].lower()} lengths are {m[1]} x 1024 tokens)" if tokens else ""))
-    if (opt == "--concurrency" and isinstance(v, str) and kind.startswith(("int", "float", "decimal"))
-            and re.fullmatch(r"\s*\d+(\s*,\s*[1-9]\d*)+\s*", v)):  # predict -c 64,128 was told to write 64128
-        # (an item with a leading zero, '1,000', is no concurrency: one number with a separator, below)
-        items = [x.strip() for x in v.split(",")]
-        return (f"{opt}: {problem} (this command prices one concurrency per run). Fix: give one, e.g. {opt} "
-                f"{items[0]}, and run once per value (compare and frontier sweep a list: {opt} {','.join(items)})"
-                + (f"; or, if it is one number, write it without thousands separators: {opt} {''.join(items)}"
-                   if THOUSANDS.fullmatch(v) else ""))
-    if (isinstance(v, str) and kind.startswith(("int", "float", "decimal"))
-            and THOUSANDS.fullmatch(v)):  # '--target 1,000,000': 'a number such as 0.5'
-        return f"{opt}: {problem}. Fix: write it without thousands separators: {opt} {v.strip().replace(',', '')}"
-    if kind.startswith("int"):
-        try:
-            x = float(v)
-        except (TypeError, ValueError):
-            x = None
-        if x is not None and x == x and abs(x) != float("inf") and x == int(x):
-            return f"{opt}: {problem}. Fix: write it in digits: {opt} {int(x)}"
-        return f"{opt}: {problem}. Fix: give {opt} a whole number ({helps})"
-    if kind.startswith(("float", "decimal")):
-        return f"{opt}: {problem}. Fix: give {opt} {_EXAMPLES.get(opt, 'a number such as 0.5 or 1e6')} ({helps})"
-    return f"{opt}: {problem}. Fix: {helps}"
-
-
-def _extra_argument_error(e: Exception, argv: list[str], helps: str) -> str | None:
-    """An unexpected extra argument in the project's words, or None for other errors.
-
-    click said "Got unexpected extra argument(s) (nope)" for ``--json nope`` or ``--fixed-lengths yes``,
-    naming the word but not the option it was meant for: a word right after an on/off flag is that
-    flag's value, which a flag does not take.
-    """
-    m = re.match(r"Got unexpected extra argument(?:\(s\)|s)? \((.*)\)", e.format_message())
-    if m is None:
-        return None
-    extras = m.group(1).split()
-    flags = _flags(_command(argv)[0])
-    for i, a in enumerate(argv[:-1]):
-        if a in flags and argv[i + 1] in extras:
-            return (f"{a}: is an on/off flag and takes no value, got {argv[i + 1]!r}. Fix: write {a} alone "
-                    f"(leave it out for off), or give {argv[i + 1]!r} to the option meant ({helps})")
-    return (f"{extras[0]!r}: an argument this command does not take. Fix: give it after the option it belongs "
-            f"to, or drop it ({helps})")
-
-
-# Options a planner reaches for that are system fields, set with --set (docs/catalog.md): spellings -> key, what, unit.
-_SPEC_KEYS = {
-    ("cost", "price", "tco", "usd", "usd_per_hour", "usd_per_chip_hour", "cost_per_hour", "dollars_per_hour"):
-        ("cost.usd_per_chip_hour", "cost", "$ per chip-hour, total cost of ownership"),
-    ("tdp", "tdp_w", "chip_power", "chip_w", "watts"): ("chip.tdp_w", "chip TDP", "W"),
-    ("sustained_w", "sustained_power"): ("chip.sustained_w", "sustained chip power", "W"),
-    ("allin_kw", "all_in_kw", "allin_kw_per_chip", "all_in_power", "allin_power"):
-        ("power.allin_kw_per_chip", "all-in power", "kW per chip"),
-    ("hbm_bandwidth", "hbm_bw", "memory_bandwidth", "hbm_tb_per_s"): ("chip.hbm_bandwidth_tb_per_s", "HBM bandwidth",
-                                                                      "TB/s"),
-}
-
-
-def _spec_option_error(e: Exception, argv: list[str], helps: str) -> str | None:
-    """An unknown option that names a system field (``compare --cost 2``) pointed to --osl, --set and --store
-    as near spellings; where the command takes --set this names the key that sets it, or None otherwise.
-
-    >>> class E(Exception):
-    ...     def format_message(self): return "No such option: --cost"
-    >>> _spec_option_error(E(), ["plan", "--cost", "2"], "see `jalapeno plan --help`")
-    "--cost: no such option; a system's cost is a catalog field (its value and source: `jalapeno hardware show NAME`). Fix: write --set cost.usd_per_chip_hour=VALUE ($ per chip-hour, total cost of ownership) (see `jalapeno plan --help`)"
-    """
-    m = re.match(r"No such option: (--[\w-]+)", e.format_message())
-    if m is None:
-        return None
-    opt = m.group(1)
-    word = opt.lstrip("-").lower().replace("-", "_")
-    hit = next((v for k, v in _SPEC_KEYS.items() if word in k), None)
-    cmd, _ = _command(argv)
-    opts = {o for p in getattr(cmd, "params", ()) for o in getattr(p, "opts", ())}
-    if hit is None or "--set" not in opts:
-        return None
-    key, what, unit = hit
-    one = f", or --set NAME:{key}=VALUE for one of --systems" if "--systems" in opts else ""
-    return (f"{opt}: no such option; a system's {what} is a catalog field (its value and source: `jalapeno hardware "
-            f"show NAME`). Fix: write --set {key}=VALUE ({unit}){one} ({helps})")
-
-
-def _click_exception() -> type:
-    """Click's ClickException: vendored by typer >= 0.2x as typer._click, else the click package."""
-    try:
-        from typer._click.exceptions import ClickException
-    except ImportError:  # older typer depends on click itself
-        from click.exceptions import ClickException
-    return ClickException
 
 
 if __name__ == "__main__":

@@ -33,10 +33,8 @@ each is checked against a probe variant when the space loads, so a typo fails be
 
 from __future__ import annotations
 
-import ast
 import difflib
 import math
-import operator
 import re
 import tomllib
 from pathlib import Path
@@ -55,6 +53,7 @@ from pydantic import (
 )
 
 from jalapeno.errors import SpecError
+from jalapeno.specs.derived_expr import PARAM_REF, evaluate
 from jalapeno.specs.schema_errors import describe
 
 #: objective metric → direction
@@ -241,14 +240,14 @@ class DesignSpace(_Strict):
         for key, expr in self.derived.items():
             if key in self.params:
                 raise ValueError(f"derived: key {key!r} is also a parameter")
-            for ref in _REF.findall(expr):
+            for ref in PARAM_REF.findall(expr):
                 if ref not in self.params:  # a misspelt [params."chip.hbm_stack"] was reported here, unnamed
                     near = difflib.get_close_matches(ref, list(self.params), n=1, cutoff=0.8)
                     raise ValueError(
                         f"derived: {key!r} refers to {{{ref}}}, which is not a parameter"
                         + (f" (the parameters have {near[0]!r}: one of the two is misspelt)" if near else "")
                     )
-            _evaluate(expr, {r: 1.0 for r in _REF.findall(expr)}, key, check_only=True)  # syntax check
+            evaluate(expr, {r: 1.0 for r in PARAM_REF.findall(expr)}, key, check_only=True)  # syntax check
         if self.sweep.chip_model != "sliced" and any(k.startswith("die.") for k in [*self.params, *self.derived]):
             raise ValueError('die.* keys change only the sliced chip model: add chip_model = "sliced" to [sweep]')
         if self.sweep.placement and self.sweep.chip_model != "sliced":
@@ -259,7 +258,7 @@ class DesignSpace(_Strict):
         """The variant overrides of a design: its parameter values and the derived keys, sorted."""
         out = dict(values)
         for key, expr in self.derived.items():
-            out[key] = _evaluate(expr, values, key)
+            out[key] = evaluate(expr, values, key)
         return sorted(out.items())
 
     @field_validator("constraints")
@@ -277,71 +276,6 @@ class DesignSpace(_Strict):
     def directions(self) -> list[str]:
         """Optuna directions of the objective metrics, in order."""
         return [METRICS[m] for m in self.objective.metrics]
-
-
-_REF = re.compile(r"\{([^{}]+)\}")
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-
-
-def _evaluate(expr: str, values: dict, key: str = "", check_only: bool = False) -> float:
-    """An arithmetic expression over ``{param}`` references: numbers, + - * / and parentheses only.
-
-    >>> _evaluate("2.5 * {a} + 1", {"a": 4})
-    11.0
-
-    Raises:
-        ValueError: anything else in the expression, a syntax error, or (unless ``check_only``)
-            a division by zero or a non-finite result for these values (named with ``key``).
-    """
-    import math
-
-    names = {}
-
-    def sub(m):
-        names[f"_v{len(names)}"] = float(values[m.group(1)])
-        return f"_v{len(names) - 1}"
-
-    where = f"derived {key!r}: " if key else ""
-    for ref in _REF.findall(expr):  # a name among a parameter's choices is no number to compute with
-        if isinstance(values.get(ref), str):
-            raise ValueError(
-                f"{where}{{{ref}}} is the name {values[ref]!r} (one of its choices), not a number; "
-                "derive only from numeric parameters"
-            )
-    try:
-        tree = ast.parse(_REF.sub(sub, expr).strip() or "?", mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
-        raise ValueError(f"{where}{expr!r} is not a valid expression ({type(e).__name__})") from None
-
-    def ev(node):
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return float(node.value)
-        if isinstance(node, ast.Name) and node.id in names:
-            return names[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        raise ValueError(f"{where}{expr!r}: only numbers, {{param}} references, + - * / and parentheses are allowed")
-
-    try:
-        out = ev(tree)
-    except ZeroDivisionError:
-        if check_only:
-            return 1.0
-        raise ValueError(f"{where}{expr!r} divides by zero at {_at(values)}") from None
-    except (RecursionError, OverflowError):
-        raise ValueError(f"{where}{expr!r} is too deep or too large to evaluate") from None
-    if not math.isfinite(out) and not check_only:
-        raise ValueError(f"{where}{expr!r} is not finite at {_at(values)}")
-    return out
-
-
-def _at(values: dict) -> str:
-    """``chip.hbm_stacks = 4, ...``: a design's values as the file writes them (was a Python dict)."""
-    return ", ".join(f"{k} = {v:g}" if isinstance(v, (int, float)) else f"{k} = {v!r}" for k, v in values.items())
 
 
 def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpace:
@@ -436,10 +370,14 @@ def _check_keys(space: DesignSpace, where: str) -> None:
     base = named("base", load_system, space.base)
     tier = next((k for k in (*space.params, *space.derived) if k.split(".", 1)[0] == "kv_tiers"), None)
     if tier is not None:  # a searched dimension no score reads: it ran, its importance noise (break47)
-        raise SpecError(f"{where}: {'derived' if tier in space.derived else 'params'}.{tier}", "no case reads the KV "
-                        "tiers below HBM: they hold reused prefixes, and a design search's fixed-length workloads "
-                        "share none", f"drop it; the tiers matter to agentic workloads (jalapeno compare -w "
-                        f"agentic:coding-agent --set {tier}=VALUE)")
+        raise SpecError(
+            f"{where}: {'derived' if tier in space.derived else 'params'}.{tier}",
+            "no case reads the KV "
+            "tiers below HBM: they hold reused prefixes, and a design search's fixed-length workloads "
+            "share none",
+            f"drop it; the tiers matter to agentic workloads (jalapeno compare -w "
+            f"agentic:coding-agent --set {tier}=VALUE)",
+        )
     for i, c in enumerate(space.cases):
         named(f"cases.{i}.model", load_model, c.model)
         if c.precision is not None:

@@ -1,4 +1,5 @@
-"""Number formats of stored weights and KV cache, and precision presets per model module.
+"""Precision presets per model module (the storage and compute format of each module, the KV cache and the
+attention math) and the checks that a model and a chip can run one.
 
 A *storage format* fixes bytes per element, scales included. A *compute format* names the
 tensor-core rate an op runs at (``bf16``, ``fp8``, ``fp4``): the one its preset asks for; a chip
@@ -7,14 +8,8 @@ asked for the documented fallback (:data:`COMPUTE_FALLBACK`, ``--compute-fallbac
 formats live in :mod:`jalapeno.specs.kv_cache`; a precision's attention math format is separate
 from its weights (:data:`ATTENTION_FORMATS`).
 
-Sources of the storage layouts:
-- FP8 e4m3 with 128x128 weight blocks and one fp32 scale per block: DeepSeek-V3 config.json
-  ``quantization_config.weight_block_size``; activations use 1x128 groups (DeepSeek-V3 report §3.3).
-- MXFP4: 4-bit e2m1 elements, one 8-bit (E8M0) scale per 32 (OCP Microscaling spec v1.0, 2023).
-- NVFP4: 4-bit e2m1 elements, one FP8 e4m3 scale per 16, plus a per-tensor fp32 scale
-  (NVIDIA Blackwell NVFP4 blog, 2025).
-- INT4 weight-only, group 32, symmetric, one bf16 scale per group: Kimi K2.5 / K2-Thinking
-  ``quantization_config`` (compressed-tensors pack-quantized).
+Storage formats, their sources and the compute fallback live in :mod:`jalapeno.specs.number_formats`
+(split from here in round 49; re-exported, so ``from jalapeno.specs.formats import FORMATS`` keeps working).
 """
 
 from __future__ import annotations
@@ -24,96 +19,16 @@ from types import MappingProxyType
 
 from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.kv_cache import KVCacheFormat, get_kv_format
-
-
-@dataclass(frozen=True, slots=True)
-class NumberFormat:
-    """A stored number format.
-
-    Attributes:
-        name: catalog name.
-        element_bits: bits per element before scales.
-        block_elems: elements sharing one scale (0 = no block scale).
-        scale_bits: bits of each block scale.
-        compute: the tensor-core format an op on this data runs at when the chip supports it
-            (W4A4 for nvfp4/mxfp4 where the preset allows it; int4 is weight-only, so bf16).
-    """
-
-    name: str
-    element_bits: float
-    block_elems: int
-    scale_bits: float
-    compute: str
-
-    @property
-    def bytes_per_elem(self) -> float:
-        """Bytes per element including amortised block scales.
-
-        >>> FORMATS["mxfp4"].bytes_per_elem
-        0.53125
-        >>> FORMATS["nvfp4"].bytes_per_elem
-        0.5625
-        """
-        scale = self.scale_bits / self.block_elems if self.block_elems else 0.0
-        return (self.element_bits + scale) / 8.0
-
-    def gemm_key(self, compute: str) -> str:
-        """The GEMM efficiency entry a GEMM on these weights in ``compute`` is priced by: ``fp8_block``
-        for 8-bit weights with 2-D block scales (128x128: :data:`FP8_WEIGHT_BLOCK`) run in FP8 (the
-        block-scale kernels, specs/kernel_efficiency.GEMM_KEYS), else ``compute`` itself (per-tensor
-        or per-channel FP8, and every other format).
-
-        >>> FORMATS["fp8"].gemm_key("fp8"), FORMATS["fp8_e4m3"].gemm_key("fp8"), FORMATS["fp8"].gemm_key("bf16")
-        ('fp8_block', 'fp8', 'bf16')
-        """
-        return "fp8_block" if compute == "fp8" and self.element_bits == 8 and self.block_elems >= FP8_WEIGHT_BLOCK \
-            else compute
-
-
-#: Elements of one FP8 weight block with its own scale in block-scaled checkpoints: 128 x 128
-#: (DeepSeek-V3 config.json ``quantization_config.weight_block_size`` [128, 128]).
-FP8_WEIGHT_BLOCK = 128 * 128
-
-
-FORMATS: MappingProxyType[str, NumberFormat] = MappingProxyType(
-    {
-        "fp32": NumberFormat("fp32", 32, 0, 0, "bf16"),
-        "bf16": NumberFormat("bf16", 16, 0, 0, "bf16"),
-        # 128x128 weight blocks, fp32 scale each: 32 / 16384 bits per element.
-        "fp8": NumberFormat("fp8", 8, 128 * 128, 32, "fp8"),
-        # Per-tensor (or per-channel) scaled fp8 weights, KV cache, activations (scales negligible).
-        "fp8_e4m3": NumberFormat("fp8_e4m3", 8, 0, 0, "fp8"),
-        "mxfp4": NumberFormat("mxfp4", 4, 32, 8, "fp4"),
-        "nvfp4": NumberFormat("nvfp4", 4, 16, 8, "fp4"),
-        "int4": NumberFormat("int4", 4, 32, 16, "bf16"),
-        "int4_g64": NumberFormat("int4_g64", 4, 64, 16, "bf16"),
-        "int4_g128": NumberFormat("int4_g128", 4, 128, 16, "bf16"),
-    }
+from jalapeno.specs.number_formats import (  # noqa: F401  (re-exported: split from here, round 49)
+    COMPUTE_FALLBACK,
+    FORMATS,
+    FP8_WEIGHT_BLOCK,
+    NumberFormat,
+    get_format,
+    resolve_compute_format,
 )
 
-#: Order of fallback when a chip lacks a compute format: the op runs one step up (weights are
-#: dequantised on the fly). Assumption; matches e.g. Hopper running MXFP4 gpt-oss as W4A16.
-COMPUTE_FALLBACK: dict[str, tuple[str, ...]] = {
-    "fp4": ("fp4", "fp8", "bf16"),
-    "fp8": ("fp8", "bf16"),
-    "bf16": ("bf16",),
-}
-
 MODULES = ("attention", "dense_ffn", "routed_experts", "shared_experts", "embedding", "lm_head")
-
-
-def get_format(name: str, field: str = "format") -> NumberFormat:
-    """Look up a storage format by name.
-
-    Raises:
-        UnknownNameError: the name is not a known format (the message lists the valid ones).
-    """
-    try:
-        return FORMATS[name]
-    except KeyError:
-        raise UnknownNameError(
-            field, f"unknown number format {name!r}", f"use one of {', '.join(FORMATS)}"
-        ) from None
 
 
 #: Compute formats attention math (scores and softmax·V) may run in: FP8 attention kernels exist
@@ -124,11 +39,25 @@ def get_format(name: str, field: str = "format") -> NumberFormat:
 ATTENTION_FORMATS = ("bf16", "fp8")
 
 #: How descriptions name modules and formats.
-_MODULE_LABELS = {"attention": "attention projections", "dense_ffn": "dense FFN", "routed_experts": "routed experts",
-                  "shared_experts": "shared experts", "embedding": "embedding", "lm_head": "LM head"}
-_WEIGHT_LABELS = {"fp32": "FP32", "bf16": "BF16", "fp8": "FP8 e4m3 128x128-block", "fp8_e4m3": "FP8 e4m3 per-tensor",
-                  "mxfp4": "MXFP4", "nvfp4": "NVFP4", "int4": "INT4 g32", "int4_g64": "INT4 g64",
-                  "int4_g128": "INT4 g128"}
+_MODULE_LABELS = {
+    "attention": "attention projections",
+    "dense_ffn": "dense FFN",
+    "routed_experts": "routed experts",
+    "shared_experts": "shared experts",
+    "embedding": "embedding",
+    "lm_head": "LM head",
+}
+_WEIGHT_LABELS = {
+    "fp32": "FP32",
+    "bf16": "BF16",
+    "fp8": "FP8 e4m3 128x128-block",
+    "fp8_e4m3": "FP8 e4m3 per-tensor",
+    "mxfp4": "MXFP4",
+    "nvfp4": "NVFP4",
+    "int4": "INT4 g32",
+    "int4_g64": "INT4 g64",
+    "int4_g128": "INT4 g128",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +116,9 @@ class Precision:
             parts.append("compute fallback allowed")
         return "; ".join(parts) + f". Source: {self.source}"
 
-    def with_options(self, kv: str | None = None, attention: str | None = None,
-                     compute_fallback: bool = False) -> Precision:
+    def with_options(
+        self, kv: str | None = None, attention: str | None = None, compute_fallback: bool = False
+    ) -> Precision:
         """This precision with the KV-cache dtype, attention-math format or fallback overridden.
 
         The name records every override (``fp8,kv=bf16,attn=fp8``) so results say what ran.
@@ -204,9 +134,11 @@ class Precision:
         if attention is not None:
             a = str(attention).lower()
             if a not in ATTENTION_FORMATS:
-                raise UnknownNameError("--attention-dtype", f"unknown attention math format {attention!r}"
-                                       f"{choice_hint(attention, ATTENTION_FORMATS)}",
-                                       f"use one of {', '.join(ATTENTION_FORMATS)}")
+                raise UnknownNameError(
+                    "--attention-dtype",
+                    f"unknown attention math format {attention!r}{choice_hint(attention, ATTENTION_FORMATS)}",
+                    f"use one of {', '.join(ATTENTION_FORMATS)}",
+                )
             if a != p.attention_compute:
                 p, suffix = replace(p, attention_compute=a), [*suffix, f"attn={a}"]
         if compute_fallback and not p.compute_fallback:
@@ -227,10 +159,12 @@ class Precision:
         if self.compute_fallback:
             return resolve_compute_format(requested, supported)
         raise SpecError(
-            "--precision", f"{self.name} runs {what} in {requested.upper()}, which the chip has no tensor "
+            "--precision",
+            f"{self.name} runs {what} in {requested.upper()}, which the chip has no tensor "
             f"cores for (it has {', '.join(sorted(f.upper() for f in supported))})",
             f"pick a precision the chip runs ({runs_on(supported)}), or pass --compute-fallback to run it "
-            "dequantised at the next wider format the chip has (COMPUTE_FALLBACK, docs/model.md §1)")
+            "dequantised at the next wider format the chip has (COMPUTE_FALLBACK, docs/model.md §1)",
+        )
 
 
 def runs_on(supported: frozenset[str]) -> str:
@@ -239,8 +173,11 @@ def runs_on(supported: frozenset[str]) -> str:
     >>> runs_on(frozenset({"bf16", "fp16"}))
     '-p bf16, -p int4, -p w4a16, -p w4a16-g64 or -p w4a16-g32'
     """
-    ok = [f"-p {n}" for n, p in PRESETS.items()
-          if {p.attention_compute, *(m.compute for m in p.modules.values())} <= supported]
+    ok = [
+        f"-p {n}"
+        for n, p in PRESETS.items()
+        if {p.attention_compute, *(m.compute for m in p.modules.values())} <= supported
+    ]
     return " or ".join([", ".join(ok[:-1]), ok[-1]] if len(ok) > 1 else ok) or "none of the presets"
 
 
@@ -249,8 +186,14 @@ def _preset(name, source, kv, attn_compute, requires=(), **mods) -> Precision:
     for m in MODULES:
         w, c = mods.get(m, ("bf16", "bf16"))
         modules[m] = ModulePrecision(get_format(w, f"preset {name}.{m}"), c)
-    return Precision(name, MappingProxyType(modules), get_kv_format(kv, f"preset {name}.kv_cache"), attn_compute,
-                     source, tuple(requires))
+    return Precision(
+        name,
+        MappingProxyType(modules),
+        get_kv_format(kv, f"preset {name}.kv_cache"),
+        attn_compute,
+        source,
+        tuple(requires),
+    )
 
 
 def _all_linear(weight: str, compute: str) -> dict:
@@ -262,14 +205,16 @@ _FP8_ALL = _all_linear("fp8", "fp8")
 
 PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
     {
-        "bf16": _preset("bf16", "dense and MoE release checkpoints in BF16, the engines' default KV dtype.",
-                        "bf16", "bf16"),
+        "bf16": _preset(
+            "bf16", "dense and MoE release checkpoints in BF16, the engines' default KV dtype.", "bf16", "bf16"
+        ),
         "fp8": _preset(
             "fp8",
             "DeepSeek-R1 release checkpoint (quantization_config fp8, weight_block_size 128x128), FP8 KV "
             "as SGLang and TensorRT-LLM serve it. Attention math kept BF16 (assumption; SGLang's default "
             "MLA kernels read FP8 KV into BF16 math): TensorRT-LLM's FP8 MLA is --attention-dtype fp8.",
-            "fp8", "bf16",
+            "fp8",
+            "bf16",
             **_FP8_ALL,
         ),
         "fp8-tensor": _preset(
@@ -280,7 +225,8 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "checkpoint), priced by the per-tensor FP8 GEMM (gemm[fp8]); FP8 KV and attention math as in "
             "-p fp8 (the engines serve these checkpoints with --kv-cache-dtype fp8); on MoE models every "
             "linear layer likewise.",
-            "fp8", "bf16",
+            "fp8",
+            "bf16",
             **{m: ("fp8_e4m3", "fp8") for m in _FP8_ALL},
         ),
         "fp4": _preset(
@@ -289,7 +235,9 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "by TensorRT-LLM in InferenceX, whose FP8 KV runs the FP8 MLA kernels (TensorRT-LLM "
             "deepseek_v3 README, 'FP8 KV Cache and MLA'). MoE models only: -p nvfp4 quantises every "
             "linear layer.",
-            "fp8", "fp8", requires=("routed_experts",),
+            "fp8",
+            "fp8",
+            requires=("routed_experts",),
             attention=("fp8", "fp8"),
             dense_ffn=("fp8", "fp8"),
             routed_experts=("nvfp4", "fp4"),
@@ -301,7 +249,9 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "AMD-Quark --quant_scheme w_mxfp4_a_mxfp4 --group_size 32, --exclude_layers '*self_attn* "
             "*mlp.gate.* *lm_head'), served with --kv-cache-dtype fp8 in the InferenceX MI355X FP4 runs "
             "(amd-master.yaml); attention math as in -p fp8 (assumption). MoE models only",
-            "fp8", "bf16", requires=("routed_experts",),
+            "fp8",
+            "bf16",
+            requires=("routed_experts",),
             attention=("bf16", "bf16"),
             dense_ffn=("mxfp4", "fp4"),
             routed_experts=("mxfp4", "fp4"),
@@ -313,7 +263,8 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "activations; the MI355X Llama 2 70B MLPerf Inference v5.1 submissions, 'weights mxfp4'); "
             "FP8 KV and attention math as in -p fp8 are assumptions (AMD's MLPerf Llama 2 70B "
             "submissions keep an FP8 KV cache); on MoE models every linear layer of the decoder likewise",
-            "fp8", "bf16",
+            "fp8",
+            "bf16",
             **_all_linear("mxfp4", "fp4"),
         ),
         "nvfp4": _preset(
@@ -322,7 +273,8 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "hf_quant_config: quant_algo NVFP4 group 16, kv_cache_quant_algo FP8, lm_head excluded) "
             "served by TensorRT-LLM with FP8 attention kernels on the FP8 KV; on MoE models every "
             "linear layer of the decoder likewise.",
-            "fp8", "fp8",
+            "fp8",
+            "fp8",
             **_all_linear("nvfp4", "fp4"),
         ),
         "mxfp4": _preset(
@@ -330,14 +282,18 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "gpt-oss-120b release (quantization_config.modules_to_not_convert keeps attention, router, "
             "embeddings and head in BF16); MXFP8 activations for the experts where the chip has FP8; "
             "BF16 KV, the engines' default.",
-            "bf16", "bf16", requires=("routed_experts",),
+            "bf16",
+            "bf16",
+            requires=("routed_experts",),
             routed_experts=("mxfp4", "fp8"),
         ),
         "int4": _preset(
             "int4",
             "Kimi K2.5 release (compressed-tensors pack-quantized INT4 weight-only experts, group 32, "
             "bf16 scales); BF16 KV, the engines' default.",
-            "bf16", "bf16", requires=("routed_experts",),
+            "bf16",
+            "bf16",
+            requires=("routed_experts",),
             routed_experts=("int4", "bf16"),
         ),
         "w4a16": _preset(
@@ -345,14 +301,16 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "AWQ / GPTQ / compressed-tensors W4A16 checkpoints: INT4 weight-only in every linear layer, "
             "group 128 with 16-bit scales (AutoAWQ q_group_size and GPTQ group_size default 128), BF16 "
             "math (dequantised in the GEMM kernel); BF16 KV, the engines' default.",
-            "bf16", "bf16",
+            "bf16",
+            "bf16",
             **_all_linear("int4_g128", "bf16"),
         ),
         "w4a16-g64": _preset(
             "w4a16-g64",
             "AWQ / GPTQ / compressed-tensors W4A16 checkpoints with group 64 (64 <= group < 128) in every "
             "linear layer, 16-bit scales, BF16 math; BF16 KV.",
-            "bf16", "bf16",
+            "bf16",
+            "bf16",
             **_all_linear("int4_g64", "bf16"),
         ),
         "w4a16-g32": _preset(
@@ -360,7 +318,8 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "INT4 weight-only checkpoints with small groups (group <= 32; bitsandbytes NF4 blocksize 64 "
             "with an fp32 absmax stores the same 4.5 bits per weight) in every linear layer, BF16 math; "
             "BF16 KV.",
-            "bf16", "bf16",
+            "bf16",
+            "bf16",
             **_all_linear("int4", "bf16"),
         ),
     }
@@ -381,7 +340,9 @@ def get_precision(name: str) -> Precision:
         p = PRESETS[base]
     except KeyError:
         raise UnknownNameError(
-            "precision", f"unknown precision preset {base!r}{choice_hint(base, PRESETS)}", f"use one of {', '.join(PRESETS)}"
+            "precision",
+            f"unknown precision preset {base!r}{choice_hint(base, PRESETS)}",
+            f"use one of {', '.join(PRESETS)}",
         ) from None
     kw: dict = {}
     for o in opts:
@@ -391,8 +352,11 @@ def get_precision(name: str) -> Precision:
         elif k in ("kv", "attn") and v:
             kw["kv" if k == "kv" else "attention"] = v
         else:
-            raise UnknownNameError("precision", f"unknown override {o!r} in {name!r}",
-                                   "write preset[,kv=<dtype>][,attn=<bf16|fp8>][,fallback]")
+            raise UnknownNameError(
+                "precision",
+                f"unknown override {o!r} in {name!r}",
+                "write preset[,kv=<dtype>][,attn=<bf16|fp8>][,fallback]",
+            )
     return p.with_options(**kw) if kw else p
 
 
@@ -421,9 +385,12 @@ def check_fallback_used(precision: Precision, model, chips) -> None:
     if all(need <= chip.formats for chip in chips):
         names = ", ".join(sorted({c.name for c in chips}))
         base = precision.name.replace(",fallback", "")
-        raise SpecError("--compute-fallback", f"{names} computes every op of {base} natively "
-                        f"({', '.join(sorted(f.upper() for f in need))}): nothing falls back",
-                        "drop --compute-fallback")
+        raise SpecError(
+            "--compute-fallback",
+            f"{names} computes every op of {base} natively "
+            f"({', '.join(sorted(f.upper() for f in need))}): nothing falls back",
+            "drop --compute-fallback",
+        )
 
 
 def check_precision(precision: Precision, model, chip) -> None:
@@ -443,22 +410,34 @@ def check_precision(precision: Precision, model, chip) -> None:
     missing = [m for m in precision.requires if m not in present]
     if missing:
         raise SpecError(
-            "--precision", f"preset {precision.name} is defined by its {_MODULE_LABELS[missing[0]]}, which "
+            "--precision",
+            f"preset {precision.name} is defined by its {_MODULE_LABELS[missing[0]]}, which "
             f"{model.name} does not have (a dense model); it would silently equal another preset",
             "use -p nvfp4 (NVIDIA's NVFP4 dense checkpoints) or -p w4a4-mxfp4 (AMD's MXFP4 ones) for FP4 in "
-            "every linear layer, -p fp8 or -p bf16")
+            "every linear layer, -p fp8 or -p bf16",
+        )
     kv = precision.kv_cache
     if kv.mla_only and model.attention.kind != "mla":
-        raise SpecError("--kv-dtype", f"{kv.name} is a layout of MLA latents; {model.name} uses "
-                        f"{model.attention.kind.upper()} attention", "use --kv-dtype fp8 or bf16")
+        raise SpecError(
+            "--kv-dtype",
+            f"{kv.name} is a layout of MLA latents; {model.name} uses {model.attention.kind.upper()} attention",
+            "use --kv-dtype fp8 or bf16",
+        )
     formats = chip.formats
     _check_fp4_blocks(precision, present, chip)
     if kv.needs and kv.needs not in formats:
-        raise SpecError("--kv-dtype", f"{kv.name} KV cache exists only in kernels for chips with "
-                        f"{kv.needs.upper()} tensor cores; {chip.name} has none", "use --kv-dtype fp8 or bf16")
+        raise SpecError(
+            "--kv-dtype",
+            f"{kv.name} KV cache exists only in kernels for chips with "
+            f"{kv.needs.upper()} tensor cores; {chip.name} has none",
+            "use --kv-dtype fp8 or bf16",
+        )
     if precision.attention_compute not in ATTENTION_FORMATS:
-        raise SpecError("--attention-dtype", f"unknown attention math format {precision.attention_compute!r}",
-                        f"use one of {', '.join(ATTENTION_FORMATS)}")
+        raise SpecError(
+            "--attention-dtype",
+            f"unknown attention math format {precision.attention_compute!r}",
+            f"use one of {', '.join(ATTENTION_FORMATS)}",
+        )
     precision.compute_for(precision.attention_compute, formats, f"the attention math on {chip.name}")
     for m in MODULES:
         if m in present:
@@ -488,27 +467,11 @@ def _check_fp4_blocks(precision: Precision, present: set[str], chip) -> None:
         if fmt in _FP4_BLOCKS and not runs(fmt):
             have = ", ".join(sorted(f.upper() for f in chip.fp4_block_formats))
             kv = what == "the KV cache"
-            raise SpecError("--kv-dtype" if kv else "--precision", f"{precision.name} stores {what} in "
-                            f"{fmt.upper()}, which {chip.name}'s FP4 tensor cores do not take (they take {have})",
-                            "use --kv-dtype fp8 or bf16" if kv else "use -p quark-mxfp4 for AMD's MXFP4 "
-                            "DeepSeek checkpoints, -p mxfp4 for gpt-oss, or -p fp8")
-
-
-def resolve_compute_format(requested: str, supported: frozenset[str]) -> str:
-    """The compute format an op runs at: the requested one, else the next wider the chip has.
-
-    >>> resolve_compute_format("fp4", frozenset({"bf16", "fp8"}))
-    'fp8'
-
-    Raises:
-        UnknownNameError: the requested format is not one of bf16/fp8/fp4.
-    """
-    chain = COMPUTE_FALLBACK.get(requested)
-    if chain is None:
-        raise UnknownNameError(
-            "compute format", f"unknown compute format {requested!r}", "use bf16, fp8 or fp4"
-        )
-    for fmt in chain:
-        if fmt in supported:
-            return fmt
-    return "bf16"
+            raise SpecError(
+                "--kv-dtype" if kv else "--precision",
+                f"{precision.name} stores {what} in "
+                f"{fmt.upper()}, which {chip.name}'s FP4 tensor cores do not take (they take {have})",
+                "use --kv-dtype fp8 or bf16"
+                if kv
+                else "use -p quark-mxfp4 for AMD's MXFP4 DeepSeek checkpoints, -p mxfp4 for gpt-oss, or -p fp8",
+            )
