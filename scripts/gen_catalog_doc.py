@@ -56,6 +56,7 @@ CHIP_KEYS = {
     "sram_per_unit_kib": ("KiB", "shared memory (LDS) per SM/CU, for the tile model; optional"),
     "mma_tile_m": ("rows", "smallest M of the tensor-core (MMA) instruction tile: 64 wgmma, 128 tcgen05, 16 MFMA; optional"),
     "fp4_block_formats": ("list", "`{ formats = [\"mxfp4\", \"nvfp4\"], source }`: the FP4 block-scaled formats the FP4 tensor cores consume (Blackwell both, CDNA 4 MXFP4 only); needs `peak_dense_tflops.fp4`; absent = every FP4 format accepted. A precision whose FP4 weights are in another format is refused (`-p nvfp4` on MI355X)"),
+    "compute_capability": ("string", "`{ value = \"9.0\", source }`: NVIDIA's CUDA compute capability \"major.minor\" (developer.nvidia.com/cuda-gpus: 9.0 Hopper, 10.0 B200/GB200, 10.3 B300/GB300), which decides the fused all-reduce + RMSNorm kernels (cost/allreduce_rms.py); absent on non-CUDA chips. A file without it falls back to the chip name's prefix (`CAPABILITY_BY_PREFIX`: H100/H200/H800, B200/GB200, B300/GB300), so a GH200 or H20 file must state it"),
     "tdp_w": ("W", "rated chip/board power (TGP/TBP)"),
     "sustained_w": ("W", "sustained power under load where measured; optional"),
     "dense_clock_ratio": ("ratio", "sustained clock under dense matrix load over the clock its architecture's compute "

@@ -114,12 +114,32 @@ def test_ar_rms_whose_all_reduce_table_moves_the_price_is_not_refused(capsys):
     assert fused != json.loads(out)["tpot_s"]
 
 
-def test_a_user_chip_outside_the_named_families_is_told_how_chips_are_known(capsys, tmp_path):
-    # GH200 is SM90 (NVIDIA's CUDA GPUs table, compute capability 9.0), but the pricer knows the fused kernel's chips
-    # by their names' prefixes (cost/allreduce_rms.CAPABILITY_BY_PREFIX) and prices no fusion here, so the refusal is
-    # the pricer's; the message must not say the chip is outside SM90 / SM100 (was: "... chips, not GH200")
+def test_a_user_gh200_variant_gets_the_fusion_from_its_capability(capsys, tmp_path):
+    # GH200 is SM90 (NVIDIA's CUDA GPUs table, compute capability 9.0). Until round 49 the pricer knew the fused
+    # kernel's chips by their names' prefixes and refused this variant; its chip now inherits h200's
+    # chip.compute_capability "9.0" (data/systems/h200.toml), so vLLM's pass fuses the small steps as on an H200
+    import json
+
     path = tmp_path / "gh200.toml"
     path.write_text('base = "h200"\nname = "my-gh200"\nchip.name = "GH200 (Grace Hopper)"\n')
+    args = ("predict", "-s", str(path), "-m", "llama-3.3-70b", "-c", "4", "--tp", "4", "--json")
+    code, out, err = run(capsys, *args, "--stack", "vllm+ar_rms")
+    assert code == 0, err
+    fused = json.loads(out)["tpot_s"]
+    code, out, err = run(capsys, *args, "--stack", "vllm")
+    assert code == 0, err
+    assert fused < json.loads(out)["tpot_s"]  # the fused steps drop their add + RMSNorm kernels
+
+
+def test_a_user_chip_without_a_capability_is_told_how_chips_are_known(capsys, tmp_path):
+    # a whole file of its own that states no chip.compute_capability and whose name matches no prefix of the
+    # fallback table (cost/allreduce_rms.CAPABILITY_BY_PREFIX): refused, naming the key that fixes it
+    text = (Path(__file__).parents[2] / "src/jalapeno/data/systems/h200.toml").read_text()
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("compute_capability"))
+    path = tmp_path / "gh200.toml"
+    text = text.replace('name = "H200 SXM"', 'name = "GH200 (Grace Hopper)"').replace('name = "h200"', 'name = "my-gh200"')
+    text = text.replace("schema_version = 1\n", 'schema_version = 1\ncalibration = "h200"\n')  # no note on stderr
+    path.write_text(text)
     code, out, err = run(
         capsys, "predict", "-s", str(path), "-m", "llama-3.3-70b", "-c", "4", "--tp", "4", "--stack", "vllm+ar_rms"
     )
@@ -127,8 +147,9 @@ def test_a_user_chip_outside_the_named_families_is_told_how_chips_are_known(caps
         code,
         out,
         err,
-        "known by the chip name's prefix (gb300, b300, gb200, b200, h100, h200, h800)",
-        "'gh200 (grace hopper)' starts with none of them",
+        "'gh200 (grace hopper)' states no chip.compute_capability",
+        "starting with one of gb300, b300, gb200, b200, h100, h200, h800",
+        'set chip.compute_capability, e.g. "9.0"',
         "drop +ar_rms: --stack vllm",
     )
 

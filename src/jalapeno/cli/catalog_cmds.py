@@ -30,6 +30,7 @@ def system_dict(s: System, eff: Efficiency) -> dict:
                  "fp32_vector_flop_per_s": c.fp32_vector_flop_per_s, "compute_units": c.compute_units,
                  "sram_per_unit_bytes": c.sram_per_unit_bytes, "mma_tile_m": c.mma_tile_m,
                  "fp4_block_formats": sorted(c.fp4_block_formats) if c.fp4_block_formats else None,
+                 "compute_capability": _capability_text(c.compute_capability) if c.compute_capability else None,
                  "die": None if c.die is None else {
                      "slices": c.die.slices, "compute_dies": c.die.compute_dies or c.die.slices,
                      "topology": c.die.topology, "mesh_shape": list(c.die.mesh_shape) or None,
@@ -156,10 +157,16 @@ def _optional_rows(t: Table, c, src: dict) -> None:
             ("compute units", c.compute_units, str, "chip.compute_units"),
             ("SRAM per unit", c.sram_per_unit_bytes, lambda v: f"{v / units.KiB:.0f} KiB", "chip.sram_per_unit_kib"),
             ("MMA tile M", c.mma_tile_m, str, "chip.mma_tile_m"),
-            ("FP4 block formats", c.fp4_block_formats, lambda v: ", ".join(sorted(v)), "chip.fp4_block_formats")]
+            ("FP4 block formats", c.fp4_block_formats, lambda v: ", ".join(sorted(v)), "chip.fp4_block_formats"),
+            ("CUDA capability", c.compute_capability, _capability_text, "chip.compute_capability")]
     for label, v, fmt, key in rows:
         if v:
             t.add_row(label, fmt(v), src.get(key, ""))
+
+
+def _capability_text(sm: int) -> str:
+    """A compute capability as its file writes it: 103 -> ``"10.3"``."""
+    return f"{sm // 10}.{sm % 10}"
 
 
 def _spec_set_note(source: str, catalog: bool) -> str:

@@ -204,8 +204,9 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
     ``model`` on any of ``pricers``' systems at any TP (cost/allreduce_rms.fusion_moves_price, the pricer's own test:
     rule_max_tokens under the pricer's ``allreduce_rms_rule``, and the engine all-reduce table it reads): SGLang's
     rule fuses its listed architectures only (SGLANG_MODEL_TYPES) and both rules only on the chips of the fused
-    kernel (CAPABILITY_BY_PREFIX). ``--stack sglang+ar_rms`` on llama-3.3-70b priced exactly as ``sglang``, and
-    ``vllm+ar_rms`` on an MI300X as ``vllm``, with no word (break48). A comparison is refused only when no system of
+    kernel (their chip.compute_capability; CAPABILITY_BY_PREFIX by name where a file omits it). ``--stack
+    sglang+ar_rms`` on llama-3.3-70b priced exactly as ``sglang``, and ``vllm+ar_rms`` on an MI300X as ``vllm``, with
+    no word (break48). A comparison is refused only when no system of
     it fuses a step, and its message gives each system's reason (review48).
 
     Raises:
@@ -214,19 +215,23 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
     """
     if not stack or not stack.strip().endswith("+ar_rms"):
         return
-    from jalapeno.cost.allreduce_rms import CAPABILITY_BY_PREFIX, SGLANG_RULES, device_capability, fusion_moves_price
+    from jalapeno.cost.allreduce_rms import (
+        CAPABILITY_BY_PREFIX, FUSION_MAX_MIB, SGLANG_RULES, device_capability, fusion_moves_price)
 
     prs = pricers if isinstance(pricers, (list, tuple)) else [pricers]
 
     def fuses(pr) -> bool:  # the pricer's own test, both places it reads the fusion (review48)
-        return fusion_moves_price(pr.efficiency, model.model_type, pr.system.chip.name, model.hidden_size)
+        return fusion_moves_price(pr.efficiency, model.model_type, pr.system.chip, model.hidden_size)
 
     def why(pr) -> str:
-        chip = pr.system.chip.name
-        if device_capability(chip) is None:
+        chip, cap = pr.system.chip.name, device_capability(pr.system.chip)
+        if cap is None:
             known = ", ".join(prefix for prefix, _ in CAPABILITY_BY_PREFIX)
-            return (f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, known by the chip name's prefix "
-                    f"({known}), and {chip!r} starts with none of them")
+            return (f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, and {chip!r} states no "
+                    f"chip.compute_capability in its hardware file nor has a name starting with one of {known} (set "
+                    f'chip.compute_capability, e.g. "9.0" for a Hopper chip)')
+        if cap // 10 not in {c // 10 for c in FUSION_MAX_MIB}:  # vLLM's size table: SM90 / SM100-family chips
+            return f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, and {chip!r} is SM{cap}"
         rule = pr.efficiency.allreduce_rms_rule
         if rule in SGLANG_RULES:  # the rule table rule_max_tokens reads (sglang; sglang_sm100 before release 0.5.7)
             majors, types = SGLANG_RULES[rule]
@@ -234,9 +239,9 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
             if model.model_type not in types:
                 return f"SGLang fuses it for {', '.join(sorted(types))} models only ({src}), and {model.name} is " \
                        f"{model.model_type}"
-            if device_capability(chip) // 10 not in majors:
+            if cap // 10 not in majors:
                 sms = " / ".join(f"SM{m}0" for m in sorted(majors))
-                return f"SGLang fuses it on {sms} chips only ({src}), and {chip!r} is SM{device_capability(chip)}"
+                return f"SGLang fuses it on {sms} chips only ({src}), and {chip!r} is SM{cap}"
         return f"no step of {model.name} (hidden size {model.hidden_size:,}) is within the fused kernel's size cap"
 
     if not prs or any(fuses(pr) for pr in prs):

@@ -83,8 +83,12 @@ from jalapeno.specs.hardware import System
 #: FlashInfer's trtllm_allreduce_fusion, TensorRT-LLM's Lamport one-/two-shot kernels)
 FUSED_KERNEL_TABLE = "trtllm"
 
-#: CUDA compute capability (major x 10 + minor) of each catalog chip family, by the chip name's prefix:
-#: Hopper H100/H200/H800 9.0; Blackwell B200/GB200 10.0; Blackwell Ultra B300/GB300 10.3 (NVIDIA CUDA GPUs
+#: Fallback only (round 49): the CUDA compute capability (major x 10 + minor) by the chip name's prefix, read for a chip
+#: whose hardware file omits ``chip.compute_capability`` (a user file written before the field; a bare chip name
+#: given to these functions). Every shipped NVIDIA chip states the field with its source (data/systems/*.toml), so
+#: a user's own GH200 or H20 file, or a renamed Hopper/Blackwell, gets the fused kernels by stating it too.
+#: Kept rather than removed: a user file that relied on its name (an "H100 ..." copy) prices as before. Hopper
+#: H100/H200/H800 9.0; Blackwell B200/GB200 10.0; Blackwell Ultra B300/GB300 10.3 (NVIDIA CUDA GPUs
 #: compute-capability table, developer.nvidia.com/cuda-gpus)
 CAPABILITY_BY_PREFIX: tuple[tuple[str, int], ...] = (
     ("GB300", 103),
@@ -134,27 +138,40 @@ MIB = 1024 * 1024
 _INPUT_BYTES = 2
 
 
-def device_capability(chip_name: str) -> int | None:
-    """The compute capability of a catalog chip by its name, None for chips vLLM's pass does not cover.
+def device_capability(chip) -> int | None:
+    """The CUDA compute capability of ``chip`` (major x 10 + minor), None for a chip with none known.
+
+    ``chip``: a :class:`~jalapeno.specs.hardware.Chip`, whose ``compute_capability`` (its hardware file's
+    ``chip.compute_capability``) decides; where that is None, and for a chip name (str), the name's prefix
+    (:data:`CAPABILITY_BY_PREFIX`, the documented fallback).
 
     >>> device_capability("B200 (HGX)"), device_capability("GB300 (Blackwell Ultra GPU in NVL72)"), device_capability("MI355X")
     (100, 103, None)
+    >>> from jalapeno.specs.catalog import load_system
+    >>> from dataclasses import replace
+    >>> device_capability(replace(load_system("h200").chip, name="my-h20"))  # the field, not the name
+    90
     """
-    return next((cap for prefix, cap in CAPABILITY_BY_PREFIX if chip_name.startswith(prefix)), None)
+    cap = getattr(chip, "compute_capability", None)
+    if cap is not None:
+        return cap
+    name = chip if isinstance(chip, str) else chip.name
+    return next((cap for prefix, cap in CAPABILITY_BY_PREFIX if name.startswith(prefix)), None)
 
 
-def fused_max_tokens(chip_name: str, tp: int, hidden_size: int) -> int:
-    """vLLM's ``max_token_num``: the largest step (tokens) the fusion covers, 0 when it is off.
+def fused_max_tokens(chip, tp: int, hidden_size: int) -> int:
+    """vLLM's ``max_token_num``: the largest step (tokens) the fusion covers on ``chip`` (a Chip or a chip name:
+    its capability by :func:`device_capability`), 0 when it is off.
 
     >>> fused_max_tokens("B200 (HGX)", 8, 7168)  # 1 MiB // (7168 x 2 B): Kimi K2.5 at TP8
     73
     >>> fused_max_tokens("H200 SXM", 8, 7168), fused_max_tokens("H200 SXM", 1, 7168), fused_max_tokens("MI355X", 8, 7168)
     (36, 0, 0)
     """
-    return int(fused_max_bytes(chip_name, tp)) // (hidden_size * _INPUT_BYTES)
+    return int(fused_max_bytes(chip, tp)) // (hidden_size * _INPUT_BYTES)
 
 
-def rule_max_tokens(rule: str, model_type: str, chip_name: str, tp: int, hidden_size: int) -> int:
+def rule_max_tokens(rule: str, model_type: str, chip, tp: int, hidden_size: int) -> int:
     """The largest step (tokens) the fusion covers under ``rule`` (``vllm``: :func:`fused_max_tokens`;
     ``sglang`` / ``sglang_sm100``: :data:`SGLANG_MAX_TOKENS` for a model and a chip family of
     :data:`SGLANG_RULES` at TP > 1), 0 when it is off.
@@ -168,15 +185,15 @@ def rule_max_tokens(rule: str, model_type: str, chip_name: str, tp: int, hidden_
     [0, 2048, 0]
     """
     if rule not in SGLANG_RULES:
-        return fused_max_tokens(chip_name, tp, hidden_size)
+        return fused_max_tokens(chip, tp, hidden_size)
     majors, models = SGLANG_RULES[rule]
-    cap = device_capability(chip_name)
+    cap = device_capability(chip)
     on = tp > 1 and model_type in models and cap is not None and cap // 10 in majors
     return SGLANG_MAX_TOKENS if on else 0
 
 
 def fused_steps(
-    tokens, chip_name: str, tp: int, hidden_size: int, rule: str = "vllm", model_type: str = ""
+    tokens, chip, tp: int, hidden_size: int, rule: str = "vllm", model_type: str = ""
 ) -> np.ndarray:
     """(N,) bool: the steps of ``tokens`` (tokens per step per TP group, (N,)) that run the fused kernel under
     ``rule`` (:func:`rule_max_tokens`; ``model_type``: the catalog model's, read by SGLang's rule).
@@ -187,16 +204,16 @@ def fused_steps(
     [True, True, False]
     """
     t = np.asarray(tokens, dtype=float)
-    return (t > 0) & (t <= rule_max_tokens(rule, model_type, chip_name, tp, hidden_size))
+    return (t > 0) & (t <= rule_max_tokens(rule, model_type, chip, tp, hidden_size))
 
 
-def fused_max_bytes(chip_name: str, tp: int) -> float:
+def fused_max_bytes(chip, tp: int) -> float:
     """The pass's ``max_size`` (bytes per rank) on the chip at ``tp`` ranks, 0 when the pass is off.
 
     >>> fused_max_bytes("B200 (HGX)", 8) / MIB, fused_max_bytes("H200 SXM", 4) / MIB, fused_max_bytes("MI355X", 8)
     (1.0, 2.0, 0.0)
     """
-    cap = device_capability(chip_name)
+    cap = device_capability(chip)
     mib = FUSION_MAX_MIB.get(cap, {}).get(int(tp)) if cap is not None and tp > 1 else None
     return 0.0 if mib is None else float(mib * MIB)
 
@@ -217,7 +234,7 @@ def fused_all_reduce(
         :class:`CollectiveTime` (the fused elements' algorithm ``trtllm_measured`` where measured).
     """
     m = np.atleast_1d(np.asarray(message_bytes, dtype=float))
-    fused = (m > 0) & (m <= fused_max_bytes(system.chip.name, group))
+    fused = (m > 0) & (m <= fused_max_bytes(system.chip, group))
     if not fused.any():
         return priced
     f = measured_all_reduce(base, FUSED_KERNEL_TABLE, group, m, system, placement)
@@ -229,9 +246,9 @@ def fused_all_reduce(
     )
 
 
-def fusion_moves_price(efficiency, model_type: str, chip_name: str, hidden_size: int) -> bool:
+def fusion_moves_price(efficiency, model_type: str, chip, hidden_size: int) -> bool:
     """Whether switching the fusion on (``+ar_rms``) can change any price of a model (catalog ``model_type``,
-    ``hidden_size``) on ``chip_name`` under ``efficiency`` at some TP > 1, by either of the two places the pricer reads
+    ``hidden_size``) on ``chip`` (a Chip or a name, :func:`device_capability`) under ``efficiency`` at some TP > 1, by either of the two places the pricer reads
     it: the step's add + RMSNorm kernels, dropped at the steps :func:`rule_max_tokens` covers under the set's
     ``allreduce_rms_rule`` (cost/ops.py, through :func:`fused_steps`); and the TP all-reduce of a profile that prices
     it from an engine's measured table other than :data:`FUSED_KERNEL_TABLE`, whose messages up to
@@ -253,11 +270,11 @@ def fusion_moves_price(efficiency, model_type: str, chip_name: str, hidden_size:
 
     tps = sorted({tp for caps in FUSION_MAX_MIB.values() for tp in caps})  # every TP size vLLM's table lists
     rule = efficiency.allreduce_rms_rule
-    if any(rule_max_tokens(rule, model_type, chip_name, tp, hidden_size) for tp in tps):
+    if any(rule_max_tokens(rule, model_type, chip, tp, hidden_size) for tp in tps):
         return True
     table = efficiency.all_reduce_table
     return (
         table not in ("none", FUSED_KERNEL_TABLE)
         and measured_here(efficiency)
-        and any(fused_max_bytes(chip_name, tp) for tp in tps)
+        and any(fused_max_bytes(chip, tp) for tp in tps)
     )

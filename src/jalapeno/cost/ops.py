@@ -188,7 +188,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     # vLLM's fuse_allreduce_rms: both add + RMSNorm kernels run inside the all-reduces (cost/allreduce_rms.py)
     elementwise = t * h * 2 * ELEMENTWISE_VECTORS_PER_LAYER
     if eff.allreduce_rms_fusion and tp > 1 and dp == 1:
-        fused = fused_steps(t, chip.name, tp, h, eff.allreduce_rms_rule, model.model_type)
+        fused = fused_steps(t, chip, tp, h, eff.allreduce_rms_rule, model.model_type)
         elementwise = np.where(fused, 0.0, elementwise)
     ob.op("layer.elementwise", "memory", "bf16", act=elementwise, kernels=2, count=n_layers)
 

@@ -24,7 +24,7 @@ from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.field_checks import FILE_BUILD, check_number, check_usable
 from jalapeno.specs.files import parse_toml, read_user_text, toml_syntax_fix
 from jalapeno.specs.kv_tiers import parse_kv_tiers
-from jalapeno.specs.sourced import Sourced, SourcedNames
+from jalapeno.specs.sourced import Sourced, SourcedCapability, SourcedNames
 from jalapeno.specs.plausibility import check_plausible, check_range
 from jalapeno.specs.schema_errors import describe
 from jalapeno.specs.system_file import COUNT_KEYS, DieFile, SystemFile
@@ -50,7 +50,6 @@ def __getattr__(name: str):
 
 
 # ---- SI dataclasses ----------------------------------------------------------------------
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +91,8 @@ class Chip:
     #: prices (a board held lower by its power limit: MI300X 1,230 / 1,464 MHz against MI325X); 1.0 where not
     #: given. Read by cost/roofline.op_times for ops at >= DENSE_UTILISATION of peak when POWER_CLOCK is on
     dense_clock_ratio: float = 1.0
+    #: CUDA compute capability, major x 10 + minor (file's chip.compute_capability "10.3" -> 103); None: not given
+    compute_capability: int | None = None
 
     def __post_init__(self) -> None:
         """Refuse what no chip has (a number not finite or not positive, a dense clock ratio outside (0, 1]): the
@@ -105,7 +106,7 @@ class Chip:
             check_number("Chip", f"peak_flop_per_s[{fmt!r}]", v, unit=" FLOP/s")
         for name in ("hbm_capacity_bytes", "hbm_usable_bytes", "hbm_bandwidth_bytes_per_s", "tdp_w"):
             check_number("Chip", name, getattr(self, name))
-        for name in ("sram_bytes", "sustained_w", "fp32_vector_flop_per_s", "sram_per_unit_bytes"):
+        for name in ("sram_bytes", "sustained_w", "fp32_vector_flop_per_s", "sram_per_unit_bytes", "compute_capability"):
             if getattr(self, name) is not None:
                 check_number("Chip", name, getattr(self, name))
         check_number("Chip", "hbm_stacks", self.hbm_stacks, strict=False, integer=True)
@@ -298,7 +299,7 @@ def _collect_sources(obj, prefix: str, out: dict[str, str]) -> None:
         if obj.alternatives:
             s += f"; other sources: {obj.alternatives}"
         out[prefix] = s
-    elif isinstance(obj, SourcedNames):  # fp4_block_formats: shown by hardware show with its source
+    elif isinstance(obj, (SourcedNames, SourcedCapability)):  # fp4_block_formats, compute_capability: hardware show
         out[prefix] = obj.source
     elif isinstance(obj, BaseModel):
         for k in type(obj).model_fields:
@@ -411,6 +412,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
             mma_tile_m=int(c.mma_tile_m.value) if c.mma_tile_m else None,
             fp4_block_formats=frozenset(c.fp4_block_formats.formats) if c.fp4_block_formats else None,
             dense_clock_ratio=c.dense_clock_ratio.value if c.dense_clock_ratio else 1.0,
+            compute_capability=c.compute_capability.sm if c.compute_capability else None,
         )
         levels = []
         for i, lv in enumerate(f.levels):

@@ -57,6 +57,34 @@ class SourcedNames(_Strict):
     source: str = Field(min_length=3)
 
 
+def _capability(v):
+    """A CUDA compute capability as ``"major.minor"`` (``"9.0"``): a TOML number (9.0, 10.3) is refused, as
+    ``10.10`` would read as 10.1 and a version is no quantity."""
+    import re
+
+    if not isinstance(v, str) or not re.fullmatch(r"[1-9][0-9]?\.[0-9]", v):
+        raise ValueError(
+            f'must be the CUDA compute capability as a string "major.minor" (NVIDIA\'s CUDA GPUs table, '
+            f'developer.nvidia.com/cuda-gpus: "9.0" for Hopper H100/H200/H20/GH200, "10.0" for B200/GB200, '
+            f'"10.3" for B300/GB300), got {v!r}'
+        )
+    return v
+
+
+class SourcedCapability(_Strict):
+    """A chip's CUDA compute capability with its source (``chip.compute_capability``): ``value`` is
+    ``"major.minor"``; :attr:`sm` is major x 10 + minor (90, 100, 103), as cost/allreduce_rms.py reads it."""
+
+    value: Annotated[str, BeforeValidator(_capability)]
+    source: str = Field(min_length=3)
+
+    @property
+    def sm(self) -> int:
+        """major x 10 + minor: ``"10.3"`` -> 103."""
+        major, minor = self.value.split(".")
+        return int(major) * 10 + int(minor)
+
+
 class Banded(Sourced):
     """A sourced number with an optional plausible range (``low`` ≤ ``high``); the value may lie
     outside it (a what-if override does), the band is what sensitivity and audits sweep."""

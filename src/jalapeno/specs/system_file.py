@@ -12,7 +12,7 @@ from pydantic import Field, StrictBool, field_validator, model_validator
 
 from jalapeno.specs.kv_tiers import TiersFile
 from jalapeno.specs.link_levels import check_level_order
-from jalapeno.specs.sourced import Banded, Name, SchemaVersion, Sourced, SourcedNames, _Strict
+from jalapeno.specs.sourced import Banded, Name, SchemaVersion, Sourced, SourcedCapability, SourcedNames, _Strict
 
 # Sourced keys that count things (a float in the schema, a whole number by their validators):
 # a bad value's fix asks for a whole number.
@@ -40,11 +40,15 @@ class ChipFile(_Strict):
             what = {"hbm_stacks": "stacks", "compute_units": "SMs / CUs"}.get(info.field_name, "tile rows")
             raise ValueError(f"must be a whole number (a count of {what}), got {v.value:g}")
         return v
+
     sram_mib: Sourced | None = None
     compute_units: Sourced | None = None  # SMs / CUs: the tile model (cost/tiles.py)
     sram_per_unit_kib: Sourced | None = None
     mma_tile_m: Sourced | None = None
     fp4_block_formats: SourcedNames | None = None
+    # NVIDIA's CUDA compute capability ("9.0"): which fused kernels the engines run on it (cost/allreduce_rms.py);
+    # absent on non-CUDA chips and in older user files (then the chip name's prefix decides, CAPABILITY_BY_PREFIX)
+    compute_capability: SourcedCapability | None = None
     tdp_w: Sourced
     sustained_w: Sourced | None = None
     # sustained clock under dense matrix load over the clock its architecture's compute calibration prices
@@ -75,8 +79,11 @@ class LevelFile(_Strict):
     @classmethod
     def _word(cls, v: str) -> str:  # the <name> of --set levels.<name>.*: '' or 'rack.a' was unreachable
         if not (v.isascii() and v.replace("-", "").replace("_", "").isalnum()):
-            raise ValueError(f"must be one word (letters, digits, - or _: the <name> of --set levels.<name>.*), got {v!r}")
+            raise ValueError(
+                f"must be one word (letters, digits, - or _: the <name> of --set levels.<name>.*), got {v!r}"
+            )
         return v
+
     scope: Literal["scale_up", "scale_out"]
     topology: Literal["switched", "full_mesh", "torus3d", "fat_tree"]
     bandwidth_gb_per_s: Sourced
@@ -126,12 +133,16 @@ class DieFile(_Strict):
     def _whole_dies(cls, v: Sourced | None, info) -> Sourced | None:
         # slices 1.5 was blamed on a missing link_bandwidth_tb_per_s (the network check ran first), break47
         if v is not None and v.value != int(v.value):
-            raise ValueError(f"must be a whole number (a count of {info.field_name.replace('_', ' ')}), got {v.value:g}")
+            raise ValueError(
+                f"must be a whole number (a count of {info.field_name.replace('_', ' ')}), got {v.value:g}"
+            )
         return v
 
     @model_validator(mode="after")
     def _network_given(self):
-        if (self.slices is None or self.slices.value > 1) and (self.link_bandwidth_tb_per_s is None or self.hop_latency_ns is None):
+        if (self.slices is None or self.slices.value > 1) and (
+            self.link_bandwidth_tb_per_s is None or self.hop_latency_ns is None
+        ):
             raise ValueError("a die of more than one slice needs link_bandwidth_tb_per_s and hop_latency_ns")
         return self
 
