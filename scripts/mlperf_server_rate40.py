@@ -137,8 +137,8 @@ def decode_per_instance(run: dict, instances: int) -> float:
 def line(x, y) -> tuple[float, float]:
     """(intercept, slope) of the least-squares straight line y = a + b·x through the points (x, y), (N,) each, N >= 2.
 
-    >>> line([0.0, 2.0], [1.0, 5.0])
-    (1.0, 2.0)
+    >>> [round(v, 9) for v in line([0.0, 2.0], [1.0, 5.0])]  # 1 + 2x through (0, 1), (2, 5); polyfit's last bits
+    [1.0, 2.0]
     """
     b, a = np.polyfit(np.asarray(x, dtype=float), np.asarray(y, dtype=float), 1)
     return float(a), float(b)

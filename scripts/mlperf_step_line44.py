@@ -96,8 +96,8 @@ def line_rows() -> list[dict]:
 def line(x: tuple[float, float], y: tuple[float, float]) -> tuple[float, float]:
     """(intercept, slope) of the straight line through (x0, y0) and (x1, y1).
 
-    >>> line((1.0, 3.0), (2.0, 6.0))
-    (0.5, 2.0)
+    >>> line((1.0, 3.0), (2.0, 6.0))  # through (1, 2) and (3, 6): slope 4 / 2 = 2, intercept 2 - 2 x 1 = 0
+    (0.0, 2.0)
     """
     slope = (y[1] - y[0]) / (x[1] - x[0])
     return y[0] - slope * x[0], slope
