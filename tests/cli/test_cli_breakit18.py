@@ -94,7 +94,7 @@ def test_compare_ratio_flags_follow_the_per_kw_bracket(capsys):
 
     r = {"ratio": 2.78, "status_a": "below_frontier_start", "status_b": "ok", "at_frontier_end": False}
     # round 22 printed n/a; round 29: that side reads its peak, flagged after the bracket
-    assert _ratio(r) == ("2.78x", "below a frontier's start: its peak")
+    assert _ratio(r) == ("2.78x", "below frontier start: this")  # round 49: naming the side (newuser49)
     assert _ratio({**r, "status_a": "ok", "at_frontier_end": True}) == ("2.78x", "at frontier end")
     code, out, err = run(capsys, "compare")
     text = " ".join(out.split())

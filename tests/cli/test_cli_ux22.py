@@ -104,8 +104,8 @@ def test_below_a_frontiers_start_reads_the_peak_flagged(capsys):
     from jalapeno.report.tables import _ratio
 
     r = {"ratio": 2.78, "status_a": "below_frontier_start", "status_b": "at_point", "at_frontier_end": True}
-    assert _ratio(r) == ("2.78x", "below a frontier's start: its peak")
-    assert _ratio_cell(r) == "2.78× <span class=\"flag\">below a frontier's start: its peak</span>"
+    assert _ratio(r) == ("2.78x", "below frontier start: this")  # round 49: naming the side (newuser49)
+    assert _ratio_cell(r) == "2.78× <span class=\"flag\">below frontier start: this</span>"
     assert _ratio({**r, "status_a": "at_point", "at_frontier_end": False}) == ("2.78x", "")
 
 

@@ -39,7 +39,7 @@ def test_the_default_columns_are_35_60_100_and_inside_every_default_frontier(cap
     # round 44: the per-kW and per-$ ratios in each cell's brackets, at the peak and at each speed
     assert cols == ["system", "peak (kW, $)", "max tok/s/user", "@35 tok/s/user (kW, $)", "@60 tok/s/user (kW, $)",
                     "@100 tok/s/user (kW, $)"]
-    assert "below a frontier's start: its peak]:" in " ".join(out.split())  # the footnote
+    assert "[below frontier start: who]:" in " ".join(out.split())  # the footnote
     code, js, err = run(capsys, "compare", "--json")
     assert code == 0, err
     ends = _frontier_ends(json.loads(js))
@@ -47,7 +47,7 @@ def test_the_default_columns_are_35_60_100_and_inside_every_default_frontier(cap
     # above 100 tok/s/user: every default column is a number at an interactivity the frontier reaches
     assert all(lo < 35.0 and hi > 100.0 for lo, hi, _ in ends.values()), (
         f"a default frontier no longer spans 35-100 tok/s/user ({ends}): revisit DEFAULT_ISO_INTERACTIVITY")
-    assert "below a frontier" not in out.split("operating tiers")[0].split("ratios vs")[1].split("└")[0]
+    assert "below frontier start" not in out.split("operating tiers")[0].split("ratios vs")[1].split("└")[0]
 
 
 def test_a_speed_below_every_start_reads_the_peak_ratio_flagged(capsys, tmp_path, monkeypatch):
@@ -69,4 +69,4 @@ def test_a_speed_below_every_start_reads_the_peak_ratio_flagged(capsys, tmp_path
     cells = [c.strip() for c in line.split("│")[1:-1]]
     assert cells[3].startswith(f"{peak_a / peak_b:.2f}x (")  # @1: the peak ratio (per kW and $ in brackets) ...
     assert cells[3].split(")")[0] + ")" == cells[1]  # ... the very text of the peak column
-    assert "[below a frontier's start" in cells[3]
+    assert "[below frontier start: both]" in cells[3]  # 1 tok/s/user is below both frontiers' starts

@@ -81,7 +81,7 @@ def test_tables_flag_ratios_and_escape(comparison):
     res, systems = comparison
     html = tables_html(res.record())
     assert "Ratios vs b200" in html and "×" in html
-    assert re.search(r"at frontier end|below a frontier|unreachable", html)
+    assert re.search(r"at frontier end|below frontier start|unreachable", html)
     page = render_report(res.record(), report_data(res.record(), systems))
     blob = page.split('id="report-data">', 1)[1].split("</script>", 1)[0]
     assert "<" not in blob and json.loads(blob)["systems"][0]["name"] == "jalapeno"

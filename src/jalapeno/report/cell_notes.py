@@ -45,6 +45,37 @@ def end_flag(r: Mapping, peaks: tuple[float, float] | None = None, baseline_row:
     return "at frontier end" + (f": {who}" if who else "")
 
 
+def below_start_flag(r: Mapping) -> str:
+    """The flag of a ratio cell where a side's frontier starts above the speed asked (analysis/compare status
+    ``below_frontier_start``: that side reads its peak), naming the side as :func:`end_flag` and ``unreachable
+    (who)`` do: ``below frontier start: this`` (the row's system), ``: baseline`` or ``: both``; "" where neither
+    side is. The bare ``below a frontier's start: its peak`` left the reader to guess whose (newuser49: gpt-oss-120b
+    1k8k @35, where Jalapeño's frontier starts at 39 tok/s/user and GB300's at 21).
+
+    >>> below_start_flag({"status_a": "below_frontier_start", "status_b": "interpolated"})
+    'below frontier start: this'
+    >>> below_start_flag({"status_a": "interpolated", "status_b": "below_frontier_start"})
+    'below frontier start: baseline'
+    >>> below_start_flag({"status_a": "below_frontier_start", "status_b": "below_frontier_start"})
+    'below frontier start: both'
+    """
+    a, b = (r[f"status_{side}"] == "below_frontier_start" for side in ("a", "b"))
+    if not (a or b):
+        return ""
+    return BELOW_START + ": " + ("both" if a and b else "this" if a else "baseline")
+
+
+#: The flag of :func:`below_start_flag`, without its side.
+BELOW_START = "below frontier start"
+#: What a ratio table's caption says of :func:`below_start_flag` (the terminal's and the report page's).
+BELOW_START_NOTE = (
+    "[below frontier start: who]: slower than that frontier's first (slowest) point, where that side "
+    "reads its peak throughput — at a lower per-user speed a system serves at least its peak's "
+    "throughput (the best at or above the speed, as the tiers table reads it); who: this, baseline or "
+    "both"
+)
+
+
 def frontier_peaks(d: ComparisonRecord, name: str) -> tuple[float, float]:
     """(peak tok/s/chip of ``name``'s frontier, of the baseline's), for :func:`end_flag`."""
 

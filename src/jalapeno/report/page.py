@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import bound_cell
 from jalapeno.errors import SpecError
-from jalapeno.report.cell_notes import ESTIMATE_MARK, end_flag, estimate_caption, frontier_peaks, unreachable_tier
+from jalapeno.report.cell_notes import (BELOW_START, ESTIMATE_MARK, below_start_flag, end_flag, estimate_caption,
+                                       frontier_peaks, unreachable_tier)
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
-from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION,
+from jalapeno.report.tables import (BAND_ROW_CAPTION, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION,
                                     band_cells, band_moves, headline_band, iso_rows, peak_load, peak_usd_cell,
                                     power_caption, ratio_columns,
                                     tier_deployments, tier_energy_cost, usd_text)
@@ -189,8 +190,8 @@ def _ratio_cell(r: Mapping, kw: Mapping | None = None, usd: Mapping | None = Non
     if kw is not None and isinstance(kw["ratio"], (int, float)) and math.isfinite(kw["ratio"]):
         u = usd["ratio"] if usd is not None else None
         cell += f" ({kw['ratio']:.2f}×, " + (f"{u:.2f}×)" if isinstance(u, (int, float)) and math.isfinite(u) else "-)")
-    if "below_frontier_start" in (r["status_a"], r["status_b"]):  # that side reads its peak (report/tables._ratio)
-        return cell + f' <span class="flag">{_esc(BELOW_START)}</span>'
+    if below := below_start_flag(r):  # that side reads its peak (report/tables._ratio)
+        return cell + f' <span class="flag">{_esc(below)}</span>'
     flag = end_flag(r, peaks, baseline_row)
     return cell + (f' <span class="flag">{_esc(flag)}</span>' if flag else "")
 
@@ -242,8 +243,9 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
             "<p>Throughput per chip (per kW, " + e(conv) + " power, and per $, in brackets). Flags: <i>at frontier end: who</i> — "
             "the speed is within 10% of that frontier's last point or in its tail below 10% of its peak, where ratios "
             "swing (who: this, the row's system; baseline; or both); "
-            "<i>" + e(BELOW_START) + "</i> — slower than its first (slowest) point, where that side reads its peak "
-            "throughput: at a lower per-user speed a system serves at least its peak's; <i>unreachable</i> — that frontier "
+            "<i>" + e(BELOW_START) + ": who</i> — slower than that frontier's first (slowest) point, where that side reads "
+            "its peak throughput: at a lower per-user speed a system serves at least its peak's (who: this, baseline or "
+            "both); <i>unreachable</i> — that frontier "
             "never reaches the speed." + (" " + e(BAND_ROW_CAPTION) if banded else "")
             + (f" Per $ of {e(', '.join(sorted(estimated)))}: at an estimated $/chip-hour (est. in the tables)."
                if estimated else "") + "</p>",

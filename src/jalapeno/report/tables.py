@@ -14,7 +14,8 @@ from rich.table import Table
 from jalapeno.analysis.power_cost import usd_text
 from jalapeno.analysis.records import band_span, bound_cell
 from jalapeno.errors import SpecError
-from jalapeno.report.cell_notes import ESTIMATE_MARK, end_flag, estimate_caption, frontier_peaks, unreachable_tier
+from jalapeno.report.cell_notes import (BELOW_START_NOTE, ESTIMATE_MARK, below_start_flag, end_flag,
+                                       estimate_caption, frontier_peaks, unreachable_tier)
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, FrontierRecord, PointRecord
@@ -107,18 +108,10 @@ def _small(x, fmt: str) -> str:
     return _f(x, fmt)
 
 
-#: The flag of a ratio cell where a side's frontier starts above the speed asked (:func:`_ratio`).
-BELOW_START = "below a frontier's start: its peak"
-#: What the ratio table's caption says of :data:`BELOW_START` (the HTML page says the same).
-BELOW_START_NOTE = ("[below a frontier's start: its peak]: slower than a frontier's first (slowest) point, where that "
-                    "side reads its peak throughput — at a lower per-user speed a system serves at least its peak's "
-                    "throughput (the best at or above the speed, as the tiers table reads it)")
-
-
 def _ratio(r: dict, peaks: tuple[float, float] | None = None, baseline_row: bool = False) -> tuple[str, str]:
     """(the ratio cell's value, its flag or ""): the flag goes after the per-kW bracket, in square brackets, so
     that ``2.78x (1.96x) [at frontier end]`` does not read as two flags. Below a frontier's start (its slowest
-    point is faster than the speed asked) that side reads its peak, flagged :data:`BELOW_START`: a system
+    point is faster than the speed asked) that side reads its peak, flagged cell_notes.below_start_flag (naming the side): a system
     serves at least its peak's throughput at a lower per-user speed (its peak deployment meets the speed with
     room to spare), so the cell is the best throughput at or above the speed, as the tiers table and ``audit``'s
     ``throughput_per_chip@X`` read it (docs/model.md, iso-interactivity ratio)."""
@@ -126,8 +119,8 @@ def _ratio(r: dict, peaks: tuple[float, float] | None = None, baseline_row: bool
         a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
         who = "both" if a and b else "this" if a else "baseline"
         return f"unreachable ({who})", ""
-    if "below_frontier_start" in (r["status_a"], r["status_b"]):
-        return f"{r['ratio']:.2f}x", BELOW_START
+    if below := below_start_flag(r):
+        return f"{r['ratio']:.2f}x", below
     return f"{r['ratio']:.2f}x", end_flag(r, peaks, baseline_row)
 
 

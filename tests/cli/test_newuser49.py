@@ -1,0 +1,41 @@
+"""Round 49 new-user fixes (newuser49): a ratio flag that names its side, the precision and power of a sensitivity,
+an audit's verdict and physical limit said under the table, the bound names of compare's headline explained, the
+agentic comparison's chart in --help, and what `step`'s op rows count.
+
+Expected values are worked by hand in each test's comments, not read from the code's output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from cli_runner import run
+
+BOX = "│┃┏┓┗┛┡┩└┘┳┻╇━─"
+
+
+def _text(out: str) -> str:
+    """The printed text with the table borders gone and every run of blanks one blank (captions wrap)."""
+    return " ".join(re.sub(f"[{BOX}]", " ", out).split())
+
+
+def test_below_frontier_start_names_the_side_below_its_start(capsys, tmp_path, monkeypatch):
+    """gpt-oss-120b 1k8k: Jalapeño's frontier starts at 39 tok/s/user, GB300's at 21 (each frontier's slowest point,
+    read from the JSON below), so at 35 tok/s/user only Jalapeño (the row's system, 'this') is below its start and
+    reads its peak. The cell said '[below a frontier's start: its peak]' without saying whose."""
+    monkeypatch.chdir(tmp_path)
+    args = ("compare", "-m", "gpt-oss-120b", "-w", "1k8k", "--systems", "jalapeno,gb300-nvl72", "--at", "35")
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    rec = json.loads(js)
+    start = {n: min(p["interactivity"] for p in s["frontier"]) for n, s in rec["systems"].items()}
+    assert start["jalapeno"] > 35.0 > start["gb300-nvl72"], start
+    code, out, err = run(capsys, *args, "--html", "")
+    assert code == 0, err
+    ratios = out.split("ratios vs")[1].split("operating tiers")[0]
+    row = next(ln for ln in ratios.splitlines() if ln.startswith("│ jalapeno"))
+    assert "[below frontier start: this]" in row
+    assert "below a frontier's start" not in out
+    assert "[below frontier start: who]: slower than that frontier's first (slowest) point" in _text(out)
+    assert "who: this, baseline or both; unreachable (who)" in _text(out)
