@@ -39,3 +39,18 @@ def test_below_frontier_start_names_the_side_below_its_start(capsys, tmp_path, m
     assert "below a frontier's start" not in out
     assert "[below frontier start: who]: slower than that frontier's first (slowest) point" in _text(out)
     assert "who: this, baseline or both; unreachable (who)" in _text(out)
+
+
+def test_sensitivity_titles_name_the_precision_and_power_they_price(capsys, tmp_path, monkeypatch):
+    """`sensitivity --system jalapeno` prices DeepSeek-R1's released precision, fp8 (its config.json's
+    quantization_config: fp8 block-scaled weights), at the default all-in power; compare's headline for the same system
+    is its fp4 frontier's. The title said 'jalapeno · deepseek-r1 · 8k1k: max_interactivity = ...' with neither, so
+    its figure read as a disagreement with compare's. The tornado page's title names both too."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = run(capsys, "sensitivity", "--system", "jalapeno", "--html", "t.html")
+    assert code == 0, err
+    assert "jalapeno · deepseek-r1 · 8k1k · fp8 · power all-in: max_interactivity = " in _text(out)
+    page = (tmp_path / "t.html").read_text()
+    title = re.search(r"<title>(.*?)</title>", page).group(1)
+    assert title.startswith("jalapeno · deepseek-r1 · 8k1k · fp8 · power all-in: max_interactivity (tok/s/user)")

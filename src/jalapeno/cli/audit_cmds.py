@@ -361,8 +361,11 @@ def sensitivity(
     if json_out:
         print_json(d)
         return
-    t = Table(title=(f"{res.system} · {ctx.model.name} · {ctx.workload.name}: {res.metric} = {_f(res.value)} "
-                           f"{res.unit} as priced; one parameter at a time across its band"))
+    # the precision and power as audit's title gives them: 'max_interactivity = 135.1' beside compare's 138.9 for
+    # the same system read as a disagreement, with nothing saying it is the fp8 frontier's and compare's the fp4's
+    t = Table(title=(f"{res.system} · {ctx.model.name} · {ctx.workload.name} · {ctx.precision.name} · power "
+                     f"{ctx.convention}: {res.metric} = {_f(res.value)} {res.unit} as priced; one parameter at a time "
+                     "across its band"))
     for col in ("parameter", "kind", "current", "band", f"{res.metric} at low", "at high", "swing", "band from"):
         t.add_column(col, overflow="fold")
     for r in d["rows"]:  # the swing as the figures beside it (9,219, not 9.22e+03 beside 75,523 and 84,742)

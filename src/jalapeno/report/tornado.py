@@ -29,8 +29,11 @@ def write_tornado(sens: dict, path: str, top: int = 20) -> None:
                           + sens["metric"] + " = %{x:.4g}<br>band: %{customdata[2]}<extra></extra>"))
     fig.add_vline(x=base, line_dash="dot", annotation_text=f"as priced: {base:.4g}")
     ctx = sens.get("context", {})
+    # the precision and power the metric is priced at, as the terminal's title and audit's say them
+    where = [sens["system"], ctx.get("model"), ctx.get("workload"), ctx.get("precision"),
+             ctx.get("power") and f"power {ctx['power']}"]
     fig.update_layout(barmode="overlay", height=200 + 28 * len(rows),
-                      title=f"{sens['system']} · {ctx.get('model', '')} · {ctx.get('workload', '')}: "
+                      title=" · ".join(x for x in where if x) + ": "
                             f"{sens['metric']} ({sens['unit']}), one parameter at a time across its band",
                       xaxis_title=f"{sens['metric']} ({sens['unit']})")
     from jalapeno.report.html import write_figure
