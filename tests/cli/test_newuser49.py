@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from cli_runner import run
 
@@ -54,3 +55,31 @@ def test_sensitivity_titles_name_the_precision_and_power_they_price(capsys, tmp_
     page = (tmp_path / "t.html").read_text()
     title = re.search(r"<title>(.*?)</title>", page).group(1)
     assert title.startswith("jalapeno · deepseek-r1 · 8k1k · fp8 · power all-in: max_interactivity (tok/s/user)")
+
+
+def test_audit_says_what_its_verdict_and_physical_limit_mean(capsys):
+    """The claim table printed 'HOLDS' / 'REQUIRES' and a 'physical limit' column with no word of either outside
+    --help and docs/audit.md. Jalapeño's DeepSeek-R1 8k1k fp8 frontier reaches 135.1 tok/s/user (docs/audit.md §5's
+    worked example), so a claim of 100 holds: the prediction alone meets it, and the line under the table says so."""
+    code, out, err = run(capsys, "audit", "--system", "jalapeno", "--claim", "max_interactivity=100")
+    assert code == 0, err
+    text = _text(out)
+    assert "HOLDS" in text
+    assert (
+        "verdict HOLDS: the prediction meets the claim; physical limit: the metric with every fixed cost at 0 and "
+        "every efficiency at its limit, under the stated specs (docs/audit.md §2)"
+    ) in text
+
+
+def test_every_audit_verdict_has_its_meaning():
+    """The four verdicts analysis/audit.audit_claim returns (holds, plausible, requires, impossible) each have a line;
+    a fifth would raise KeyError here before a user saw a blank."""
+    import jalapeno.analysis.audit as audit_module
+    from jalapeno.cli.audit_cmds import verdict_caption
+
+    assert "a change inside the parameters' bands meets it" in verdict_caption("plausible")
+    assert verdict_caption("impossible").startswith("verdict IMPOSSIBLE: not even the physical limit meets it")
+    returned = set(re.findall(r'verdict = "(\w+)"', Path(audit_module.__file__).read_text()))
+    assert returned == {"holds", "plausible", "requires", "impossible"}
+    for v in returned:
+        assert verdict_caption(v).startswith(f"verdict {v.upper()}: ")
