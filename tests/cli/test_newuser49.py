@@ -83,3 +83,35 @@ def test_every_audit_verdict_has_its_meaning():
     assert returned == {"holds", "plausible", "requires", "impossible"}
     for v in returned:
         assert verdict_caption(v).startswith(f"verdict {v.upper()}: ")
+
+
+def test_compare_headline_says_what_each_bound_it_prints_means(capsys, tmp_path, monkeypatch):
+    """The headline's 'bound at peak' / 'bound at max' cells ('overhead' on every row of the main job at max
+    tok/s/user) had no legend: the caption now gives each bound name the table prints, and only those. The names are
+    read from the JSON headline (decode and prefill, at peak and at max), not from the caption's own code."""
+    from jalapeno.report.cell_notes import BOUND_MEANING
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+    args = ("compare", "--systems", "jalapeno,gb300-nvl72")
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    keys = (
+        "bound_at_peak",
+        "prefill_bound_at_peak",
+        "bound_at_max_interactivity",
+        "prefill_bound_at_max_interactivity",
+    )
+    printed = {s["headline"][k] for s in json.loads(js)["systems"].values() for k in keys if s["headline"].get(k)}
+    assert "overhead" in printed  # the fastest point of a frontier: batch 1 per rank, launches and fixed costs
+    code, out, err = run(capsys, *args, "--html", "")
+    assert code == 0, err
+    text = _text(out.split("ratios vs")[0])
+    assert "bound: the largest share of the step's time — " in text
+    assert "overhead: kernel launches and the step's fixed cost (efficiency.kernel_launch_s, step_overhead_s" in text
+    for name in BOUND_MEANING:
+        assert (f"{name}: {BOUND_MEANING[name]}" in text) == (name in printed), name
+    code, out, err = run(capsys, "report", *args[1:], "--html", "r.html")
+    assert code == 0, err
+    page = (tmp_path / "r.html").read_text()
+    assert "bound: the largest share of the step&#x27;s time — " in page

@@ -76,6 +76,34 @@ BELOW_START_NOTE = (
 )
 
 
+#: What each bound a table prints means (cost/step.BOUNDS and hbm_capacity; docs/metrics.md §4, ``bound``): the
+#: largest share of the step's time. 'bound at max: overhead' on every row of compare's headline said nothing of
+#: what overhead is, nor that a faster chip alone does not move it (newuser49).
+BOUND_MEANING = {
+    "compute": "compute-bound ops' FLOPs at a fraction of the format's peak FLOP/s",
+    "hbm_bandwidth": "memory-bound ops' bytes at a fraction of the HBM bandwidth",
+    "scale_up_link": "collectives' exposed time on the scale-up links (NVLink, Infinity Fabric, the torus)",
+    "scale_out_link": "collectives' exposed time on the scale-out network (NICs)",
+    "overhead": "kernel launches and the step's fixed cost (efficiency.kernel_launch_s, step_overhead_s: no FLOP/s or "
+    "bandwidth figure moves it)",
+    "on_die_network": "traffic between a chip's slices (--chip-model sliced, docs/chip.md)",
+    "hbm_capacity": "weights + KV + activations do not fit the usable HBM",
+}
+
+
+def bound_caption(bounds: Collection[str]) -> str:
+    """The line under a table that explains the bounds it prints (``bounds``: the bound names in its cells, in any
+    order; unknown ones are skipped), "" for none: each name with what it means, in :data:`BOUND_MEANING`'s order.
+
+    >>> bound_caption(["overhead", "compute", "compute"])
+    "bound: the largest share of the step's time — compute: compute-bound ops' FLOPs at a fraction of the format's peak FLOP/s; overhead: kernel launches and the step's fixed cost (efficiency.kernel_launch_s, step_overhead_s: no FLOP/s or bandwidth figure moves it)"
+    """
+    named = [b for b in BOUND_MEANING if b in set(bounds)]
+    if not named:
+        return ""
+    return "bound: the largest share of the step's time — " + "; ".join(f"{b}: {BOUND_MEANING[b]}" for b in named)
+
+
 def frontier_peaks(d: ComparisonRecord, name: str) -> tuple[float, float]:
     """(peak tok/s/chip of ``name``'s frontier, of the baseline's), for :func:`end_flag`."""
 

@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import bound_cell
 from jalapeno.errors import SpecError
-from jalapeno.report.cell_notes import (BELOW_START, ESTIMATE_MARK, below_start_flag, end_flag, estimate_caption,
-                                       frontier_peaks, unreachable_tier)
+from jalapeno.report.cell_notes import (BELOW_START, ESTIMATE_MARK, below_start_flag, bound_caption, end_flag,
+                                       estimate_caption, frontier_peaks, unreachable_tier)
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
 from jalapeno.report.tables import (BAND_ROW_CAPTION, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION,
-                                    band_cells, band_moves, headline_band, iso_rows, peak_load, peak_usd_cell,
-                                    power_caption, ratio_columns,
+                                    band_cells, band_moves, headline_band, headline_bounds, iso_rows, peak_load,
+                                    peak_usd_cell, power_caption, ratio_columns,
                                     tier_deployments, tier_energy_cost, usd_text)
 
 if TYPE_CHECKING:
@@ -226,7 +226,8 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
                                         "bound at peak", "conc. cap / in flight at peak", "max tok/s/user",
                                         "bound at max", "min E2E s", "deployment at peak"], head_rows, "headline"),
            f'<p class="note">{e(TOKENS_CAPTION)}. {e(power_caption(rec))}.</p>',
-           f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>' + caption]
+           f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>' + caption,
+           f'<p class="note">{e(bound_caption(headline_bounds(rec)))}.</p>']
     first = next(iter(rec.comparisons.values()))
     xs = [r["x"] for r in first.iso_interactivity["throughput_per_chip"]]
     rows, banded = [], False

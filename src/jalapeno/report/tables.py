@@ -14,7 +14,7 @@ from rich.table import Table
 from jalapeno.analysis.power_cost import usd_text
 from jalapeno.analysis.records import band_span, bound_cell
 from jalapeno.errors import SpecError
-from jalapeno.report.cell_notes import (BELOW_START_NOTE, ESTIMATE_MARK, below_start_flag, end_flag,
+from jalapeno.report.cell_notes import (BELOW_START_NOTE, ESTIMATE_MARK, below_start_flag, bound_caption, end_flag,
                                        estimate_caption, frontier_peaks, unreachable_tier)
 
 if TYPE_CHECKING:
@@ -229,6 +229,7 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
     head.caption += "\n" + estimate_caption(estimated) if estimated else ""
     if any(s.headline.prefill_bound_at_peak or s.headline.prefill_bound_at_max_interactivity for s in d.systems.values()):
         head.caption += "\n" + PREFILL_BOUND_CAPTION
+    head.caption += "\n" + bound_caption(headline_bounds(d))
     if any(s.headline.bands is not None for s in d.systems.values()):
         head.caption += ("\n(low to high): a derived system's efficiency band (with its software stack's: Jalapeño spans "
                          "GPU-like to compiled, docs/stacks.md); a system fitted on its own kernels: its measured "
@@ -408,6 +409,14 @@ def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
             return (f"interpolated between two points of {a}" if a == b
                     else f"interpolated between {a} and {b}")
     return "interpolated"
+
+
+def headline_bounds(d: ComparisonRecord) -> set[str]:
+    """The bound names compare's headline prints (at peak and at max tok/s/user, decode and prefill), for
+    cell_notes.bound_caption."""
+    return {b for s in d.systems.values() for h in [s.headline]
+            for b in (h.bound_at_peak, h.prefill_bound_at_peak, h.bound_at_max_interactivity,
+                      h.prefill_bound_at_max_interactivity) if b}
 
 
 #: what a disaggregated point's bound cell says (docs/metrics.md §4)
