@@ -115,3 +115,17 @@ def test_compare_headline_says_what_each_bound_it_prints_means(capsys, tmp_path,
     assert code == 0, err
     page = (tmp_path / "r.html").read_text()
     assert "bound: the largest share of the step&#x27;s time — " in page
+
+
+def test_compare_help_says_an_agentic_workload_writes_no_chart(capsys, tmp_path, monkeypatch):
+    """--help said the chart defaults to jalapeno-compare.html without --json; `compare -w agentic:coding-agent` wrote
+    none and said nothing (cli/agentic_cmd refuses an explicit --html). The help now says so, and the run indeed
+    leaves no page behind."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = run(capsys, "compare", "--help")
+    assert code == 0, err
+    assert "Fixed-length workloads only: -w agentic:... prints its tables and writes no chart." in _text(out)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "compare", "-w", "agentic:coding-agent", "--systems", "jalapeno")
+    assert code == 0, err
+    assert not (tmp_path / "jalapeno-compare.html").exists() and "frontier chart:" not in out

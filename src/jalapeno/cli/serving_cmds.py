@@ -143,7 +143,8 @@ def compare(
                               "results list|show|export; needs the explore extra)."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
     html: str = typer.Option(None, "--html", help="Write the frontier chart here (default jalapeno-compare.html "
-                             "without --json; '' = none)."),
+                             "without --json; '' = none). Fixed-length workloads only: -w agentic:... prints its "
+                             "tables and writes no chart."),
 ) -> None:
     """Compare systems on one model and workload: frontiers, headline figures, ratios, tiers.
 
