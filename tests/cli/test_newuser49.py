@@ -129,3 +129,24 @@ def test_compare_help_says_an_agentic_workload_writes_no_chart(capsys, tmp_path,
     code, out, err = run(capsys, "compare", "-w", "agentic:coding-agent", "--systems", "jalapeno")
     assert code == 0, err
     assert not (tmp_path / "jalapeno-compare.html").exists() and "frontier chart:" not in out
+
+
+def test_step_says_what_one_op_row_counts(capsys, monkeypatch):
+    """`step` (DeepSeek-R1 on Jalapeño, DEP8, batch 64 x ctx 8192) printed attn.qkv_a_proj at '14.8 G' FLOP with no
+    word of what that counts. By hand: one chip's 64 / 8 = 8 sequences x 2 FLOP x hidden 7,168 x (q_lora_rank 1,536 +
+    kv_lora_rank 512 + rope 64 = 2,112) x 61 layers = 14,775,484,416 FLOP; the caption now says so: the rank's 8 of the
+    64 sequences, over the model's 61 layers. With --pp 2 a chip runs one stage's share of them."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, js, err = run(capsys, "step", "--json")
+    assert code == 0, err
+    qkv = next(o for o in json.loads(js)["ops"] if o["op"] == "attn.qkv_a_proj")
+    assert abs(qkv["flop"] - 8 * 2 * 7168 * 2112 * 61) <= 1e-9 * qkv["flop"]
+    code, out, err = run(capsys, "step")
+    assert code == 0, err
+    assert (
+        "each op row: one chip's part of the step (its attention-DP rank's 8 of the 64 sequences), summed over "
+        "the layers that run the op (of the model's 61)"
+    ) in _text(out)
+    code, out, err = run(capsys, "step", "--pp", "2")
+    assert code == 0, err
+    assert "(one pipeline stage's share of the model's 61)" in _text(out)
