@@ -150,3 +150,23 @@ def test_step_says_what_one_op_row_counts(capsys, monkeypatch):
     code, out, err = run(capsys, "step", "--pp", "2")
     assert code == 0, err
     assert "(one pipeline stage's share of the model's 61)" in _text(out)
+
+
+def test_frontier_table_says_what_each_bound_it_prints_means(capsys, monkeypatch):
+    """`frontier` (the README's gpt-oss-120b on GB200 line) printed a bound column ('decode hbm_bandwidth; prefill
+    compute') with no legend; its caption now explains each bound name of its rows (read from the JSON), and only
+    those."""
+    from jalapeno.report.cell_notes import BOUND_MEANING
+
+    monkeypatch.setenv("COLUMNS", "200")
+    args = ("frontier", "--system", "gb200-nvl72", "--model", "gpt-oss-120b")
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    printed = {p[k] for p in json.loads(js)["frontier"] for k in ("bound", "prefill_bound") if p.get(k)}
+    assert printed, "no bound in the frontier's JSON"
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    text = _text(out)
+    assert "bound: the largest share of the step's time — " in text
+    for name in BOUND_MEANING:
+        assert (f"{name}: {BOUND_MEANING[name]}" in text) == (name in printed), name

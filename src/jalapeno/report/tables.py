@@ -439,6 +439,7 @@ def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
                         "max_running, prefill_budget, ...: docs/metrics.md §4)")
         if any(p.prefill_bound for p in points):
             caption += "; " + PREFILL_BOUND_CAPTION
+        caption += "\n" + bound_caption({b for p in points for b in (p.bound, p.prefill_bound) if b})
     t = Table(title=title, caption=caption)
     for col in ("tok/s/user", "tok/s/chip", "out tok/s/chip", kw_col, "TTFT ms", "TPOT ms", "E2E s",
                 "conc. cap", "in flight", "chips", "bound", "deployment"):
