@@ -170,3 +170,40 @@ def test_frontier_table_says_what_each_bound_it_prints_means(capsys, monkeypatch
     assert "bound: the largest share of the step's time — " in text
     for name in BOUND_MEANING:
         assert (f"{name}: {BOUND_MEANING[name]}" in text) == (name in printed), name
+
+
+def test_hardware_list_groups_thousands_as_every_other_table(capsys, monkeypatch):
+    """`hardware list` printed TDP '1800' and Jalapeño's scale-up '2048' where every other table prints '1,800 W'
+    (`hardware show`) and '2,048'. By hand: Vera Rubin's catalog TDP is 1,800 W; Jalapeño's scale-up is 16 racks x 128
+    chips = 2,048."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = run(capsys, "hardware", "list")
+    assert code == 0, err
+    cells = {
+        ln.split("│")[1].strip(): [c.strip() for c in ln.split("│")[1:-1]]
+        for ln in out.splitlines()
+        if ln.startswith("│ ")
+    }
+    assert cells["vera-rubin-nvl72"][6] == "1,800" and cells["jalapeno"][7] == "2,048"
+    assert cells["h100"][6] == "700" and cells["h100"][7] == "8"
+
+
+def test_audit_title_writes_a_ratio_claim_as_a_ratio(capsys, monkeypatch):
+    """A ratio claim's title read '= 1 x' (the unit 'x' after a blank) where every table writes a ratio '1x'. A GB300
+    vs GB200 peak ratio of 1.0 holds (GB300's FP8 peak per chip is above GB200's), so the audit needs no search."""
+    monkeypatch.setenv("COLUMNS", "200")
+    args = (
+        "audit",
+        "--system",
+        "gb300-nvl72",
+        "--baseline",
+        "gb200-nvl72",
+        "--claim",
+        "peak_throughput_per_chip_ratio=1.0",
+    )
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "claim: peak_throughput_per_chip_ratio = 1x for gb300-nvl72 vs gb200-nvl72" in _text(out)
+    code, out, err = run(capsys, "audit", "--system", "jalapeno", "--claim", "max_interactivity=100")
+    assert code == 0, err
+    assert "claim: max_interactivity = 100 tok/s/user for jalapeno" in _text(out)

@@ -152,7 +152,8 @@ def audit(
         return
     d = res.as_dict()
     vs = f" vs {res.baseline}" if res.baseline else ""
-    head = Table(title=(f"claim: {c.name} = {c.value:g} {c.unit} for {res.system}{vs} · {ctx.model.name} · "
+    value = f"{c.value:g}x" if c.unit == "x" else f"{c.value:g} {c.unit}"  # a ratio '1.7x', not '1.7 x'
+    head = Table(title=(f"claim: {c.name} = {value} for {res.system}{vs} · {ctx.model.name} · "
                               f"{ctx.workload.name} · {ctx.precision.name} · power {ctx.convention}"))
     for col in ("predicted", "band (low to high)", "physical limit", "verdict"):
         head.add_column(col)

@@ -76,8 +76,8 @@ def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSO
         fp4 = c.peak_flop_per_s.get("fp4")
         t.add_row(s.name, c.name, f"{c.peak_flop_per_s['fp8'] / 1e15:.2f}" if "fp8" in c.peak_flop_per_s else "-",
                   f"{fp4 / 1e15:.2f}" if fp4 else "-", f"{c.hbm_capacity_bytes / units.GiB:.1f}",
-                  f"{c.hbm_bandwidth_bytes_per_s / units.TB:.1f}", f"{c.tdp_w:.0f}",
-                  f"{s.scale_up_chips}", f"{s.allin_power_w_per_chip / 1e3:.2f}",
+                  f"{c.hbm_bandwidth_bytes_per_s / units.TB:.1f}", f"{c.tdp_w:,.0f}",
+                  f"{s.scale_up_chips:,}", f"{s.allin_power_w_per_chip / 1e3:.2f}",
                   f"{s.usd_per_chip_hour:.2f}" + (ESTIMATE_MARK if s.name in est else ""))
     if est:
         t.caption = estimate_caption(est)
