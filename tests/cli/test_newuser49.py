@@ -207,3 +207,23 @@ def test_audit_title_writes_a_ratio_claim_as_a_ratio(capsys, monkeypatch):
     code, out, err = run(capsys, "audit", "--system", "jalapeno", "--claim", "max_interactivity=100")
     assert code == 0, err
     assert "claim: max_interactivity = 100 tok/s/user for jalapeno" in _text(out)
+
+
+def test_as_deployed_mtp_hint_suggests_the_acceptance_the_recipes_are_priced_at(capsys, tmp_path, monkeypatch):
+    """compare --as-deployed labels GB300's deployments 'MTP3@0.8' / 'MTP1@0.8' (dynamo-trtllm's fitted acceptance on
+    DeepSeek-R1, data/stack_fits.toml: single = chain = 0.8), but the line that says Jalapeño runs without MTP told
+    the user to price it with '--mtp-acceptance 0.75' (the recipe's assumed fallback, data/engines.toml): not like
+    for like either. The suggestion now reads every MTP acceptance of the JSON's frontier (0.8)."""
+    monkeypatch.chdir(tmp_path)
+    args = ("compare", "--as-deployed", "-s", "jalapeno,gb300-nvl72")
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    acc = {
+        p["deployment"]["mtp"]["acceptance"]
+        for p in json.loads(js)["systems"]["gb300-nvl72"]["frontier"]
+        if p["deployment"].get("mtp")
+    }
+    assert acc == {0.8}
+    code, out, err = run(capsys, *args, "--html", "")
+    assert code == 0, err
+    assert "`jalapeno compare -s jalapeno --mtp 3 --mtp-acceptance 0.8` prices it with MTP" in _text(out)

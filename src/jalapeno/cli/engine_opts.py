@@ -438,10 +438,16 @@ def mtp_unlike(recipes: dict, stated: list[str]) -> str:
     recipe runs as stated, without it: Jalapeño's max 138.9 tok/s/user read 0.43x GB300's as-deployed 321.4
     (MTP up to 3 drafts); with --mtp 3 --mtp-acceptance 0.75 it reads 326.1. '' where nothing differs.
 
+    The suggested --mtp-acceptance is the one the recipes are priced at (Recipe.mtp_for: the engine profile's
+    fitted acceptance where data/stack_fits.toml has one, 0.8 for dynamo-trtllm on DeepSeek-R1; the recipe's assumed
+    one otherwise): it read the recipe's assumed 0.75 beside deployments labelled MTP3@0.8 (newuser49).
+
     >>> from types import SimpleNamespace as N
-    >>> r = N(mtp_draft_by_seqs_per_rank=((71.0, 3), (float("inf"), 1)), mtp_acceptance_chain=0.75)
+    >>> r = N(mtp_draft_by_seqs_per_rank=((71.0, 3), (float("inf"), 1)), mtp_for=lambda k: N(acceptance=0.8))
     >>> mtp_unlike({"gb300-nvl72": r}, ["jalapeno"])[:81]
     '. The recipes of gb300-nvl72 run MTP (speculative decoding, up to 3 draft tokens)'
+    >>> mtp_unlike({"gb300-nvl72": r}, ["jalapeno"])[-48:]
+    '--mtp 3 --mtp-acceptance 0.8` prices it with MTP'
     >>> mtp_unlike({"gb300-nvl72": r}, []), mtp_unlike({"b200": N(mtp_draft_by_seqs_per_rank=None)}, ["jalapeno"])
     ('', '')
     """
@@ -449,7 +455,7 @@ def mtp_unlike(recipes: dict, stated: list[str]) -> str:
     if not mtp or not stated:
         return ""
     k = max(d for r in mtp.values() for _, d in r.mtp_draft_by_seqs_per_rank)
-    acc = [r.mtp_acceptance_chain for r in mtp.values() if getattr(r, "mtp_acceptance_chain", None)]
+    acc = [r.mtp_for(k).acceptance for r in mtp.values() if k in (d for _, d in r.mtp_draft_by_seqs_per_rank)]
     a = f"{min(acc):g}" if acc else "A"
     return (f". The recipes of {', '.join(mtp)} run MTP (speculative decoding, up to {k} draft tokens); "
             f"{', '.join(stated)} {'runs' if len(stated) == 1 else 'run'} without it, so per-user speeds and the "
