@@ -227,3 +227,38 @@ def test_as_deployed_mtp_hint_suggests_the_acceptance_the_recipes_are_priced_at(
     code, out, err = run(capsys, *args, "--html", "")
     assert code == 0, err
     assert "`jalapeno compare -s jalapeno --mtp 3 --mtp-acceptance 0.8` prices it with MTP" in _text(out)
+
+
+def test_predict_engine_lists_an_uncharged_rule_without_its_source(capsys, monkeypatch):
+    """`predict --engine sglang-b200-dsr1-fp4` (a README line) listed the release's two version rules, both NOT
+    CHARGED (their switches SGLANG_AR_RMS_ON and PREBUILT_SKIP_ON are shipped off), each with its whole source: about
+    2,500 characters of wheel dates and PR numbers under a table none of them moves. The listing now names each rule,
+    its value, its span and that it is not charged; the sources stay in --json."""
+    monkeypatch.setenv("COLUMNS", "200")
+    args = (
+        "predict",
+        "--system",
+        "b200",
+        "--model",
+        "deepseek-r1",
+        "--tp",
+        "8",
+        "--ep",
+        "8",
+        "-c",
+        "64",
+        "--engine",
+        "sglang-b200-dsr1-fp4",
+    )
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    rules = json.loads(js[js.index("{") :])["version_rules"]
+    assert [r["charged"] for r in rules] == [False, False] and all(len(r["source"]) > 200 for r in rules)
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    line = _text(out.split("engine release ")[1].split("engine memory")[0])
+    assert line == (
+        "0.5.6: allreduce_rms_rule = sglang_sm100 (NOT CHARGED: jalapeno.specs.stacks.SGLANG_AR_RMS_ON is off; "
+        "sglang < 0.5.7; its source in --json); disagg_prebuilt = skip (NOT CHARGED: "
+        "jalapeno.serve.prebuilt_skip.PREBUILT_SKIP_ON is off; sglang < 0.5.10rc0; its source in --json)"
+    )

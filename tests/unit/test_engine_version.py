@@ -236,7 +236,8 @@ def test_predict_engine_shows_the_release_and_its_rules(capsys):
     assert "stack trtllm@1.1.0rc2.post2" in text
     # round 43's rule holds at this release, but its switch is shipped off: the listing says it is not charged
     assert ("engine release 1.1.0rc2.post2: prompt_step_s_per_token = 1.56e-05 (NOT CHARGED: "
-            "jalapeno.cost.step.PROMPT_TOKEN_STEP_ON is off; trtllm >= 1.1.0rc2, < 1.2.0rc2:") in text
+            "jalapeno.cost.step.PROMPT_TOKEN_STEP_ON is off; trtllm >= 1.1.0rc2, < 1.2.0rc2; its source in --json)"
+            ) in text  # round 49: an uncharged rule's source only in --json (newuser49)
     assert "; moe_exchange = nvlink_all_to_all_above_top_k (trtllm < 1.2.0rc3:" in text
     code, out, err = run(capsys, *args, "--json")
     j = json.loads(out)

@@ -190,11 +190,26 @@ def predict(
     console.print(basis_lines([s])[0], markup=False, soft_wrap=True)
     if rec is not None:
         console.print(f"engine release {recipe_engine_version(rec) or 'not stated (newest behaviour)'}: "
-                      + ("; ".join(f"{r['field']} = {r['value']} ({r['span']}: {r['source']})" for r in rules)
-                         or "no version rule of the stack applies"))
+                      + ("; ".join(rule_text(r) for r in rules) or "no version rule of the stack applies"))
     for b in memory:
         for line in memory_breakdown_lines(b):
             console.print(line)
+
+
+def rule_text(r: dict) -> str:
+    """One engine-release rule of ``predict --engine``'s listing (``r``: an entry of the JSON's ``version_rules``):
+    field, value and the release span it holds over, with its source where it is charged. A rule that is not charged
+    (its switch off) moves no figure of the table, so its source stays in --json: the listing of
+    sglang-b200-dsr1-fp4's two uncharged rules ran to 2,500 characters of wheel dates and PR numbers (newuser49).
+
+    >>> rule_text({"field": "x", "value": 1, "span": "a < 2", "source": "S", "charged": True})
+    'x = 1 (a < 2: S)'
+    >>> rule_text({"field": "x", "value": 1, "span": "NOT CHARGED: X_ON is off; a < 2", "source": "S", "charged": False})
+    'x = 1 (NOT CHARGED: X_ON is off; a < 2; its source in --json)'
+    """
+    if r.get("charged", True):
+        return f"{r['field']} = {r['value']} ({r['span']}: {r['source']})"
+    return f"{r['field']} = {r['value']} ({r['span']}; its source in --json)"
 
 
 def _check_engine_pool(m, s, dep, memory_fraction) -> None:
