@@ -262,3 +262,19 @@ def test_predict_engine_lists_an_uncharged_rule_without_its_source(capsys, monke
         "sglang < 0.5.7; its source in --json); disagg_prebuilt = skip (NOT CHARGED: "
         "jalapeno.serve.prebuilt_skip.PREBUILT_SKIP_ON is off; sglang < 0.5.10rc0; its source in --json)"
     )
+
+
+def test_agentic_title_names_the_precisions_swept(capsys, tmp_path, monkeypatch):
+    """The fixed-length comparison's title names the presets each system swept ('int4 (each system)'); the agentic
+    one named the model, the workload and the power, not the precision. Kimi K2.5 is released in INT4 (its
+    config.json's compressed-tensors int4 experts), the one preset Jalapeño and GB300 both sweep for it, as the
+    deployments' '[int4]' tags in the JSON say."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+    args = ("compare", "-m", "kimi-k2.5", "-w", "agentic:coding-agent", "--systems", "jalapeno,gb300-nvl72")
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    assert {p["precision"] for s in json.loads(js)["systems"].values() for p in s["frontier"]} == {"int4"}
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "(40 turns, context -> 120,000 tokens, think 2 s) · int4 (each system) · power: all-in" in _text(out)

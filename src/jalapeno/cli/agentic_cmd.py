@@ -149,7 +149,7 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
 
     from jalapeno.report.narrow import fit_width
 
-    for t in agentic_tables(d, estimated_prices(s.system for s in syss)):
+    for t in agentic_tables(d, estimated_prices(s.system for s in syss), {n: precs[n] for n in d["systems"]}):
         for part in fit_width(t, console.width):  # on its side where a word would be cut ('comput' / 'e' at 100)
             console.print(part)
     for line in basis_lines(s.system for s in syss):

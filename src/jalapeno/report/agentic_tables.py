@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 
 from rich.table import Table
 
@@ -61,10 +61,30 @@ def _end(r: dict, d: dict, name: str) -> str:
     return f" [{flag}]" if flag else ""
 
 
-def agentic_tables(d: dict, estimated: Collection[str] = ()) -> list[Table]:
+def precision_label(precisions: Mapping[str, Sequence[str]]) -> str:
+    """The title's precision phrase, as compare's fixed-length title words it (analysis/comparison.compare_systems):
+    the presets swept, once where every system swept the same ones, else per system; "" for none. The agentic title
+    named the model, the workload and the power, not the precision (newuser49).
+
+    >>> precision_label({"jalapeno": ["int4"], "gb300-nvl72": ["int4"]})
+    'int4 (each system)'
+    >>> precision_label({"jalapeno": ["fp8", "fp4"], "h200": ["fp8"]})
+    'per system: jalapeno fp8,fp4; h200 fp8'
+    """
+    labels = {n: ",".join(p) for n, p in precisions.items()}
+    if not labels:
+        return ""
+    if len(set(labels.values())) == 1:
+        return f"{next(iter(labels.values()))} (each system)"
+    return "per system: " + "; ".join(f"{n} {p}" for n, p in labels.items())
+
+
+def agentic_tables(d: dict, estimated: Collection[str] = (), precisions: Mapping[str, Sequence[str]] | None = None
+                   ) -> list[Table]:
     """Headline, per-turn breakdown, ratio and tier tables of an agentic comparison dict; the $/task figures of
     the systems named in ``estimated`` (report/cell_notes.estimated_prices) carry cell_notes.ESTIMATE_MARK,
-    explained in a caption, as compare's fixed-length tables do."""
+    explained in a caption, as compare's fixed-length tables do; ``precisions``: the presets each system swept, named
+    in the title (:func:`precision_label`)."""
     wl, conv = d["workload"], d["convention"]
     caption = "\n" + estimate_caption(estimated) if estimated else ""
 
@@ -72,7 +92,9 @@ def agentic_tables(d: dict, estimated: Collection[str] = ()) -> list[Table]:
         return ESTIMATE_MARK if name in estimated else ""
 
     title = (f"{d['model']} · agentic:{wl['agentic']} ({wl['turns']} turns, context -> "
-             f"{wl['final_context_tokens']:,} tokens, think {wl['think_s']:g} s) · power: {conv} · baseline {d['baseline']}")
+             f"{wl['final_context_tokens']:,} tokens, think {wl['think_s']:g} s) · "
+             + (f"{prec} · " if (prec := precision_label(precisions or {})) else "")
+             + f"power: {conv} · baseline {d['baseline']}")
     head = Table(title=title, caption=(
         "KV bound at peak: kv_capacity:hbm (HBM holds the prefix of under 95% of returning sessions: the rest "
         "reload from a lower tier), reload_link:LINK (reloads take >= 5% of the task or load the link >= 50%) or prefill_recompute "
