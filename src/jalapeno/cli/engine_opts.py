@@ -8,6 +8,7 @@ defaults (deploy/deployment.py). Each recipe field an explicit option overrides 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import typer
@@ -220,9 +221,13 @@ def load_recipe(engine: str | None, workload: str | None, model: str | None = No
     if model is not None:
         from jalapeno.specs.catalog import load_model
 
-        name = load_model(model).name
-        if name != recipe.model:
-            raise SpecError("--engine", f"recipe {recipe.name} is written for {recipe.model}, not {name}",
+        spec = load_model(model)
+        name = spec.name
+        # a config.json of the recipe's model under another name (DeepSeek-R1-0528/config.json, as downloaded) is the
+        # same model: it was refused ('written for deepseek-r1, not DeepSeek-R1-0528'); the shapes decide (break49)
+        if name != recipe.model and dataclasses.replace(spec, name=recipe.model) != load_model(recipe.model):
+            differs = f" (its config.json's shapes differ from {recipe.model}'s)" if model.lower().endswith(".json") else ""
+            raise SpecError("--engine", f"recipe {recipe.name} is written for {recipe.model}, not {name}{differs}",
                             f"give -m {recipe.model} (the recipe's model; -m defaults to deepseek-r1), use a recipe "
                             f"for {name}, or drop --engine")
     if systems:

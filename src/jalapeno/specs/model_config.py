@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jalapeno.errors import SpecError, UnsupportedModelError
+from jalapeno.errors import SpecError, UnsupportedModelError, choice_hint
 from jalapeno.specs.files import DuplicateKeyError, read_user_text, unique_keys
 from jalapeno.specs.model import (
     _GQA_MOE_TYPES,
@@ -76,6 +76,11 @@ GPT_OSS_SLIDING_WINDOW = 128
 #: ``n_shared_experts=1``, ``first_k_dense_replace=3``): an absent key is refused, as n_routed_experts is.
 V3_TYPES = ("deepseek_v3", "deepseek_v32", "kimi_k2")
 V3_DEFAULTS = {"first_k_dense_replace": 3, "n_shared_experts": 1}
+
+#: The top-k methods of DeepSeek's MoE gate (the Hugging Face remote code, modeling_deepseek.py ``MoEGate``:
+#: DeepSeek-V2's ``greedy`` and ``group_limited_greedy``; DeepSeek-V3's ``noaux_tc``, the auxiliary-loss-free
+#: choice with a per-expert correction bias, which its configuration_deepseek.py defaults to and Kimi K2 keeps).
+TOPK_METHODS = ("greedy", "group_limited_greedy", "noaux_tc")
 
 
 def model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
@@ -293,7 +298,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
             dense_layers = ()
         # MiniMax-M2 use_routing_bias: sigmoid scores with a per-expert correction bias added for
         # the top-k choice (e_score_correction_bias), DeepSeek-V3's noaux_tc scheme
-        bias_corrected = (cfg.get("topk_method") == "noaux_tc"
+        bias_corrected = (_topk_method(cfg, src, mt) == "noaux_tc"
                           or (mt == "minimax_m2" and _flag(cfg, "use_routing_bias", src, False)))
         moe = MoESpec(num_experts=n_exp, top_k=top_k, num_shared=n_shared,
                       expert_intermediate=expert_inter, shared_intermediate=shared_inter,
@@ -356,6 +361,37 @@ def _minimax_attention(cfg: dict, src: str, layers: int, head_dim: int) -> tuple
         raise SpecError(f"{src}: rotary_dim", f"must be an even number <= head_dim {head_dim}, got {rot}",
                         "give the rotated dimensions of one head")
     return qk_norm, qk_norm, 0 if rot in (None, head_dim) else rot
+
+
+def _topk_method(cfg: dict, src: str, mt: str) -> str | None:
+    """The MoE gate's ``topk_method`` of an MLA (DeepSeek-family) config, checked; None for other types, whose
+    Hugging Face classes do not read it. Any value but ``noaux_tc`` prices an auxiliary-loss router (no
+    correction bias, no measured routing skew), so a typo (``"noaux-tc"``), a number, or a DeepSeek-V3-class
+    config without the key was priced as one, silently, and ``--routing measured`` was then refused as if the
+    model had such a router (break49).
+
+    >>> _topk_method({"topk_method": "noaux_tc"}, "c.json", "deepseek_v3")
+    'noaux_tc'
+    >>> _topk_method({}, "c.json", "deepseek_v2")  # DeepSeek-V2's gate defaults to greedy
+    'greedy'
+
+    Raises:
+        SpecError: a value outside :data:`TOPK_METHODS`, or the key missing from a :data:`V3_TYPES` config.
+    """
+    if mt not in _MLA_TYPES:
+        return None
+    if "topk_method" not in cfg or cfg["topk_method"] is None:
+        if mt in V3_TYPES:
+            raise SpecError(f"{src}: topk_method", "is missing (DeepSeek-V3's configuration_deepseek.py would fill in "
+                            "noaux_tc, the auxiliary-loss-free router; it is not guessed here)",
+                            'add "topk_method" from the model\'s config.json (DeepSeek-V3/R1, Kimi K2: "noaux_tc")')
+        return "greedy"
+    tm = cfg["topk_method"]
+    if tm not in TOPK_METHODS:
+        raise SpecError(f"{src}: topk_method", f"unknown top-k method {_js(tm)}{choice_hint(tm, TOPK_METHODS)} "
+                        "(any other than noaux_tc would be priced as an auxiliary-loss router)",
+                        f"use one of {', '.join(TOPK_METHODS)} (DeepSeek-V3/R1, Kimi K2: noaux_tc)")
+    return tm
 
 
 def _minimax_mtp(cfg: dict, src: str) -> int:

@@ -1,0 +1,129 @@
+"""Findings of round 49's break-it pass (break49): a DeepSeek-family config.json whose ``topk_method`` was misspelt,
+not a name or missing was priced as an auxiliary-loss router, silently (then ``--routing measured`` was refused as
+if the model had one); ``--engine RECIPE`` refused the recipe's own model when its config.json was read from a
+folder of another name (``DeepSeek-R1-0528/config.json``, as a checkpoint is downloaded)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_runner import check_error, run
+
+DATA = Path(__file__).parents[2] / "src" / "jalapeno" / "data"
+
+
+def _dsr1(tmp_path: Path, folder: str = "cfg", **change) -> str:
+    cfg = json.loads((DATA / "models" / "deepseek-r1.json").read_text())
+    for k, v in change.items():
+        if v is None:
+            cfg.pop(k)
+        else:
+            cfg[k] = v
+    path = tmp_path / folder / "config.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        # was: exit 0, priced without the router's correction bias (an auxiliary-loss router)
+        ({"topk_method": "noaux-tc"}, ('unknown top-k method "noaux-tc"', "did you mean 'noaux_tc'?")),
+        ({"topk_method": 5}, ("unknown top-k method 5",)),
+        ({"topk_method": None}, ("topk_method: is missing", "not guessed")),
+        ({"model_type": "kimi_k2", "topk_method": None}, ("topk_method: is missing",)),
+    ],
+)
+def test_a_deepseek_topk_method_that_is_not_one_is_refused(capsys, tmp_path, change, words):
+    code, out, err = run(capsys, "models", "show", _dsr1(tmp_path, **change))
+    check_error(code, out, err, *words, "topk_method")
+    code, out, err = run(
+        capsys,
+        "predict",
+        "-s",
+        "h200",
+        "-m",
+        _dsr1(tmp_path, **change),
+        "-w",
+        "1k1k",
+        "-c",
+        "8",
+        "--routing",
+        "measured",
+    )
+    # was: '--routing: measured routing applies to auxiliary-loss-free MoE routers ...': the model blamed the option
+    check_error(code, out, err, "topk_method", *words)
+
+
+def test_each_deepseek_gate_method_loads(capsys, tmp_path):
+    # DeepSeek-V2's gate methods on a V3 config, and a V2 config without the key (its gate defaults to greedy)
+    for change in (
+        {"topk_method": "greedy"},
+        {"topk_method": "group_limited_greedy"},
+        {"model_type": "deepseek_v2", "topk_method": None},
+    ):
+        code, out, err = run(capsys, "models", "show", _dsr1(tmp_path, **change))
+        assert code == 0, (change, err)
+    # only noaux_tc is the auxiliary-loss-free router: measured routing skew is refused for the others
+    code, out, err = run(
+        capsys,
+        "predict",
+        "-s",
+        "h200",
+        "-m",
+        _dsr1(tmp_path, topk_method="greedy"),
+        "-w",
+        "1k1k",
+        "-c",
+        "8",
+        "--routing",
+        "measured",
+    )
+    check_error(code, out, err, "--routing", "auxiliary-loss router")
+
+
+def _predict(capsys, model: str) -> tuple[int, str, str]:
+    return run(
+        capsys,
+        "predict",
+        "-s",
+        "h200",
+        "-m",
+        model,
+        "-w",
+        "1k1k",
+        "-c",
+        "16",
+        "--engine",
+        "sglang-h200-dsr1-fp8",
+        "--json",
+    )
+
+
+def test_a_recipe_runs_its_model_read_from_a_folder_of_another_name(capsys, tmp_path):
+    code, out, err = _predict(capsys, "deepseek-r1")
+    assert code == 0, err
+    catalog = json.loads(out)
+    code, out, err = _predict(capsys, _dsr1(tmp_path, folder="DeepSeek-R1-0528"))
+    # was: '--engine: recipe sglang-h200-dsr1-fp8 is written for deepseek-r1, not DeepSeek-R1-0528'
+    assert code == 0, err
+    mine = json.loads(out)
+    # the same config.json bytes are the same model: every figure equal to the catalog name's
+    for key in ("throughput_per_chip", "interactivity", "ttft_s", "tpot_s"):
+        assert mine[key] == catalog[key], key
+
+
+def test_a_recipe_refuses_a_config_json_whose_shapes_differ(capsys, tmp_path):
+    code, out, err = _predict(capsys, _dsr1(tmp_path, folder="DeepSeek-R1-0528", num_hidden_layers=60))
+    check_error(
+        code,
+        out,
+        err,
+        "--engine: recipe sglang-h200-dsr1-fp8 is written for deepseek-r1, not DeepSeek-R1-0528",
+        "shapes differ from deepseek-r1's",
+    )
+    code, out, err = _predict(capsys, "llama-3.3-70b")  # a catalog name: no word about a config.json
+    check_error(code, out, err, "is written for deepseek-r1, not llama-3.3-70b. fix:")
