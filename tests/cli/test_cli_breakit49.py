@@ -127,3 +127,19 @@ def test_a_recipe_refuses_a_config_json_whose_shapes_differ(capsys, tmp_path):
     )
     code, out, err = _predict(capsys, "llama-3.3-70b")  # a catalog name: no word about a config.json
     check_error(code, out, err, "is written for deepseek-r1, not llama-3.3-70b. fix:")
+
+
+@pytest.mark.parametrize(
+    ("metric", "fix"),
+    [
+        ("throughput_per_chip", "fix: write e.g. --metric throughput_per_chip@100 (@x in tok/s/user)"),
+        ("max_interactivity@5", "fix: write e.g. --metric max_interactivity"),
+    ],
+)
+def test_a_sensitivity_metric_fix_names_a_metric_without_a_value(capsys, metric, fix):
+    code, out, err = run(capsys, "sensitivity", "-s", "b200", "-m", "llama-3.3-70b", "--metric", metric, "--html", "")
+    # was: 'Fix: write throughput_per_chip@100=VALUE (tok/s/user)', a claim's spelling, which --metric refuses
+    check_error(code, out, err, "--metric:", fix)
+    assert "=value" not in err.lower()
+    code, out, err = run(capsys, "audit", "-s", "b200", "-m", "llama-3.3-70b", "--claim", f"{metric}=5")
+    check_error(code, out, err, "--claim:", "=value")  # a claim's fix keeps its value

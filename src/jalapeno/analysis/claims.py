@@ -176,9 +176,10 @@ def parse_claim(text: str) -> Claim:
         raise SpecError("--claim", f"{text!r}: the value {val} is not a positive, finite number",
                         "give a positive number")
     if METRICS[name][2] and x is None:
-        raise SpecError("--claim", f"{name} is taken at an interactivity", f"write {name}@100=VALUE (tok/s/user)")
+        raise SpecError("--claim", f"{name} is taken at an interactivity",
+                        f"write e.g. --claim {name}@100=VALUE (@X in tok/s/user)")
     if not METRICS[name][2] and x is not None:
-        raise SpecError("--claim", f"{name} takes no @X", f"write {name}=VALUE")
+        raise SpecError("--claim", f"{name} takes no @X", f"write e.g. --claim {name}=VALUE")
     return Claim(name, value, x, bool(r1 or r2))
 
 

@@ -36,7 +36,7 @@ def parse_metric(text: str) -> Claim:
     except SpecError as e:
         problem = e.problem.replace(f"{text}=1", text).replace(" is not METRIC[@X]=VALUE", " is not METRIC[@X]")
         raise SpecError("--metric", problem, e.fix.replace("--claim", "--metric").replace("=700", "")
-                         .replace("@100=1", "@100")
+                         .replace("@100=1", "@100").replace("=VALUE", "")  # a metric has no value (break49)
                          .replace(" (each also as <metric>_ratio)", "")) from None  # a ratio is refused below
     if c.ratio:
         raise SpecError("--metric", "sensitivity is of one system's metric, not a ratio",
