@@ -143,3 +143,38 @@ def test_a_sensitivity_metric_fix_names_a_metric_without_a_value(capsys, metric,
     assert "=value" not in err.lower()
     code, out, err = run(capsys, "audit", "-s", "b200", "-m", "llama-3.3-70b", "--claim", f"{metric}=5")
     check_error(code, out, err, "--claim:", "=value")  # a claim's fix keeps its value
+
+
+def _tiny_hbm(tmp_path: Path) -> str:
+    """H200 with 0.2 GB of HBM (inside the plausible 0.1-10,000 GB): no layout of a 70B model fits."""
+    path = tmp_path / "tiny.toml"
+    path.write_text('base = "h200"\nname = "tiny-hbm"\nchip.hbm_capacity_gb = 0.2\n')
+    return str(path)
+
+
+def test_no_fitting_layout_names_fixes_the_command_takes(capsys, tmp_path):
+    code, out, err = run(capsys, "frontier", "-s", _tiny_hbm(tmp_path), "-m", "llama-3.3-70b", "-w", "1k1k")
+    # was: 'Fix: use a smaller precision, allow wider stages (max_stage_factor) or a bigger system': frontier,
+    # compare, plan, audit and sensitivity have no such option (only a design space's [sweep] table)
+    check_error(
+        code, out, err, "no layout of llama-3.3-70b", "fix: use a smaller precision (-p)", "[sweep] max_stage_factor"
+    )
+
+
+def test_a_fleet_too_small_at_no_speed_floor_is_not_told_to_lower_it(capsys):
+    # llama-3.1-405b BF16 (810 GB of weights) needs a whole 8-GPU H200 node (141 GB each): one chip holds none
+    code, out, err = run(capsys, "plan", "-s", "h200", "-m", "llama-3.1-405b", "-w", "1k1k", "--chips", "1")
+    # was: '... at >= 0 tok/s/user: the smallest needs 8 chips. Fix: give --chips 8 or more, or lower
+    # --min-interactivity', at the default floor of 0
+    check_error(
+        code,
+        out,
+        err,
+        "--chips: 1 chip holds no instance of h200: the smallest needs 8 chips",
+        "fix: give --chips 8 or more",
+    )
+    assert "min-interactivity" not in err and ">= 0 tok/s/user" not in err
+    code, out, err = run(
+        capsys, "plan", "-s", "h200", "-m", "llama-3.1-405b", "-w", "1k1k", "--chips", "1", "--min-interactivity", "10"
+    )
+    check_error(code, out, err, "at >= 10 tok/s/user", "or lower --min-interactivity")  # a floor given: kept

@@ -163,9 +163,11 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     if not fits:
         least = min(p.deployment.chips for p in ok)
         hold = "chip holds" if chips == 1 else "chips hold"
-        raise InfeasibleDeployment("--chips", f"{chips:,} {hold} no instance of {system.name} at >= "
-                                   f"{min_interactivity:g} tok/s/user: the smallest needs {least:,} chips",
-                                   f"give --chips {least} or more, or lower --min-interactivity")
+        # at a floor of 0 (the default) 'or lower --min-interactivity' named a change that cannot be made (break49)
+        lower = ", or lower --min-interactivity" if min_interactivity > 0 else ""
+        at = f" at >= {min_interactivity:g} tok/s/user" if min_interactivity > 0 else ""
+        raise InfeasibleDeployment("--chips", f"{chips:,} {hold} no instance of {system.name}{at}: the smallest "
+                                   f"needs {least:,} chips", f"give --chips {least} or more{lower}")
 
     def rate(p: PointRecord) -> float:
         return p.output_throughput_per_chip if target_kind == "output" else p.throughput_per_chip
@@ -173,9 +175,10 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     placed = {id(p): fleet_instances(p.deployment, system, chips) for p in fits}
     fits = [p for p in fits if placed[id(p)][0] > 0]
     if not fits:
-        raise InfeasibleDeployment("--chips", f"{chips:,} chips hold no instance of {system.name} at >= "
-                                   f"{min_interactivity:g} tok/s/user with each worker's group whole in a box",
-                                   "give more chips (whole racks or nodes), or lower --min-interactivity")
+        at = f" at >= {min_interactivity:g} tok/s/user" if min_interactivity > 0 else ""
+        raise InfeasibleDeployment("--chips", f"{chips:,} chips hold no instance of {system.name}{at} with each "
+                                   "worker's group whole in a box", "give more chips (whole racks or nodes)"
+                                   + (", or lower --min-interactivity" if min_interactivity > 0 else ""))
 
     def used(p: PointRecord) -> int:
         return placed[id(p)][0] * p.deployment.chips

@@ -369,6 +369,9 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
         raise InfeasibleDeployment(
             "deployment", f"no layout of {model.name} ({precision.name}) fits on {system.name} "
             f"within {opt.max_stage_factor}x its scale-up domain",
-            "use a smaller precision, allow wider stages (max_stage_factor) or a bigger system")
+            # 'allow wider stages (max_stage_factor)' named no option of frontier, compare, plan, audit or
+            # sensitivity: only a design space's [sweep] table sets it (break49)
+            "use a smaller precision (-p) or a system with more HBM per chip (an explore design space's "
+            "[sweep] max_stage_factor allows wider stages)")
     return SweepResult(model.name, system.name, wl, precision.name, concat_points(parts), deps,
                        np.concatenate(idx))
