@@ -178,3 +178,19 @@ def test_a_fleet_too_small_at_no_speed_floor_is_not_told_to_lower_it(capsys):
         capsys, "plan", "-s", "h200", "-m", "llama-3.1-405b", "-w", "1k1k", "--chips", "1", "--min-interactivity", "10"
     )
     check_error(code, out, err, "at >= 10 tok/s/user", "or lower --min-interactivity")  # a floor given: kept
+
+
+def test_a_flagged_row_far_off_the_identity_prints_its_ratio_short(capsys, tmp_path):
+    from jalapeno.fit.data_quality import flagged_points
+
+    lines = (DATA / "validation" / "inferencex_points.csv").read_text().splitlines()
+    row = next(ln for ln in lines if ln.startswith("H200,DeepSeek-R1-0528,FP8,sglang,none,0,1024,1024,4,TP8 EP1,8,"))
+    cells = row.split(",")
+    cells[11] = "1e300"  # tput_per_gpu: 98.83 measured
+    path = tmp_path / "points.csv"
+    path.write_text(lines[0] + "\n" + ",".join(cells) + "\n")
+    (why,) = flagged_points(path).values()
+    # residual = 1e300 / 98.83 x (the row's own residual, 0.98) ~ 9.9e297: was printed as a 298-digit number
+    assert why.startswith("closed-loop identity: throughput is 9.8") and "e+297x what its concurrency" in why, why
+    code, out, err = run(capsys, "validate", "--points", str(path), "--no-aiconfigurator")
+    assert code == 0 and "0" * 30 not in out, err

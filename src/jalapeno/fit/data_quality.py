@@ -89,6 +89,16 @@ def _num(r: dict, key: str) -> float:
     return float("nan") if v is None else v
 
 
+def _times(x: float) -> str:
+    """A ratio for the flag's words: two decimals, or three significant digits from 1e4 up (a CSV cell of 1e300
+    tok/s printed a 300-digit residual, break49).
+
+    >>> _times(0.9751), _times(9.87e297)
+    ('0.98', '9.87e+297')
+    """
+    return f"{x:.2f}" if abs(x) < 1e4 else f"{x:.3g}"
+
+
 def check_row(rid: str, r: dict) -> RowCheck:
     """The closed-loop identity on one CSV row (module docstring, rule 1).
 
@@ -212,10 +222,10 @@ def quality_table(path: str | Path, flags_path: str | Path | None = None) -> pd.
         c = check_row(f"{p.stem}:{k}", r)
         why = []
         if np.isfinite(c.residual) and not RESIDUAL_BAND[0] <= c.residual <= RESIDUAL_BAND[1]:
-            why.append(f"closed-loop identity: throughput is {c.residual:.2f}x what its concurrency, TTFT and "
+            why.append(f"closed-loop identity: throughput is {_times(c.residual)}x what its concurrency, TTFT and "
                        f"TPOT allow (allowed {RESIDUAL_BAND[0]}-{RESIDUAL_BAND[1]})")
         elif np.isfinite(c.check_ratio) and not c.ttft_measured and c.check_ratio > RATIO_MAX:
-            why.append(f"closed-loop identity: check ratio {c.check_ratio:.2f} > {RATIO_MAX} (faster than its "
+            why.append(f"closed-loop identity: check ratio {_times(c.check_ratio)} > {RATIO_MAX} (faster than its "
                        "own decode allows: GPU count or value suspect)")
         for f in flags:
             if _matches(r, f["match"]):
