@@ -194,3 +194,16 @@ def test_a_flagged_row_far_off_the_identity_prints_its_ratio_short(capsys, tmp_p
     assert why.startswith("closed-loop identity: throughput is 9.8") and "e+297x what its concurrency" in why, why
     code, out, err = run(capsys, "validate", "--points", str(path), "--no-aiconfigurator")
     assert code == 0 and "0" * 30 not in out, err
+
+
+def test_moe_layer_freq_places_the_moe_layers_as_deepseek_s_code_does(capsys, tmp_path):
+    cfg = _dsr1(tmp_path, num_hidden_layers=28, first_k_dense_replace=1, moe_layer_freq=2)
+    code, out, err = run(capsys, "models", "show", cfg, "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    # DeepSeek's DecoderLayer: MoE where i >= 1 and i % 2 == 0, i.e. 2, 4, ..., 26: 13 MoE layers, 15 dense
+    # (was 14 and 14: i = 1, 3, ..., 27, counted from first_k_dense_replace)
+    assert (shown["num_moe_layers"], shown["num_dense_layers"]) == (13, 15)
+    code, out, err = run(capsys, "models", "show", _dsr1(tmp_path, moe_layer_freq=10**15))
+    # was: exit 0 with one MoE layer (layer 3) of 61
+    check_error(code, out, err, "moe_layer_freq: 1000000000000000 leaves none of the 61 layers moe")

@@ -274,8 +274,14 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
                 raise SpecError(f"{src}: first_k_dense_replace", f"{first_dense} leaves none of the {layers} layers "
                                 "MoE", f"give fewer than num_hidden_layers = {layers} (DeepSeek-V3: 3)")
             freq = _opt_int(cfg, "moe_layer_freq", src, 1, 1)  # 0 was read as 1 (Hugging Face divides by it)
-            dense_layers = tuple(i for i in range(layers)
-                                 if i < first_dense or (i - first_dense) % freq)
+            # MoE where layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0 (DeepSeek's Hugging Face
+            # modeling_deepseek.py DeepseekV2/V3DecoderLayer, and vLLM's and SGLang's deepseek_v2 alike): the count
+            # from first_k_dense_replace, (i - first) % freq, put the MoE layers one off for an odd first (break49)
+            dense_layers = tuple(i for i in range(layers) if i < first_dense or i % freq)
+            if len(dense_layers) == layers:  # moe_layer_freq 1e15: the experts were counted in no layer
+                raise SpecError(f"{src}: moe_layer_freq", f"{freq} leaves none of the {layers} layers MoE (a layer "
+                                f"is MoE when its index >= first_k_dense_replace = {first_dense} is a multiple of it)",
+                                "give the checkpoint's moe_layer_freq (DeepSeek-V2/V3: 1)")
             if dense_layers:
                 dense_inter = _req(cfg, "intermediate_size", src)
         elif mt == "qwen3_moe":
