@@ -207,3 +207,40 @@ def test_moe_layer_freq_places_the_moe_layers_as_deepseek_s_code_does(capsys, tm
     code, out, err = run(capsys, "models", "show", _dsr1(tmp_path, moe_layer_freq=10**15))
     # was: exit 0 with one MoE layer (layer 3) of 61
     check_error(code, out, err, "moe_layer_freq: 1000000000000000 leaves none of the 61 layers moe")
+
+
+def _qwen3_groups(tmp_path: Path, mlp_weights: dict) -> str:
+    cfg = json.loads((DATA / "models" / "qwen3-32b.json").read_text())
+    attn = {"type": "float", "num_bits": 8, "strategy": "channel"}
+    cfg["quantization_config"] = {
+        "quant_method": "compressed-tensors",
+        "config_groups": {
+            "group_0": {"targets": ["re:.*self_attn.*"], "weights": attn},
+            "group_1": {"targets": ["re:.*mlp.*"], "weights": mlp_weights},
+        },
+    }
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+def test_compressed_tensors_groups_of_different_schemes_are_refused(capsys, tmp_path):
+    int4 = {"type": "int", "num_bits": 4, "group_size": 128, "strategy": "group"}
+    code, out, err = run(capsys, "models", "show", _qwen3_groups(tmp_path, int4))
+    # was: exit 0, default precision fp8-tensor: the INT4 MLP weights (half a byte each) priced as FP8 (one byte)
+    check_error(
+        code,
+        out,
+        err,
+        "quantization_config.config_groups: the groups store their weights in different",
+        "group_0: float 8-bit channel; group_1: int 4-bit group",
+        "remove quantization_config and pass -p",
+    )
+    code, out, err = run(
+        capsys,
+        "models",
+        "show",
+        _qwen3_groups(tmp_path, {"type": "float", "num_bits": 8, "strategy": "channel"}),
+        "--json",
+    )
+    assert code == 0 and json.loads(out)["default_precision"] == "fp8-tensor,kv=bf16", err  # one scheme: read as before

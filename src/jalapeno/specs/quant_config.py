@@ -16,7 +16,8 @@ an INT4 checkpoint). Sources of each mapping:
   ``block`` (llm-compressor's FP8_BLOCK scheme, ``block_structure`` [128, 128]), per-tensor or
   per-channel otherwise (``tensor``, ``channel``: the FP8 and FP8_DYNAMIC schemes); int 4 → INT4 weight-only: routed experts only when
   the targets name experts (Kimi K2.5's release → ``int4``), else every linear layer (``w4a16``
-  / ``w4a16-g32`` by group size).
+  / ``w4a16-g32`` by group size). Groups whose weights differ in scheme (FP8 attention beside INT4 MLPs) are
+  refused: the first group's scheme priced every layer.
 - ``awq`` (AutoAWQ), ``gptq`` (AutoGPTQ/GPTQModel): ``bits`` 4 → INT4 weight-only in every linear
   layer (AWQ without ``bits``/``w_bit`` is 4-bit, transformers' AwqConfig default; GPTQ without ``bits`` is
   refused: GPTQConfig has no default), BF16 math; group size 128 is both tools' default (``w4a16``;
@@ -211,7 +212,16 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
                 # a string was read letter by letter ('re:.*experts' matched no 'expert'); a number raised TypeError
                 raise SpecError(f"{field}.config_groups.{name}.targets", f"must be a list of module names, got {_js(t)}",
                                 "give a list, e.g. [\"Linear\"] or [\"re:.*mlp.experts.*\"] as llm-compressor writes it")
-        w = next((g.get("weights") for g in groups.values() if isinstance(g, dict) and g.get("weights")), None)
+        schemes = {n: g["weights"] for n, g in groups.items() if isinstance(g, dict) and isinstance(g.get("weights"), dict)}
+        shown = {n: tuple(str(w.get(k)).lower() for k in ("type", "num_bits", "strategy", "group_size"))
+                 for n, w in schemes.items()}
+        if len(set(shown.values())) > 1:  # the first group's scheme priced every layer, silently (break49)
+            kinds = "; ".join(f"{n}: {w.get('type')} {w.get('num_bits')}-bit" + (f" {w['strategy']}" if w.get("strategy")
+                                                                                 else "") for n, w in schemes.items())
+            raise SpecError(f"{field}.config_groups", f"the groups store their weights in different schemes ({kinds}); "
+                            "one preset prices every layer in one", "remove quantization_config and pass -p with the preset "
+                            "nearest the checkpoint (`jalapeno models show` lists them)")
+        w = next(iter(schemes.values()), None)
         if not isinstance(w, dict):
             raise SpecError(f"{field}.config_groups", "compressed-tensors without a weights scheme",
                             "give config_groups.<group>.weights {type, num_bits} as llm-compressor writes it")
