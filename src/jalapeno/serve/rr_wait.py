@@ -53,6 +53,26 @@ completions spread as √k decode spreads; counted so, the same normal form is 0
 slots a worker (C ≥ 24) but 1.6-2.6x with one to four (C ≤ 8), where the count is a small integer and the waits
 reorder the next wave; the form above is 0.6-0.7x and 1.0-1.8x there, and is kept (the rows at their cap are the
 few-user cases).
+
+**At the slot cap in the steady state** (round 49, rrwait49; ``scripts/rr_wait_split49.py``, docs/gap_disagg_overprediction.md
+round 49). Re-derived step by step for the phase-mixed steady state (users of a worker at every phase of their cycle):
+(1) worker v holds Y_v requests in system (decoding or waiting for a slot); one that reached v u seconds ago is
+still there with probability 1 − F(u) (F: the decode time's CDF; waits ignored: an assumption), so with arrivals at
+λ_v = λ/N (round-robin: every N-th of the stream) E[Y_v] = λ_v·E[S] = b (the decode batch) and, the requests'
+lengths drawn independently (assumption), Var(Y_v) = λ_v ∫F(1 − F) dS (uniform spread w: λ_v·w/6). (2) The
+workers' total is C less the users away (ΣY_v = N·b), so D_v = Y_v − B has mean −(B − b) and, about the workers'
+mean, variance (N − 1)/N · Var(Y_v), taken as normal. (3) E[Q_v] = E[max(D_v, 0)] (the normal form above, σ
+constant) and W = E[Q_v]/λ_v (Little). So the steady slack is B − b, the away users C/N − b included once — the
+inputs serve/disagg.py passes (n = b, slots B) are right for this form; the wave form's lag n·P·f then adds the away
+users a second time (the double count at row 29, C 6,144 = 2 x 3,072 slots, b 3,055.8: slack 16 plus a lag of 65-74). (4) Row 29:
+λ_v 49.6/s, w 13.7 s: σ 7.5, slack 16.2, W 0.8 ms, not the simulator's 0.18 s of mean wait. The fast part holds:
+the simulator's split X = D_2 − D_1 has increment variance 2·Var(X_fast) ≈ 540-560 at lags 10-20 s against 2 x 227
+derived. What the form lacks is a slow split: a full worker (3,072 decoding) steps in proportion slower (TPOT 67.6
+against 66.4 ms at 3,024), so its output tokens per second equal the other's (45,411 against 45,551) and nothing
+pulls the split back; the first waves' imbalance persists and drifts (increment variance growing ~5/s past 40 s),
+X = +63 ± 31 (seed 0) or −84 ± 19 (seed 1): one worker full with 20-45 queued for the run. A form for it (the
+split's distribution over a finite run: the start-up's imbalance and the drift, the restoring force d ln(b/τ)/d ln b
+≈ 0) is not derived; nothing here is switched and the wave form stands.
 """
 
 from __future__ import annotations
@@ -117,8 +137,9 @@ def osl_spread_tokens(wl) -> np.ndarray:
     return np.diff(q)
 
 
-def router_wait_s(router: str, users_per_worker, slots, workers, tpot_s, wl, away_s=0.0,
-                  requests_per_user: int = REQUESTS_PER_USER) -> np.ndarray:
+def router_wait_s(
+    router: str, users_per_worker, slots, workers, tpot_s, wl, away_s=0.0, requests_per_user: int = REQUESTS_PER_USER
+) -> np.ndarray:
     """A disaggregated request's mean wait for a decode slot from the front end's ``router``, s.
 
     Args:
