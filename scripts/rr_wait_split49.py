@@ -16,9 +16,12 @@ point stands for). It prints
 3. the split X = D_2 − D_1 (D_v = requests in system at v − B) over the run, its mean and sd, and the
    variance of its increments against the lag (short lags: Poisson-like completions; lags past the decode
    spread: 2·Var(fast part) + a slow drift);
-4. the counted requests' mean and median wait for a slot (first token − KV at the decode worker) by wave.
+4. the counted requests' mean and median wait for a slot (first token − KV at the decode worker) by wave;
+5. the simulator's decode step time and b/τ near the cap, bucketed and with the batch interpolated between buckets
+   (serve/sim/step_time.BATCH_INTERP_ON): the bucket edge at 3,057 makes a full worker slower in tokens a second
+   than one a few slots short, which is what holds the split (``--interp`` runs the simulation with it on).
 
-Run: python scripts/rr_wait_split49.py [--c 6144] [--seed 0] [--router round_robin] (~25 s a run)
+Run: python scripts/rr_wait_split49.py [--c 6144] [--seed 0] [--router round_robin] [--interp] (~25 s a run)
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import INFERENCEX_RANGE_RATIO, load_inferencex, point_stack, with_stack_mtp
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.rr_wait import osl_spread_tokens, wave_wait_s
+from jalapeno.serve.sim import step_time
 from jalapeno.serve.sim.simulation import Simulation
 from jalapeno.serve.sim.workloads import fixed_length_requests
 from jalapeno.specs.catalog import load_model
@@ -87,7 +91,8 @@ def row29(router: str):
     return load_model(p.model), pricer, with_stack_mtp(p.deployment, st, p.model), wl, int(p.concurrency)
 
 
-def run(c: int | None, seed: int, router: str) -> None:
+def run(c: int | None, seed: int, router: str, interp: bool = False) -> None:
+    step_time.BATCH_INTERP_ON = interp
     model, pricer, dep, wl, c29 = row29(router)
     c = c or c29
     ana = serve_at_concurrency(model, pricer, dep, wl, [c], idle_start=False).record(0)
@@ -97,7 +102,7 @@ def run(c: int | None, seed: int, router: str) -> None:
     dq = osl_spread_tokens(wl) * tpot
     away = ana["ttft_s"] - tpot / 2  # the TTFT parts before the slot (less the first step's half), roughly
     print(
-        f"row 29 shape, C {c}, router {router}, seed {seed}: analytic steady TTFT {ana['ttft_s']:.3f} s (p50 "
+        f"row 29 shape, C {c}, router {router}, seed {seed}, interpolated steps {interp}: analytic steady TTFT {ana['ttft_s']:.3f} s (p50 "
         f"{ana['ttft_p50_s']:.3f}); decode batch a worker b {b:.1f} of B {cap}, N {n_w}, TPOT {tpot * 1e3:.2f} ms, "
         f"λ_v {lam_v:.2f} req/s, decode spread {dq.sum():.2f} s"
     )
@@ -150,6 +155,17 @@ def run(c: int | None, seed: int, router: str) -> None:
         for lag in LAGS_S:
             v = increment_variance(x, dt, lag)
             print(f"  {lag:5d}   {v:10.1f}   {v / lag:8.2f}")
+    timer = next(i.timer for i in sim.instances if i.role == "decode")
+    ctx = wl.decode_ctx
+    print("  decoding   step ms (buckets)   b/τ tok/s   step ms (interpolated)   b/τ tok/s")
+    for bb in range(cap - 96, cap + 1, 16):
+        was = step_time.BATCH_INTERP_ON
+        step_time.BATCH_INTERP_ON = False
+        t0 = timer(bb, ctx, 0.0, 0.0, 0)
+        step_time.BATCH_INTERP_ON = True
+        t1 = timer(bb, ctx, 0.0, 0.0, 0)
+        step_time.BATCH_INTERP_ON = was
+        print(f"  {bb:8d}   {t0 * 1e3:8.3f}   {bb / t0:10,.0f}   {t1 * 1e3:8.3f}   {bb / t1:10,.0f}")
     wait = col["first_token_s"] - col["kv_ready_s"]
     ids = np.arange(len(rq))
     print("  wave (C requests)   mean wait for a slot s   median s")
@@ -163,8 +179,9 @@ def main(argv=None) -> None:
     ap.add_argument("--c", type=int, default=None, help="concurrency (default: row 29's, 6,144 = the decode slots)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--router", default="round_robin", choices=("round_robin", "load_aware"))
+    ap.add_argument("--interp", action="store_true", help="the simulation with step_time.BATCH_INTERP_ON")
     args = ap.parse_args(argv)
-    run(args.c, args.seed, args.router)
+    run(args.c, args.seed, args.router, args.interp)
 
 
 if __name__ == "__main__":

@@ -45,8 +45,13 @@ def r1():
 def test_key_round_trips_to_the_bucketed_inputs(r1):
     m, pr, p = r1
     t = StepTimer(m, pr, Layout(dp=8, ep=8), p)
-    for raw in [(0, 0, 0, 0, 0), (3.4, 12.6, 0, 0, 0), (255, 8650.2, 7795, 252, 1), (1, 17.2, 16.4, 16.6, 3),
-                (4096, 131072, 16384, 65536, 2)]:
+    for raw in [
+        (0, 0, 0, 0, 0),
+        (3.4, 12.6, 0, 0, 0),
+        (255, 8650.2, 7795, 252, 1),
+        (1, 17.2, 16.4, 16.6, 3),
+        (4096, 131072, 16384, 65536, 2),
+    ]:
         got = t.inputs(t.key(*raw))
         want = tuple(_bucket(x) for x in raw[:4]) + (float(max(round(raw[4]), 1 if raw[2] > 0 else 0)),)
         assert got == want
@@ -56,8 +61,10 @@ def test_guesses_warm_the_cache_without_changing_a_time(r1):
     """A timer fed guesses returns exactly what one without guesses returns, with fewer calls."""
     m, pr, p = r1
     lay = Layout(dp=8, ep=8)
-    steps = [(250 + i % 5, 8000 + 7 * i, 7000 - 50 * i if i % 3 else 0, 40.0 * i if i % 3 else 0, 1 + i % 2)
-             for i in range(30)]
+    steps = [
+        (250 + i % 5, 8000 + 7 * i, 7000 - 50 * i if i % 3 else 0, 40.0 * i if i % 3 else 0, 1 + i % 2)
+        for i in range(30)
+    ]
     plain, warmed = StepTimer(m, pr, lay, p), StepTimer(m, pr, lay, p)
     a = [plain(*s) for s in steps]
     b = [warmed(*s, hint=lambda: np.array(steps, dtype=float)) for s in steps]
@@ -66,8 +73,9 @@ def test_guesses_warm_the_cache_without_changing_a_time(r1):
     assert warmed.evaluations == plain.evaluations == len({plain.key(*s) for s in steps})
     # and each time is the step cost of its own bucketed inputs
     k = plain.key(*steps[7])
-    sc = step_cost(m, pr, lay, p, Batch.make(*[[v, v] for v in plain.inputs(k)[:4]],
-                                             prefill_seqs=[plain.inputs(k)[4]] * 2))
+    sc = step_cost(
+        m, pr, lay, p, Batch.make(*[[v, v] for v in plain.inputs(k)[:4]], prefill_seqs=[plain.inputs(k)[4]] * 2)
+    )
     assert a[7] == float(sc.step_time_s[0])
 
 
@@ -87,8 +95,7 @@ def test_lookahead_leaves_the_simulation_unchanged(r1, monkeypatch):
 
     def run():
         calls[0] = 0
-        res = simulate(m, pr, simple_deployment(p, dp=8, ep=8), workload=wl, concurrency=64, num_requests=400,
-                       seed=3)
+        res = simulate(m, pr, simple_deployment(p, dp=8, ep=8), workload=wl, concurrency=64, num_requests=400, seed=3)
         return res, calls[0]
 
     with_la, n_with = run()
@@ -116,8 +123,12 @@ def test_guesses_are_priced_nearest_step_first(r1):
     as the scalar key() packs it), then their neighbours; a repeated guess appears once."""
     m, pr, p = r1
     t = StepTimer(m, pr, Layout(dp=8, ep=8), p)
-    rows = [(250.0, 8000.0, 2048.0, 512.0, 2.0), (250.0, 8100.0, 0.0, 0.0, 0.0),
-            (249.0, 8200.0, 1024.0, 3000.0, 1.0), (250.0, 8000.0, 2048.0, 512.0, 2.0)]
+    rows = [
+        (250.0, 8000.0, 2048.0, 512.0, 2.0),
+        (250.0, 8100.0, 0.0, 0.0, 0.0),
+        (249.0, 8200.0, 1024.0, 3000.0, 1.0),
+        (250.0, 8000.0, 2048.0, 512.0, 2.0),
+    ]
     keys = t._codes(np.array(rows))
     own = [t.key(*r) for r in rows[:3]]
     assert keys[:3] == own
@@ -140,3 +151,27 @@ def test_lookahead_knows_the_requests_in_the_front_end(r1):
     inst.in_flight = lambda: [(0.015, 3000)]  # arrives 15 ms from now
     guesses = inst.lookahead(4)
     assert guesses[0].tolist() == [0.0, 0.0, 3000.0, 0.0, 1.0]
+
+
+def test_batch_interpolation_is_exact_on_an_affine_step_and_removes_the_bucket_edge(r1, monkeypatch):
+    """step_time.BATCH_INTERP_ON (round 49, rrwait49): on a step cost affine in the decode sequences,
+    t = 0.02 s + 10 µs·b, the blend of the two neighbouring buckets is the step cost itself (a chord of a line
+    is the line): t(3,064) = 0.02 + 0.03064 = 0.05064 s. Off, the nearest bucket: ln 3,064 / ln 1.03 = 271.58 → 272,
+    1.03^272 = 3,102.6 sequences, t = 0.051026 s. And b/t rises across the bucket edge at 1.03^271.5 = 3,057.1 when
+    on (3,056 → 3,064: 3,056/0.05056 = 60,443 → 3,064/0.05064 = 60,506 a second), where off it falls (3,056 prices
+    at 1.03^271 = 3,012.2: 0.050122 s, 60,971 a second; 3,064: 3,064/0.051026 = 60,048)."""
+    m, pr, p = r1
+
+    def affine(self, keys):
+        self.ahead.update({k: 0.02 + 1e-5 * self.inputs(k)[0] for k in keys})
+
+    monkeypatch.setattr(StepTimer, "_price", affine)
+    t = StepTimer(m, pr, Layout(dp=4, ep=4), p)
+    assert t(3064, 1400.0, 0, 0, 0) == pytest.approx(0.051026, abs=1e-6)
+    off = [b / t(b, 1400.0, 0, 0, 0) for b in (3056, 3064)]
+    assert off[0] == pytest.approx(60971, abs=2) and off[1] == pytest.approx(60048, abs=2)
+    monkeypatch.setattr(step_time, "BATCH_INTERP_ON", True)
+    assert t(3064, 1400.0, 0, 0, 0) == pytest.approx(0.05064, rel=1e-12)
+    on = [b / t(b, 1400.0, 0, 0, 0) for b in (3056, 3064)]
+    assert on[0] == pytest.approx(60443, abs=2) and on[1] == pytest.approx(60506, abs=2)
+    assert t(12, 1400.0, 0, 0, 0) == pytest.approx(0.02012)  # up to 16 sequences: exact either way

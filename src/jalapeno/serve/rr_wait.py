@@ -67,12 +67,13 @@ inputs serve/disagg.py passes (n = b, slots B) are right for this form; the wave
 users a second time (the double count at row 29, C 6,144 = 2 x 3,072 slots, b 3,055.8: slack 16 plus a lag of 65-74). (4) Row 29:
 λ_v 49.6/s, w 13.7 s: σ 7.5, slack 16.2, W 0.8 ms, not the simulator's 0.18 s of mean wait. The fast part holds:
 the simulator's split X = D_2 − D_1 has increment variance 2·Var(X_fast) ≈ 540-560 at lags 10-20 s against 2 x 227
-derived. What the form lacks is a slow split: a full worker (3,072 decoding) steps in proportion slower (TPOT 67.6
-against 66.4 ms at 3,024), so its output tokens per second equal the other's (45,411 against 45,551) and nothing
-pulls the split back; the first waves' imbalance persists and drifts (increment variance growing ~5/s past 40 s),
-X = +63 ± 31 (seed 0) or −84 ± 19 (seed 1): one worker full with 20-45 queued for the run. A form for it (the
-split's distribution over a finite run: the start-up's imbalance and the drift, the restoring force d ln(b/τ)/d ln b
-≈ 0) is not derived; nothing here is switched and the wave form stands.
+derived. The rest is the simulator's, not a missing term: its step times are bucketed (serve/sim/step_time.py, ratio
+1.03), and a bucket edge falls just below the cap (3,056 decoding priced at 66.40 ms, 3,064-3,072 at 67.69 ms), so
+a full worker made fewer output tokens a second than one with a few free slots (45,382 against 46,021) and the
+split between the workers settled where their throughputs match, one worker full with ~26 queued (0.5 s each for
+half the requests). With the decode sequences interpolated between buckets (``step_time.BATCH_INTERP_ON``) the
+simulator reads 0.328 s mean, 0.333 s median against this form's 0.327 s. So the form stands as it is; the
+lag's double count is left (it moves nothing at row 29, and the wave form's checks above are made with it).
 """
 
 from __future__ import annotations

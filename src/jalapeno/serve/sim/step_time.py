@@ -43,6 +43,19 @@ _FIRST_LOG_CODE = 93
 #: 384 points cost under 2 ms, and fewer misses pay for them; benchmarks/bench_simulate.py)
 MAX_PRICED = 384
 
+#: Interpolate a step's time linearly in its decode sequences between the two neighbouring buckets (round 49,
+#: rrwait49; docs/gap_disagg_overprediction.md round 49). Off: the time of the nearest bucket, constant across a
+#: bucket, so an instance's decode throughput b/τ climbs within a bucket and drops at each edge. Where an edge
+#: falls just below a decode worker's slot cap (row 29: 2 x 3,072 slots; 3,056 decoding prices at 66.40 ms,
+#: 3,064-3,072 at 67.69 ms) the full worker makes fewer output tokens a second than one with a few free slots
+#: (45,382 against 46,021), which no engine's step cost does: under a round-robin front end the split between
+#: the workers then settles where the other's throughput matches, one worker full with ~26 queued, and the
+#: slot wait reads 0.18 s of mean TTFT (0.506 s against the analytic 0.327 s). Interpolated, the step time is
+#: continuous and rises with b as the step cost does (its batch-independent part keeps b/τ increasing): 0.328 s
+#: mean, 0.333 s median. The ±1.5% rounding in b becomes the chord's error over a 3% bucket (the step cost is
+#: near-affine in b). Shipped off: every simulation moves a little and the simulator tests were not all rerun on.
+BATCH_INTERP_ON = False
+
 #: a step's raw inputs: (decode sequences, their mean context, prefill tokens, prefill context, prefill sequences)
 StepInputs = tuple[float, float, float, float, float]
 
@@ -56,10 +69,20 @@ class StepTimer:
     priced, :attr:`evaluations` the distinct inputs used.
     """
 
-    def __init__(self, model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision,
-                 mtp: MTP | None = None, ratio: float = 1.03, cuda_graph_max_batch: int | None = None,
-                 overlap: str = "none", graph_sizes: tuple[int, ...] | None = None,
-                 pad_routing: str = "routed", prompt_floor: tuple[float, float] | None = None) -> None:
+    def __init__(
+        self,
+        model: ModelSpec,
+        pricer: Pricer,
+        layout: Layout,
+        precision: Precision,
+        mtp: MTP | None = None,
+        ratio: float = 1.03,
+        cuda_graph_max_batch: int | None = None,
+        overlap: str = "none",
+        graph_sizes: tuple[int, ...] | None = None,
+        pad_routing: str = "routed",
+        prompt_floor: tuple[float, float] | None = None,
+    ) -> None:
         """``cuda_graph_max_batch``: decode-only steps with more sequences per attention rank run
         eagerly (serve/limits.eager_step_s); None = every decode step graphed. ``overlap``: ``none``
         or ``tbo`` (two-batch overlap, cost/overlap.py). ``graph_sizes``: the captured decode batches per
@@ -91,8 +114,9 @@ class StepTimer:
         """The input a bucket code stands for (what ``step_cost`` is priced at)."""
         return float(code) if code <= 16 else math.exp(code * self.log_r)
 
-    def key(self, decode_seqs: float, decode_ctx: float, prefill_tokens: float, prefill_ctx: float,
-            prefill_seqs: float) -> int:
+    def key(
+        self, decode_seqs: float, decode_ctx: float, prefill_tokens: float, prefill_ctx: float, prefill_seqs: float
+    ) -> int:
         """The cache key of a step: its inputs' bucket codes (:meth:`_code`, inlined: this runs every
         step) packed into one integer, ``_BITS`` each."""
         log, lr = math.log, self.log_r
@@ -104,8 +128,13 @@ class StepTimer:
     def inputs(self, key: int) -> tuple[float, float, float, float, float]:
         """The inputs a key is priced at (decode sequences, context, prefill tokens, context, sequences)."""
         v, m = self.value, (1 << _BITS) - 1
-        return (v(key & m), v(key >> _BITS & m), v(key >> 2 * _BITS & m), v(key >> 3 * _BITS & m),
-                float(key >> 4 * _BITS))
+        return (
+            v(key & m),
+            v(key >> _BITS & m),
+            v(key >> 2 * _BITS & m),
+            v(key >> 3 * _BITS & m),
+            float(key >> 4 * _BITS),
+        )
 
     def _codes(self, guesses: np.ndarray) -> list[int]:
         """Keys of guesses (M, 5) not cached yet, vectorised, nearest step first: the guesses
@@ -130,10 +159,25 @@ class StepTimer:
         cache, ahead = self.cache, self.ahead
         return [t for t in packed[np.sort(first)].tolist() if t not in cache and t not in ahead]
 
-    def __call__(self, decode_seqs: float, decode_ctx: float, prefill_tokens: float, prefill_ctx: float,
-                 prefill_seqs: float, hint: Callable[[], np.ndarray] | None = None) -> float:
+    def __call__(
+        self,
+        decode_seqs: float,
+        decode_ctx: float,
+        prefill_tokens: float,
+        prefill_ctx: float,
+        prefill_seqs: float,
+        hint: Callable[[], np.ndarray] | None = None,
+        interp: bool = True,
+    ) -> float:
         """Step time (s) of the batch; on a miss also prices the inputs ``hint()`` (M, 5) guesses
-        come next (at most ``MAX_PRICED`` points per call)."""
+        come next (at most ``MAX_PRICED`` points per call). With :data:`BATCH_INTERP_ON`, decode sequences
+        past the first log bucket are priced at the two neighbouring buckets' values and blended linearly."""
+        lo = math.floor(math.log(decode_seqs) / self.log_r) if interp and BATCH_INTERP_ON and decode_seqs > 16 else 0
+        if math.exp(lo * self.log_r) > 16:  # both neighbours log buckets (up to 16 sequences are exact)
+            b_lo, b_hi = math.exp(lo * self.log_r), math.exp((lo + 1) * self.log_r)
+            t_lo = self(b_lo, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, hint, interp=False)
+            t_hi = self(b_hi, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, hint, interp=False)
+            return t_lo + (decode_seqs - b_lo) / (b_hi - b_lo) * (t_hi - t_lo)
         key = self.key(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs)
         t = self.cache.get(key)
         if t is None:
@@ -141,7 +185,7 @@ class StepTimer:
             if t is None:
                 keys = [key]
                 if hint is not None:
-                    keys += [k for k in self._codes(hint()) if k != key][:MAX_PRICED - 1]
+                    keys += [k for k in self._codes(hint()) if k != key][: MAX_PRICED - 1]
                 self._price(keys)
                 t = self.ahead.pop(key)
             self.cache[key] = t
@@ -157,11 +201,26 @@ class StepTimer:
         self.calls += 1
         self.priced += len(keys)
         cols = np.array([self.inputs(k) for k in (keys if len(keys) > 1 else keys * 2)]).T
-        sc = step_cost(self.model, self.pricer, self.layout, self.precision,
-                       padded_to_sizes(self.graph_sizes, self.layout.dp,
-                                       Batch.make(decode_seqs=cols[0], decode_ctx=cols[1], prefill_tokens=cols[2],
-                                                  prefill_ctx=cols[3], prefill_seqs=cols[4]), self.pad_routing),
-                       self.mtp, overlap=self.overlap)
+        sc = step_cost(
+            self.model,
+            self.pricer,
+            self.layout,
+            self.precision,
+            padded_to_sizes(
+                self.graph_sizes,
+                self.layout.dp,
+                Batch.make(
+                    decode_seqs=cols[0],
+                    decode_ctx=cols[1],
+                    prefill_tokens=cols[2],
+                    prefill_ctx=cols[3],
+                    prefill_seqs=cols[4],
+                ),
+                self.pad_routing,
+            ),
+            self.mtp,
+            overlap=self.overlap,
+        )
         t = sc.step_time_s  # MTP verify + drafting passes included by step_cost
         lay = self.layout
         if self.graph_max is not None:  # decode-only steps above the ceiling run eagerly
