@@ -57,8 +57,10 @@ def test_key_round_trips_to_the_bucketed_inputs(r1):
         assert got == want
 
 
-def test_guesses_warm_the_cache_without_changing_a_time(r1):
-    """A timer fed guesses returns exactly what one without guesses returns, with fewer calls."""
+def test_guesses_warm_the_cache_without_changing_a_time(r1, monkeypatch):
+    """A timer fed guesses returns exactly what one without guesses returns, with fewer calls (nearest buckets:
+    step_time.BATCH_INTERP_ON off, whatever its shipped value)."""
+    monkeypatch.setattr(step_time, "BATCH_INTERP_ON", False)
     m, pr, p = r1
     lay = Layout(dp=8, ep=8)
     steps = [
@@ -118,9 +120,10 @@ def test_neighbour_guesses_skip_unused_codes(r1):
             assert code <= 16 or code > step_time._FIRST_LOG_CODE
 
 
-def test_guesses_are_priced_nearest_step_first(r1):
+def test_guesses_are_priced_nearest_step_first(r1, monkeypatch):
     """A capped batch keeps the steps most likely to come: the guesses' own keys in step order (each
-    as the scalar key() packs it), then their neighbours; a repeated guess appears once."""
+    as the scalar key() packs it), then their neighbours; a repeated guess appears once (nearest buckets)."""
+    monkeypatch.setattr(step_time, "BATCH_INTERP_ON", False)
     m, pr, p = r1
     t = StepTimer(m, pr, Layout(dp=8, ep=8), p)
     rows = [
@@ -161,6 +164,7 @@ def test_batch_interpolation_is_exact_on_an_affine_step_and_removes_the_bucket_e
     on (3,056 → 3,064: 3,056/0.05056 = 60,443 → 3,064/0.05064 = 60,506 a second), where off it falls (3,056 prices
     at 1.03^271 = 3,012.2: 0.050122 s, 60,971 a second; 3,064: 3,064/0.051026 = 60,048)."""
     m, pr, p = r1
+    monkeypatch.setattr(step_time, "BATCH_INTERP_ON", False)
 
     def affine(self, keys):
         self.ahead.update({k: 0.02 + 1e-5 * self.inputs(k)[0] for k in keys})
@@ -175,3 +179,22 @@ def test_batch_interpolation_is_exact_on_an_affine_step_and_removes_the_bucket_e
     on = [b / t(b, 1400.0, 0, 0, 0) for b in (3056, 3064)]
     assert on[0] == pytest.approx(60443, abs=2) and on[1] == pytest.approx(60506, abs=2)
     assert t(12, 1400.0, 0, 0, 0) == pytest.approx(0.02012)  # up to 16 sequences: exact either way
+
+
+def test_guesses_warm_both_buckets_of_an_interpolated_step(r1, monkeypatch):
+    """With step_time.BATCH_INTERP_ON a step is priced at the two buckets around its decode sequences; the
+    guesses name both, so the warmed timer still prices everything in its first call, and the times are those
+    of a timer without guesses."""
+    monkeypatch.setattr(step_time, "BATCH_INTERP_ON", True)
+    m, pr, p = r1
+    lay = Layout(dp=8, ep=8)
+    steps = [
+        (250 + i % 5, 8000 + 7 * i, 7000 - 50 * i if i % 3 else 0, 40.0 * i if i % 3 else 0, 1 + i % 2)
+        for i in range(30)
+    ]
+    plain, warmed = StepTimer(m, pr, lay, p), StepTimer(m, pr, lay, p)
+    a = [plain(*s) for s in steps]
+    b = [warmed(*s, hint=lambda: np.array(steps, dtype=float)) for s in steps]
+    assert a == b
+    assert warmed.calls == 1 < plain.calls
+    assert warmed.evaluations == plain.evaluations

@@ -146,6 +146,12 @@ class StepTimer:
         x = g[:, :4]
         with np.errstate(divide="ignore", invalid="ignore"):
             codes = np.where(x <= 0, 0, np.where(x <= 16, np.rint(x), np.rint(np.log(x) / self.log_r)))
+            lo = np.floor(np.log(x[:, 0]) / self.log_r)
+        if BATCH_INTERP_ON:  # a blended step is priced at the two buckets around its decode sequences (__call__)
+            blend = (x[:, 0] > 16) & (lo > _FIRST_LOG_CODE)
+            hi = codes.copy()
+            codes[blend, 0], hi[blend, 0] = lo[blend], lo[blend] + 1
+            codes, g = np.stack([codes, hi], axis=1).reshape(-1, 4), np.repeat(g, 2, axis=0)  # step order kept
         seqs = np.maximum(np.rint(g[:, 4]), (g[:, 2] > 0).astype(float))
         k = np.column_stack([codes, seqs]).astype(np.int64)
         k = k[(k[:, :4] < 1 << _BITS).all(axis=1) & (k[:, 4] < 1 << (62 - 4 * _BITS))]
