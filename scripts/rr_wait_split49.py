@@ -19,7 +19,8 @@ point stands for). It prints
 4. the counted requests' mean and median wait for a slot (first token − KV at the decode worker) by wave;
 5. the simulator's decode step time and b/τ near the cap, bucketed and with the batch interpolated between buckets
    (serve/sim/step_time.BATCH_INTERP_ON): the bucket edge at 3,057 makes a full worker slower in tokens a second
-   than one a few slots short, which is what holds the split (``--interp`` runs the simulation with it on).
+   than one a few slots short, which is what holds the split. The simulation runs with the switch off (the
+   round-48 simulator, to show the split) unless ``--interp`` (the shipped default since round 49).
 
 Run: python scripts/rr_wait_split49.py [--c 6144] [--seed 0] [--router round_robin] [--interp] (~25 s a run)
 """
@@ -179,7 +180,11 @@ def main(argv=None) -> None:
     ap.add_argument("--c", type=int, default=None, help="concurrency (default: row 29's, 6,144 = the decode slots)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--router", default="round_robin", choices=("round_robin", "load_aware"))
-    ap.add_argument("--interp", action="store_true", help="the simulation with step_time.BATCH_INTERP_ON")
+    ap.add_argument(
+        "--interp",
+        action="store_true",
+        help="interpolated steps (step_time.BATCH_INTERP_ON, the shipped default); without it the nearest bucket",
+    )
     args = ap.parse_args(argv)
     run(args.c, args.seed, args.router, args.interp)
 
