@@ -8,7 +8,7 @@ engine, steady state: with both limits, TPOT alone, TTFT alone and none; ``slots
 engine's slots; a ``frontier@limits`` row has no declared engine and says so), the same submission's Offline row
 (measured and predicted) and the Server / Offline ratio measured and modelled, the run's scheduled rate
 (fit/mlperf_server.DEFAULT_SERVER_RUNS) and the highest rate a peer ran validly on the same system
-(fit/mlperf_quality.DEFAULT_PEER_RATES), and the data-quality flag validate gives it (fit/mlperf_quality.py rule 2:
+(fit/mlperf_quality.valid_peer_rates), and the data-quality flag validate gives it (fit/mlperf_quality.py rule 2:
 the submitter's rate).
 
 Run: python scripts/mlperf_server_rule49.py [--top 10]   (about a minute)
@@ -20,7 +20,7 @@ import argparse
 import csv
 import math
 
-from jalapeno.fit.mlperf_quality import DEFAULT_PEER_RATES, _run_of, mlperf_rate_flags
+from jalapeno.fit.mlperf_quality import _run_of, mlperf_rate_flags, valid_peer_rates
 
 
 def binding(pt) -> str:
@@ -56,17 +56,6 @@ def binding(pt) -> str:
     return f"{' and '.join(what) or 'both together'} ({both:,.0f} of {free:,.0f} unbounded)"
 
 
-def peer_rates() -> dict[tuple[str, str, str], list[tuple[float, str]]]:
-    """Valid peer runs' scheduled rates by (system, benchmark, scenario)."""
-    out: dict = {}
-    with DEFAULT_PEER_RATES.open(newline="") as f:
-        for r in csv.DictReader(line for line in f if not line.startswith("#")):
-            run = _run_of(r["source"])
-            if run and r["result"] == "VALID":
-                out.setdefault(run[1:], []).append((float(r["scheduled_per_s"]), run[0]))
-    return out
-
-
 def main() -> None:
     """Print the table (module docstring)."""
     from jalapeno.fit.mlperf import load_mlperf
@@ -84,7 +73,7 @@ def main() -> None:
     pred = dict(zip(rows.id, rows.predicted))
     with DEFAULT_SERVER_RUNS.open(newline="") as f:
         runs = {r["id"]: r for r in csv.DictReader(line for line in f if not line.startswith("#"))}
-    peers, flags = peer_rates(), mlperf_rate_flags()
+    peers, flags = valid_peer_rates(), mlperf_rate_flags()
     worst = rows.assign(ae=rows.error.abs()).sort_values("ae", ascending=False).head(args.top)
     for r in worst.itertuples():
         pt = by[r.id]

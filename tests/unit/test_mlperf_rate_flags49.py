@@ -121,6 +121,11 @@ def test_the_margin_is_above_the_same_system_spread_it_is_stated_from():
     gb = "GB200-NVL72_GB200-186GB_aarch64x4_TRT"
     assert rates[("Nebius", gb, "llama2-70b-99", "Server")] == 183.04
     assert rates[("NVIDIA", gb, "llama2-70b-99", "Server")] == 182.04
+    assert 183.04 / 182.04 < mq.PEER_RATE_MARGIN
+    # the docstring's third figure (review49: it was not checked)
+    assert rates[("Nebius", b200, "llama3.1-405b", "Server")] == 1.95
+    assert rates[("NVIDIA", b200, "llama3.1-405b", "Server")] == 1.90
+    assert 1.95 / 1.90 < mq.PEER_RATE_MARGIN
 
 
 def test_bad_files_name_the_file_and_the_fix(tmp_path):
@@ -144,9 +149,28 @@ def test_results_tree_paths_only():
 
 
 def test_script_reads_the_peers_as_the_rule_does():
+    # one reader of the peer file (review49: the script had its own copy, which did not strip the result cell)
     s = load_script("mlperf_server_rule49")
-    peers = s.peer_rates()[("B200-SXM-180GBx8_TRT", "deepseek-r1", "Server")]
+    assert s.valid_peer_rates is mq.valid_peer_rates
+    peers = mq.valid_peer_rates()[("B200-SXM-180GBx8_TRT", "deepseek-r1", "Server")]
     assert sorted(peers) == [(4.01, "Google"), (5.02, "NVIDIA")]
+
+
+def test_package_peer_rates_are_the_docs_peer_runs_columns():
+    """data/validation/mlperf_peer_rates.csv (package data, read by the rule) copies eight columns of
+    docs/data/mlperf51_peer_runs.csv (the same runs' full LoadGen figures): the two must hold the same runs and rates,
+    or the rule and the round-38..49 scripts that read the docs copy would judge different runs."""
+    from pathlib import Path
+
+    cols = ["division", "submitter", "system", "benchmark", "scenario", "result", "scheduled_per_s", "source"]
+    docs = Path(__file__).resolve().parents[2] / "docs" / "data" / "mlperf51_peer_runs.csv"
+
+    def rows(path):
+        with Path(path).open(newline="") as f:
+            return sorted(tuple(r[c] for c in cols) for r in csv.DictReader(ln for ln in f if not ln.startswith("#")))
+
+    assert rows(mq.DEFAULT_PEER_RATES) == rows(docs)
+    assert len(rows(docs)) == 81  # every v5.1 Server / Interactive run on the four NVIDIA system types
 
 
 def test_validate_lists_it_in_the_flagged_group_and_the_switch_off_keeps_it_judged(capsys, monkeypatch):
