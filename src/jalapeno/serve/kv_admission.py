@@ -15,6 +15,14 @@ use with nothing reserved:
   ``BindCapacityScheduler``), admits a request only when its prompt and all of its ``max_new_tokens`` fit,
   and keeps that whole length reserved: E[ISL + OSL] per request. The simulator's decode worker reserves
   exactly this (``Instance._admit``: ``need = isl + osl``).
+  NAMED ASSUMPTION (review49): the ``vllm`` / ``vllm-rocm`` / ``atom-rocm`` stacks name no rule either, so
+  their decode workers are priced at this whole-request rule too, though vLLM's V1 scheduler
+  (vllm-project/vllm ``vllm/v1/core/sched/scheduler.py``: ``KVCacheManager.allocate_slots`` for the tokens
+  each step computes, preempting a running request when no block is free) admits by use, which the mean
+  decode context (the switch off) describes. No validated row is a vLLM disaggregated decode worker at
+  its KV cap; a stack field naming the rule is left for when one is. Likewise ``sglang-rocm`` sets no
+  ``disagg_handshake``, so its SGLang decode workers take this rule, not SGLang's below (1,843.2 against
+  1,894.4 tokens at InferenceX 1k/1k, 8,294.4 against 8,345.6 at 8k/1k: within 3%).
 - SGLang (stacks with ``disagg_handshake = "decode_prealloc"``: the Dynamo-SGLang decode worker):
   ``DecodePreallocQueue.pop_preallocated`` pre-allocates a request's prompt while
   prompt + R <= available − R·(running + transferring + waiting) (``_allocatable_token_budgets``,
