@@ -180,19 +180,9 @@ def kernel_tables() -> dict[str, pd.DataFrame]:
     j = j.assign(model=model_gemm_ratio(j), m_band=band(j.m, M_EDGES))
     g = j.groupby("m_band", sort=False)
     res["gemm_fp8_block"] = pd.DataFrame({"n": g.size(), "measured": g.r.median(), "model": g.model.median()}).round(3)
-    keys = [
-        "kernel_source",
-        "moe_dtype",
-        "num_tokens",
-        "hidden_size",
-        "inter_size",
-        "topk",
-        "num_experts",
-        "moe_tp_size",
-        "moe_ep_size",
-        "distribution",
-    ]
-    j = _ratio("moe", "moe_perf", keys)
+    from jalapeno.fit.kernels import MOE_KEYS  # the columns that name one MoE configuration (fit/moe_kernels.py)
+
+    j = _ratio("moe", "moe_perf", ["kernel_source", *MOE_KEYS])
     j = j[
         (j.hidden_size == 7168)
         & (j.inter_size == 2048)
