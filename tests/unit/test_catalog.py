@@ -3,6 +3,7 @@ the public spec-sheet facts each file cites, and a user file loads by path."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from importlib import resources
 
@@ -56,6 +57,9 @@ def test_every_number_has_a_source(name):
             n_sourced += 1
             src = node.get("source")
             assert isinstance(src, str) and src.strip(), f"{name}: {path} has no source"
+            if path.endswith("compute_capability"):  # a CUDA "major.minor" string (NVIDIA's CUDA GPUs table)
+                assert re.fullmatch(r"\d+\.\d", str(node["value"])), f"{name}: {path}.value is not 'major.minor'"
+                continue
             assert isinstance(node["value"], (int, float)), f"{name}: {path}.value is not a number"
     assert n_sourced >= 10
     # No bare number outside a sourced table, except counts/shapes and efficiency overrides.
