@@ -31,8 +31,10 @@ J_FP8, J_FP4, J_HBM, J_SCALE_UP = 3.4e15, 13.4e15, 15.4e12, 600e9
 J_ALL_IN_W = (700 + 70 + 31 + 66 + 50) * 1.25
 J_USD_H = 30e3 * 2.21 / 46.5e3
 
-# the step of the peak point's decode layout: 10,467 sequences over 16 chips at 7,830 tokens of context
-BATCH, DP, CTX = 10467, 16, 7830
+# the step of the peak point's decode layout: 9,888 sequences over 16 chips at 7,830 tokens of context (round 49:
+# the KV cap reserves E[ISL + OSL] = 8,294.4 tokens a sequence, 167.73 GiB of room / (8,294.4 x 35,136 B) = 618.0
+# a chip, 9,887.7 an instance; the step reads the mean context E[ISL] + E[OSL]/2 = 7,833.6; docs/audit.md §6)
+BATCH, DP, CTX = 9888, 16, 7830
 PER_CHIP = BATCH / DP
 
 
@@ -74,23 +76,23 @@ def step(capsys):
 
 
 def test_kv_bytes_read_by_attention(step):
-    # 654.2 sequences x 7,830 tokens x 35,136 B = 180.0 GB per chip per step
+    # 618.0 sequences x 7,830 tokens x 35,136 B = 170.0 GB per chip per step
     assert step["op"]["attn.mla_decode"]["kv_bytes"] == pytest.approx(PER_CHIP * CTX * MLA_KV_BYTES_PER_TOKEN, rel=1e-9)
 
 
 def test_mla_decode_flop(step):
     # absorbed MLA decode: per head and context token, q.k over 576 and p.v over 512 dims, 2 FLOP a MAC
     hand = PER_CHIP * LAYERS * HEADS * CTX * 2 * (KV_LORA + ROPE + KV_LORA)
-    assert hand == pytest.approx(87.03e12, rel=1e-3)
+    assert hand == pytest.approx(82.21e12, rel=1e-3)
     assert step["op"]["attn.mla_decode"]["flop"] == pytest.approx(hand, rel=1e-9)
 
 
 def test_routed_expert_weights_and_flop(step):
-    # every one of the 16 experts a rank holds is touched at 654 tokens x 8 picks: 58 x 16 experts in NVFP4
+    # every one of the 16 experts a rank holds is touched at 618 tokens x 8 picks: 58 x 16 experts in NVFP4
     w = MOE_LAYERS * (EXPERTS // DP) * EXPERT_PARAMS * NVFP4_BYTES_PER_PARAM
     assert w == pytest.approx(22.99e9, rel=1e-3)
     assert step["op"]["moe.experts"]["weight_bytes"] == pytest.approx(w, rel=1e-9)
-    # FLOP: the mean rank's 654 x 8 picks x 2 x 44 M per layer; the busiest rank (which sets the time)
+    # FLOP: the mean rank's 618 x 8 picks x 2 x 44 M per layer; the busiest rank (which sets the time)
     # carries the routing skew on top: above the mean by a few per cent, never below
     mean = PER_CHIP * TOP_K * MOE_LAYERS * 2 * EXPERT_PARAMS
     assert 1.0 <= step["op"]["moe.experts"]["flop"] / mean <= 1.06
@@ -140,6 +142,24 @@ def test_peak_point_throughput_from_its_step(headline):
     assert p["output_throughput_per_decode_chip"] == pytest.approx(out_dec, rel=1e-3)
     per_chip = out_dec * dec["chips"] / p["chips"] * (isl + osl) / osl
     assert p["throughput_per_chip"] == pytest.approx(per_chip, rel=1e-3)
+
+
+def test_peak_decode_batch_is_the_whole_request_kv_cap(headline, step):
+    """The peak is KV-capacity capped and its cap counts each request's whole reservation (TensorRT-LLM's
+    GUARANTEED_NO_EVICT: E[ISL] + E[OSL] = 7,372.8 + 921.6 = 8,294.4 tokens, serve/kv_admission.py), not the
+    mean context the step reads (7,833.6): 167.73 GiB of room / (8,294.4 x 35,136 B) = 618.0 a chip."""
+    p = headline["systems"]["jalapeno"]["frontier"][0]
+    assert p["limit"] == "kv_capacity"
+    dec = p["deployment"]["decode"]
+    mem = step["memory"]  # the same layout at batch 9,888 (activations move by 0.003% at 9,887.7)
+    room = mem["usable_bytes"] - mem["reserve_bytes"] - mem["weights_bytes"] - mem["activation_bytes"]
+    assert room / 2**30 == pytest.approx(167.73, abs=0.01)  # 216 - 8.64 - 39.18 - 0.45 GiB
+    isl, osl = 0.9 * 8192, 0.9 * 1024
+    per_chip = room / ((isl + osl) * MLA_KV_BYTES_PER_TOKEN)
+    assert per_chip == pytest.approx(618.0, abs=0.05)
+    assert p["decode_batch"] == pytest.approx(per_chip * dec["dp"], rel=1e-4)
+    # the mean-context count (the cap before round 49) would hold 7,833.6 / 8,294.4 = 5.6% more
+    assert p["decode_batch"] < room / ((isl + osl / 2) * MLA_KV_BYTES_PER_TOKEN) * dec["dp"] * 0.95
 
 
 def test_per_kw_and_per_usd_follow_from_per_chip(headline):
