@@ -38,11 +38,21 @@ from jalapeno.specs.plausibility import MAX_CHIPS
 #: Default chunked-prefill token budget per step (SGLang ``--chunked-prefill-size`` default 8192
 #: on large GPUs; vLLM ``max_num_batched_tokens`` defaults are of the same order).
 DEFAULT_TOKEN_BUDGET = 8192
-#: Default cap on running requests per instance. Engines set it from memory (SGLang derives
-#: ``max_running_requests`` from the KV pool; vLLM's ``max_num_seqs`` is a user knob, often
-#: 256-1024); jalapeno lets the modelled KV capacity bind instead, with 4096 as a backstop
-#: (assumption; a parameter).
+#: Default cap on running requests per aggregated instance when its deployment states none. SGLang's own
+#: default (no ``--max-running-requests``) is its request pool, min(max(KV tokens / context_len x 512, 2048), 4096)
+#: per attention-DP worker (sgl-project/sglang ``python/sglang/srt/model_executor/model_runner.py``
+#: ``init_memory_pool``; 5,120 in the 2024 releases, @01cc04e2): 4096 is that clamp's top, taken instance-wide
+#: (assumption: one DP worker; vLLM's ``max_num_seqs`` and TensorRT-LLM's ``max_batch_size`` defaults differ and
+#: a recipe that sets one states it as ``max_running``). The modelled KV capacity usually binds first.
 DEFAULT_MAX_RUNNING = 4096
+#: A disaggregated decode worker whose deployment states no ``max_running`` is capped by its KV capacity alone in
+#: the simulator as in the analytic decode pool (serve/disagg.decode_curve: ``batch_caps(..., backstop=False)``),
+#: not by :data:`DEFAULT_MAX_RUNNING`: SGLang's default request pool is per attention-DP worker (>= 2,048 each,
+#: so >= 65,536 on a DP32 decode worker, above its KV capacity), and the aiconfigurator SGLang recipes that state
+#: the cap set it far above the KV capacity (cfg576: ``max-running-requests: 67584``, NVIDIA/srt-slurm @5063eb43
+#: ``recipes/gb300-fp4/1k1k/mid_curve.yaml``). Off: the simulator's old 4,096 instance-wide backstop there, which
+#: queued cfg576 C 8,192 (simulated TTFT 16.8 s, measured 22.6 s) while the analytic decode batch was 8,095.
+DISAGG_DECODE_KV_CAP_ON = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +128,9 @@ class Deployment:
         max_running: cap on running requests per instance (per pipeline micro-batch; SGLang
             ``--max-running-requests``, vLLM ``max_num_seqs``, TRT-LLM ``max_batch_size``).
             None (default): the :data:`DEFAULT_MAX_RUNNING` backstop on aggregated instances
-            (and in the simulator); a disaggregated decode pool is then capped by its KV
-            capacity alone, as before engine limits existed. ``running_cap`` gives the value.
+            (and on the simulator's prefill workers); a disaggregated decode pool is then capped by
+            its KV capacity alone, in the analytic model and the simulator alike
+            (:data:`DISAGG_DECODE_KV_CAP_ON`, :meth:`worker_running_limit`). ``running_cap`` gives the value.
         memory_fraction: share of usable HBM the engine fills with weights + KV + activations
             (vLLM ``gpu_memory_utilization``, SGLang ``mem_fraction_static``). None (default):
             the efficiency set's 1 − ``memory_reserve_fraction`` = 0.96, which equals vLLM's
@@ -301,6 +312,22 @@ class Deployment:
     def running_cap(self) -> int:
         """``max_running``, or the :data:`DEFAULT_MAX_RUNNING` backstop when unset."""
         return DEFAULT_MAX_RUNNING if self.max_running is None else self.max_running
+
+    def worker_running_limit(self, layout: Layout, role: str, kv_tokens: int) -> int:
+        """Running requests one simulated worker of ``layout`` admits (requests). ``role``: ``agg``, ``prefill``
+        or ``decode``; ``kv_tokens``: the worker's KV capacity, tokens. :meth:`running_limit`, except a
+        disaggregated decode worker whose deployment states no ``max_running`` (with
+        :data:`DISAGG_DECODE_KV_CAP_ON`): ``kv_tokens``, a bound no admission reaches (each admitted request
+        holds at least one token), so its KV capacity binds alone, as in the analytic decode pool.
+
+        >>> from jalapeno.specs.formats import get_precision
+        >>> d = Deployment(get_precision("fp4"), Pool(Layout(dp=32, ep=32)), prefill=Pool(Layout(dp=4, ep=4)))
+        >>> d.worker_running_limit(Layout(dp=32, ep=32), "decode", 9_000_000), d.running_limit(Layout(dp=4, ep=4))
+        (9000000, 4096)
+        """
+        if role == "decode" and self.max_running is None and DISAGG_DECODE_KV_CAP_ON:
+            return max(1, int(kv_tokens))
+        return self.running_limit(layout)
 
     @property
     def prefill_chunk_budget(self) -> int:

@@ -115,7 +115,7 @@ class Simulation:
                 cache = PrefixCache(enabled=prefix_cache,
                                     lower=self._lower_tiers(pool.layout) if kv_tiers and role != "decode" else [])
                 self.instances.append(Instance(len(self.instances), role, timer, pool.layout.chips, cap,
-                                               dep.running_limit(pool.layout), dep.prefill_budget(pool.layout),
+                                               dep.worker_running_limit(pool.layout, role, cap), dep.prefill_budget(pool.layout),
                                                cache, dep.mtp, self.rng, dep.step_token_cap(pool.layout),
                                                dep.recv_interval if role == "agg" else 1,
                                                reserve_outputs=prof is not None and prof.ignore_eos_admission,
