@@ -1,9 +1,10 @@
 """specs/fp4_checkpoint: NVIDIA's NVFP4 DeepSeek-R1 checkpoints at their own module formats (round 48, shipped off).
-Off: the preset itself; on: attention projections BF16, dense FFN and shared experts NVFP4 on DeepSeek-R1 (and its
-MTP module) only, read by the step's op table and the resident weight bytes."""
+Off: the preset itself; on: attention input projections BF16, o_proj (round 49: the -v2 checkpoint), dense FFN and shared
+experts NVFP4 on DeepSeek-R1 (and its MTP module) only, read by the step's op table and the resident weight bytes."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from jalapeno.cost.batch import Batch
@@ -29,6 +30,8 @@ def test_on_sets_the_checkpoint_formats_and_keeps_the_rest():
     got = {m: (on.modules[m].weight.name, on.modules[m].compute) for m in on.modules}
     # Model-Optimizer #150 / the 0528-FP4 tensor listing / TensorRT-LLM blog 1: attention BF16, dense + shared NVFP4
     assert got["attention"] == ("bf16", "bf16")
+    # the -v2 model card: "additionally quantizes the wo module in attention layers" (round 49)
+    assert got["attention_out"] == ("nvfp4", "fp4")
     assert got["dense_ffn"] == ("nvfp4", "fp4")
     assert got["shared_experts"] == ("nvfp4", "fp4")
     assert got["routed_experts"] == ("nvfp4", "fp4")  # the preset's already
@@ -59,11 +62,13 @@ def test_resident_weight_bytes_move_by_the_formats(monkeypatch):
     # by hand from DeepSeek-R1's config.json (h 7168, q_lora 1536, kv_lora 512, rope 64, 128 heads of 128 + 64 / 128):
     # attention a layer = 7168·1536 + 1536 + 1536·24576 + 7168·576 + 512 + 512·32768 + 16384·7168 = 187,107,328, x 61;
     # dense FFN 3 x 3·7168·18432; shared experts 58 x 3·7168·2048
-    attn = 61 * 187_107_328
+    # o_proj (16384·7168 a layer) is NVFP4 in the -v2 checkpoint (round 49), the rest of the attention BF16
+    o_proj = 61 * 16384 * 7168
+    attn = 61 * 187_107_328 - o_proj
     dense_shared = 3 * 3 * 7168 * 18432 + 58 * 3 * 7168 * 2048
     fp8_block = 1 + 4 / 16384  # 8 bits + one fp32 scale a 128x128 block
     nvfp4 = (4 + 8 / 16) / 8  # 4 bits + one e4m3 scale a 16
-    expected = attn * (2 - fp8_block) - dense_shared * (fp8_block - nvfp4)  # about +9.77 GB
+    expected = attn * (2 - fp8_block) - (dense_shared + o_proj) * (fp8_block - nvfp4)  # about +6.01 GB
     assert on - off == pytest.approx(expected, rel=1e-9)  # exact: the count above is the model's own shapes
 
 
@@ -72,13 +77,23 @@ def test_the_step_reads_bf16_attention_weights(monkeypatch):
     batch = Batch.make(decode_seqs=[1.0], decode_ctx=[1024.0])
     lay = Layout(tp=8)
 
-    def attn_weight_bytes():
+    def attn_ops():
         ops, _ = build_step_ops(model, system.chip, lay, get_precision("fp4"), batch, Efficiency())
-        return {n: float(b[0]) for n, b in zip(ops.name, ops.weight_bytes) if n == "attn.o_proj"}
+        return {
+            n: (float(b[0]), f, float(np.ravel(k)[0]))
+            for n, b, f, k in zip(ops.name, ops.weight_bytes, ops.fmt, ops.kernels)
+            if n in ("attn.q_b_proj", "attn.o_proj")
+        }
 
-    off = attn_weight_bytes()
+    off = attn_ops()
     monkeypatch.setattr(fc, "FP4_CHECKPOINT_FORMATS_ON", True)
-    on = attn_weight_bytes()
-    assert off and set(on) == set(off)
-    for name in off:  # o_proj: 16384·7168 / 8 weights a layer, FP8 block-scale off, BF16 on: bytes x 2 / (1 + 4/16384)
-        assert on[name] / off[name] == pytest.approx(2 / (1 + 4 / 16384), rel=1e-6)
+    on = attn_ops()
+    assert set(off) == set(on) == {"attn.q_b_proj", "attn.o_proj"}
+    fp8_block = 1 + 4 / 16384
+    # q_b (1536 x 24576 / 8 a layer): FP8 block-scale off, BF16 on: bytes x 2 / (1 + 4/16384), one kernel a layer
+    assert on["attn.q_b_proj"][0] / off["attn.q_b_proj"][0] == pytest.approx(2 / fp8_block, rel=1e-6)
+    assert on["attn.q_b_proj"][1:] == ("bf16", 61.0)
+    # o_proj (16384·7168 / 8 a layer): NVFP4 on (4.5 bits an element), run in FP4 with its activation quantiser
+    assert on["attn.o_proj"][0] / off["attn.o_proj"][0] == pytest.approx((4.5 / 8) / fp8_block, rel=1e-6)
+    assert off["attn.o_proj"][1:] == ("fp8", 61.0)
+    assert on["attn.o_proj"][1:] == ("fp4", 2 * 61.0)

@@ -161,7 +161,7 @@ def add_mla_prefill_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: 
 def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers: float,
                 w_bytes: float, w_fmt: str, attn_fmt: str, kv_token_bytes: float, act_in: float,
                 index_fmt: str = "fp8", cp_group: int = 1, w_key: str = "", w_kernels: float = 1.0,
-                decode_padding: float = 1.0) -> None:
+                decode_padding: float = 1.0, o_proj: tuple | None = None) -> None:
     """Add the MLA attention block of ``layers`` layers (per chip) to ``ob``.
 
     ``kv_token_bytes``: bytes one token's latent + rope key take in the KV cache of one layer
@@ -171,7 +171,10 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
     ``cp_group`` the chips the context-parallel group spans (ring exchange, module docstring);
     ``w_key`` the projections' GEMM efficiency key when finer than ``w_fmt`` (``fp8_block``);
     ``w_kernels`` the kernels each projection launches (2 with an activation quantiser, cost/ops.ACT_QUANT_KERNELS);
-    ``decode_padding`` the generation kernel's padded MFMA work (:func:`mla_decode_padding`).
+    ``decode_padding`` the generation kernel's padded MFMA work (:func:`mla_decode_padding`);
+    ``o_proj`` the output projection's (weight bytes per element, compute format, activation bytes per element,
+    GEMM key, kernels) where its weights are stored apart from the other projections' (specs/fp4_checkpoint's
+    ``attention_out``); None: as the other projections.
     """
     a, h = model.attention, model.hidden_size
     n = a.num_heads / tp
@@ -218,7 +221,8 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
         index_b = (a.index_head_dim + 4) if a.has_indexer else 0.0
         add_cp_ring(ob, "attn.cp_ring_kv", rb, kv_token_bytes + index_b, cp_group, layers,
                     "attn.mla_prefill")
-    ob.gemm("attn.o_proj", w_fmt, t, n * dv, h, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
+    ob_, of_, oa_, ok_, on_ = o_proj if o_proj is not None else (w_bytes, w_fmt, act_in, w_key, w_kernels)
+    ob.gemm("attn.o_proj", of_, t, n * dv, h, ob_, oa_, count=layers, key=ok_, kernels=on_)
 
 
 def add_gqa_decode_kernel(ob: OpBuilder, rb: RankBatch, n, kvr, d, attn_fmt: str, kv_vec_bytes, layers: float,

@@ -60,7 +60,7 @@ from jalapeno.deploy.memory_fit import ROUTER_BYTES
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.efficiency_params import NVFP4_GATHER_EXCHANGES
 from jalapeno.specs.formats import FORMATS, NumberFormat, Precision, resolve_compute_format
-from jalapeno.specs.fp4_checkpoint import checkpoint_precision
+from jalapeno.specs.fp4_checkpoint import O_PROJ_MODULE, checkpoint_precision
 from jalapeno.specs.hardware import Chip
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.w4a16_moe import w4a16_key
@@ -92,6 +92,13 @@ FP8_BLOCK_ACT_QUANT_KERNELS = 1.0
 #: the quantiser moves every FP8 DeepSeek / Qwen row of every engine, and without a refit of the stacks' per-kernel
 #: fixed cost it worsens the shared figures; see scripts/fp8_act_quant47.py for the what-if.
 FP8_BLOCK_ACT_QUANT_ON = False
+#: TensorRT-LLM's min-latency fused-A GEMM hides the MoE all-reduce before it (:func:`fused_a_cover`; round 49,
+#: gb300tpot49). Shipped OFF: alone it moves only BF16-attention MLA rows (the NVFP4 DeepSeek-R1 checkpoint under
+#: specs/fp4_checkpoint.FP4_CHECKPOINT_FORMATS_ON, Kimi K2.5); the pair's held-out figures are in
+#: docs/gap_fp4_fp8_decode.md §6.
+FUSED_A_PREFETCH_ON = False
+#: tokens a rank up to which TensorRT-LLM runs its fused-A kernel (``DeepseekV3Linear.apply_linear``: 1 <= num_tokens <= 16)
+FUSED_A_MAX_TOKENS = 16
 
 
 def act_quant_kernels(weight: NumberFormat, fmt: str) -> float:
@@ -168,6 +175,10 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     attn_fmt = precision.compute_for(precision.attention_compute, chip.formats, "the attention math")
     kv = precision.kv_cache
     wb, wf, ain = mod("attention")
+    o_proj = None  # the output projection's own format where the precision stores it apart (specs/fp4_checkpoint)
+    if O_PROJ_MODULE in precision.modules:
+        ob_, of_, oa_ = mod(O_PROJ_MODULE)
+        o_proj = (ob_, of_, oa_, key(O_PROJ_MODULE, of_), kernels(O_PROJ_MODULE, of_))
     if model.attention.kind == "mla":
         a = model.attention
         # a BF16 query over an 8-bit latent cache runs the set's padded generation kernel (gfx942: aiter's qh16 x 4)
@@ -175,7 +186,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         add_mla_ops(ob, model, rb, tp, n_layers, wb, wf, attn_fmt, kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim),
                     ain, index_fmt=resolve_compute_format("fp8", chip.formats), cp_group=layout.cp_span,
                     w_key=key("attention", wf), w_kernels=kernels("attention", wf),
-                    decode_padding=mla_decode_padding(a.num_heads / tp, query_len, tile))
+                    decode_padding=mla_decode_padding(a.num_heads / tp, query_len, tile), o_proj=o_proj)
     else:
         add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv.vector_bytes(model.attention.head_dim), ain,
                     cp_group=layout.cp_span, w_key=key("attention", wf), w_kernels=kernels("attention", wf))
@@ -290,7 +301,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             ob.collective("moe.all_gather", "all_gather", stage, tokens_in_group * h * ag_b, count=n_moe)
             ob.collective("moe.reduce_scatter", "reduce_scatter", stage, tokens_in_group * h * 2, count=n_moe)
         else:
-            ob.collective("moe.all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
+            ob.collective("moe.all_reduce", "all_reduce", tp, t * h * 2, count=n_moe,
+                          **fused_a_cover(eff, model, precision, tp, dp, t))
 
     # Edge ops (once per step): embedding lookup on the first stage, LM head on the last.
     ob.op("embedding", "memory", "bf16", act=t * h * (precision.weight_bytes("embedding") + 2),
@@ -355,6 +367,27 @@ def gemm_allreduce_stages(rows, n_out: float, chip: Chip) -> np.ndarray:
     tm, tn, sms = tile
     tiles = np.ceil(rows / tm) * np.ceil(n_out / tn)
     return np.maximum(np.ceil(tiles / (chip.compute_units / sms)), 1.0)
+
+
+def fused_a_cover(eff: Efficiency, model: ModelSpec, precision: Precision, tp: int, dp: int, rows) -> dict:
+    """``OpBuilder.collective`` arguments that hide the MoE all-reduce under the next layer's fused q_a + kv_a GEMM
+    where the engine runs it in its prefetching kernel: :data:`FUSED_A_PREFETCH_ON`, ``eff.fused_a_prefetch`` (the
+    TensorRT-LLM profiles; sources in data/stacks.toml), an MLA model with a q LoRA (the fused-A projection), BF16
+    attention weights (``precision`` as the step reads it: specs/fp4_checkpoint's copy where that is on), attention TP
+    > 1 without attention DP (the all-reduce it overlaps), and 1 <= ``rows`` <= :data:`FUSED_A_MAX_TOKENS` tokens a rank
+    (per column; ``hidden_stages`` 1 elsewhere: cost/overlap.exposed_coll_s then exposes the whole all-reduce).
+    The step pays max(all-reduce, fused-A GEMM) for the pair; {} where any condition fails.
+
+    ``rows``: (N,) tokens a rank.
+    """
+    a = model.attention
+    if not (FUSED_A_PREFETCH_ON and eff.fused_a_prefetch) or a.kind != "mla" or not a.q_lora_rank or tp < 2 or dp > 1:
+        return {}
+    if precision.modules["attention"].weight.name != "bf16":
+        return {}
+    rows = np.asarray(rows, dtype=float)
+    return {"hidden_under": "attn.qkv_a_proj",
+            "hidden_stages": np.where((rows >= 1) & (rows <= FUSED_A_MAX_TOKENS), np.inf, 1.0)}
 
 
 def _fused(gemm: str, rows, n_out: float, chip: Chip) -> dict:

@@ -33,7 +33,7 @@ from jalapeno.deploy.sharding import sharding
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision
-from jalapeno.specs.fp4_checkpoint import checkpoint_precision
+from jalapeno.specs.fp4_checkpoint import O_PROJ_MODULE, checkpoint_precision
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 
@@ -114,6 +114,10 @@ def weight_bytes_per_chip(model: ModelSpec, layout: Layout, precision: Precision
     total = 0.0
     for mod, n in elems.items():
         total += n * (ROUTER_BYTES if mod == "router" else precision.weight_bytes(mod))
+    if O_PROJ_MODULE in precision.modules and model.attention.kind == "mla":  # o_proj stored apart (specs/fp4_checkpoint)
+        a = model.attention
+        o_proj = a.num_heads * a.v_head_dim * model.hidden_size / layout.tp * model.num_layers * sharding(model, layout).layer_share
+        total += o_proj * (precision.weight_bytes(O_PROJ_MODULE) - precision.weight_bytes("attention"))
     fmt = precision.modules["routed_experts"].weight
     if model.moe and model.num_moe_layers and 0 < fmt.block_elems <= 128:
         sh = sharding(model, layout)

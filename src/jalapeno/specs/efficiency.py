@@ -246,6 +246,10 @@ class Efficiency:
         tp_rank_step_dp: ``tp_rank_step_s`` is paid per rank of the attention TP x DP group, not of attention TP
             alone (cost/step.step_overhead): TensorRT-LLM runs attention-DP ranks as its mapping's TP group, whose
             executor collectives run every step (data/stacks.toml, docs/stacks.md). Default False (attention TP).
+        fused_a_prefetch: the engine runs an MLA model's fused q_a + kv_a projection with BF16 weights at <= 16 tokens
+            a rank in a kernel that prefetches its weights while the all-reduce before it runs (TensorRT-LLM's
+            ``dsv3_fused_a_gemm_op``), so that all-reduce hides under it (cost/ops.fused_a_cover; read only while
+            cost/ops.FUSED_A_PREFETCH_ON, shipped off: round 49). Set by the TensorRT-LLM profiles.
         kv_handoff_fanout: the engine's disaggregated KV hand-off sends an MLA cache whole to every receiving
             decode attention-TP rank, from the prefill ranks that hold the request (TensorRT-LLM's
             ``MLACacheFormatter``: serve/disagg.handoff_copies, docs/model.md §8.4). Default False: one copy
@@ -319,6 +323,7 @@ class Efficiency:
     moe_width_term: bool = False
     tp_rank_step_dp: bool = False
     kv_handoff_fanout: bool = False
+    fused_a_prefetch: bool = False
     admission_lag_steps: float = 0.0
     admission_lag_with_mtp: bool = False
     source: str = "jalapeno defaults (docs/model.md)"

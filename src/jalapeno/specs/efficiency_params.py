@@ -90,6 +90,8 @@ SWITCHES = {"moe_width_term": "price the routed experts' per-rank width term, co
             "gemm_allreduce_fusion": "the engine fuses the GEMM with its TP all-reduce",
             "allreduce_rms_fusion": "the engine fuses the TP all-reduce with the residual add + RMSNorm after it",
             "tp_rank_step_dp": "the per-TP-rank step cost counts the attention-DP ranks too, cost/step.step_overhead",
+            "fused_a_prefetch": "the MoE all-reduce hides under the next layer's BF16 fused-A GEMM at <= 16 tokens, "
+                                "cost/ops.fused_a_cover",
             "kv_handoff_fanout": "the KV hand-off sends an MLA cache whole to every decode attention-TP rank, "
                                  "serve/disagg.handoff_copies",
             "admission_lag_with_mtp": "the engine keeps its overlap loop (admission_lag_steps) with MTP, "

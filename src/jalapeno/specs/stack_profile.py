@@ -68,7 +68,7 @@ _BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logit
                                       "gemm_allreduce_fusion", "allreduce_rms_fusion", "allreduce_rms_rule",
                                       "moe_width_term", "disagg_handshake", "disagg_router", "disagg_prebuilt",
                                       "tp_rank_step_dp",
-                                      "kv_handoff_fanout", "admission_lag_steps",
+                                      "kv_handoff_fanout", "fused_a_prefetch", "admission_lag_steps",
                                       "admission_lag_with_mtp")
 
 
@@ -133,6 +133,8 @@ class Stack:
             group is attention TP x DP; Efficiency.tp_rank_step_dp), or None (the efficiency set's, False).
         kv_handoff_fanout: the disaggregated KV hand-off sends an MLA cache whole to every decode attention-TP
             rank (Efficiency.kv_handoff_fanout; serve/disagg.handoff_copies), or None (the efficiency set's, False).
+        fused_a_prefetch: the engine's BF16 fused-A GEMM prefetches its weights under the MoE all-reduce before it
+            (Efficiency.fused_a_prefetch; cost/ops.fused_a_cover), or None (the efficiency set's, False).
         admission_lag_steps: steps the engine's aggregated loop adds before a prompt it reads while busy can run
             (Efficiency.admission_lag_steps; serve/overlap_loop.admission_lag_s), or None (the efficiency set's, 0).
         admission_lag_with_mtp: the engine keeps that loop with MTP (Efficiency.admission_lag_with_mtp;
@@ -181,6 +183,7 @@ class Stack:
     moe_width_term: bool | None = None
     tp_rank_step_dp: bool | None = None
     kv_handoff_fanout: bool | None = None
+    fused_a_prefetch: bool | None = None
     admission_lag_steps: float | None = None
     admission_lag_with_mtp: bool | None = None
     disagg_handshake: str | None = None

@@ -57,6 +57,7 @@ _KEYS = {
     "disagg_prebuilt",
     "tp_rank_step_dp",
     "kv_handoff_fanout",
+    "fused_a_prefetch",
     "admission_lag_steps",
     "admission_lag_with_mtp",
     "mtp_acceptance",
