@@ -161,7 +161,7 @@ def test_plan_counts_racks_that_hold_each_group_whole(capsys):
     assert code == 0, err
     text = " ".join(out.split())
     assert "attn TP2 DP64 · MoE TP1 EP128 [fp8] (128 chips per instance)" in text  # the case described
-    inst = int(re.search(r"instances: ceil\([0-9,]+ / [0-9,]+\) = ([0-9,]+)", text).group(1).replace(",", ""))
+    inst = int(re.search(r"instances: ceil\([0-9,]+ / [0-9,.]+\) = ([0-9,]+)", text).group(1).replace(",", ""))
     assert (f"racks: {2 * inst:,} (each worker's 128-chip group whole in a rack of 72, where its collectives are "
             f"priced; ceil({inst * 128:,} / 72) = {-(-inst * 128 // 72):,} would split groups across racks)") in text
 

@@ -73,33 +73,37 @@ def test_plan_cli(capsys):
                      "--min-interactivity", "100000"), "--min-interactivity")
 
 
-def test_plan_names_a_point_that_needs_fewer_chips():
+def test_plan_leads_with_the_fewest_chips_and_names_the_best_per_chip_point():
     """Instances are whole: for a target of a few instances a smaller instance of lower throughput
-    per chip can need fewer chips. Brute force over the frontier above the floor: the fewest chips
-    any point needs is min over p of ceil(T / (rate(p) x n_p)) x n_p. On H200 (DeepSeek-R1 FP8,
-    1k1k, >= 20 tok/s/user) the best-per-chip point runs 56-chip instances and 1e5 tok/s needs
-    two of them, where a 48-chip instance serves it with two."""
+    per chip can need fewer chips, and the plan leads with it (round 49: it led with the highest
+    throughput per chip and named the fewer-chips point last). Brute force over the frontier above the
+    floor: the fewest chips any point needs is min over p of ceil(T / (rate(p) x n_p)) x n_p; the
+    highest-rate point is then named with its own (larger) count."""
     pr = load_pricer("h200")
     fr = system_frontier(load_model("deepseek-r1"), pr, get_workload("1k1k"), get_precision("fp8")).record()
     above = [p for p in fr.frontier if p.feasible and p.interactivity >= 20.0]
     named = 0
+    top = max(above, key=lambda p: p.output_throughput_per_chip)
     for target in (1e3, 1e5, 1e6):
         cp = plan_capacity(fr, pr.system, target, "output", 20.0)
         need = {id(p): math.ceil(target / (p.output_throughput_per_chip * p.deployment.chips)) * p.deployment.chips
                 for p in above}
         least = min(need.values())
-        if least < cp.chips:
+        assert cp.chips == least == need[id(cp.point)] and cp.delivered_tok_per_s >= target
+        assert cp.point.interactivity >= 20.0
+        assert cp.arithmetic()[0].startswith("operating point: the fewest chips that serve the target at >= 20 ")
+        if need[id(top)] > least:
             named += 1
-            q, n = cp.fewest.point, cp.fewest.chips
-            assert n == least == need[id(q)] and n * q.output_throughput_per_chip >= target
-            assert q.interactivity >= 20.0
-            line = next(s for s in cp.arithmetic() if s.startswith("fewer chips"))
+            h = cp.highest_rate
+            assert h.point is top and h.chips == need[id(top)] and h.rate > cp.tok_per_s_per_chip
+            line = next(s for s in cp.arithmetic() if s.startswith("highest output throughput per chip"))
             # H200 nodes hold 8 GPUs and every group here is 8 chips: nodes = chips / 8, on both sides
-            assert f"serves the target with {n:,} chips in {n // 8:,} nodes" in line
+            assert f"serves the target with {h.chips:,} chips in {h.chips // 8:,} nodes" in line
             assert f"this plan's point needs {cp.chips:,} chips in {cp.chips // 8:,} nodes" in line
+            assert f"({(h.chips / cp.chips - 1) * 100:+.0f}% chips" in line
         else:
-            assert cp.fewest is None and "fewer chips" not in "\n".join(cp.arithmetic())
-    assert named >= 1  # the case the docstring names is among them
+            assert cp.highest_rate is None and "highest output" not in "\n".join(cp.arithmetic())
+    assert named >= 1  # a target of a few instances is among them
 
 
 def test_plan_states_cost_per_million_tokens_and_whether_the_price_is_an_estimate(gb200):
@@ -154,7 +158,7 @@ def test_plan_names_a_point_that_needs_fewer_racks():
     n = math.ceil(1e6 / (cp.point.output_throughput_per_chip * 64))
     assert (cp.chips, cp.packaging[-1][2]) == (64 * n, n)  # one 64-GPU group per rack
     assert racks < n and "EP72" in q.deployment.label and chips == 72 * racks
-    assert cp.fewest is None  # no point above the floor needs fewer chips
+    assert cp.highest_rate is None  # the best-per-chip point is also the fewest chips here
     f = cp.fewest_boxes
     assert f.point is q and (f.chips, f.packaging) == (chips, (("rack", 72, racks),))
     line = cp.arithmetic()[-1]
@@ -175,25 +179,29 @@ def test_plan_json_carries_both_alternatives(capsys):
     # >= 50: the EP64 point, one 64-GPU group per rack; the fewer-racks alternative EP72 fills them
     d = plan(50)
     n = d["packaging"]["rack"]
-    assert d["chips"] == 64 * n and d["fewest_chips"] is None
+    assert d["chips"] == 64 * n and d["highest_rate"] is None and d["lead"].startswith("fewest chips")
     box = d["fewest_boxes"]
     assert box["level"] == "rack" and box["deployment"]["chips"] == 72 and box["chips"] == 72 * box["packaging"]["rack"]
     assert box["packaging"]["rack"] < n
-    # >= 30: the EP32 point; every instance size's own frontier (not only the system's) offers a 16-chip instance
-    # needing fewer chips: ceil(1e6 / (rate x 16)) instances, four to a rack
+    # >= 30: every instance size's own frontier (not only the system's) offers a 16-chip instance that needs the
+    # fewest chips, ceil(1e6 / (rate x 16)) instances, four to a rack: the plan leads with it (round 49; it led with
+    # the system frontier's best-per-chip point and named this one last), and names that point
     d = plan(30)
-    few = d["fewest_chips"]
-    assert few["deployment"]["chips"] == 16 and few["chips"] == 16 * math.ceil(1e6 / (few["tok_per_s_per_chip"] * 16))
-    assert few["chips"] < d["chips"] and few["packaging"] == {"rack": math.ceil(few["chips"] / 64)}
+    assert d["deployment"]["chips"] == 16 and d["chips"] == 16 * math.ceil(1e6 / (d["tok_per_s_per_chip"] * 16))
+    assert d["packaging"] == {"rack": math.ceil(d["chips"] / 64)}
     # ... and it is not on the system's frontier: no point there above the floor has 16 chips, and the fewest chips
-    # any of them needs (by hand, ceil(1e6 / (rate x chips)) x chips) is the plan's own
+    # any of them needs (by hand, ceil(1e6 / (rate x chips)) x chips) is more
     pr = load_pricer("gb300-nvl72")
     fr = system_frontier(load_model("deepseek-r1"), pr, get_workload("8k1k"), get_precision("fp4"),
                          SweepOptions(serving="agg")).record()
     above = [p for p in fr.frontier if p.feasible and p.interactivity >= 30.0]
     assert 16 not in {p.deployment.chips for p in above}
     fleets = [math.ceil(1e6 / (p.output_throughput_per_chip * p.deployment.chips)) * p.deployment.chips for p in above]
-    assert min(fleets) == d["chips"] > few["chips"]
+    assert min(fleets) > d["chips"]
+    top = max(above, key=lambda p: p.output_throughput_per_chip)
+    h = d["highest_rate"]
+    assert h["tok_per_s_per_chip"] == top.output_throughput_per_chip > d["tok_per_s_per_chip"]
+    assert h["chips"] == math.ceil(1e6 / (top.output_throughput_per_chip * top.deployment.chips)) * top.deployment.chips
 
 
 def test_plan_costs_the_whole_racks_it_leaves_partly_idle(gb200):

@@ -4,7 +4,10 @@ The fleet is sized on the same frontier ``compare --workload agentic:…`` reads
 (analysis/agentic.agentic_frontier: every aggregated layout × precision × decode batch through the
 session model, serve/sessions.py), so a plan and a comparison of one system agree point for point.
 From the frontier points whose mean task time is within ``max_task_min`` (all points without one) the
-plan takes the one of most tasks per hour per chip, then:
+plan takes the one that finishes the target with the FEWEST CHIPS (ties: the more tasks per hour per chip;
+the rule of analysis/capacity.py, round 49: power and $/hour are per chip, so it is also the fewest watts and
+the lowest $/hour; it took the most tasks/h per chip, and whole instances can make that one need more chips),
+and names the most-tasks/h-per-chip point when it is another, then:
 
     tasks/h target  = given, or output tok/s × 3600 / (turns × reply_tokens)   (mean output tokens per task)
     instances       = ceil(tasks/h target / (tasks/h/chip × chips_per_instance))
@@ -22,10 +25,10 @@ tens of times. Pure: no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from jalapeno.analysis.agentic import AgenticFrontier
-from jalapeno.analysis.capacity import MAX_TARGET_TOK_PER_S, factor_text, power_lines
+from jalapeno.analysis.capacity import MAX_TARGET_TOK_PER_S, factor_text, power_lines, rate_text
 from jalapeno.analysis.fleet import MAX_FLEET_CHIPS, fleet_instances
 from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
@@ -116,6 +119,9 @@ class AgenticPlan:
     usd_per_hour: float
     output_tokens_per_task: int
     fleet_chips: int | None = None  #: the fleet given in chips (``--chips``/``--racks``/``--power-mw``), else None
+    #: a target plan's most-tasks/h-per-chip point when it is not the lead (it needs more chips): its point dict,
+    #: chips per instance and chips for the target; else None
+    highest_rate: tuple[dict, int, int] | None = None
 
     @property
     def tasks_per_hour(self) -> float:
@@ -131,22 +137,29 @@ class AgenticPlan:
         """The plan's arithmetic, one line per step (``target_line``: how the target became tasks/h, if converted)."""
         p, cpi = self.point, self.chips_per_instance
         tph = p["tasks_per_hour_per_chip"]
-        # one text per figure on every line: the rate to the decimals both products need (one instance, delivered;
-        # it printed 36.83 on one line and 36.8 or 36.834 on the next), the price as the cost line prints it
-        rate = factor_text(tph, (cpi, self.chips), 2, 1)
+        # one text per figure on every line (it printed 36.83 on one line and 36.8 or 36.834 on the next): the rate
+        # to sensible figures (rate_text: 96.69, not the 96.6876 its products needed, round 49), the products carried
+        # by one instance's tasks/h to the decimal they need; the price as the cost line prints it
+        rate = rate_text(tph)
+        per_inst = tph * cpi
+        inst = factor_text(per_inst, self.instances, 1, 1)
         usd = factor_text(self.usd_per_chip_hour, self.chips, 2, 2)
         ceiling = "" if self.max_task_min is None else f" with mean task time <= {self.max_task_min:g} min"
         lines = [target_line] if target_line and self.target_tasks_per_hour is not None else []
+        lead = (
+            "the fewest chips that finish the target" + ceiling + " (ties: the more tasks/h per chip)"
+            if self.fleet_chips is None
+            else f"the most tasks/h the fleet's whole instances finish{ceiling}"
+        )
         lines += [
-            f"operating point: the most tasks/h per chip{ceiling}: {rate} tasks/h/chip, mean task "
+            f"operating point: {lead}: {rate} tasks/h/chip, mean task "
             f"{p['task_time_s'] / 60:,.1f} min (p90 {p['task_time_p90_s'] / 60:,.1f} min), {p['sessions']:,.1f} "
             f"sessions per instance at decode batch {p['decode_batch']:g}, bound {p['bound']}"
             + (f", KV {p['kv_bound']}" if p["kv_bound"] else "")
         ]
-        per_inst = tph * cpi
-        lines.append(f"one instance: {rate} tasks/h/chip x {cpi:,} chips = {per_inst:,.1f} tasks/h")
+        lines.append(f"one instance: {inst} tasks/h ({cpi:,} chips at {rate} tasks/h/chip; exact figures: --json)")
         if self.target_tasks_per_hour is not None:
-            lines.append(f"instances: ceil({self.target_tasks_per_hour:,.1f} / {per_inst:,.1f}) = {self.instances:,}")
+            lines.append(f"instances: ceil({self.target_tasks_per_hour:,.1f} / {inst}) = {self.instances:,}")
         else:
             lines.append(
                 f"instances: {self.instances:,} whole instances of {cpi:,} chips in the fleet's "
@@ -161,7 +174,7 @@ class AgenticPlan:
             f"${self.usd_per_chip_hour / tph:,.4f}"
         )
         lines.append(
-            f"delivered: {self.chips:,} x {rate} = {self.tasks_per_hour:,.1f} tasks/h "
+            f"delivered: {self.instances:,} instances x {inst} = {self.tasks_per_hour:,.1f} tasks/h "
             f"({self.tasks_per_hour * self.output_tokens_per_task / 3600:,.0f} output tok/s at "
             f"{self.output_tokens_per_task:,} output tokens per task)"
             + ("" if self.target_tasks_per_hour is None else f" >= target {self.target_tasks_per_hour:,.1f} tasks/h")
@@ -170,6 +183,14 @@ class AgenticPlan:
             f"sessions in flight: {self.instances:,} x {p['sessions']:,.1f} = {self.sessions:,.0f} agent "
             "sessions (Little's law: tasks/s x task time)"
         )
+        if self.highest_rate is not None:
+            q, q_cpi, q_chips = self.highest_rate
+            lines.append(
+                f"most tasks/h per chip: {q['deployment']} ({q_cpi:,} chips per instance), "
+                f"{rate_text(q['tasks_per_hour_per_chip'])} tasks/h/chip ({(q['tasks_per_hour_per_chip'] / tph - 1) * 100:+.1f}%), "
+                f"finishes the target with {q_chips:,} chips ({(q_chips / self.chips - 1) * 100:+.0f}% chips, power and "
+                f"$/hour: whole instances of {q_cpi:,}); this plan's point needs {self.chips:,}"
+            )
         return lines
 
     def as_dict(self) -> dict:
@@ -191,6 +212,14 @@ class AgenticPlan:
             "output_tokens_per_task": self.output_tokens_per_task,
             "sessions": self.sessions,
             "fleet_chips": self.fleet_chips,
+            "lead": "fewest chips (ties: more tasks/h per chip)" if self.fleet_chips is None else "most tasks/h",
+            "highest_rate": None
+            if self.highest_rate is None
+            else {
+                "point": dict(self.highest_rate[0]),
+                "chips_per_instance": self.highest_rate[1],
+                "chips": self.highest_rate[2],
+            },
         }
 
 
@@ -266,15 +295,25 @@ def _plan(
 def plan_agentic(
     af: AgenticFrontier, spec: AgenticSpec, tasks_per_hour: float, max_task_min: float | None = None
 ) -> AgenticPlan:
-    """The fleet of whole instances of the most-tasks-per-chip point within ``max_task_min`` (minutes; None:
-    no ceiling) that finishes ``tasks_per_hour`` tasks (> 0).
+    """The fleet of whole instances that finishes ``tasks_per_hour`` tasks (> 0) with the fewest chips (ties: the more
+    tasks/h per chip) among the points within ``max_task_min`` (minutes; None: no ceiling), naming the
+    most-tasks/h-per-chip point when it needs more (``AgenticPlan.highest_rate``).
 
     Raises:
         SpecError: a bad ceiling; a fleet above analysis/fleet.MAX_FLEET_CHIPS (the bound ``--chips`` is held to),
             naming ``--target``. InfeasibleDeployment: no frontier point within it.
     """
-    point, dep = max(_candidates(af, max_task_min), key=lambda pd: pd[0]["tasks_per_hour_per_chip"])
-    n = math.ceil(tasks_per_hour / (point["tasks_per_hour_per_chip"] * dep.chips))
+    cands = _candidates(af, max_task_min)
+
+    def need(pd) -> int:  # chips of whole instances: ceil(demand / (tasks/h/chip x chips)) x chips
+        return math.ceil(tasks_per_hour / (pd[0]["tasks_per_hour_per_chip"] * pd[1].chips)) * pd[1].chips
+
+    point, dep = min(cands, key=lambda pd: (need(pd), -pd[0]["tasks_per_hour_per_chip"]))
+    n = need((point, dep)) // dep.chips
+    top = max(cands, key=lambda pd: pd[0]["tasks_per_hour_per_chip"])
+    alt = None
+    if top[0] is not point and top[0]["tasks_per_hour_per_chip"] > point["tasks_per_hour_per_chip"]:
+        alt = (top[0], top[1].chips, need(top))
     if n * dep.chips > MAX_FLEET_CHIPS:
         raise SpecError(
             "--target",
@@ -282,7 +321,7 @@ def plan_agentic(
             "plausibility bound (~100x all AI accelerators installed by 2025)",
             "give one fleet's rate, e.g. --target 10000 --target-kind tasks (tasks per hour)",
         )
-    return _plan(af, spec, point, dep, n, float(tasks_per_hour), max_task_min)
+    return replace(_plan(af, spec, point, dep, n, float(tasks_per_hour), max_task_min), highest_rate=alt)
 
 
 def agentic_fleet(af: AgenticFrontier, spec: AgenticSpec, chips: int, max_task_min: float | None = None) -> AgenticPlan:

@@ -1,8 +1,9 @@
 """Capacity planning (``jalapeno plan``): how many chips serve a token-rate target at a per-user speed.
 
-From a system's frontier (analysis/system_frontier.system_frontier) the plan picks the point with the
-highest throughput per chip at or above ``min_interactivity`` (the operating-tier rule of
-docs/metrics.md §6), then:
+From a system's frontier (analysis/system_frontier.system_frontier) and every instance size's own
+frontier (``alternatives``) the plan leads with the point at or above ``min_interactivity`` (the
+operating-tier rule of docs/metrics.md §6) that serves the target with the FEWEST CHIPS (ties: the
+higher throughput per chip, then fewer outermost boxes), then:
 
     instances = ceil(target_tok_per_s / (throughput_per_chip × chips_per_instance))
     chips     = instances × chips_per_instance
@@ -11,12 +12,15 @@ docs/metrics.md §6), then:
     power_w   = chips × power per chip                  under each convention (power_cost.py)
     usd/hour  = chips × $/chip-hour
 
-Instances are whole, so another point above the floor, of lower throughput per chip, can need
-fewer chips (a smaller instance for a target of a few instances) or fewer of the outermost boxes
-the plan prints (racks: GB300 agg EP72 fills 72-GPU racks that EP64 leaves 8 GPUs of idle, so 2,160
-chips sit in 30 racks where EP64's 1,984 take 31). The plan names each such point with both counts
-(``CapacityPlan.fewest`` and ``fewest_boxes``, the arithmetic's last lines) rather than switch
-rules silently: power and $/hour are per chip, floor space and whole-rack purchases per rack.
+Why fewest chips: on one system power (every convention) and $/hour are per chip, so the fewest chips
+is also the fewest watts and the lowest $/hour: what a capacity planner buys. The point of the highest
+throughput per chip (the rule until round 49) can need many more chips once instances are whole:
+Kimi K2.5 on Jalapeño, 1k8k, 1e6 output tok/s at >= 50 tok/s/user, its 524-chip instances need
+3 x 524 = 1,572 chips where 132-chip ones of 0.8% lower tok/s/chip need 9 x 132 = 1,188 (newuser49).
+The plan names that point when it is not the lead (``CapacityPlan.highest_rate``) and the point that
+needs the fewest of the outermost boxes it prints (``fewest_boxes``: racks; GB300 agg EP72 fills
+72-GPU racks that EP64 leaves 8 GPUs of idle, so 2,160 chips sit in 30 racks where EP64's 1,984
+take 31): floor space and whole-rack purchases are per rack.
 
 ``target_kind`` says which tokens the target counts: ``total`` (input + output, InferenceX's
 ``tput_per_gpu``) or ``output`` (output tokens only). Throughput per chip counts every chip of
@@ -40,6 +44,7 @@ from jalapeno.analysis.plan_text import (  # noqa: F401  (re-exported: split fro
     per_kw_line,
     point_conditions,
     power_lines,
+    rate_text,
     users_line,
 )
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
@@ -92,8 +97,10 @@ class CapacityPlan:
     """A capacity plan and the numbers behind it (SI units; ``*_w`` watts).
 
     Attributes:
-        point: the frontier point the fleet runs at.
-        tok_per_s_per_chip: its throughput per chip of the target's kind.
+        point: the frontier point the fleet runs at: the one above the floor that serves the target with the
+            fewest chips (ties: higher throughput per chip, then fewer outermost boxes; module docstring).
+        tok_per_s_per_chip: its throughput per chip of the target's kind (exact; the text prints
+            ``rate_text`` of it, the JSON this figure).
         chips_per_instance: chips of one deployment (prefill + decode pools).
         instances: deployments needed; chips: instances × chips_per_instance.
         packaging: (level name, chips per level, count) per packaging level, innermost first.
@@ -101,10 +108,9 @@ class CapacityPlan:
         usd_per_hour: fleet $/hour; delivered_tok_per_s: what the fleet serves (≥ the target).
         usd_estimate: whether the system's $/chip-hour is a derived estimate (``estimate = true`` in its
             file, e.g. Jalapeño's, which has no published price) rather than a published TCO figure.
-        fewest: the footprint of the frontier point above the floor that meets the target with
-            the fewest chips (ties: fewer outermost boxes, then higher throughput per chip), when
-            that is fewer than ``chips`` (instances are whole, so a point of lower throughput per
-            chip on a smaller instance can need fewer), else None.
+        highest_rate: the footprint of the point above the floor of the highest throughput per chip (the
+            lead until round 49), when it is not the plan's point (it then needs more chips: instances are
+            whole), else None.
         fewest_boxes: the footprint of the point above the floor that needs the fewest of the
             outermost packaging level ``packaging[-1]`` (racks; ties: fewer chips, then higher
             throughput per chip), when that is fewer than this plan's, else None.
@@ -124,7 +130,7 @@ class CapacityPlan:
     usd_per_chip_hour: float
     usd_per_hour: float
     delivered_tok_per_s: float
-    fewest: Footprint | None = None
+    highest_rate: Footprint | None = None
     usd_estimate: bool = False
     fewest_boxes: Footprint | None = None
     #: what ``jalapeno hardware show`` takes for the system (specs/catalog.hardware_show_name); "": ``system``
@@ -197,18 +203,22 @@ class CapacityPlan:
         return format_rate(self.target_tok_per_s)
 
     def arithmetic(self) -> list[str]:
-        """The plan's arithmetic, one line per step (what ``jalapeno plan`` prints)."""
+        """The plan's arithmetic, one line per step (what ``jalapeno plan`` prints). Throughput per chip prints to
+        sensible figures (``rate_text``: 912.7, not 912.664); the products are carried by one instance's tok/s
+        (whole tok/s, :func:`factor_text`), so every ``n x X = total`` line checks by hand; ``--json`` holds the
+        exact figures (``tok_per_s_per_chip``)."""
         p, k = self.point, self.target_kind
         per_inst = self.tok_per_s_per_chip * self.chips_per_instance
-        # the rate to the decimals both products need (one instance, delivered), the same text on every line
-        rate = factor_text(self.tok_per_s_per_chip, (self.chips_per_instance, self.chips))
+        rate = rate_text(self.tok_per_s_per_chip)
+        inst = factor_text(per_inst, self.instances, 0)
         lines = [
             (
-                f"operating point: the highest {k} throughput per chip at >= {self.min_interactivity:g} tok/s/user: "
-                f"{rate} tok/s/chip at {p.interactivity:.1f} tok/s/user {point_conditions(p)}"
+                f"operating point: the fewest chips that serve the target at >= {self.min_interactivity:g} tok/s/user "
+                f"(ties: the higher {k} throughput per chip): {rate} tok/s/chip at {p.interactivity:.1f} tok/s/user "
+                f"{point_conditions(p)}"
             ),
-            (f"one instance: {rate} tok/s/chip x {self.chips_per_instance:,} chips = {per_inst:,.0f} tok/s"),
-            f"instances: ceil({self.target_text()} / {per_inst:,.0f}) = {self.instances:,}",
+            f"one instance: {inst} tok/s ({self.chips_per_instance:,} chips at {rate} tok/s/chip; exact figures: --json)",
+            f"instances: ceil({self.target_text()} / {inst}) = {self.instances:,}",
             f"chips: {self.instances:,} x {self.chips_per_instance:,} = {self.chips:,}",
         ]
         for name, size, n in self.packaging:
@@ -244,26 +254,29 @@ class CapacityPlan:
                 f"${prov['usd_per_hour']:,.2f}/hour{power}"
             )
         lines.append(
-            f"delivered: {self.chips:,} x {rate} = "
-            f"{self.delivered_tok_per_s:,.0f} "
+            f"delivered: {self.instances:,} instances x {inst} = {self.delivered_tok_per_s:,.0f} "
             f"tok/s ({self.target_kind}) >= target {self.target_text()}"
         )
         lines.append(self.users_text())
         own = Footprint(p, self.tok_per_s_per_chip, self.chips, self.packaging).text()
         outer = self.packaging[-1][0] + "s" if self.packaging else "boxes"
-        same = self.fewest is not None and self.fewest is self.fewest_boxes  # one point: one line
-        for what, alt in (
-            (f"fewer chips and {outer}" if same else "fewer chips", self.fewest),
-            (f"fewer {outer}", None if same else self.fewest_boxes),
-        ):
-            if alt is not None:
-                q = alt.point
-                lines.append(
-                    f"{what}: {q.deployment.label} ({q.deployment.chips:,} chips per instance) at "
-                    f"{q.interactivity:.1f} tok/s/user serves the target with {alt.text()} at "
-                    f"{alt.rate:,.1f} tok/s/chip; this plan's point needs {own} (whole instances of "
-                    f"{self.chips_per_instance:,})"
-                )
+        if (alt := self.highest_rate) is not None:
+            q = alt.point
+            lines.append(
+                f"highest {k} throughput per chip: {q.deployment.label} ({q.deployment.chips:,} chips per instance) at "
+                f"{q.interactivity:.1f} tok/s/user, {rate_text(alt.rate)} tok/s/chip "
+                f"({(alt.rate / self.tok_per_s_per_chip - 1) * 100:+.1f}%), serves the target with {alt.text()} "
+                f"({(alt.chips / self.chips - 1) * 100:+.0f}% chips, power and $/hour: whole instances of "
+                f"{q.deployment.chips:,}); this plan's point needs {own}"
+            )
+        if (alt := self.fewest_boxes) is not None:
+            q = alt.point
+            lines.append(
+                f"fewer {outer}: {q.deployment.label} ({q.deployment.chips:,} chips per instance) at "
+                f"{q.interactivity:.1f} tok/s/user serves the target with {alt.text()} at "
+                f"{rate_text(alt.rate)} tok/s/chip; this plan's point needs {own} (whole instances of "
+                f"{self.chips_per_instance:,})"
+            )
         return lines
 
 
@@ -346,11 +359,6 @@ def plan_capacity(
     def rate(p: PointRecord) -> float:
         return p.output_throughput_per_chip if target_kind == "output" else p.throughput_per_chip
 
-    best = max(ok, key=rate)
-    per_chip = rate(best)
-    per_inst_chips = best.deployment.chips
-    instances = math.ceil(target_tok_per_s / (per_chip * per_inst_chips))
-    chips = instances * per_inst_chips
     # every level but the outermost (the cluster or global fabric the fleet spans); a system of one
     # level (a user's 8-GPU node without a scale-out level) counts its nodes, which it printed nothing for
     levels = system.levels[:-1] or system.levels[:1]
@@ -368,11 +376,15 @@ def plan_capacity(
     def outer(f: Footprint) -> int:
         return f.packaging[-1][2] if f.packaging else f.chips
 
-    own = footprint(best)
-    packaging = own.packaging
-    alts = [footprint(p) for p in alt_ok] + [own]  # own: a tie keeps no alternative
-    least = min(alts, key=lambda f: (f.chips, outer(f), -f.rate))
-    fewest = least if least.chips < chips else None
+    # the lead: the fewest chips (= fewest watts, lowest $/hour: both per chip), ties to the higher rate, then
+    # fewer outermost boxes; searched over the system's frontier and every instance size's own (alternatives)
+    alts = [footprint(p) for p in ok] + [footprint(p) for p in alt_ok if alt_ok is not ok]
+    own = min(alts, key=lambda f: (f.chips, -f.rate, outer(f)))
+    best, per_chip, chips, packaging = own.point, own.rate, own.chips, own.packaging
+    per_inst_chips = best.deployment.chips
+    instances = chips // per_inst_chips
+    top = footprint(max(ok, key=rate))  # the highest rate on the system's frontier (the old lead)
+    highest_rate = top if top.point is not best and top.rate > per_chip else None
     least = min(alts, key=lambda f: (outer(f), f.chips, -f.rate))
     fewest_boxes = least if outer(least) < outer(own) else None
     power = {}
@@ -394,7 +406,7 @@ def plan_capacity(
         system.usd_per_chip_hour,
         chips * system.usd_per_chip_hour,
         chips * per_chip,
-        fewest,
+        highest_rate,
         is_price_estimate(system),
         fewest_boxes,
         hardware_show_name(system),

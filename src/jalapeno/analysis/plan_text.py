@@ -86,6 +86,18 @@ def factor_text(x: float, n: float | Sequence[float], d0: int = 1, total_d: int 
     return f"{x:,.{d}f}"
 
 
+def rate_text(tok_per_s_per_chip: float) -> str:
+    """A throughput per chip as a plan's text prints it: one decimal from 100 up, four significant figures below
+    (plan printed ``1,155.9742`` tok/s/chip, the decimals its products needed, newuser49); the products are carried
+    by whole-instance figures and ``--json`` holds the exact rate.
+
+    >>> rate_text(1155.9742), rate_text(912.664), rate_text(45.6789), rate_text(0.5)
+    ('1,156.0', '912.7', '45.68', '0.5000')
+    """
+    x = tok_per_s_per_chip
+    return f"{x:,.1f}" if abs(x) >= 100 else f"{x:#.4g}"
+
+
 def format_rate(tok_per_s: float) -> str:
     """A token rate for a plan line: ``1,000,000`` from 1,000 up, ``7.5`` or ``1e-30`` below.
 

@@ -270,5 +270,5 @@ def agentic_plan_cmd(*, system, model, workload, precision, target, target_kind,
     for line in lines + basis_lines([pr.system]):
         console.print("  " + line, markup=False, soft_wrap=True)
     if max_task_min is None:
-        console.print("no task-time ceiling: this is the most-tasks-per-chip (batch) point; for an interactive "
+        console.print("no task-time ceiling: every frontier point is eligible, the most-tasks-per-chip (batch) one included; for an interactive "
                       "agent give --max-task-min, e.g. 10", markup=False, soft_wrap=True)

@@ -141,7 +141,8 @@ def plan(
                     "mean_isl": wl.mean_isl, "mean_osl": wl.mean_osl, "users_per_instance": cp.users_per_instance,
                     "users": cp.users_per_instance * cp.instances,
                     "output_tok_per_s_per_user": cp.output_tok_per_s_per_user,
-                    "fewest_chips": None if cp.fewest is None else cp.fewest.as_dict(),
+                    "lead": "fewest chips (ties: higher tok/s/chip, then fewer outermost boxes)",
+                    "highest_rate": None if cp.highest_rate is None else cp.highest_rate.as_dict(),
                     "fewest_boxes": None if cp.fewest_boxes is None else {
                         "level": cp.packaging[-1][0], **cp.fewest_boxes.as_dict()},
                     "arithmetic": cp.arithmetic()})
