@@ -216,7 +216,7 @@ def test_audit_band_with_one_undefined_end_is_not_a_single_value(capsys):
     assert pred["value"] is None and pred["low"] is None and pred["high"] > 0
     code, out, err = run(capsys, *claim)
     assert code == 0, err
-    assert re.search(r"│ - +│ - to [0-9.,e+]+ +│", out), out  # 4,527 (separators: newuser29)
+    assert re.search(r"│ - +│ - to [0-9.,e+]+ tok/s/chip +│", out), out  # 4,527 (separators: newuser29; unit: plan49)
 
 
 def test_plan_counts_nodes_of_a_system_with_one_level(capsys, tmp_path):

@@ -253,7 +253,7 @@ def test_audit_flags_a_wide_band_as_compare_does(capsys):
         capsys, "audit", "-s", "jalapeno", "-m", "deepseek-r1", "-w", "8k1k", "--claim", "max_interactivity=700"
     )
     assert code == 0, err
-    m = re.search(r"│ ([\d.]+) to ([\d.]+) \[wide band: ([\d.]+)x\] │", out)
+    m = re.search(r"│ ([\d.]+) to ([\d.]+) tok/s/user \[wide band: ([\d.]+)x\] │", out)  # unit: plan49
     assert m, out
     lo, hi, n = (float(g) for g in m.groups())
     assert hi / lo >= 2 and n == pytest.approx(hi / lo, abs=0.06)  # by hand: 500.1 / 126.8 = 3.94

@@ -84,7 +84,7 @@ def test_one_band_format_in_every_command(capsys):
     code, out, err = run(capsys, "audit", "-s", "jalapeno", "--claim", "max_interactivity=700")
     assert code == 0, err
     assert "band (low to high)" in out
-    assert re.search(r"│ [\d.]+ to [\d.]+ \[wide band", out)  # the claim's band: 126.8 to 500.1 (docs/audit.md §5)
+    assert re.search(r"│ [\d.]+ to [\d.]+ tok/s/user \[wide band", out)  # the claim's band: 126.8 to 500.1 (docs/audit.md §5)
     assert re.search(r"│ 3\.2e-07 to 4e-06 +│", out)  # kernel launch's compiled-to-GPU-like band, no dash
     assert not re.search(r"\de-\d+-\d", out) and not re.search(r"│ [\d.,]+-[\d.,]+ +│", out)
 

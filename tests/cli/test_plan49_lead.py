@@ -92,3 +92,44 @@ def test_agentic_plan_leads_with_the_fewest_chips(capsys):
     flat = " ".join(out.split())
     assert "operating point: the fewest chips that finish the target with mean task time <= 30 min" in flat
     assert re.search(r"most tasks/h per chip: .*\(8 chips per instance\).*finishes the target with 16 chips", flat)
+
+
+def test_audit_claim_table_figures_carry_the_claims_unit(capsys):
+    """audit's predicted and physical-limit cells carried no unit: a ratio read ``1.212``, not ``1.212x`` (newuser49)."""
+    code, out, err = run(
+        capsys,
+        "audit",
+        "--system",
+        "jalapeno",
+        "--baseline",
+        "gb200-nvl72",
+        "--claim",
+        "peak_throughput_per_chip_ratio=1.5",
+    )
+    assert code == 0, err
+    row = next(ln for ln in out.splitlines() if any(v in ln for v in ("HOLDS", "PLAUSIBLE", "REQUIRES", "IMPOSSIBLE")))
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert re.fullmatch(r"[\d.]+x", cells[0]) and re.fullmatch(r"[\d.]+x", cells[2]), cells
+    code, out, err = run(capsys, "audit", "--system", "jalapeno", "--claim", "peak_throughput_per_chip=5000")
+    assert code == 0, err
+    row = next(ln for ln in out.splitlines() if any(v in ln for v in ("HOLDS", "PLAUSIBLE", "REQUIRES", "IMPOSSIBLE")))
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert cells[0].endswith(" tok/s/chip") and cells[2].endswith(" tok/s/chip"), cells
+
+
+def test_compare_states_each_systems_power_per_chip(capsys):
+    """compare reports tok/s/kW but not the watts it divides by, so a variant's extra power (``--set
+    chip.hbm_bandwidth_tb_per_s=20`` adds ~129 W all-in on Jalapeño) moved tok/s/kW unseen (newuser49). The power
+    line now gives W per chip: Jalapeño 1,150 W all-in (data/systems/jalapeno.toml), GB200 2,100 W (InferenceX's
+    all-in figure, gb200-nvl72.toml)."""
+    code, out, err = run(capsys, "compare", "--systems", "jalapeno,gb200-nvl72")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "jalapeno all-in provisioned, 1,150 W per chip; gb200-nvl72 all-in provisioned, 2,100 W per chip" in flat
+    code, out, err = run(
+        capsys, "compare", "--systems", "jalapeno,gb200-nvl72", "--set", "jalapeno:chip.hbm_bandwidth_tb_per_s=20"
+    )
+    assert code == 0, err
+    flat = " ".join(out.split())
+    w = re.search(r"jalapeno\+chip\.hbm_bandwidth_tb_per_s=20 all-in provisioned, ([\d,]+) W per chip", flat)
+    assert w and int(w[1].replace(",", "")) > 1150, flat[-2000:]

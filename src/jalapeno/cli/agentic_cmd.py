@@ -18,10 +18,26 @@ AGENTIC_STAGE_FACTOR = 1
 
 #: Outputs the agentic comparison does not write (problem, fix): an option that applies but is not supported
 #: yet, not one that has no meaning for sessions (compare --html read "does not apply ... (sessions, not fixed
-#: lengths)", as if the page were about fixed lengths).
-UNSUPPORTED = {"--html": ("compare -w agentic:… writes no HTML chart (its results print as tables, or as JSON "
-                          "with --json)", "drop --html; keep the results with --json > FILE.json, or chart a "
-                          "fixed-length workload (compare -w 8k1k --html FILE.html)")}
+#: lengths)", as if the page were about fixed lengths). Empty since round 49: --html is noted, not refused
+#: (:func:`html_note`).
+UNSUPPORTED: dict[str, tuple[str, str]] = {}
+
+
+def html_note(html: str | None) -> None:
+    """Say once, on stderr, that an agentic comparison writes no chart when ``--html`` names a file (None or "": not
+    given, or the documented no-chart value: nothing to say).
+
+    Why a note, not a refusal (plan49): the agentic comparison has no frontier chart (its frontier is tasks/h per chip
+    against task time, printed as tables), and without --html it wrote nothing without a word, while an explicit
+    --html was refused (newuser49): the same missing chart gave an error or silence depending on the flag. A script
+    that passes --html to every comparison now gets its tables, and the note says the file was not written.
+    """
+    if html:
+        from jalapeno.cli.engine_opts import note_lines
+
+        note_lines([f"--html: compare -w agentic:… draws no chart, so {html} is not written; its results print as "
+                    "tables (--json > FILE.json keeps them; a fixed-length workload charts: compare -w 8k1k --html "
+                    "FILE.html)"])
 
 
 def refuse(given: dict) -> None:

@@ -78,6 +78,18 @@ def _f(x, fmt: str = ".4g") -> str:
     return format(x, fmt)
 
 
+def _with_unit(text: str, unit: str) -> str:
+    """A claim table's figure with the claim's unit: ``1.212x`` for a ratio (as the claim's own title writes it),
+    ``9,694 tok/s/chip`` otherwise; ``-`` (no figure) as it is.
+
+    >>> _with_unit("1.212", "x"), _with_unit("9,694", "tok/s/chip"), _with_unit("-", "x")
+    ('1.212x', '9,694 tok/s/chip', '-')
+    """
+    if text == "-":
+        return text
+    return f"{text}x" if unit == "x" else f"{text} {unit}"
+
+
 def _swing_text(r: dict) -> str:
     """A tornado row's swing in its ends' format: whole numbers where either end prints with thousands
     separators (6,064 and 7,051 swing 987, not '987.1'; 6,493 and 6,705 swing 212, not '212' beside '213.7'
@@ -159,7 +171,7 @@ def audit(
         head.add_column(col)
     ends = [math.isfinite(v) for v in (res.low, res.high)]
     # one format with compare's (analysis/records.band_span); one end undefined: that setting never reaches @X
-    band = band_span(_f(res.low), _f(res.high)) if any(ends) else "-"
+    band = _with_unit(band_span(_f(res.low), _f(res.high)), c.unit) if any(ends) else "-"
     from jalapeno.report.tables import WIDE_BAND, efficiency_label
 
     # flagged as compare --bands flags it: Jalapeño's max tok/s/user band 126.8-500.1 (GPU-like to compiled stacks)
@@ -167,7 +179,9 @@ def audit(
     wide = all(ends) and res.low > 0 and res.high / res.low >= WIDE_BAND
     if wide:
         band += f" [wide band: {res.high / res.low:.1f}x]"
-    head.add_row(_f(res.predicted), band, _f(res.physical_limit), res.verdict.upper())
+    # each figure with the claim's unit (newuser49: a ratio read '1.212', not '1.212x'; a rate carried no unit)
+    head.add_row(_with_unit(_f(res.predicted), c.unit), band, _with_unit(_f(res.physical_limit), c.unit),
+                 res.verdict.upper())
 
     sets = [f"{res.system}: {efficiency_label(res.context['efficiency_source'])}"]
     if res.baseline:

@@ -164,13 +164,13 @@ def compare(
 
     check_convention(power)  # before the sweep: it was refused after it
     if workload and workload.startswith("agentic:"):
-        from jalapeno.cli.agentic_cmd import agentic_compare, refuse
+        from jalapeno.cli.agentic_cmd import agentic_compare, html_note, refuse
 
         refuse({"--isl": isl, "--osl": osl, "--serving": serving if serving != "agg" else None, "--mtp": mtp,
                 "--engine": engine, "--as-deployed": as_deployed, "--concurrency": concurrency, "--bands": bands,
-                "--html": html or None,  # "" = no chart (the option's documented "none")
                 "--fixed-lengths": fixed_lengths, "--max-running": max_running, "--store": store,
                 "--max-tokens-per-step": max_tokens_per_step, "--cuda-graph-max-batch": cuda_graph_max_batch})
+        html_note(html)  # said once, not refused: the default writes no chart here either (plan49)
         return agentic_compare(model=model, workload=workload, precision=precision, kv_dtype=kv_dtype,
                                attention_dtype=attention_dtype, compute_fallback=compute_fallback, systems=systems,
                                baseline=baseline, power=power, efficiency=efficiency, routing=routing, eplb=eplb,

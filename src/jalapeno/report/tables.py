@@ -49,10 +49,18 @@ TOKENS_CAPTION = ("tok/s/chip, tok/s/kW and $/M tok count input + output tokens 
 
 
 def power_caption(d: ComparisonRecord) -> str:
-    """One line naming the power figure each system's tok/s/kW divides by under the comparison's convention,
-    e.g. ``power (sustained): jalapeno chip sustained; gb300-nvl72 chip TDP (no sustained figure published)``."""
+    """One line naming the power figure each system's tok/s/kW divides by under the comparison's convention, with
+    its watts per chip (newuser49: a variant's extra power, ``--set chip.hbm_bandwidth_tb_per_s=20`` adding ~129 W
+    all-in, moved tok/s/kW unseen), e.g. ``power (sustained): jalapeno chip sustained, 550 W per chip; gb300-nvl72
+    chip TDP (no sustained figure published), 1,400 W per chip``. The watts are the headline's own divisor: peak
+    tok/s/chip / peak tok/s/kW x 1,000."""
     conv = d.power_convention
-    return f"power ({conv}): " + "; ".join(f"{n} {s.headline.power_labels.get(conv, conv)}"
+
+    def watts(h) -> str:
+        kw = h.peak_tok_s_per_kw.get(conv, 0.0)
+        return f", {h.peak_throughput_per_chip / kw * 1e3:,.0f} W per chip" if kw > 0 else ""
+
+    return f"power ({conv}): " + "; ".join(f"{n} {s.headline.power_labels.get(conv, conv)}{watts(s.headline)}"
                                           for n, s in d.systems.items())
 
 
