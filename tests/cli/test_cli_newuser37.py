@@ -55,7 +55,7 @@ def test_plan_arithmetic_checks_by_hand(capsys, args):
     code, out, err = run(capsys, "plan", "--workload", "8k1k", *args)
     assert code == 0, err
     text = " ".join(out.split())
-    pats = [r"delivered: ([\d,]+) (?:chips |instances )?x ([\d,.]+) (?:output tok/s/chip )?= ([\d,]+)",
+    pats = [r"delivered: ([\d,]+) (?:chips |instances )?x ([\d,.]+) (?:output tok/s(?:/chip)? )?(?:\([^)]*\) )?= ([\d,]+)",
             r"users: ([\d,.]+) concurrent per instance .*? x ([\d,]+) = ([\d,]+);",
             r"power \(all-in: all-in provisioned\): ([\d,]+) x ([\d,.]+) W = ([\d,.]+) kW",
             r"cost: ([\d,]+) x \$([\d.]+)/chip-hour.*? = \$([\d,.]+)/hour"]

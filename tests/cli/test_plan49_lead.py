@@ -133,3 +133,17 @@ def test_compare_states_each_systems_power_per_chip(capsys):
     flat = " ".join(out.split())
     w = re.search(r"jalapeno\+chip\.hbm_bandwidth_tb_per_s=20 all-in provisioned, ([\d,]+) W per chip", flat)
     assert w and int(w[1].replace(",", "")) > 1150, flat[-2000:]
+
+
+def test_fleet_plan_prints_its_rate_to_sensible_figures(capsys):
+    """``plan --chips`` printed ``980 chips x 1,173.552 output tok/s/chip``: the rate now prints 1,173.6 and the product
+    is carried by one instance's tok/s (GB200, 1,000 chips at >= 50: 5 x 196-chip instances; 5 x 230,016.2 =
+    1,150,081 by hand)."""
+    code, out, err = run(capsys, "plan", "-s", "gb200-nvl72", "--chips", "1000", "--min-interactivity", "50")
+    assert code == 0, err
+    rates = re.findall(r"([\d,]+\.\d+) tok/s/chip", out)
+    assert rates and all(len(r.split(".")[1]) == 1 for r in rates), rates
+    n, inst, total = re.search(
+        r"delivered: ([\d,]+) instances x ([\d,.]+) output tok/s \(.*?\) = ([\d,]+)", out
+    ).groups()
+    assert round(int(n) * float(inst.replace(",", ""))) == int(total.replace(",", ""))

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from jalapeno.analysis.capacity import (TARGET_KINDS, factor_text, format_rate, is_price_estimate,
-                                        output_rate_per_user, per_kw_line, point_conditions,
+                                        output_rate_per_user, per_kw_line, point_conditions, rate_text,
                                         points_above_floor, power_lines, estimate_mark, users_line)
 from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
@@ -91,15 +91,19 @@ class FleetThroughput:
             have = f"{boxes:,} {name}{'' if boxes == 1 else 's'} of {size}" + (f" and one of {rest}" if rest else "")
             count = (f"instances: floor({self.fleet_chips:,} chips / {per_inst:,} per instance) = {n:,}, of which "
                      f"{self.instances:,} fit with each worker's {sizes}-chip group whole in a {name} ({have})")
-        # the rate to as many decimals as 'chips x rate = delivered' needs to check by hand (the total whole from 1,000),
-        # the same text on the operating point's line (it printed 1,173.6 there and 1,173.552 here)
-        rate = factor_text(self.rate, self.chips_used) if self.delivered_tok_per_s >= 1000 else f"{self.rate:,.1f}"
+        # the rate to sensible figures (rate_text: 1,173.6, not the 1,173.552 'chips x rate = delivered' needed, plan49),
+        # the same text on every line; the product is carried by one instance's tok/s, to the decimals it needs to check
+        # by hand (the total whole from 1,000), as plan --target prints it; --json holds the exact rate
+        rate = rate_text(self.rate)
+        inst = (factor_text(self.rate * per_inst, self.instances, 0) if self.delivered_tok_per_s >= 1000
+                else f"{self.rate * per_inst:,.4g}")
         p = self.point
         return [f"operating point: the most {self.target_kind} tok/s the fleet's whole instances deliver at >= "
                 f"{self.min_interactivity:g} tok/s/user: {rate} tok/s/chip at {p.interactivity:.1f} "
                 f"tok/s/user {point_conditions(p)}",
                 f"{count} ({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
-                f"delivered: {self.chips_used:,} chips x {rate} {self.target_kind} tok/s/chip = "
+                f"delivered: {self.instances:,} instances x {inst} {self.target_kind} tok/s ({per_inst:,} chips at {rate} "
+                f"tok/s/chip) = "
                 f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
                 f"{self.point.interactivity:,.1f} tok/s/user"] + power_lines(self.fleet_chips, self.power_w) + [
                 per_kw_line(self.delivered_tok_per_s / self.fleet_chips, self.power_w, self.target_kind,
