@@ -48,16 +48,41 @@ def note_name_clash(system) -> None:
     """Say once per file that a user file carries a catalog system's name (``name = "gb300-nvl72"``, or a
     file named gb300-nvl72.toml without a name): its figures print under that name, but the catalog
     system's measured band and engine recipe are not its own and are not applied (measured_bands.band_of,
-    cli/engine_opts.deployed_recipes); a B200 variant so named got GB300's band, silently."""
-    from jalapeno.specs.catalog import is_catalog_system, list_systems
+    cli/engine_opts.deployed_recipes); a B200 variant so named got GB300's band, silently. Its kernel tables
+    follow specs/catalog.measured_system: read for an unedited copy, refused by ``--pricer table`` for a file whose
+    specs differ (a new chip's file named "h200" was priced with H200's tables, break49); the note says which."""
+    from jalapeno.specs.catalog import hardware_changes, is_catalog_system, list_systems, measured_system
 
     key = f"clash:{system.path}"
     if system.name in list_systems() and not is_catalog_system(system) and key not in _NOTED:
         _NOTED.add(key)
-        _err.print(f"note: {system.path} names itself {system.name!r}, a catalog system's name: its figures print "
-                   f"under that name but are this file's, without {system.name}'s measured band or engine recipe; "
-                   "give the file its own name = \"...\" to keep the two apart", markup=False, highlight=False,
-                   soft_wrap=True)
+        n, diff = system.name, hardware_changes(system, system.name)
+        what = (f"measured band, engine recipe or kernel tables (its {', '.join(diff[:3])} differ{'s' * (len(diff) == 1)}"
+                ": --pricer table refuses it)" if measured_system(system) is None else "measured band or engine recipe "
+                f"(it changes nothing physical, so --pricer table reads {n}'s kernel tables)")
+        _err.print(f"note: {system.path} names itself {n!r}, a catalog system's name: its figures print under that name "
+                   f"but are this file's, without {n}'s {what}; give the file its own name = \"...\" to keep the two "
+                   "apart", markup=False, highlight=False, soft_wrap=True)
+
+
+def note_table_variant(pr) -> None:
+    """Say once per system that ``--pricer table`` prices a variant (``base = ...`` or ``--set``) that changes its
+    catalog system's hardware with that system's measured kernel tables as corrections (measured / roofline per
+    kernel shape) over the variant's own roofline (specs/catalog.measured_system): the changed specs move the
+    figures through the roofline only; the kernels were measured on the catalog chip (break49)."""
+    from jalapeno.specs.catalog import hardware_changes, is_catalog_system, measured_system
+
+    if type(pr).__name__ != "TablePricer" or is_catalog_system(pr.system):
+        return
+    src = measured_system(pr.system)
+    diff = [k for k in hardware_changes(pr.system, src) if not k.startswith(("power.", "cost."))] if src else []
+    key = f"table-variant:{pr.system.name}"
+    if diff and key not in _NOTED:
+        _NOTED.add(key)
+        _err.print(f"note: --pricer table: {pr.system.name} changes {src}'s {', '.join(diff[:3])}"
+                   f"{' and more' if len(diff) > 3 else ''}: priced with {src}'s measured kernel tables as corrections "
+                   f"(measured / roofline per kernel shape) over its own roofline; the kernels were measured on "
+                   f"{src} (docs/catalog.md)", markup=False, highlight=False, soft_wrap=True)
 
 
 #: Keys a power-cap what-if sets that change the power figures only: no DVFS model slows the chip.
@@ -235,6 +260,7 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
     note_efficiency(pr.system)
     note_switched_off_file(pr.system)
     note_name_clash(pr.system)
+    note_table_variant(pr)
     note_power_only(overrides)  # after the load: a refused variant gets its one error alone
     note_stacks_only(overrides, pr.system, _base_stacks(system, overrides), str(system))
     note_ignored_level_keys(pr.system)

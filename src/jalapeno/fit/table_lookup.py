@@ -142,16 +142,31 @@ def load_table_pricer(system: str, efficiency: str = "calibrated", overrides: tu
     cost/pricer.load_pricer does (a band or a calibration directory scales the lookup by its ratio
     to the calibrated set).
 
+    Whose tables: the catalog system the file descends from (specs/catalog.measured_system: the catalog file, a
+    variant's base chain, an unedited copy), never a bare name match: a user file named "h200" with other specs is
+    refused, naming what differs (break49).
+
     Raises:
-        SpecError: no kernel tables for the system, or the ``[calibrate]`` extra is missing.
+        SpecError: no kernel tables for the system (or a file that reuses a catalog name with other specs), or the
+            ``[calibrate]`` extra is missing.
         UnknownNameError: unknown system or efficiency set.
     """
     from jalapeno.cost.pricer import load_pricer
-    from jalapeno.specs.catalog import load_system
+    from jalapeno.specs.catalog import hardware_changes, list_systems, load_system, measured_system
 
-    name = load_system(system).name
+    sys_ = load_system(system, tuple(overrides))
+    name = measured_system(sys_) or sys_.name
+    if name in AIC_SYSTEM_DIRS and measured_system(sys_) is None:  # a new chip's file named like a catalog system
+        diff = hardware_changes(sys_, name)
+        raise SpecError("--pricer", f"{system} names itself {name!r} but is not the catalog {name}: its "
+                        f"{', '.join(diff[:3])}{' and more' if len(diff) > 3 else ''} differ{'s' if len(diff) == 1 else ''} and it "
+                        f"has no base, so "
+                        f"{name}'s measured kernel tables are not its own", "use --pricer roofline, or write "
+                        f"base = \"{name}\" with only the keys that differ (then {name}'s tables price it as "
+                        "corrections over its own roofline, docs/catalog.md), or give the file its own name")
     if name not in AIC_SYSTEM_DIRS:  # a system file's own name is no catalog system: said as such, not 'unknown system'
-        raise SpecError("--pricer", f"no measured kernel tables for {name}" + ("" if name == system else f" ({system})"),
+        shown = name if name in list_systems() or name == sys_.name else f"{sys_.name} (a variant of {name})"
+        raise SpecError("--pricer", f"no measured kernel tables for {shown}" + ("" if shown == system else f" ({system})"),
                         f"use --pricer roofline, or a system with tables: {', '.join(AIC_SYSTEM_DIRS)}")
     surfaces, src = _cached(name, "calibrated")
     rp = load_pricer(system, efficiency, tuple(overrides), stack)
@@ -184,8 +199,10 @@ def load_any_pricer(system: str, efficiency: str = "calibrated", overrides: tupl
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.specs.catalog import load_system
 
-    if pricer == "auto":
-        pricer = resolve_pricer(load_system(system).name, pricer)
+    if pricer == "auto":  # the LOSO choice of the catalog system the file descends from; none: the roofline
+        from jalapeno.specs.catalog import measured_system
+
+        pricer = resolve_pricer(measured_system(load_system(system, tuple(overrides))) or "", pricer)
     if pricer == "roofline":
         return load_pricer(system, efficiency, tuple(overrides), stack)
     if pricer == "table":

@@ -227,3 +227,58 @@ def _load_model(name_or_path: str, _stamp: tuple | None) -> ModelSpec:
         raise _unknown("model", name_or_path, known, "models")
     with resources.as_file(_DATA / "models" / f"{name_or_path}.json") as p:
         return load_model_file(p, name=name_or_path)
+
+
+#: file keys that label or cite a number but price nothing: an edited copy that changes only these is the same
+#: hardware (:func:`hardware_changes`)
+LABEL_KEYS = frozenset({"name", "description", "source", "note", "estimate", "vendor_verified", "schema_version"})
+
+
+def _leaves(d, prefix: str = "") -> dict:
+    """A system's file form (SystemOrigin.data) as {dotted key: value}, label keys (:data:`LABEL_KEYS`) dropped: a
+    ``{value, source}`` table reads as its ``.value`` leaf, a list (``levels``) by index."""
+    items = d.items() if isinstance(d, dict) else enumerate(d) if isinstance(d, list) else None
+    if items is None:
+        return {prefix.rstrip("."): d}
+    out: dict = {}
+    for k, v in items:
+        if k not in LABEL_KEYS:
+            out.update(_leaves(v, f"{prefix}{k}."))
+    return out
+
+
+def hardware_changes(system: System, catalog_name: str) -> list[str]:
+    """The dotted file keys (``chip.hbm_bandwidth_tb_per_s``, ``levels.0.chips``) whose values in ``system``
+    differ from the catalog system ``catalog_name``'s, names, descriptions, sources and notes not counted; [] for a
+    copy that changes nothing physical. A system built in code (no file form) differs in everything: ``["*"]``."""
+    data = system.origin.data if system.origin is not None else None
+    if data is None:
+        return ["*"]
+    mine, theirs = _leaves(data), _leaves(load_system(catalog_name).origin.data)
+    return sorted(k.removesuffix(".value") for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+
+
+def measured_system(system: System) -> str | None:
+    """The catalog system whose measurements (kernel tables for ``--pricer table``, the LOSO choice of ``--pricer
+    auto``) may price ``system``: data follows a file's provenance, never a bare name (docs/catalog.md, "Whose
+    measured data a file gets").
+
+    - the catalog file itself: its name;
+    - a variant (``base = "h200"`` along its chain, or ``--set`` on a catalog system): the catalog system its chain
+      starts from, whatever the variant's own name: its tables price it as corrections (measured / roofline per
+      kernel shape) over the variant's own roofline, so a changed spec moves the figures through the roofline;
+    - a user file without a base: the catalog system of its name only when it changes nothing physical
+      (:func:`hardware_changes` empty: an unedited copy); a file that reuses a catalog name with other specs
+      (a new chip's file named "h200") gets no catalog system's measurements: None.
+
+    >>> measured_system(load_system("h200")), measured_system(load_system("h200", (("chip.hbm_stacks", 8),)))
+    ('h200', 'h200')
+    """
+    if is_catalog_system(system):
+        return system.name
+    o = system.origin
+    if o is not None and o.root in list_systems() and (o.base is not None or o.overrides):
+        return o.root
+    if o is not None and o.root and system.name in list_systems() and not hardware_changes(system, system.name):
+        return system.name
+    return None
