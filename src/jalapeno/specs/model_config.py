@@ -323,7 +323,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         attention=attn, dense_intermediate=dense_inter, dense_layers=dense_layers, moe=moe,
         mtp_layers=_minimax_mtp(cfg, src) if mt == "minimax_m2" else _opt_int(cfg, "num_nextn_predict_layers", src),
         tie_embeddings=_flag(cfg, "tie_word_embeddings", src, False),
-        default_precision=checkpoint_precision(cfg, src, mt in _MLA_TYPES),
+        default_precision=checkpoint_precision(cfg, src, mt in _MLA_TYPES, moe=moe is not None),
         # absent: unknown, no context check; an explicit 0 is refused, not read as absent
         max_context=ctx[0] or 0, context_from=ctx[1],
         source=source,

@@ -27,6 +27,25 @@ an INT4 checkpoint). Sources of each mapping:
   bits per weight, the bytes of INT4 g32 with 16-bit scales) → ``w4a16-g32``; 8-bit (LLM.int8) is
   not modelled and refused.
 
+- ``modelopt`` (NVIDIA Model Optimizer checkpoints: nvidia/Llama-3.3-70B-Instruct-FP4 / -FP8,
+  nvidia/DeepSeek-R1-0528-FP4, nvidia/MiniMax-M2.5-NVFP4): the fields as vLLM reads them
+  (vllm-project/vllm @00155cde ``vllm/model_executor/layers/quantization/modelopt.py``,
+  ``ModelOptQuantConfigBase.from_config``; docs/features/quantization/modelopt.md): either the
+  ``hf_quant_config.json`` form nested under ``quantization`` (``quant_algo``, ``kv_cache_quant_algo``,
+  ``group_size``, ``exclude_modules``) or the config.json form flat (``quant_algo``, ``kv_cache_scheme``
+  ``{type: float, num_bits: 8}`` = FP8 KV, or ``kv_cache_quant_algo`` as earlier vLLM read it, ``group_size``,
+  ``ignore``); ``quant_algo`` and the KV algo case-insensitive. ``quant_algo`` ``FP8`` (per-tensor weight
+  scale) and ``FP8_PER_CHANNEL_PER_TOKEN`` (per-channel) → ``fp8-tensor``; ``NVFP4`` (W4A4, e2m1 with an
+  e4m3 scale per 16 elements: ``group_size`` must be 16 where given) → ``nvfp4`` (every linear layer:
+  the dense Llama release, ``lm_head`` excluded), but on an MoE model whose exclusion list names the
+  attention (``*self_attn*``: nvidia/MiniMax-M2.5-NVFP4's ``ignore``, the DeepSeek-R1 FP4 releases'
+  BF16 attention, specs/fp4_checkpoint.py) → ``fp4`` (NVFP4 experts; the preset prices attention, dense FFN
+  and shared experts FP8, the approximation the catalog's DeepSeek-R1 and MiniMax FP4 rows make,
+  data/engines.toml); on a dense model such an exclusion is refused (no preset keeps the attention 16-bit
+  beside NVFP4 MLPs). KV: ``FP8`` → the preset's FP8 KV, ``NVFP4`` → ``,kv=nvfp4``, none → ``,kv=bf16``
+  (FP8 on MLA models, as for ``fp8``). vLLM's other algos (``FP8_PB_WO``, ``W4A16_NVFP4``, ``MXFP8``,
+  ``MIXED_PRECISION``) are refused as not modelled, any other as unknown, with the supported list.
+
 A ``quantization_config`` without ``quant_method`` is refused (its keys alone do not say the
 storage; an empty ``{}`` too, as transformers refuses it), and so is an FP8 ``weight_block_size``
 other than two positive integers or null.
@@ -48,7 +67,74 @@ from typing import Any
 from jalapeno.errors import SpecError
 from jalapeno.specs.schema_errors import json_written as _js
 
-KNOWN_METHODS = ("fp8", "fbgemm_fp8", "mxfp4", "compressed-tensors", "awq", "gptq", "bitsandbytes")
+KNOWN_METHODS = ("fp8", "fbgemm_fp8", "mxfp4", "compressed-tensors", "awq", "gptq", "bitsandbytes", "modelopt")
+
+#: ModelOpt ``quant_algo`` → preset (module docstring); NVFP4's depends on the model (:func:`_modelopt`)
+MODELOPT_ALGOS = {"FP8": "fp8-tensor", "FP8_PER_CHANNEL_PER_TOKEN": "fp8-tensor", "NVFP4": "nvfp4"}
+
+#: quant_algo values vLLM reads (modelopt.py QUANT_ALGOS) whose storage no preset describes
+MODELOPT_UNMODELLED = ("FP8_PB_WO", "W4A16_NVFP4", "MXFP8", "MIXED_PRECISION")
+
+#: ModelOpt KV-cache algos (vLLM KV_CACHE_QUANT_ALGOS) → the ``,kv=`` override ("" keeps the preset's FP8 KV)
+MODELOPT_KV = {"FP8": "", "NVFP4": ",kv=nvfp4"}
+
+
+def _modelopt(q: dict, field: str, mla: bool, moe: bool) -> str:
+    """The preset of a ModelOpt ``quantization_config`` (module docstring).
+
+    Raises:
+        SpecError: a missing or unknown ``quant_algo`` (the supported list named), one vLLM reads but no preset
+            stores, an NVFP4 ``group_size`` other than 16, an unknown KV algo, an exclusion list that is not a list
+            of names, a dense model whose NVFP4 checkpoint keeps its attention unquantised.
+    """
+    nested = isinstance(q.get("quantization"), dict)
+    if "quantization" in q and not nested:
+        raise SpecError(f"{field}.quantization", f"must be an object (hf_quant_config.json's), got {_js(q['quantization'])}",
+                        "give {\"quant_algo\": \"NVFP4\", \"kv_cache_quant_algo\": \"FP8\", ...} as ModelOpt writes it")
+    c, at = (q["quantization"], f"{field}.quantization") if nested else (q, field)
+    supported = ", ".join(MODELOPT_ALGOS)
+    algo = c.get("quant_algo")
+    if not isinstance(algo, str) or not algo.strip():
+        raise SpecError(f"{at}.quant_algo", f"is {'missing' if algo is None else 'not a name: ' + _js(algo)} (a modelopt "
+                        "checkpoint names its algorithm)", f"give the checkpoint's quant_algo, one of {supported}")
+    algo = algo.strip().upper()
+    if algo in MODELOPT_UNMODELLED:
+        raise SpecError(f"{at}.quant_algo", f"ModelOpt {algo} is not modelled (no precision preset stores it)",
+                        f"use a checkpoint with quant_algo {supported}, or remove quantization_config and pass -p with "
+                        "a preset (`jalapeno models show` lists them)")
+    if algo not in MODELOPT_ALGOS:
+        raise SpecError(f"{at}.quant_algo", f"unknown ModelOpt algorithm {algo!r}", f"use one of {supported}")
+    kv_key = "kv_cache_quant_algo"
+    kv = c.get(kv_key)
+    if kv is None and not nested and c.get("kv_cache_scheme") is not None:
+        kv_key, ks = "kv_cache_scheme", c["kv_cache_scheme"]
+        fp8 = isinstance(ks, dict) and str(ks.get("type", "")).lower() == "float" and ks.get("num_bits") == 8
+        if not fp8:  # vLLM reads only float 8-bit here; anything else was its BF16 KV, silently
+            raise SpecError(f"{at}.kv_cache_scheme", f"only {{type: float, num_bits: 8}} (FP8 KV) is read, got {_js(ks)}",
+                            "write {\"type\": \"float\", \"num_bits\": 8} for an FP8 KV cache, or null for 16-bit KV")
+        kv = "FP8"
+    if kv is not None and (not isinstance(kv, str) or kv.strip().upper() not in MODELOPT_KV):
+        raise SpecError(f"{at}.{kv_key}", f"unknown KV-cache algorithm {_js(kv)}",
+                        f"use one of {', '.join(MODELOPT_KV)}, or null for a 16-bit KV cache")
+    kv_suffix = MODELOPT_KV[kv.strip().upper()] if kv is not None else ("" if mla else ",kv=bf16")
+    if algo != "NVFP4":
+        return MODELOPT_ALGOS[algo] + kv_suffix
+    group = c.get("group_size")
+    if group is not None and (type(group) is not int or group != 16):
+        raise SpecError(f"{at}.group_size", f"NVFP4 scales every 16 elements (one e4m3 scale per 16), got {_js(group)}",
+                        "write \"group_size\": 16 (or leave it out), or pass -p with a preset")
+    ex_key = "exclude_modules" if nested else "ignore"
+    excluded = c.get(ex_key) or []
+    if not (isinstance(excluded, list) and all(isinstance(x, str) for x in excluded)):
+        raise SpecError(f"{at}.{ex_key}", f"must be a list of module names or patterns, got {_js(excluded)}",
+                        "give a list, e.g. [\"lm_head\", \"model.layers.*.self_attn*\"] as ModelOpt writes it")
+    if not any("attn" in x.lower() for x in excluded):
+        return "nvfp4" + kv_suffix
+    if moe:
+        return "fp4" + kv_suffix
+    raise SpecError(f"{at}.{ex_key}", "keeps the attention unquantised beside NVFP4 MLPs on a dense model: no preset "
+                    "stores that (nvfp4 quantises every linear layer)", "pass -p nvfp4 (attention NVFP4 too: fewer bytes "
+                    "than the checkpoint) or -p bf16 / fp8-tensor as a bound, after removing quantization_config")
 
 
 def _fp8(q: dict, mla: bool, block: bool) -> str:
@@ -129,7 +215,7 @@ def precision_origin(cfg: dict) -> str:
     return f"config.json {_dtype_key(cfg)} {d} (no quantization_config{served})"
 
 
-def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
+def checkpoint_precision(cfg: dict, src: str, mla: bool, moe: bool = False) -> str:
     """The precision preset of a config.json's checkpoint (``bf16`` without a quantization_config,
     where ``torch_dtype`` is a 16/32-bit float or absent).
 
@@ -137,6 +223,7 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
         cfg: the parsed config.json.
         src: the file, for the message.
         mla: the model uses MLA attention (its FP8 checkpoints are served with FP8 KV).
+        moe: the model has routed experts (a ModelOpt NVFP4 checkpoint with BF16 attention reads as ``fp4``).
 
     Raises:
         SpecError: an unknown ``quant_method``, or a known one whose bit width no preset stores
@@ -169,6 +256,8 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
         return _fp8(q, mla, method == "fp8" and bool(block))
     if method == "mxfp4":
         return "mxfp4"
+    if method == "modelopt":
+        return _modelopt(q, field, mla, moe)
     if method in ("awq", "gptq"):
         if method == "gptq" and "bits" not in q:  # transformers' GPTQConfig takes bits with no default
             raise SpecError(f"{field}.bits", "a gptq quantization_config without bits (GPTQConfig has no default: "
