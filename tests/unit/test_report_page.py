@@ -154,3 +154,19 @@ def test_report_tables_have_the_terminal_tables_columns_and_per_kw_brackets(comp
     for cell, kw, usd in zip(cells, c.iso_interactivity["tok_s_per_kw"], c.iso_interactivity["tokens_per_usd"]):
         if isinstance(kw["ratio"], float) and kw["ratio"] == kw["ratio"]:  # round 44: per $ after per kW
             assert f"({kw['ratio']:.2f}×, {usd['ratio']:.2f}×)" in cell, cell
+
+
+def test_report_page_explains_its_bands_and_names_a_system_shown_without_one(capsys, tmp_path):
+    """analyst49: `report --bands` printed each headline figure's '(low to high)' and '[wide band: Nx]' with no
+    legend under the table, and gb300-nvl72 on gpt-oss-120b without a band and without the terminal's 'no band for
+    gb300-nvl72' line (its measured band is validate's on deepseek-r1 only: data/validation/measured_bands.toml), so
+    on the page the baseline's figure read as exact. The page carries the same two captions as compare's table."""
+    page_path = tmp_path / "r.html"
+    code, _, err = run(capsys, "report", "--model", "gpt-oss-120b", "--workload", "8k1k",
+                       "--systems", "jalapeno,gb300-nvl72", "--bands", "--html", str(page_path))
+    assert code == 0, err
+    page = page_path.read_text()
+    body = re.sub(r"<script.*?</script>", "", page, flags=re.S)
+    assert "(low to high): a derived system&#x27;s efficiency band" in body
+    assert "no band for gb300-nvl72: its measured error band is validate&#x27;s on deepseek-r1" in body
+    assert "validate has no gpt-oss-120b points on it" in body

@@ -35,7 +35,8 @@ from jalapeno.report.cell_notes import (BELOW_START, ESTIMATE_MARK, below_start_
                                        estimate_caption, frontier_peaks, unreachable_tier)
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
-from jalapeno.report.tables import (BAND_ROW_CAPTION, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION,
+from jalapeno.report.tables import (BAND_ROW_CAPTION, CONCURRENCY_CAPTION, HEADLINE_BAND_CAPTION, PEAK_COLUMN,
+                                    TOKENS_CAPTION, uncovered_lines,
                                     band_cells, band_moves, headline_band, headline_bounds, iso_rows, peak_load,
                                     peak_usd_cell, power_caption, ratio_columns,
                                     tier_deployments, tier_energy_cost, usd_text)
@@ -228,6 +229,8 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
            f'<p class="note">{e(TOKENS_CAPTION)}. {e(power_caption(rec))}.</p>',
            f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>' + caption,
            f'<p class="note">{e(bound_caption(headline_bounds(rec)))}.</p>']
+    if any(fr.headline.bands is not None for fr in rec.systems.values()):  # the terminal's band legend and its
+        out += [f'<p class="note">{e(x)}.</p>' for x in (HEADLINE_BAND_CAPTION, *uncovered_lines(rec))]  # no-band lines
     first = next(iter(rec.comparisons.values()))
     xs = [r["x"] for r in first.iso_interactivity["throughput_per_chip"]]
     rows, banded = [], False

@@ -39,6 +39,14 @@ BAND_ROW_CAPTION = ("<system> band: each ratio with both systems at their low ef
                     "(validate p10/p90) the ends cross: the system's worse end over the baseline's better end and "
                     "the reverse (docs/metrics.md §6); [wide band: Nx]: the ends "
                     f"{WIDE_BAND:g}x or more apart — the ratio is an assumption's, not a prediction to quote alone")
+#: the legend of the headline's (low to high) cells with --bands (terminal and report page)
+HEADLINE_BAND_CAPTION = ("(low to high): a derived system's efficiency band (with its software stack's: Jalapeño spans "
+                         "GPU-like to compiled, docs/stacks.md); a system fitted on its own kernels: its measured "
+                         "error band, the prediction over 1 + its p90 and p10 signed error in `jalapeno validate` "
+                         "(data/validation/measured_bands.toml), on a model validated there; min E2E's band "
+                         "(E2E = TTFT + (OSL - 1) TPOT) is in --json only; "
+                         f"[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — the figure is an assumption's, "
+                         "not a prediction to quote alone")
 #: the headline's throughput column: InferenceX's throughput per GPU counts input and output tokens
 PEAK_COLUMN = "peak tok/s/chip (in+out)"
 #: what the headline's token counts are (docs/metrics.md §2)
@@ -239,31 +247,25 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
         head.caption += "\n" + PREFILL_BOUND_CAPTION
     head.caption += "\n" + bound_caption(headline_bounds(d))
     if any(s.headline.bands is not None for s in d.systems.values()):
-        head.caption += ("\n(low to high): a derived system's efficiency band (with its software stack's: Jalapeño spans "
-                         "GPU-like to compiled, docs/stacks.md); a system fitted on its own kernels: its measured "
-                         "error band, the prediction over 1 + its p90 and p10 signed error in `jalapeno validate` "
-                         "(data/validation/measured_bands.toml), on a model validated there; min E2E's band "
-                         "(E2E = TTFT + (OSL - 1) TPOT) is in --json only; "
-                         f"[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — the figure is an assumption's, "
-                         "not a prediction to quote alone")
-        head.caption += _uncovered_caption(d)
+        head.caption += "\n" + HEADLINE_BAND_CAPTION + "".join("\n" + x for x in uncovered_lines(d))
     from jalapeno.report.narrow import fit_width
 
     return [*fit_width(head, width), *fit_width(ratios, width), *fit_width(tiers, width)]
 
 
-def _uncovered_caption(d) -> str:
+def uncovered_lines(d) -> list[str]:
     """A line per measured system shown without a band because validate has no points of the compared model on
-    it (analysis/measured_bands.uncovered), so an empty band does not read as an exact figure."""
+    it (analysis/measured_bands.uncovered), so an empty band does not read as an exact figure: under the terminal's
+    headline and the report page's (report/page.tables_html)."""
     from jalapeno.analysis.measured_bands import uncovered, validated_set
 
     lines = []
     for n, s in d.systems.items():
         band = uncovered(n, d.model) if validated_set(s.headline.efficiency_source) else None
         if band is not None:
-            lines.append(f"\nno band for {n}: its measured error band is validate's on {', '.join(band.models)}; "
+            lines.append(f"no band for {n}: its measured error band is validate's on {', '.join(band.models)}; "
                          f"validate has no {d.model} points on it")
-    return "".join(lines)
+    return lines
 
 
 def band_moves(b: Mapping) -> bool:
