@@ -16,7 +16,8 @@ import numpy as np
 
 from jalapeno.analysis import compare as cmp
 from jalapeno.analysis.deployed import one_sweep, recipe_options, sweep_plan
-from jalapeno.analysis.measured_bands import headline_bands, scale_frontier, without_efficiency_band
+from jalapeno.analysis.measured_bands import (headline_bands, scale_frontier, uncovered_source,
+                                              without_efficiency_band)
 from jalapeno.analysis.power_cost import power_w_per_chip
 from jalapeno.analysis.ratio_bands import END_RTOL, band_ratios, check_bands, efficiency_bands, flag_tails
 from jalapeno.analysis.records import ComparisonRecord, Headline, Ratios
@@ -261,6 +262,8 @@ def compare_systems(
                 keep=band_fronts[n],
             ),
         )
+        if (gap := without_efficiency_band(fr[n].pricer, band)) is not None:  # measured, not on this model: say so
+            heads[n] = replace(heads[n], bands=replace(heads[n].bands, source=uncovered_source(n, model.name, gap)))
     base = fr[baseline]
     bp, _ = power_w_per_chip(base.system, convention)
     comps: dict[str, Ratios] = {}

@@ -247,6 +247,14 @@ def uncovered(system: str, model: str) -> SystemBand | None:
     return band if band is not None and model not in band.models else None
 
 
+def uncovered_source(system: str, model: str, band: SystemBand) -> str:
+    """The JSON ``source`` of the headline band of a measured ``system`` whose band does not cover ``model``
+    (:func:`uncovered`): low and high equal the prediction, and the JSON says why, as compare's table does in its
+    'no band for' line (an equal-ended band with no source read as an exact figure)."""
+    return (f"none: validate has no {model} points on {system} (its measured error band is validate's on "
+            f"{', '.join(band.models)}); low and high repeat the calibrated prediction")
+
+
 def same_set(a, b) -> bool:
     """Whether pricers ``a`` and ``b`` price with the same efficiency figures (their ``source`` text
     aside: a measured system's low/high sets repeat its calibrated one, named ``set low``/``set high``)."""

@@ -311,7 +311,9 @@ class Bands(_Record):
     min_e2e_s: Band
     peak_tok_s_per_kw: Mapping[str, Mapping[str, float]]
     #: what the band is: None (left out of the JSON) for an efficiency band (low/high efficiency sets);
-    #: ``measured error (validate p10/p90)`` for a measured system's own error band (analysis/measured_bands.py)
+    #: ``measured error (validate p10/p90)`` for a measured system's own error band (analysis/measured_bands.py);
+    #: ``none: validate has no MODEL points on SYSTEM ...`` for a measured system whose band does not cover the model
+    #: (measured_bands.uncovered_source: low = high, the table's 'no band for' line)
     source: str | None = field(default=None, metadata=OPTIONAL)
 
 
