@@ -264,6 +264,9 @@ def compare(
         for s in syss:
             if s.system.name in d["systems"]:  # one that cannot run the model has no row, no $ figure
                 d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
+        for n, ends in res.band_frontiers.items():  # the low/high frontiers the report page shades (analyst49)
+            if n in d["systems"]:
+                d["systems"][n]["band_frontiers"] = band_frontiers_json(ends)
         print_json(d)
         return
     for t in comparison_tables(rec, estimated_prices(s.system for s in syss), console.width):
@@ -445,3 +448,17 @@ def _check_frontier_out(out: str) -> None:
             import pyarrow  # noqa: F401
         except ImportError:
             raise SpecError("--out", "writing Parquet needs pyarrow", "pip install pyarrow, or use .csv/.json") from None
+
+
+#: the per-point fields of compare --json's ``band_frontiers`` (docs/metrics.md §6): enough to draw a band
+BAND_POINT_FIELDS = ("interactivity", "throughput_per_chip", "output_throughput_per_chip", "tok_s_per_kw_by_convention",
+                     "e2e_s", "ttft_s", "tpot_s")
+
+
+def band_frontiers_json(ends: dict) -> dict:
+    """``{"low": [...], "high": [...]}``: each end's frontier points (FrontierRecords of
+    Comparison.band_frontiers) with :data:`BAND_POINT_FIELDS`, by interactivity ascending; None where that end is
+    the calibrated frontier (no band: a measured system off its validated models, a user file, a what-if set)."""
+    return {w: None if ends.get(w) is None else
+            [{k: v for k, v in p.as_dict().items() if k in BAND_POINT_FIELDS} for p in ends[w].frontier]
+            for w in ("low", "high")}
