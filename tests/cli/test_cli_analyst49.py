@@ -78,3 +78,33 @@ def test_compare_json_without_bands_has_no_band_frontiers(capsys):
     )
     assert code == 0, err
     assert "band_frontiers" not in json.loads(out)["systems"]["gb300-nvl72"]
+
+
+def test_compare_bands_says_why_a_measured_system_lost_its_band_under_the_sliced_chip(capsys):
+    """docs/chip.md's `compare --chip-model sliced` with --bands on DeepSeek-R1: GB300's headline lost its measured
+    band (17,313 to 21,413 tok/s/chip on the flat chip) with no word of it, so the baseline read as exact. Its band is
+    validate's error of the flat chip model (analysis/measured_bands.band_of: a sliced or tiled pricer is not the model
+    validate measured), and the table now says so; on the flat chip no such line."""
+    args = (
+        "compare",
+        "--model",
+        "deepseek-r1",
+        "--workload",
+        "1k1k",
+        "--systems",
+        "gb300-nvl72",
+        "--serving",
+        "agg",
+        "--bands",
+        "--html",
+        "",
+    )
+    code, out, err = run(capsys, *args, "--chip-model", "sliced")
+    assert code == 0, err
+    assert (
+        "no band for gb300-nvl72 under the sliced chip model: its measured error band (validate's, on "
+        "deepseek-r1) is the flat chip model's"
+    ) in " ".join(out.split())
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "no band for gb300-nvl72" not in " ".join(out.split())

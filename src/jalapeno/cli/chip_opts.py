@@ -39,6 +39,25 @@ def chip_model_line(pricers) -> str | None:
     return None
 
 
+def chip_model_band_lines(pricers, model: str) -> list[str]:
+    """compare --bands under a sliced or tiled chip model: a line per measured system whose shipped band covers
+    ``model`` but is dropped because validate measured the flat chip (analysis/measured_bands.band_of), so its
+    figures, shown without a band, do not read as exact (analyst49: GB300 on DeepSeek-R1 lost 17,313 to 21,413
+    tok/s/chip in silence)."""
+    from jalapeno.analysis.measured_bands import load_measured_bands, validated_set
+
+    lines = []
+    for p in pricers:
+        kind = type(p).__name__
+        band = load_measured_bands().get(p.system.name)
+        if (kind in ("SlicedPricer", "TiledPricer") and band is not None and model in band.models
+                and validated_set(p.efficiency.source)):
+            lines.append(f"no band for {p.system.name} under the {kind[:-6].lower()} chip model: its measured error "
+                         f"band (validate's, on {', '.join(band.models)}) is the flat chip model's; "
+                         "--chip-model flat gives it")
+    return lines
+
+
 def print_slices(summary: dict) -> None:
     """The per-slice table of ``jalapeno step --slices`` (cost/sliced.slice_summary)."""
     s = summary["slices"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from jalapeno.analysis.results_store import check_store
-from jalapeno.cli.chip_opts import chip_model_line, chip_model_option, placement_option
+from jalapeno.cli.chip_opts import chip_model_band_lines, chip_model_line, chip_model_option, placement_option
 from jalapeno.cli.common import (
     attention_dtype_option, check_writable, compute_fallback_option, console, efficiency_option, isl_option,
     kv_dtype_option, list_items, model_option, mtp_acceptance_option, mtp_option, osl_option, precision_option,
@@ -275,6 +275,8 @@ def compare(
         console.print(line, markup=False, soft_wrap=True)
     if (line := chip_model_line(syss)) is not None:
         console.print(line, markup=False)
+        for line in chip_model_band_lines(syss, m.name) if bands else []:
+            console.print(line, markup=False)
     if recipes:
         stated = [n for n in names_in if n not in recipes]
         console.print("as deployed (engine recipes, data/engines.toml): "
