@@ -180,7 +180,7 @@ def test_compare_prints_and_shades_the_measured_band(capsys, tmp_path):
     row = next(line for line in text.splitlines() if line.startswith("│ gb300-nvl72 "))
     assert f"{h['peak_throughput_per_chip']:,.0f} ({lo:,.0f} to {hi:,.0f})" in row
     # the caption says where min E2E's band is (the table has no band in that column) and how E2E is formed
-    assert "min E2E's band (E2E = TTFT + (OSL - 1) TPOT) is in --json only" in " ".join(text.split())
+    assert "min E2E's band (E2E = TTFT + (OSL - 1) TPOT) is in compare --json only" in " ".join(text.split())
     row = next(line for line in text.splitlines() if "gb200-nvl72 band" in line)
     assert f"{min(pk['low'], pk['high']):.2f} to {max(pk['low'], pk['high']):.2f}x" in row
 

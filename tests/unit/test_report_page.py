@@ -170,3 +170,5 @@ def test_report_page_explains_its_bands_and_names_a_system_shown_without_one(cap
     assert "(low to high): a derived system&#x27;s efficiency band" in body
     assert "no band for gb300-nvl72: its measured error band is validate&#x27;s on deepseek-r1" in body
     assert "validate has no gpt-oss-120b points on it" in body
+    # report has no --json: the legend points at compare's, which carries min E2E's band (it said 'in --json only')
+    assert "min E2E&#x27;s band (E2E = TTFT + (OSL - 1) TPOT) is in compare --json only" in body

@@ -44,7 +44,7 @@ HEADLINE_BAND_CAPTION = ("(low to high): a derived system's efficiency band (wit
                          "GPU-like to compiled, docs/stacks.md); a system fitted on its own kernels: its measured "
                          "error band, the prediction over 1 + its p90 and p10 signed error in `jalapeno validate` "
                          "(data/validation/measured_bands.toml), on a model validated there; min E2E's band "
-                         "(E2E = TTFT + (OSL - 1) TPOT) is in --json only; "
+                         "(E2E = TTFT + (OSL - 1) TPOT) is in compare --json only; "
                          f"[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — the figure is an assumption's, "
                          "not a prediction to quote alone")
 #: the headline's throughput column: InferenceX's throughput per GPU counts input and output tokens
