@@ -175,6 +175,8 @@ jalapeno step --system b200 --dp 8 --ep 8 --batch 64 --slices --placement stripe
 jalapeno compare --chip-model sliced --placement best
 ```
 
+With `--bands`, a measured system keeps no band under the sliced or tiled chip model (its band is validate's error of the flat chip model); the table says so in a `no band for NAME under the sliced chip model` line.
+
 ## 1. Structure in the catalog (`[die]` in a system TOML, `specs/die.py`)
 
 | chip | slices | what a slice is | on-die network | link, per direction | hop latency | placement |
