@@ -134,7 +134,7 @@ SETTINGS = ("shipped", "ckpt", "ckpt_far", "ckpt_fa")
 def serve_rows(systems: tuple[str, ...], setting: str) -> pd.DataFrame:
     """One row per served aiconfigurator DeepSeek-R1 TensorRT-LLM TPOT row: group keys, meas_ms and the signed TPOT
     error (%) under ``setting``. One setting a process (the serving path keeps per-process state)."""
-    from trt_fp4_fp8_split47 import served_trt_rows
+    from trt_fp4_fp8_split47 import served_trt_rows, tpot_error_row
 
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
@@ -142,21 +142,8 @@ def serve_rows(systems: tuple[str, ...], setting: str) -> pd.DataFrame:
     patch(setting)
     model, out = load_model("deepseek-r1"), []
     for p, st, pricer, wl, dep in served_trt_rows(systems):
-        d = p.deployment.decode
-        meas = p.measured["tpot_s"]
         tpot = float(serve_at_concurrency(model, pricer, dep, wl, [p.concurrency]).tpot_s[0])
-        out.append(
-            {
-                "id": p.id,
-                "system": p.system,
-                "precision": p.precision,
-                "mode": p.mode,
-                "decode": f"TP{d.layout.tp}" if d.layout.tp > 1 else f"DP{d.layout.dp}",
-                "release": (st.version or "").split(".post")[0],
-                "meas_ms": meas * 1e3,
-                setting: (tpot / meas - 1) * 100,
-            }
-        )
+        out.append(tpot_error_row(p, st, tpot, setting))
     return pd.DataFrame(out)
 
 

@@ -39,7 +39,7 @@ from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import PRESETS
 from jalapeno.specs.fp4_checkpoint import checkpoint_precision
-from trt_fp4_fp8_split47 import served_trt_rows
+from trt_fp4_fp8_split47 import served_trt_rows, tpot_error_row
 
 
 def ckpt_preset():
@@ -61,23 +61,10 @@ def serve_rows(systems: tuple[str, ...], setting: str) -> pd.DataFrame:
     ops_mod.FP8_BLOCK_ACT_QUANT_ON = on
     model, ckpt, out = load_model("deepseek-r1"), ckpt_preset(), []
     for p, st, pricer, wl, dep in served_trt_rows(systems):  # the rows trt_fp4_fp8_split47 serves, served alike
-        d = p.deployment.decode
         if use_ckpt and p.precision == "fp4":
             dep = replace(dep, precision=ckpt)
-        meas = p.measured["tpot_s"]
         tpot = float(serve_at_concurrency(model, pricer, dep, wl, [p.concurrency]).tpot_s[0])
-        out.append(
-            {
-                "id": p.id,
-                "system": p.system,
-                "precision": p.precision,
-                "mode": p.mode,
-                "decode": f"TP{d.layout.tp}" if d.layout.tp > 1 else f"DP{d.layout.dp}",
-                "release": (st.version or "").split(".post")[0],
-                "meas_ms": meas * 1e3,
-                setting: (tpot / meas - 1) * 100,
-            }
-        )
+        out.append(tpot_error_row(p, st, tpot, setting))
     return pd.DataFrame(out)
 
 

@@ -133,6 +133,24 @@ def served_trt_rows(systems):
         yield p, st, pricer, point_workload(p), with_stack_mtp(p.deployment, st, p.model)
 
 
+
+def tpot_error_row(p, st, tpot_s: float, setting: str) -> dict:
+    """One what-if table row for a row ``p`` of :func:`served_trt_rows` served at ``tpot_s`` (s) under ``setting``:
+    id, system, precision, mode, decode (TP n, else DP n), release (the stack's version without ``.post``),
+    meas_ms and ``setting``: the signed TPOT error in %. Shared by scripts/fp8_act_quant47.py and
+    scripts/fp4_linears49.py."""
+    d, meas = p.deployment.decode, p.measured["tpot_s"]
+    return {
+        "id": p.id,
+        "system": p.system,
+        "precision": p.precision,
+        "mode": p.mode,
+        "decode": f"TP{d.layout.tp}" if d.layout.tp > 1 else f"DP{d.layout.dp}",
+        "release": (st.version or "").split(".post")[0],
+        "meas_ms": meas * 1e3,
+        setting: (tpot_s / meas - 1) * 100,
+    }
+
 def backend_what_if(systems=("b200", "gb200-nvl72", "gb300-nvl72")) -> pd.DataFrame:
     """One row per aiconfigurator DeepSeek-R1 TensorRT-LLM row with a decode pool and a measured TPOT on ``systems``:
     system, precision, mode, decode (:func:`decode_attention` form), release, batch (decode sequences a rank),
