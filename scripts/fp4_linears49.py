@@ -30,8 +30,6 @@ Run: python scripts/fp4_linears49.py tables AIC_CHECKOUT          (seconds)
 from __future__ import annotations
 
 import argparse
-import io
-import subprocess
 import sys
 from dataclasses import replace
 
@@ -149,18 +147,9 @@ def serve_rows(systems: tuple[str, ...], setting: str) -> pd.DataFrame:
 
 def what_if(systems: str) -> None:
     """Print the median signed TPOT error per group and setting, and fp4 - fp8 where a group holds both."""
-    w = None
-    for name in SETTINGS:
-        run = subprocess.run(
-            [sys.executable, __file__, "what-if", "--systems", systems, "--setting", name],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        one = pd.read_csv(io.StringIO(run.stdout))
-        w = one if w is None else w.merge(one[["id", name]], on="id")
-    keys = ["system", "mode", "decode", "release", "precision"]
-    g = w.groupby(keys).agg(n=("shipped", "size"), **{c: (c, "median") for c in SETTINGS}).reset_index()
+    from trt_fp4_fp8_split47 import settings_medians
+
+    g, keys = settings_medians([__file__, "what-if", "--systems", systems], SETTINGS)
     with pd.option_context("display.width", 200, "display.max_rows", 500, "display.float_format", "{:+.1f}".format):
         print("Median signed TPOT error (%) by group and setting (no refit)\n")
         print(g.to_string(index=False))

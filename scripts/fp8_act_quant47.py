@@ -27,8 +27,6 @@ Run: python scripts/fp8_act_quant47.py [--systems b200,gb200-nvl72,gb300-nvl72] 
 from __future__ import annotations
 
 import argparse
-import io
-import subprocess
 import sys
 from dataclasses import replace
 
@@ -39,7 +37,7 @@ from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import PRESETS
 from jalapeno.specs.fp4_checkpoint import checkpoint_precision
-from trt_fp4_fp8_split47 import served_trt_rows, tpot_error_row
+from trt_fp4_fp8_split47 import served_trt_rows, settings_medians, tpot_error_row
 
 
 def ckpt_preset():
@@ -76,19 +74,8 @@ def main() -> None:
     if a.setting:
         serve_rows(tuple(a.systems.split(",")), a.setting).to_csv(sys.stdout, index=False)
         return
-    w = None
-    for name in SETTINGS:
-        run = subprocess.run(
-            [sys.executable, __file__, "--systems", a.systems, "--setting", name],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        one = pd.read_csv(io.StringIO(run.stdout))
-        w = one if w is None else w.merge(one[["id", name]], on="id")
-    keys = ["system", "mode", "decode", "release", "precision"]
-    cols = ["shipped", "quant", "ckpt", "both"]
-    g = w.groupby(keys).agg(n=("shipped", "size"), **{c: (c, "median") for c in cols}).reset_index()
+    cols = list(SETTINGS)
+    g, keys = settings_medians([__file__, "--systems", a.systems], cols)
     with pd.option_context("display.width", 200, "display.max_rows", 500, "display.float_format", "{:+.1f}".format):
         print("Median signed TPOT error (%) by group and setting (no refit)\n")
         print(g.to_string(index=False))

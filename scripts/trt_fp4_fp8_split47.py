@@ -151,6 +151,24 @@ def tpot_error_row(p, st, tpot_s: float, setting: str) -> dict:
         setting: (tpot_s / meas - 1) * 100,
     }
 
+
+def settings_medians(argv: list[str], settings) -> tuple[pd.DataFrame, list[str]]:
+    """Run ``argv --setting NAME`` (a script printing :func:`tpot_error_row` rows as CSV) once per setting,
+    each in its own interpreter (the serving path keeps per-process state), merge the rows on ``id`` and
+    return (the median signed TPOT error (%) per group and setting, with ``n`` rows a group; the group keys
+    system, mode, decode, release, precision). Shared by scripts/fp8_act_quant47.py and scripts/fp4_linears49.py."""
+    import io
+    import subprocess
+    import sys
+
+    w = None
+    for name in settings:
+        run = subprocess.run([sys.executable, *argv, "--setting", name], capture_output=True, text=True, check=True)
+        one = pd.read_csv(io.StringIO(run.stdout))
+        w = one if w is None else w.merge(one[["id", name]], on="id")
+    keys = ["system", "mode", "decode", "release", "precision"]
+    return w.groupby(keys).agg(n=("shipped", "size"), **{c: (c, "median") for c in settings}).reset_index(), keys
+
 def backend_what_if(systems=("b200", "gb200-nvl72", "gb300-nvl72")) -> pd.DataFrame:
     """One row per aiconfigurator DeepSeek-R1 TensorRT-LLM row with a decode pool and a measured TPOT on ``systems``:
     system, precision, mode, decode (:func:`decode_attention` form), release, batch (decode sequences a rank),
