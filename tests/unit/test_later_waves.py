@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from jalapeno.serve import later_waves
-from jalapeno.serve.later_waves import load_shift_s, run_ttft, wave_loads
+from jalapeno.serve.later_waves import load_shift_s, reformed_loads, run_ttft, wave_loads
 
 
 def test_wave_profiles_spread_by_one_box_a_cycle():
@@ -49,3 +49,52 @@ def test_run_mixes_the_first_wave_and_the_later_ones():
 
 def test_the_switch_ships_off():
     assert later_waves.LATER_WAVES_ON is False
+    assert later_waves.WAVE_REFORM_ON is True  # the later waves' form, read only where LATER_WAVES_ON is on
+
+
+# reformed_loads's unit engine: λ 0.1/s, τ 1 s, φ 0.1 -> a prompt step serves λτ/φ = 1 prompt; t_dec 1 s, t_pre 3 s:
+# bins of one prompt step (3 s), a bin with one prompt = 1 prompt step + 0 decode-only steps, one without = 3 steps
+_ENGINE = dict(
+    users=1.0,
+    rate=0.1,
+    step_s=1.0,
+    share=0.1,
+    decode_step_s=1.0,
+    prefill_step_s=3.0,
+    range_ratio=1.0,
+    tokens_per_step=1.0,
+    rest_s=0.0,
+    window_s=1.0,
+    waves=1,
+    max_bins=10_000,
+)
+
+
+def test_a_prompt_step_holds_the_decode_clock_back():
+    # one user's first token at 0 s, 10 output tokens: the bin 0-3 s holds its own prompt step (1 token), then 3
+    # tokens a bin: the clock reads 10 at 3 + 9·1 = 12 s, the bin starting at 12 s (index 4), not at 10 s
+    d, g = reformed_loads(np.zeros(1), osl=10.0, **_ENGINE)
+    assert int(np.argmax(d[0])) == 4 and d[0].max() == pytest.approx(1.0)
+    # a 40-token output: 1 + 3·13 = 40 tokens at 3 + 13·3 = 42 s, bin 14
+    d, _ = reformed_loads(np.zeros(1), osl=40.0, **_ENGINE)
+    assert int(np.argmax(d[0])) == 14
+
+
+def test_returns_slowed_by_the_others_prompts_come_back_bunched():
+    # three users, first tokens at 0, 3 and 6 s (each the one prompt of its bin), 10.5 output tokens each. The clock
+    # reads 1, 2, 3 at the ends of bins 0-2 (a prompt step each), then 6, 9, 12, 15 (3 decode steps a bin).
+    # A (started at clock 0) is back at 10.5, B (started at 1) at 11.5: both in bin 5 (clock 9-12, 15-18 s) though
+    # their first tokens were 3 s apart; C (started at 2) at 12.5, bin 6. A passive spread keeps them 3 s apart.
+    e = dict(_ENGINE, users=3.0)
+    d, g = reformed_loads(np.array([0.0, 3.0, 6.0]), osl=10.5, **e)
+    assert d[0][5] == pytest.approx(2 / 3) and d[0][6] == pytest.approx(1 / 3)
+    assert g.sum() * 3.0 * 0.1 == pytest.approx(3.0)  # the rate over λ integrates to the wave's three arrivals
+
+
+def test_reformed_waves_each_sum_to_one_and_count_users_in_order():
+    # 4 users at 0 s, outputs uniform in [5, 10] tokens, 3 later waves: each row a wave of 4 arrivals
+    e = dict(_ENGINE, users=4.0, range_ratio=0.5, waves=3)
+    d, g = reformed_loads(np.zeros(4), osl=10.0, **e)
+    assert d.shape[0] == 3 and d.sum(axis=1) == pytest.approx(np.ones(3))
+    first = [int(np.flatnonzero(r)[0]) for r in d]
+    assert first == sorted(first)  # a later wave starts no earlier than the one before it

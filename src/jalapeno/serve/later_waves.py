@@ -32,6 +32,28 @@ that instant's rate; here the rate varies over seconds, the steps last ~0.1 s):
   with weights d_j/R. Mean and quantiles are those of that mixture (each bin's distribution is the
   steady one shifted by Δ(g): the quantile q of the steady TTFT plus the mixture's shift).
 
+The waves' re-forming (round 50, waves50; :data:`WAVE_REFORM_ON`, read only with :data:`LATER_WAVES_ON`). The
+passive spread above lets each user come back one cycle P after its first token, whatever the engine does
+meanwhile. It does not: a step carrying a prompt lasts t_pre (0.26 s on H200 DeepSeek-R1 8k) against t_dec
+(0.04 s), so every user decoding through a dense stretch of prompts is slowed by them and one decoding through
+a sparse stretch is not: a wave's early returners are held back by the late returners' prompts and the next
+wave re-forms at the engine's prefill rate. :func:`reformed_loads` replaces the passive profile by the closed
+loop's fluid limit, stepped in bins of at least one prompt step: the first wave's first tokens seed it; the
+arrivals enter a prefill server of the steady state's capacity (a prompt step serves λτ/φ prompts, φ the
+steady share of steps carrying one: μ = λτ/(φ·t_pre)); a bin's prompt steps and the decode-only steps filling
+the rest of it advance every decoding user's clock (a tokens a step); a user comes back when its clock has run
+its output (uniform in [r·L, L]) plus the rest of its cycle, P − OSL·τ/a (the steady TTFT and what a request
+adds outside its decode). The arrival rate is averaged over the steady queue's relaxation time s/(1 − √ρ)²
+(the M/M/1 queue's spectral gap (√μ − √λ)², μ = 1/s: the span over which the pointwise stationary
+approximation may read a rate as constant; unaveraged, the fluid's rate oscillates bin to bin, a prompt-heavy
+bin slowing the clock and taking fewer returns) and each bin priced by :func:`load_shift_s`. Nothing is fitted:
+λ, τ, φ, t_dec, t_pre, s and ρ are the steady state's. Against the simulator (serve/sim/, seed 0, ``warmup=0``,
+8k/1k) the load factor of waves 2-5 (arrival-weighted; simulated: the others' arrivals within ±4 s over λ) is
+1.55, 1.43, 1.32, 1.25 on H200 C 128 (simulated 1.56, 1.45, 1.33, 1.25), 1.62, 1.50, 1.42, 1.36 on GB200 C 256
+(1.55, 1.45, 1.39, 1.32) and 2.24, 1.86, 1.68, 1.55 on MI325X C 64 (1.96, 1.73, 1.55, 1.40: 64 users dissolve
+faster than a fluid). Run TTFT mean / median against the simulator: H200 C 128 +15 / +46% (passive) → +5 / +8%,
+MI325X C 64 +14 / +42 → +7 / +26%, GB200 C 256 +4 / +3 → +2 / −6% (docs/gap_aic_ttft.md, round 50).
+
 Named assumptions: the waves' own queueing does not re-spread them (a wave denser than the engine's
 prefill capacity would spread to its rate: Δ is capped by MAX_RHO instead); the poll, batch-wait,
 attention-DP and overlap-lag waits keep their steady values; the decode batch is the steady one.
@@ -49,13 +71,19 @@ import numpy as np
 from jalapeno.cost.pricer import Pricer
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.serve.analytic import ServingPoints, agg_head, agg_plan
-from jalapeno.serve.queueing import REQUESTS_PER_USER, agg_queue_s
+from jalapeno.serve.queueing import MAX_RHO, REQUESTS_PER_USER, agg_queue_s
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
 #: Whether an aggregated InferenceX run's later waves meet the first wave's bunching (module docstring).
 #: Built round 49 (aggq49); read at each call (serve/point._agg_idle_start).
 LATER_WAVES_ON = False
+#: Whether the later waves' profile is the closed loop's fluid, re-formed through the decode slow-down
+#: (:func:`reformed_loads`), instead of the passive spread (:func:`wave_loads`). Built round 50 (waves50); read
+#: only where :data:`LATER_WAVES_ON` is on.
+WAVE_REFORM_ON = True
+#: at most this many time bins of the fluid over a run's later waves (bins at least one prompt step wide)
+FLUID_BINS = 4000
 #: bins of the user's cycle for the arrival profile (a 256-user wave's span is ~100 bins at 512)
 BINS = 512
 
@@ -88,6 +116,92 @@ def wave_loads(
     fh, fb = np.fft.rfft(h), np.fft.rfft(box)
     out = np.array([np.clip(np.fft.irfft(fh * fb**j, bins), 0.0, None) for j in range(1, waves + 1)])
     return out / out.sum(axis=1, keepdims=True)
+
+
+def reformed_loads(
+    first_s,
+    users: float,
+    rate: float,
+    step_s: float,
+    share: float,
+    decode_step_s: float,
+    prefill_step_s: float,
+    osl: float,
+    range_ratio: float,
+    tokens_per_step: float,
+    rest_s: float,
+    window_s: float,
+    waves: int = REQUESTS_PER_USER - 1,
+    max_bins: int = FLUID_BINS,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The later waves' arrival profile of the closed loop's fluid limit (module docstring, the re-forming).
+
+    Args:
+        first_s: the first wave's first tokens (the arrival side, as :func:`wave_loads`), s, (n,).
+        users: n, the instance's users, > 0; rate: λ, its steady request rate, /s, > 0.
+        step_s: τ, the steady mean step, s; share: φ, the steady share of steps carrying a prompt, in (0, 1]:
+            a prompt step serves λτ/φ prompts, the prefill server's capacity μ = λτ/(φ·t_pre).
+        decode_step_s, prefill_step_s: t_dec and t_pre, s.
+        osl: L, the longest output, tokens; range_ratio: r (outputs uniform in [r·L, L]).
+        tokens_per_step: a (MTP's accepted tokens per step, else 1).
+        rest_s: what a user's cycle holds outside its decode (steady TTFT, front end), s, ≥ 0.
+        window_s: the span the returned rate is averaged over, s (the queue's relaxation time, module docstring).
+        waves: later waves (R − 1); max_bins: the bins' cap (bins at least one prompt step wide).
+
+    Returns:
+        (masses (waves, M): wave j's share of its arrivals in each time bin, each row summing to 1 (arrivals
+        counted in order, n a wave); g (M,): each bin's arrival rate over λ, averaged over ``window_s``).
+
+    >>> d, g = reformed_loads(np.zeros(2), 2.0, 0.1, 1.0, 0.1, 1.0, 1.0, 10.0, 1.0, 1.0, 0.0, 1.0, waves=1)
+    >>> float(d.sum()), int(np.argmax(d[0]))  # steps of 1 s, outputs of 10 tokens: back in the bin 10 s on
+    (1.0, 10)
+    """
+    n = float(users)
+    per_step = rate * step_s / max(share, 1e-9)  # prompts a prompt-carrying step serves (the steady state's)
+    mu = per_step / prefill_step_s  # every step carrying prompts
+    horizon = 1.5 * (waves + 2) * n / rate
+    h = max(prefill_step_s, horizon / max_bins)
+    nb = int(horizon / h) + 2
+    first = np.asarray(first_s, dtype=float)
+    seed = np.bincount(np.minimum((first / h).astype(int), nb - 1), minlength=nb).astype(float)
+    lo, hi = range_ratio * osl, max(osl, range_ratio * osl + 1e-9)
+    lag = int(round(rest_s / h))
+    arrive = np.zeros(nb + lag + 1)
+    clock = np.zeros(int(np.ceil(horizon * tokens_per_step / min(decode_step_s, prefill_step_s) + hi)) + 3)
+    done, backlog, d0, need, last = 0.0, 0.0, 0.0, waves * n, nb - 1
+    for i in range(nb):
+        done += arrive[i]
+        served = min(backlog + arrive[i], max(mu * h - seed[i], 0.0))  # the first wave's prompts go first
+        backlog += arrive[i] - served
+        served += seed[i]
+        pre = min(served / per_step, h / prefill_step_s)  # the bin's prompt steps; decode-only steps fill the rest
+        d1 = d0 + tokens_per_step * (pre + (h - pre * prefill_step_s) / decode_step_s)
+        if served > 0:  # back when the decode clock has run the output: uniform over clock [d0 + r·L, d0 + L]
+            c0, c1 = d0 + lo, d0 + hi
+            k0, k1 = int(c0), int(c1)
+            dens = served / (c1 - c0)
+            clock[k0 + 1 : k1] += dens
+            clock[k0] += dens * (min(k0 + 1, c1) - c0)
+            if k1 > k0:
+                clock[k1] += dens * (c1 - k1)
+        k0, k1 = int(d0), int(d1)
+        back = clock[k0 : k1 + 1].sum() - clock[k0] * (d0 - k0) - clock[k1] * (k1 + 1 - d1)
+        arrive[i + lag] += max(back, 0.0)
+        d0 = d1
+        if done >= need:
+            last = i
+            break
+    a = arrive[: last + 1]
+    cum = np.cumsum(a)
+    rows = np.array(
+        [np.clip(np.minimum(cum, (j + 1) * n) - np.maximum(cum - a, j * n), 0.0, None) for j in range(waves)]
+    )
+    for j in range(1, waves):  # a wave past the horizon: the last one reached (not met in the validated runs)
+        if rows[j].sum() <= 0:
+            rows[j] = rows[j - 1]
+    k = max(int(round(window_s / h)), 1)
+    g = np.convolve(a / h / rate, np.ones(k) / k, mode="same")
+    return rows / np.maximum(rows.sum(axis=1, keepdims=True), 1e-30), g
 
 
 def load_shift_s(
@@ -184,14 +298,39 @@ def with_later_waves(
         if lam <= 0 or pts.queue_s[i] > 0:
             continue
         period = float(np.asarray(users, dtype=float)[i]) / lam
-        dens = wave_loads(first + extra[i], period, (1 - wl.range_ratio) * wl.mean_osl * tau / a)
+        t_dec, t_pre = float(head["t_dec"][i]), float(head["ttft_step"][i])
+        if WAVE_REFORM_ON:
+            share = min(max((tau - t_dec) / max(t_pre - t_dec, 1e-30), 1e-9), 1.0)  # as load_shift_s reads it
+            rest = max(period - wl.mean_osl * tau / a, 0.0)
+            s_chunk, rho = (
+                float(head["s_chunk"][i]),
+                min(float(head["n_bar"][i]) * float(head["s_chunk"][i]) / tau, MAX_RHO),
+            )
+            window = s_chunk / (1.0 - np.sqrt(rho)) ** 2  # M/M/1's relaxation time 1/(√μ − √λ)², μ = 1/s
+            dens, g = reformed_loads(
+                first + extra[i],
+                float(users[i]),
+                lam,
+                tau,
+                share,
+                t_dec,
+                t_pre,
+                float(wl.osl),
+                wl.range_ratio,
+                a,
+                rest,
+                window,
+            )
+        else:
+            dens = wave_loads(first + extra[i], period, (1 - wl.range_ratio) * wl.mean_osl * tau / a)
+            g = dens * dens.shape[1]
         shift = load_shift_s(
-            dens * dens.shape[1],
+            g,
             float(head["s_chunk"][i]),
             float(head["n_bar"][i]),
             tau,
-            float(head["t_dec"][i]),
-            float(head["ttft_step"][i]),
+            t_dec,
+            t_pre,
             float(users[i]),
         )
         run = run_ttft({k: float(v[i]) for k, v in ss.items()}, first + extra[i], dens, shift)
