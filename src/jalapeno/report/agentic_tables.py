@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from rich.table import Table
 
-from jalapeno.report.cell_notes import ESTIMATE_MARK, end_flag, estimate_caption, unreachable_cell
+from jalapeno.report.cell_notes import ESTIMATE_MARK, below_start_flag, end_flag, estimate_caption, unreachable_cell
 from jalapeno.report.tables import usd_text
 
 
@@ -50,15 +50,36 @@ def _kv(p: dict) -> str:
 
 
 def _end(r: dict, d: dict, name: str) -> str:
-    """The end-of-frontier flag of one iso-task-time ratio cell of ``name`` naming its side, as compare's
+    """The flag of one iso-task-time ratio cell of ``name`` naming its side, as compare's cells do
+    (report/tables._ratio): ``below frontier start: who`` where a side's slowest point finishes a task sooner
+    than the ceiling asked (it reads its peak: report/cell_notes.below_start_flag), else the end-of-frontier flag
     (report/cell_notes.end_flag: ``this``, ``baseline`` or ``both``, by each side's status and its throughput
-    against its frontier's peak tasks/h/chip), in brackets; "" where the cell is not flagged."""
+    against its frontier's peak tasks/h/chip), in brackets; "" where the cell is not flagged. A 20-minute ceiling
+    past Vera Rubin's 17.1-minute peak printed a bare ``[at frontier end]``: the wrong end, and no side (newuser50)."""
     peak = {n: s["peak"].get("tasks_per_hour_per_chip") for n, s in d["systems"].items()}
     row = {"at_frontier_end": r["at_frontier_end"], "status_a": r.get("status", ""),
            "status_b": r.get("baseline_status", ""), "y_a": r.get("tasks_per_hour_per_chip"),
            "y_b": r.get("baseline_tasks_per_hour_per_chip")}
-    flag = end_flag(row, (peak.get(name), peak.get(d["baseline"])), name == d["baseline"])
+    flag = below_start_flag(row) or end_flag(row, (peak.get(name), peak.get(d["baseline"])), name == d["baseline"])
     return f" [{flag}]" if flag else ""
+
+
+def _unreachable(r: dict) -> str:
+    """An iso-task-time cell no frontier point meets, naming whose frontier never finishes a task that fast, as
+    compare's ``unreachable (who)`` (report/tables._ratio): ``this``, ``baseline`` or ``both``."""
+    a, b = r.get("status") == "unreachable", r.get("baseline_status") == "unreachable"
+    return f"unreachable ({'both' if a and b else 'this' if a else 'baseline'})"
+
+
+#: What the agentic ratios table's caption says of its flags (compare's, in task time: a longer ceiling is a
+#: slower speed, so a ceiling past a frontier's slowest point is below its start, where that side reads its peak).
+RATIO_FLAGS_CAPTION = (
+    "[at frontier end: who]: within 10% of a frontier's last point or in its tail below 10% of its peak, where "
+    "ratios swing; [below frontier start: who]: a task-time ceiling longer than that frontier's slowest point's "
+    "task time, where that side reads its peak tasks/h (a looser ceiling serves at least its peak, as the tiers "
+    "table reads it); who: this (the row's system), baseline or both; unreachable (who): that frontier never "
+    "finishes a task within the ceiling (as compare's)"
+)
 
 
 def precision_label(precisions: Mapping[str, Sequence[str]]) -> str:
@@ -125,9 +146,8 @@ def agentic_tables(d: dict, estimated: Collection[str] = (), precisions: Mapping
                           f"{p['hit_rate']:.1%}", _f(p["reload_s_per_task"], ".2f"), tiers if label == "peak" else "")
     ratios = Table(title=f"ratios vs {d['baseline']} (tasks/h per chip; per kW and per $ in brackets)",
                    caption="each ratio is the system's over the baseline's: above 1x serves more, except fastest "
-                           "task time, a time: below 1x finishes a task sooner (0.94x: 6% less time); [at frontier "
-                           "end: who]: within 10% of a frontier's last point or in its tail below 10% of its peak, "
-                           "where ratios swing; who: this (the row's system), baseline or both (as compare's)"
+                           "task time, a time: below 1x finishes a task sooner (0.94x: 6% less time); "
+                           + RATIO_FLAGS_CAPTION
                            + (f"\nper $ of {', '.join(sorted(estimated))}: at an estimated $/chip-hour (est. in the "
                               "tables)" if estimated else ""))
     ratios.add_column("system", no_wrap=True)
@@ -145,7 +165,7 @@ def agentic_tables(d: dict, estimated: Collection[str] = (), precisions: Mapping
             end = _end(r, d, name)
             # per kW and per $ at the same task time in brackets, as compare's fixed-length cells and this peak's
             rest = (f" ({r['ratio_per_kw']:.2f}x, {r['ratio_per_usd']:.2f}x)" if "ratio_per_kw" in r else "")
-            cells.append("unreachable" if math.isnan(v) else f"{v:.2f}x{rest}{end}")
+            cells.append(_unreachable(r) if math.isnan(v) else f"{v:.2f}x{rest}{end}")
         ratios.add_row(name, *cells)
     tiers = Table(title="operating tiers: best tasks/h per chip within a task-time ceiling, with its tasks/h/kW "
                         "and $/task",

@@ -1,0 +1,80 @@
+"""Round 50 new-user fixes (newuser50): the agentic ratios' flags name the right end and side, explore's sweep line
+stops quoting another run's compare / coarse figure, compare --bands' band rows name the side at its frontier's end,
+and the agentic plan's decode batch and instance count read as figures.
+
+Expected values are worked by hand in each test's comments or read off the JSON of the same run, not off the
+code's printed text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from cli_runner import run
+
+BOX = "│┃┏┓┗┛┡┩└┘┳┻╇━─"
+
+
+def _text(out: str) -> str:
+    """The printed text with the table borders gone and every run of blanks one blank (captions wrap)."""
+    return " ".join(re.sub(f"[{BOX}]", " ", out).split())
+
+
+def _row_cells(out: str, name: str) -> str:
+    """The cells of one system's row in the agentic ratios table (its first line and the lines that fold under
+    it, up to the next system's row), borders gone."""
+    block = out[out.index("ratios vs") : out.index("each ratio is")]
+    lines, keep = [], False
+    for ln in block.splitlines():
+        cells = ln.split("│")
+        if len(cells) < 3:
+            continue
+        first = cells[1].strip()
+        if first:
+            keep = first == name
+        if keep:
+            lines.append(ln)
+    return _text("\n".join(lines))
+
+
+def test_agentic_ratio_past_a_frontiers_slowest_point_reads_below_its_start(capsys, tmp_path, monkeypatch):
+    """DeepSeek-R1 coding agent: a 60-minute ceiling is longer than both frontiers' slowest (peak) points (GB300's
+    task takes 43.6 min at its peak, Vera Rubin's 17.1: read off the JSON below), so both read their peaks: the
+    cell is below both frontiers' starts. 3 minutes is faster than both fastest points (3.6 and 3.4 min): neither
+    reaches it. The cell said '[at frontier end]' (the other end, no side) and a bare 'unreachable'."""
+    monkeypatch.chdir(tmp_path)
+    args = ("compare", "-w", "agentic:coding-agent", "--systems", "vera-rubin-nvl72,gb300-nvl72", "--at", "3,60")
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(js)
+    slowest = {n: max(p["task_time_s"] for p in s["frontier"]) / 60 for n, s in d["systems"].items()}
+    fastest = {n: min(p["task_time_s"] for p in s["frontier"]) / 60 for n, s in d["systems"].items()}
+    assert all(t < 60 for t in slowest.values()) and all(t > 3 for t in fastest.values())  # the premise
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    rubin = _row_cells(out, "vera-rubin-nvl72")
+    assert "unreachable (both)" in rubin
+    assert re.search(r"\d\.\d\dx \([\d.]+x, [\d.]+x\) \[below frontier start: both\]", rubin), rubin
+    assert "[at frontier end" not in rubin
+    flat = _text(out)
+    assert "[below frontier start: who]: a task-time ceiling longer than that frontier's slowest point's" in flat
+    assert "unreachable (who): that frontier never finishes a task within the ceiling" in flat
+
+
+def test_agentic_ratio_below_one_side_start_names_that_side(capsys, tmp_path, monkeypatch):
+    """20 minutes: past Vera Rubin's slowest point (17.1 min, its peak) but inside GB300's frontier (3.6 to 43.6
+    min), so only the row's system reads its peak: 'below frontier start: this' on Vera Rubin's row, and no flag
+    on GB300's own row (both sides of it interpolated)."""
+    monkeypatch.chdir(tmp_path)
+    args = ("compare", "-w", "agentic:coding-agent", "--systems", "vera-rubin-nvl72,gb300-nvl72", "--at", "20")
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(js)
+    slow = {n: max(p["task_time_s"] for p in s["frontier"]) / 60 for n, s in d["systems"].items()}
+    fast = {n: min(p["task_time_s"] for p in s["frontier"]) / 60 for n, s in d["systems"].items()}
+    assert slow["vera-rubin-nvl72"] < 20 < slow["gb300-nvl72"] and fast["gb300-nvl72"] < 20  # the premise
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "[below frontier start: this]" in _row_cells(out, "vera-rubin-nvl72")
+    assert "[" not in _row_cells(out, "gb300-nvl72")
