@@ -78,3 +78,28 @@ def test_agentic_ratio_below_one_side_start_names_that_side(capsys, tmp_path, mo
     assert code == 0, err
     assert "[below frontier start: this]" in _row_cells(out, "vera-rubin-nvl72")
     assert "[" not in _row_cells(out, "gb300-nvl72")
+
+
+def test_explore_sweep_line_points_at_the_runs_own_compare_figures():
+    """A 16-trial run of examples/explore_700w.toml printed '... a little higher, 1.00x on Jalapeño's DeepSeek-R1
+    8K/1K and 1.10x on the example's best design' (the 200-trial run of docs/explore.md §3) and, four lines below,
+    its own best design's 'compare 10,131, coarse 9,756 (compare / coarse 1.04)': two figures for one ratio. A run
+    that priced its own base and best design on compare's sweep (the summary's ``compare`` block) points at those
+    lines; a run stored without one (before round 45) keeps the docs' figures."""
+    from jalapeno.analysis.explore_full import compare_lines
+    from jalapeno.cli.explore_lines import base_lines
+
+    b = {"model": "deepseek-r1", "workload": "8k1k", "tok_s_per_kw": 2458.6}
+    out = {"base": "jalapeno", "metrics": ["tok_s_per_kw"], "base_metrics": [b], "objective": {},
+           "sweep": {"serving": "both", "precisions": "native", "batches": [1]}}
+    # compare 10,131 over coarse 9,756 = 1.038: 1.04, as the run printed it
+    blk = {"metric": "tok_s_per_kw", "trial": 9, "score": 2.84,
+           "cases": [{"model": "deepseek-r1", "workload": "8k1k",
+                      "base": {"coarse": {"tok_s_per_kw": 2458.6}, "compare": {"tok_s_per_kw": 2471.0}},
+                      "design": {"coarse": {"tok_s_per_kw": 9756.0}, "compare": {"tok_s_per_kw": 10131.0}}}]}
+    own = base_lines({**out, "compare": blk})[-1]
+    assert "1.10x" not in own and "1.00x" not in own
+    assert "a little higher; this run's base and best design: compare / coarse below" in own
+    assert any("(compare / coarse 1.04)" in ln for ln in compare_lines({**out, "compare": blk}))
+    stored = base_lines(out)[-1]  # no compare block: the docs' figures, as before
+    assert "1.00x on Jalapeño's DeepSeek-R1 8K/1K and 1.10x on the example's best design" in stored

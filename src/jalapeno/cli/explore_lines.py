@@ -50,23 +50,33 @@ def base_lines(out: dict, est: str = "") -> list[str]:
                 else "the case's precision or the model's default only"
             )
             + ": a coarse ranking sweep, not compare's figure at the same floor (that one sweeps "
-            + beyond(sw)
+            + beyond(sw, bool(out.get("compare")))
             + "); a design's figure on one case = its score x the base's"
         )
     return lines
 
 
-def beyond(sw: dict) -> str:
+def beyond(sw: dict, own: bool = False) -> str:
     """What compare's sweep adds to a space's ``[sweep]`` (``sw``) and how far apart the two figures stand
     (docs/explore.md §3 and §4.1, Jalapeño at 100 tok/s/user): on agg at each model's default precision compare's
     DeepSeek-R1 8K/1K figure is 2.2x (FP8 -> FP4 and disagg); with ``serving = "both"`` and ``precisions =
     "native"`` (the shipped examples since ux46) 1.00x on the base (1,730 against 1,721 tok/s/chip) and 1.10x on
-    the example's best design (the full batch grid, stages, TBO).
+    the example's best design (the full batch grid, stages, TBO). ``own``: the run priced its own base and best
+    design on compare's sweep (analysis/explore_full.compare_lines prints them under this line), so the line points
+    there instead of quoting the 200-trial example's: a 16-trial run printed '1.10x on the example's best design'
+    above its own best design's 'compare / coarse 1.04' (newuser50).
 
     >>> beyond({"serving": "both", "precisions": "native"})[:40]
     'the full batch grid, stages, TBO and EPL'
+    >>> beyond({"serving": "both", "precisions": "native"}, own=True).endswith("this run's base and best design: compare / coarse below")
+    True
     """
     if sw.get("precisions") == "native" and sw.get("serving") == "both":
+        if own:
+            return (
+                "the full batch grid, stages, TBO and EPLB too: a little higher; this run's base and best design: "
+                "compare / coarse below"
+            )
         return (
             "the full batch grid, stages, TBO and EPLB too: a little higher, 1.00x on Jalapeño's DeepSeek-R1 "
             "8K/1K and 1.10x on the example's best design"
