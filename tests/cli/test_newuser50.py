@@ -103,3 +103,51 @@ def test_explore_sweep_line_points_at_the_runs_own_compare_figures():
     assert any("(compare / coarse 1.04)" in ln for ln in compare_lines({**out, "compare": blk}))
     stored = base_lines(out)[-1]  # no compare block: the docs' figures, as before
     assert "1.00x on Jalapeño's DeepSeek-R1 8K/1K and 1.10x on the example's best design" in stored
+
+
+def _band_row(out: str, name: str) -> str:
+    """The ``NAME band`` row of compare's ratios table (its folded lines joined), borders gone."""
+    lines, keep = [], False
+    for ln in out[out.index("ratios vs") :].splitlines():
+        cells = ln.split("│")
+        if len(cells) < 3:
+            if keep:
+                break
+            continue
+        first = cells[1].strip()
+        if first:
+            keep = first == f"{name} band"
+        if keep:
+            lines.append(ln)
+    return _text("\n".join(lines))
+
+
+def test_band_row_frontier_end_names_its_side(capsys, tmp_path, monkeypatch):
+    """Kimi K2.5 1k8k --bands: the band row's '[at frontier end]' named no side where a frontier's tail (below 10% of
+    its peak, analysis/ratio_bands.TAIL_FRACTION) flagged it, while the calibrated row above named one. Read off the
+    JSON: at 60 tok/s/user Jalapeño's low-set frontier gives 350 tok/s/chip, under 10% of its low-set peak (3,942):
+    its own tail ('this'; GB300's 868 is above 10% of its 5,363); at 100 the low ends are 37 and 78, both tails
+    ('both'). The expected side is worked from the JSON's ends, each against its own band peak."""
+    monkeypatch.chdir(tmp_path)
+    args = ("compare", "-m", "kimi-k2.5", "-w", "1k8k", "-s", "jalapeno,gb300-nvl72", "--bands", "--at", "60,100")
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(js)
+    b = d["comparisons"]["jalapeno"]["bands"]
+    assert b["pairing"].startswith("low: the system at its low efficiency set over the baseline at its low set")
+    peak = {n: d["systems"][n]["headline"]["bands"]["peak_throughput_per_chip"] for n in ("jalapeno", "gb300-nvl72")}
+    want = {}
+    for w in ("low", "high"):
+        for r in b["iso_interactivity"]["throughput_per_chip"][w]:
+            a = r["status_a"] == "at_frontier_end" or r["y_a"] < 0.1 * peak["jalapeno"][w]
+            z = r["status_b"] == "at_frontier_end" or r["y_b"] < 0.1 * peak["gb300-nvl72"][w]
+            sides = want.setdefault(r["x"], set())
+            sides |= {"this"} if a else set()
+            sides |= {"baseline"} if z else set()
+    assert want == {60.0: {"this"}, 100.0: {"this", "baseline"}}  # the premise, as worked above
+    code, out, err = run(capsys, *args, "--html", "")
+    assert code == 0, err
+    row = _band_row(out, "jalapeno")
+    assert "[at frontier end]" not in row
+    # the 60 cell then the 100 cell, in column order
+    assert re.search(r"\[at frontier end: this\].*\[at frontier end: both\]", row), row

@@ -37,7 +37,7 @@ from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
 from jalapeno.report.tables import (BAND_ROW_CAPTION, CONCURRENCY_CAPTION, HEADLINE_BAND_CAPTION, PEAK_COLUMN,
                                     TOKENS_CAPTION, uncovered_lines,
-                                    band_cells, band_moves, headline_band, headline_bounds, iso_rows, peak_load,
+                                    band_cells, band_moves, band_peaks, headline_band, headline_bounds, iso_rows, peak_load,
                                     peak_usd_cell, power_caption, ratio_columns,
                                     tier_deployments, tier_energy_cost, usd_text)
 
@@ -241,7 +241,7 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
                     + [_ratio_cell(r, k, u, frontier_peaks(rec, n), n == rec.baseline)
                        for r, k, u in iso_rows(c.iso_interactivity)])
         if n != rec.baseline and getattr(c, "bands", None) and band_moves(c.bands):
-            rows.append([e(f"{n} band"), *(e(x) for x in band_cells(c.bands))])
+            rows.append([e(f"{n} band"), *(e(x) for x in band_cells(c.bands, band_peaks(rec, n)))])
             banded = True
     out += [f"<h2>Ratios vs {e(rec.baseline)}</h2>",
             "<p>Throughput per chip (per kW, " + e(conv) + " power, and per $, in brackets). Flags: <i>at frontier end: who</i> — "

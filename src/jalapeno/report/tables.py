@@ -210,7 +210,7 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
             cells.append(cell + (f" [{flag}]" if flag else ""))
         ratios.add_row(name, *cells)
         if name != d.baseline and getattr(c, "bands", None) and band_moves(c.bands):
-            ratios.add_row(f"{name} band", *band_cells(c.bands), style="dim")
+            ratios.add_row(f"{name} band", *band_cells(c.bands, band_peaks(d, name)), style="dim")
     # the row label whole: a band row's "vera-rubin-nvl72 band" printed "vera-rubin-nvl7…" in a 16-wide column
     ratios.columns[0].min_width = max([16, *(len(str(x)) for x in ratios.columns[0].cells)])
     ratios.caption = ("[at frontier end: who]: the speed is within 10% of that frontier's last point or in its tail "
@@ -319,11 +319,34 @@ def peak_usd_cell(pk: Mapping) -> str:
     return "-" if v is None or not math.isfinite(v) else f"{v:.2f}x"
 
 
-def band_cells(b: Mapping) -> list[str]:
+def band_peaks(d: ComparisonRecord, name: str) -> dict[str, tuple[float, float]] | None:
+    """The peak tok/s/chip of the two frontiers behind each end of ``name``'s band row (``low``, ``high``: the
+    system's and the baseline's, as analysis/ratio_bands.band_ratios pairs them: like ends, or crossed where either
+    side's band is its measured error), read off each headline's band (a system without one: its frontier's peak);
+    for cell_notes.end_flag, so a band cell's ``[at frontier end]`` names its side as the calibrated row's does
+    (the tail rule, below 10% of a frontier's peak, flagged it with no side: newuser50). None without a band row."""
+    from jalapeno.analysis.ratio_bands import BAND_PAIRING_MEASURED
+
+    b = getattr(d.comparisons[name], "bands", None)
+    if not b:
+        return None
+    cross = b.get("pairing") == BAND_PAIRING_MEASURED
+    fallback = dict(zip((name, d.baseline), frontier_peaks(d, name)))
+
+    def peak(n: str, which: str) -> float:
+        hb = d.systems[n].headline.bands
+        return fallback[n] if hb is None else getattr(hb.peak_throughput_per_chip, which)
+
+    other = {"low": "high", "high": "low"} if cross else {"low": "low", "high": "high"}
+    return {w: (peak(name, w), peak(d.baseline, other[w])) for w in ("low", "high")}
+
+
+def band_cells(b: Mapping, peaks: Mapping[str, tuple[float, float]] | None = None) -> list[str]:
     """The band row of one system in the ratios table (``Ratios.bands``): peak per chip (per kW and per $ in
     brackets), max tok/s/user and each iso-interactivity speed (per kW and per $ in brackets: each the per-chip
     band times one constant); a speed where either end's ratio is not iso-interactivity (unreachable, below a
-    frontier's start) names which end, as the calibrated cell does."""
+    frontier's start) names which end, as the calibrated cell does. ``peaks``: :func:`band_peaks`, so an end
+    flagged by a frontier's tail names its side (None: by status alone)."""
     pk = b["peak_ratio"]
     usd = pk.get("tokens_per_usd")
     cells = [f"{band_range(pk['throughput_per_chip']['low'], pk['throughput_per_chip']['high'])} "
@@ -333,7 +356,7 @@ def band_cells(b: Mapping) -> list[str]:
     it, ik = b["iso_interactivity"]["throughput_per_chip"], b["iso_interactivity"]["tok_s_per_kw"]
     iu = b["iso_interactivity"].get("tokens_per_usd") or {w: [None] * len(it[w]) for w in ("low", "high")}
     for lt, ht, lk, hk, lu, hu in zip(it["low"], it["high"], ik["low"], ik["high"], iu["low"], iu["high"]):
-        (cl, fl), (ch, fh) = _ratio(lt), _ratio(ht)
+        (cl, fl), (ch, fh) = _ratio(lt, peaks and peaks["low"]), _ratio(ht, peaks and peaks["high"])
         if not (cl.endswith("x") and ch.endswith("x")):
             same = (cl, fl) == (ch, fh)
             cells.append(cl + (f" [{fl}]" if fl else "") if same else f"low: {cl}; high: {ch}")
