@@ -151,3 +151,19 @@ def test_band_row_frontier_end_names_its_side(capsys, tmp_path, monkeypatch):
     assert "[at frontier end]" not in row
     # the 60 cell then the 100 cell, in column order
     assert re.search(r"\[at frontier end: this\].*\[at frontier end: both\]", row), row
+
+
+def test_agentic_plan_prints_its_decode_batch_as_it_prints_its_sessions(capsys, tmp_path, monkeypatch):
+    """plan -w agentic:coding-agent on Jalapeño: '201.0 sessions per instance at decode batch 188.054' (format g:
+    six significant figures) beside one decimal for the sessions. Both are means over the run's steps, read to one
+    decimal: the JSON's point.decode_batch rounded to 0.1 (188.05 -> 188.1)."""
+    monkeypatch.chdir(tmp_path)
+    args = ("plan", "--system", "jalapeno", "-w", "agentic:coding-agent", "--target", "1000")
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    p = json.loads(js)["point"]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    m = re.search(r"([\d,.]+) sessions per instance at decode batch ([\d,.]+),", _text(out))
+    assert m, out
+    assert m.group(1) == f"{p['sessions']:,.1f}" and m.group(2) == f"{p['decode_batch']:,.1f}"

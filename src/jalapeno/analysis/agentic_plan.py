@@ -154,7 +154,7 @@ class AgenticPlan:
         lines += [
             f"operating point: {lead}: {rate} tasks/h/chip, mean task "
             f"{p['task_time_s'] / 60:,.1f} min (p90 {p['task_time_p90_s'] / 60:,.1f} min), {p['sessions']:,.1f} "
-            f"sessions per instance at decode batch {p['decode_batch']:g}, bound {p['bound']}"
+            f"sessions per instance at decode batch {p['decode_batch']:,.1f}, bound {p['bound']}"
             + (f", KV {p['kv_bound']}" if p["kv_bound"] else "")
         ]
         lines.append(f"one instance: {inst} tasks/h ({cpi:,} chips at {rate} tasks/h/chip; exact figures: --json)")
