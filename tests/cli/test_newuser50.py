@@ -167,3 +167,24 @@ def test_agentic_plan_prints_its_decode_batch_as_it_prints_its_sessions(capsys, 
     m = re.search(r"([\d,.]+) sessions per instance at decode batch ([\d,.]+),", _text(out))
     assert m, out
     assert m.group(1) == f"{p['sessions']:,.1f}" and m.group(2) == f"{p['decode_batch']:,.1f}"
+
+
+def test_explicit_eplb_under_uniform_routing_is_noted_not_silently_dropped(capsys, tmp_path, monkeypatch):
+    """compare --eplb 64 on DeepSeek-R1 8k1k (default --routing uniform: InferenceX's random-token prompts) ran the
+    very sweep it runs without the option and said nothing: the sweep makes EPLB twins only under a skewed expert
+    popularity (analysis/sweep_layouts.with_eplb), since with uniform routing every rank expects the same share and
+    replicas only cost memory. The frontier is the same with and without it (the premise, checked below); a note
+    now says so and names the fix. Under --routing measured the option makes layouts, and no note is printed."""
+    monkeypatch.chdir(tmp_path)
+    args = ("frontier", "-s", "gb200-nvl72", "-m", "deepseek-r1", "-w", "1k1k", "--json")
+    code, plain, err = run(capsys, *args)
+    assert code == 0, err
+    code, out, err = run(capsys, *args, "--eplb", "64")
+    assert code == 0, err
+    assert json.loads(out)["frontier"] == json.loads(plain)["frontier"]  # no layout changed: the option did nothing
+    note = _text(err)
+    assert note.startswith("note: --eplb 64 makes no layout under uniform expert routing (--routing uniform")
+    assert "add one of those, or drop --eplb" in note
+    code, out, err = run(capsys, *args, "--eplb", "64", "--routing", "measured")
+    assert code == 0, err
+    assert "--eplb 64 makes no layout" not in err  # skewed routing: the sweep tries the EPLB twins

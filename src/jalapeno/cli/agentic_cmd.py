@@ -59,7 +59,8 @@ def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallba
     from dataclasses import replace
 
     from jalapeno.analysis.sweep import SweepOptions
-    from jalapeno.cli.serving_opts import refuse_dense_eplb, refuse_dense_overlap, sweep_eplb
+    from jalapeno.cli.engine_opts import note_lines
+    from jalapeno.cli.serving_opts import note_idle_eplb, refuse_dense_eplb, refuse_dense_overlap, sweep_eplb
     from jalapeno.deploy.deployment import check_memory_fraction
     from jalapeno.specs.agentic import get_agentic
     from jalapeno.specs.catalog import load_model
@@ -67,6 +68,8 @@ def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallba
 
     m = with_routing(load_model(model), routing)
     refuse_dense_eplb(eplb, m)  # an explicit --eplb on a dense model was silently ignored
+    if note := note_idle_eplb(eplb, m):  # and one under uniform routing made no layout (newuser50)
+        note_lines([note])
     refuse_dense_overlap(overlap, m)  # so was --overlap tbo (break47)
     spec = get_agentic(workload)
     # the analytic model runs the mean lengths: the last turn's prompt + reply must fit

@@ -40,6 +40,7 @@ from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-e
     check_pool,
     check_workload_context,
     concurrency_notes,
+    note_idle_eplb,
     parse_pool,
     refuse_dense_eplb,
     refuse_dense_overlap,
@@ -191,6 +192,7 @@ def compare(
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          recipe_run(rec, None, stack, kv_dtype).kv_dtype, attention_dtype, compute_fallback, routing)
     refuse_dense_eplb(eplb, m)  # an explicit --eplb on a dense model was silently ignored
+    eplb_note = note_idle_eplb(eplb, m)  # and one under uniform routing made no layout (newuser50)
     refuse_dense_overlap(overlap, m)  # so was --overlap tbo (break47)
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
@@ -243,7 +245,8 @@ def compare(
 
     note_lines(overrides + concurrency_notes(opts)
                + estimated_peak_notes(rec, {s.system.name: s.system for s in syss}, m)
-               + _release_notes(m, opts, {n: precs[n] if precs else [prec.name] for n in names_in}))
+               + _release_notes(m, opts, {n: precs[n] if precs else [prec.name] for n in names_in})
+               + ([eplb_note] if eplb_note else []))
     if as_deployed and not recipes:  # gpt-oss-120b --as-deployed ran every system as stated, without a word
         note_lines([f"--as-deployed: no engine recipe deploys {m.name} on {', '.join(names_in)} "
                     "(data/engines.toml default_for); every system runs as stated"])
@@ -371,6 +374,7 @@ def frontier(
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          run.kv_dtype, attention_dtype, compute_fallback, routing)
     refuse_dense_eplb(eplb, m)  # an explicit --eplb on a dense model was silently ignored
+    eplb_note = note_idle_eplb(eplb, m)  # and one under uniform routing made no layout (newuser50)
     refuse_dense_overlap(overlap, m)  # so was --overlap tbo (break47)
     check_pricer_chip_model(pricer, chip_model)
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
@@ -382,7 +386,8 @@ def frontier(
                        max_tokens_per_step, cuda_graph_max_batch, memory_fraction, release)
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
-    note_lines(overrides + concurrency_notes(opts) + _release_notes(m, opts, {s.name: [prec.name]}))
+    note_lines(overrides + concurrency_notes(opts) + _release_notes(m, opts, {s.name: [prec.name]})
+               + ([eplb_note] if eplb_note else []))
     if store:
         from jalapeno.cli.explore_cmd import store_frontier
 

@@ -199,6 +199,35 @@ def refuse_dense_eplb(eplb: str | None, model) -> None:
                     f"so --eplb {eplb.strip()} would be ignored", "drop --eplb (it applies to MoE models only)")
 
 
+def note_idle_eplb(eplb: str | None, model) -> str:
+    """The note a sweep prints where an explicit ``--eplb R`` (R not ``off``) makes no layout: the sweep makes EPLB
+    twins only under a skewed expert popularity (analysis/sweep_layouts.with_eplb: ``--routing measured`` or
+    ``generated``), and under ``--routing uniform`` (the default: InferenceX's random-token prompts) replicas cannot
+    lower the busiest rank's expected share. ``compare --eplb 64`` ran the same sweep as without it and said nothing
+    (newuser50). Checks R first (analysis/sweep_layouts.check_sweep_eplb: the error it would raise later).
+
+    Args:
+        eplb: the option as given (None: not given); model: a ModelSpec with the --routing applied.
+
+    Returns:
+        The note ("" where none applies): a dense model is refused by :func:`refuse_dense_eplb`.
+
+    Raises:
+        SpecError: as :func:`sweep_eplb` and check_sweep_eplb (field ``--eplb``).
+    """
+    from jalapeno.analysis.sweep_layouts import check_sweep_eplb
+
+    if eplb is None or model.moe is None:
+        return ""
+    r = sweep_eplb(eplb)
+    check_sweep_eplb(r, model)
+    if r is None or max(model.moe.routing_sigma, getattr(model.moe, "decode_routing_sigma", 0.0)) > 0:
+        return ""
+    return (f"--eplb {eplb.strip()} makes no layout under uniform expert routing (--routing uniform, the default): "
+            "replicas cannot lower the busiest rank's expected load, so the sweep tries EPLB only under --routing "
+            "measured or generated; add one of those, or drop --eplb")
+
+
 def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
     """Refuse ``--stack NAME+ar_rms`` where the all-reduce + RMSNorm fusion it switches on changes no price of
     ``model`` on any of ``pricers``' systems at any TP (cost/allreduce_rms.fusion_moves_price, the pricer's own test:
