@@ -188,3 +188,31 @@ def test_explicit_eplb_under_uniform_routing_is_noted_not_silently_dropped(capsy
     code, out, err = run(capsys, *args, "--eplb", "64", "--routing", "measured")
     assert code == 0, err
     assert "--eplb 64 makes no layout" not in err  # skewed routing: the sweep tries the EPLB twins
+
+
+def test_calibrate_table_prints_every_system_name_and_header_whole(capsys, monkeypatch):
+    """calibrate's table at the 160 characters a non-terminal gets (cli/common.console) printed 'vera-rubin-nv…',
+    'gemm.bf16.hal…' and 'collective_la…'. The fit is replaced by its result's shape (system -> parameters, the
+    GEMM fit's report; a derived system without one): the table, not the fit, is under test. Each header is read
+    whole by joining its column's header lines."""
+    import jalapeno.fit.calibrate as cal
+
+    p = {"gemm": {"bf16": {"peak_fraction": 0.765, "half_rows": 215.0}}, "hbm_fraction": 0.935,
+         "collective_launch_s": 2.9e-6}
+    fake = {"gb300-nvl72": {"parameters": p, "report": {"gemm": {"median_ape": 0.12}}},
+            "vera-rubin-nvl72": {"parameters": p}, "_ordering_flags": []}
+    monkeypatch.setattr(cal, "calibrate_catalog", lambda names, out_dir, on_progress=None: dict(fake))
+    code, out, err = run(capsys, "calibrate", "--out-dir", "unused")
+    assert code == 0, err
+    assert "…" not in out
+    lines = out.splitlines()
+    top = next(i for i, ln in enumerate(lines) if ln.startswith("┏"))
+    mid = next(i for i, ln in enumerate(lines) if ln.startswith("┡"))
+    parts = [ln.split("┃")[1:-1] for ln in lines[top + 1 : mid]]
+    heads = [" ".join(" ".join(c[j].split()) for c in parts).strip() for j in range(len(parts[0]))]
+    assert heads[0] == "system" and "gemm.bf16.half rows" in heads and "collective launch" in heads
+    assert "attention peak" in heads and "GEMM fit median err" in heads
+    rows = [ln.split("│")[1].strip() for ln in lines if ln.count("│") > 3]
+    assert rows == ["gb300-nvl72", "vera-rubin-nvl72"]
+    assert "2.9us" in out and "12.0%" in out and "derived" in out  # 2.9e-6 s; 0.12 as a percentage
+    assert "collective launch = collective_launch_s" in _text(out)  # the caption maps a header back to its key

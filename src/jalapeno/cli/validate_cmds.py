@@ -54,10 +54,17 @@ def calibrate(
     keys = ["gemm.bf16.peak_fraction", "gemm.fp8.peak_fraction", "gemm.fp8_block.peak_fraction",
             "gemm.fp4.peak_fraction", "gemm.bf16.half_rows",
             "gemm.fp8.hbm_fraction", "hbm_fraction", "attention_peak_fraction", "collective_launch_s"]
-    t.add_column("system")
+    # every name and header whole: at 160 characters the table printed 'vera-rubin-nv…', 'gemm.bf16.hal…' and
+    # 'collective_la…' (newuser50); a header's words ('_' read as a space) wrap over two lines instead
+    t.add_column("system", no_wrap=True, min_width=max([6, *(len(n) for n in res)]))
     for k in keys:
-        t.add_column(k.replace("_fraction", "").replace(".peak", ""))
-    t.add_column("GEMM fit median err")
+        t.add_column(k.replace("_fraction", "").replace(".peak", "").removesuffix("_s").replace("_", " "),
+                     overflow="fold")
+    t.add_column("GEMM fit median err", overflow="fold")
+    t.caption = ("each column an efficiency parameter (docs/model.md), '_' printed as a space: gemm.FMT = "
+                 "efficiency.gemm.FMT.peak_fraction, gemm.fp8.hbm and hbm = the .hbm_fraction keys, gemm.bf16.half rows "
+                 "= gemm.bf16.half_rows, collective launch = collective_launch_s; GEMM fit median err: the GEMM fit's "
+                 "median |error| on the system's kernel tables (derived: no tables of its own)")
     for n, cal in res.items():
         p = flatten_params(cal["parameters"])
         err = cal.get("report", {}).get("gemm", {}).get("median_ape")
