@@ -216,3 +216,15 @@ def test_calibrate_table_prints_every_system_name_and_header_whole(capsys, monke
     assert rows == ["gb300-nvl72", "vera-rubin-nvl72"]
     assert "2.9us" in out and "12.0%" in out and "derived" in out  # 2.9e-6 s; 0.12 as a percentage
     assert "collective launch = collective_launch_s" in _text(out)  # the caption maps a header back to its key
+
+
+def test_validate_says_where_it_wrote_its_parity_plot_and_rows(capsys, tmp_path):
+    """validate --html wrote the parity plot and said nothing of it (compare prints 'frontier chart: PATH', simulate
+    'wrote PATH'); --out likewise. Both now close the output with their resolved paths. The shipped InferenceX
+    points of one system keep it short (--no-aiconfigurator -s h200)."""
+    html, csv = tmp_path / "parity.html", tmp_path / "rows.csv"
+    code, out, err = run(capsys, "validate", "--no-aiconfigurator", "-s", "h200", "--html", str(html), "-o", str(csv))
+    assert code == 0, err
+    assert html.exists() and csv.exists()
+    flat = _text(out)
+    assert f"parity plot: {html.resolve()}" in flat and f"per-point results: {csv.resolve()}" in flat

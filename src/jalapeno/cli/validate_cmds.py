@@ -199,6 +199,13 @@ def validate(
             console.print(f"  not predicted {rid}: {first[rid]}")
         if n_unp > 5:
             console.print(f"  ... and {n_unp - 5} more")
+    # where the files went, as compare ('frontier chart: PATH') and simulate ('wrote PATH') say: validate --html
+    # wrote its parity plot without a word (newuser50)
+    from pathlib import Path
+
+    for path, what in ((html, "parity plot"), (out, "per-point results")):
+        if path:
+            console.print(f"{what}: {Path(path).resolve()}", markup=False, soft_wrap=True)
 
 
 def _default_profile_note(rows, stack: str | None) -> str:
