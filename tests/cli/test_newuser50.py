@@ -228,3 +228,19 @@ def test_validate_says_where_it_wrote_its_parity_plot_and_rows(capsys, tmp_path)
     assert html.exists() and csv.exists()
     flat = _text(out)
     assert f"parity plot: {html.resolve()}" in flat and f"per-point results: {csv.resolve()}" in flat
+
+
+def test_per_dollar_panel_and_selector_name_their_unit_once(capsys, tmp_path, monkeypatch):
+    """The chart's third panel and the report's metric selector read 'tok/s per $/h per chip': per chip twice over,
+    or once? Its y is a chip's tok/s over its $/chip-hour (report/page.report_data: throughput_per_chip /
+    usd_per_chip_hour), so 'tok/s per ($/chip-hour)'. Plotly writes '/' as \\u002f in the page's JSON."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "compare", "-s", "jalapeno,gb300-nvl72", "-m", "gpt-oss-120b", "-w", "1k1k",
+                         "--html", "c.html")
+    assert code == 0, err
+    code, out, err = run(capsys, "report", "-s", "jalapeno,gb300-nvl72", "-m", "gpt-oss-120b", "-w", "1k1k",
+                         "--html", "r.html")
+    assert code == 0, err
+    for page in ("c.html", "r.html"):
+        text = (tmp_path / page).read_text().replace("\\u002f", "/")
+        assert "tok/s per ($/chip-hour)" in text and "per $/h per chip" not in text, page

@@ -112,7 +112,7 @@ def _panels(conv: str):
     from plotly.subplots import make_subplots
 
     return make_subplots(rows=1, cols=3, horizontal_spacing=0.07, subplot_titles=(
-        "throughput per chip (tok/s)", f"tok/s per kW ({conv} power)", "tok/s per $/h per chip"))
+        "throughput per chip (tok/s)", f"tok/s per kW ({conv} power)", "tok/s per ($/chip-hour)"))
 
 
 def warm_chart() -> None:

@@ -2,7 +2,7 @@
 
 The page holds plotly.js inline (opens offline), the comparison's data as JSON, and a small
 script that draws it. Controls: metric (throughput per chip, tokens/s per kW, tokens/s per
-$/h per chip), power convention (chip TDP, sustained, all-in; for the per-kW metric) and x axis
+($/chip-hour)), power convention (chip TDP, sustained, all-in; for the per-kW metric) and x axis
 (interactivity in tok/s/user, or E2E latency in s). Each system has one colour
 (report/colors.py); its efficiency band (``--bands``) is a shaded region; tier floors are dashed
 vertical lines on the interactivity axis; measured points (InferenceX, shipped with the package or
@@ -46,7 +46,10 @@ if TYPE_CHECKING:
     from jalapeno.fit.measured_point import MeasuredPoint
     from jalapeno.specs.hardware import System
 
-METRICS = {"chip": "throughput per chip (tok/s)", "kw": "tok/s per kW", "usd": "tok/s per $/h per chip"}
+#: the metric selector's labels; per $: a chip's tok/s over its $/chip-hour, i.e. tokens per $ / 3,600 ('tok/s per $/h
+#: per chip' read as if something were per chip twice, newuser50)
+USD_METRIC = "tok/s per ($/chip-hour)"
+METRICS = {"chip": "throughput per chip (tok/s)", "kw": "tok/s per kW", "usd": USD_METRIC}
 XAXES = {"interactivity": "interactivity (tok/s/user)", "e2e": "E2E latency (s)"}
 
 
