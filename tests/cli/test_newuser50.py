@@ -244,3 +244,25 @@ def test_per_dollar_panel_and_selector_name_their_unit_once(capsys, tmp_path, mo
     for page in ("c.html", "r.html"):
         text = (tmp_path / page).read_text().replace("\\u002f", "/")
         assert "tok/s per ($/chip-hour)" in text and "per $/h per chip" not in text, page
+
+
+def test_step_caption_explains_only_the_compute_labels_its_rows_print(capsys, monkeypatch):
+    """gpt-oss-120b prefill of 8,192 tokens on Jalapeño printed one labelled row (lm_head 'compute (few rows: 0.4% of
+    peak)': 8,192 tokens, but the LM head runs on the last token of the one sequence) and a caption explaining the
+    serial-k floor too, which no row printed. The default step (DeepSeek-R1 DEP8, 64 x 8K) prints both labels
+    (attn.qkv_a_proj 'serial-k floor', attn.q_b_proj 'few rows'): both explained."""
+    monkeypatch.setenv("COLUMNS", "200")
+    serial_clause = "compute (serial-k floor): a block-scaled GEMM's serial k loop"
+    few_clause = "compute (few rows: P% of peak): the fitted row-count rule"
+    for args, serial in (
+        (("step", "-s", "jalapeno", "-m", "gpt-oss-120b", "--tp", "1", "--dp", "1", "--ep", "1", "--batch", "0",
+          "--prefill-tokens", "8192"), False),
+        (("step", "-s", "jalapeno"), True),
+    ):
+        code, out, err = run(capsys, *args)
+        assert code == 0, err
+        cells = [ln.split("│")[-2].strip() for ln in out.splitlines() if ln.count("│") == 9]
+        assert ("compute (serial-k floor)" in cells) is serial  # the premise, read off the bound column
+        assert any(c.startswith("compute (few rows:") for c in cells)
+        text = _text(out)
+        assert (serial_clause in text) is serial and few_clause in text

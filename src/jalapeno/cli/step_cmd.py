@@ -194,19 +194,28 @@ def step(
     for col in ("fmt", "FLOP", "weights B", "KV B", "act B", "time us", "bound"):
         t.add_column(col, justify="right" if col not in ("fmt", "bound") else "left", no_wrap=col != "bound")
     limits = compute_limit_labels(sc.ops, s.chip, pr.efficiency, sc.times.compute_s)
+    shown = []  # the compute labels the bound column prints
     for r, lim in zip(rows, limits):
         bound = ("overhead" if r["overhead_s"] > max(r["compute_s"], r["memory_s"], r.get("network_s", 0.0))
                  else r["bound"])
+        if bound == "compute" and lim:
+            shown.append(lim)
         t.add_row(r["op"], r["format"], fmt_si(r["flop"]), fmt_si(r["weight_bytes"]), fmt_si(r["kv_bytes"]),
                   fmt_si(r["act_bytes"]), f"{r['time_s'] * 1e6:.1f}",
                   f"compute ({lim})" if bound == "compute" and lim else bound)
     t.caption = rows_caption(batch, dp, pp, m.num_layers, lay.dp_dispatch, prefill_tokens)
-    if any(lim for lim in limits):
-        t.caption += ("\ncompute (few rows: P% of peak): the fitted row-count rule m / (m + half_rows) (a GPU kernel's "
-                     "output tiles padded at few rows) runs the GEMM under a tenth of its format's peak: its time "
-                     "scales with 1 / peak FLOP/s and not with HBM bandwidth; compute (serial-k floor): a block-scaled "
-                     "GEMM's serial k loop (k / 128 x k_block_s) sets its time, whatever the chip's peaks "
-                     "(docs/model.md §4)")
+    # each label explained only where a row prints it, as frontier's bound legend does: a prefill step whose one
+    # labelled row was 'few rows' explained the serial-k floor too, and a row's hidden label was explained (newuser50)
+    clauses = []
+    if any(lim.endswith("of peak") for lim in shown):
+        clauses.append("compute (few rows: P% of peak): the fitted row-count rule m / (m + half_rows) (a GPU kernel's "
+                       "output tiles padded at few rows) runs the GEMM under a tenth of its format's peak: its time "
+                       "scales with 1 / peak FLOP/s and not with HBM bandwidth")
+    if "serial-k floor" in shown:
+        clauses.append("compute (serial-k floor): a block-scaled GEMM's serial k loop (k / 128 x k_block_s) sets its "
+                       "time, whatever the chip's peaks")
+    if clauses:
+        t.caption += "\n" + "; ".join(clauses) + " (docs/model.md §4)"
         donor = derived_from(pr.efficiency.source)
         if donor is not None:
             t.caption += (f"; {s.name} has no kernel measurements: these are borrowed from {donor}'s GPU kernel fits "
