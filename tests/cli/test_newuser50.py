@@ -266,3 +266,17 @@ def test_step_caption_explains_only_the_compute_labels_its_rows_print(capsys, mo
         assert any(c.startswith("compute (few rows:") for c in cells)
         text = _text(out)
         assert (serial_clause in text) is serial and few_clause in text
+
+
+def test_prefill_only_step_title_names_no_decode_context(capsys, monkeypatch):
+    """`step --batch 0 --prefill-tokens 8192` titled its table 'batch 0 x ctx 8192 + 8192 prefill tokens': a context
+    of 8,192 tokens (the --context default) for no sequence. With no decode rows the title names the prefill alone;
+    a mixed step keeps 'batch B x ctx C + P prefill tokens'."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = run(capsys, "step", "-s", "jalapeno", "--batch", "0", "--prefill-tokens", "8192")
+    assert code == 0, err
+    title = out.splitlines()[0]
+    assert "8192 prefill tokens, no decode batch" in title and "batch 0 x ctx" not in title
+    code, out, err = run(capsys, "step", "-s", "jalapeno", "--batch", "4", "--prefill-tokens", "2048")
+    assert code == 0, err
+    assert "batch 4 x ctx 8192 + 2048 prefill tokens" in out.splitlines()[0]

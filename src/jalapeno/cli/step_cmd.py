@@ -180,9 +180,13 @@ def step(
                     **({"tiles": tile_table} if tiles else {})})
         return
     split = bool(can_split(batch, prefill_tokens, dp))
-    t = Table(title=f"{m.name} on {s.name}, {sc.layout.label}, {prec.name}, batch {batch} x ctx {context}"
+    # a prefill-only step (--batch 0) has no decode rows to give a context: its title read 'batch 0 x ctx 8192 +
+    # 8192 prefill tokens', the default --context of no sequence (newuser50)
+    has_decode = batch or not prefill_tokens
+    rows_text = (f"batch {batch} x ctx {context}" + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else "")
+                 if has_decode else f"{prefill_tokens} prefill tokens, no decode batch")
+    t = Table(title=f"{m.name} on {s.name}, {sc.layout.label}, {prec.name}, {rows_text}"
                     f"{stack_label(stack)}"
-              + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else "")
               + (f" at prefix {prefix}" if prefix else "")
               + (" (ops and collectives of the whole step, unsplit; the step time below is two-batch overlapped)"
                  if overlap == "tbo" and split else ""))
