@@ -90,13 +90,27 @@ def test_explore_sweep_line_points_at_the_runs_own_compare_figures():
     from jalapeno.cli.explore_lines import base_lines
 
     b = {"model": "deepseek-r1", "workload": "8k1k", "tok_s_per_kw": 2458.6}
-    out = {"base": "jalapeno", "metrics": ["tok_s_per_kw"], "base_metrics": [b], "objective": {},
-           "sweep": {"serving": "both", "precisions": "native", "batches": [1]}}
+    out = {
+        "base": "jalapeno",
+        "metrics": ["tok_s_per_kw"],
+        "base_metrics": [b],
+        "objective": {},
+        "sweep": {"serving": "both", "precisions": "native", "batches": [1]},
+    }
     # compare 10,131 over coarse 9,756 = 1.038: 1.04, as the run printed it
-    blk = {"metric": "tok_s_per_kw", "trial": 9, "score": 2.84,
-           "cases": [{"model": "deepseek-r1", "workload": "8k1k",
-                      "base": {"coarse": {"tok_s_per_kw": 2458.6}, "compare": {"tok_s_per_kw": 2471.0}},
-                      "design": {"coarse": {"tok_s_per_kw": 9756.0}, "compare": {"tok_s_per_kw": 10131.0}}}]}
+    blk = {
+        "metric": "tok_s_per_kw",
+        "trial": 9,
+        "score": 2.84,
+        "cases": [
+            {
+                "model": "deepseek-r1",
+                "workload": "8k1k",
+                "base": {"coarse": {"tok_s_per_kw": 2458.6}, "compare": {"tok_s_per_kw": 2471.0}},
+                "design": {"coarse": {"tok_s_per_kw": 9756.0}, "compare": {"tok_s_per_kw": 10131.0}},
+            }
+        ],
+    }
     own = base_lines({**out, "compare": blk})[-1]
     assert "1.10x" not in own and "1.00x" not in own
     assert "a little higher; this run's base and best design: compare / coarse below" in own
@@ -197,10 +211,16 @@ def test_calibrate_table_prints_every_system_name_and_header_whole(capsys, monke
     whole by joining its column's header lines."""
     import jalapeno.fit.calibrate as cal
 
-    p = {"gemm": {"bf16": {"peak_fraction": 0.765, "half_rows": 215.0}}, "hbm_fraction": 0.935,
-         "collective_launch_s": 2.9e-6}
-    fake = {"gb300-nvl72": {"parameters": p, "report": {"gemm": {"median_ape": 0.12}}},
-            "vera-rubin-nvl72": {"parameters": p}, "_ordering_flags": []}
+    p = {
+        "gemm": {"bf16": {"peak_fraction": 0.765, "half_rows": 215.0}},
+        "hbm_fraction": 0.935,
+        "collective_launch_s": 2.9e-6,
+    }
+    fake = {
+        "gb300-nvl72": {"parameters": p, "report": {"gemm": {"median_ape": 0.12}}},
+        "vera-rubin-nvl72": {"parameters": p},
+        "_ordering_flags": [],
+    }
     monkeypatch.setattr(cal, "calibrate_catalog", lambda names, out_dir, on_progress=None: dict(fake))
     code, out, err = run(capsys, "calibrate", "--out-dir", "unused")
     assert code == 0, err
@@ -235,11 +255,13 @@ def test_per_dollar_panel_and_selector_name_their_unit_once(capsys, tmp_path, mo
     or once? Its y is a chip's tok/s over its $/chip-hour (report/page.report_data: throughput_per_chip /
     usd_per_chip_hour), so 'tok/s per ($/chip-hour)'. Plotly writes '/' as \\u002f in the page's JSON."""
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(capsys, "compare", "-s", "jalapeno,gb300-nvl72", "-m", "gpt-oss-120b", "-w", "1k1k",
-                         "--html", "c.html")
+    code, out, err = run(
+        capsys, "compare", "-s", "jalapeno,gb300-nvl72", "-m", "gpt-oss-120b", "-w", "1k1k", "--html", "c.html"
+    )
     assert code == 0, err
-    code, out, err = run(capsys, "report", "-s", "jalapeno,gb300-nvl72", "-m", "gpt-oss-120b", "-w", "1k1k",
-                         "--html", "r.html")
+    code, out, err = run(
+        capsys, "report", "-s", "jalapeno,gb300-nvl72", "-m", "gpt-oss-120b", "-w", "1k1k", "--html", "r.html"
+    )
     assert code == 0, err
     for page in ("c.html", "r.html"):
         text = (tmp_path / page).read_text().replace("\\u002f", "/")
@@ -255,8 +277,26 @@ def test_step_caption_explains_only_the_compute_labels_its_rows_print(capsys, mo
     serial_clause = "compute (serial-k floor): a block-scaled GEMM's serial k loop"
     few_clause = "compute (few rows: P% of peak): the fitted row-count rule"
     for args, serial in (
-        (("step", "-s", "jalapeno", "-m", "gpt-oss-120b", "--tp", "1", "--dp", "1", "--ep", "1", "--batch", "0",
-          "--prefill-tokens", "8192"), False),
+        (
+            (
+                "step",
+                "-s",
+                "jalapeno",
+                "-m",
+                "gpt-oss-120b",
+                "--tp",
+                "1",
+                "--dp",
+                "1",
+                "--ep",
+                "1",
+                "--batch",
+                "0",
+                "--prefill-tokens",
+                "8192",
+            ),
+            False,
+        ),
         (("step", "-s", "jalapeno"), True),
     ):
         code, out, err = run(capsys, *args)
