@@ -136,6 +136,19 @@ def check_html_out(path: str | None, option: str = "--html") -> None:
     check_writable(path, option)
 
 
+def say_written(label: str, path, json_out: bool = False) -> None:
+    """Say which file a command wrote: ``LABEL /abs/path`` (``tornado chart: /abs/t.html``, ``wrote /abs/s.html``) on stdout, or on stderr under ``--json`` (stdout
+    stays one JSON document). Every command that writes a page says where (ux50: ``validate --html`` wrote
+    its parity plot without a word; ``sensitivity --json --html`` and ``simulate --json --html`` too)."""
+    from pathlib import Path
+
+    line = f"{label} {Path(path).resolve()}"
+    if json_out:
+        print(line, file=sys.stderr)
+    else:
+        console.print(line, markup=False, soft_wrap=True)
+
+
 def check_table_out(path: str | None, option: str, suffixes: tuple[str, ...], note: str = "") -> None:
     """Refuse a table output path whose suffix is not one of ``suffixes`` (``validate -o val.json``
     wrote CSV into a .json file; ``simulate --out x.txt`` ran the simulation, then refused the

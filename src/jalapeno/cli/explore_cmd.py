@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from jalapeno.analysis.price_reason import BASIS_FIELD
-from jalapeno.cli.common import console, print_json
+from jalapeno.cli.common import console, print_json, say_written
 from jalapeno.cli.explore_lines import base_basis as _base_basis
 from jalapeno.cli.explore_lines import base_lines as _base_lines
 from jalapeno.cli.explore_lines import price_estimated as _price_estimated
@@ -119,10 +119,12 @@ def explore(
     out = {"run": d.name, "store": str(Path(store)), **_summary(meta, rows, imp, top)}
     if json_out:
         print_json(out)
+        if html:  # where the page went, on stderr: stdout stays one JSON document
+            say_written("report:", html, json_out=True)
         return
     _print_summary(out)
     if html:
-        console.print(f"report: {Path(html).resolve()}", markup=False)
+        say_written("report:", html)
 
 
 def _announce_long_run(trials: int, cases: int, workers: int, trial_s: float) -> None:
@@ -361,8 +363,8 @@ def results_show(
             print_json(out)
         else:
             _print_summary(out)
-            if html:  # written with no word, where explore itself says where its report went
-                console.print(f"report: {Path(html).resolve()}", markup=False)
+        if html:  # written with no word, where explore itself says where its report went
+            say_written("report:", html, json_out)
         return
     if html:
         write_page(frontier_page(meta, rows), html)
@@ -373,6 +375,8 @@ def results_show(
     shown = [r for pts in per.values() for r in pts[:top]]
     if json_out:
         print_json({"run": run, "meta": meta, "points": shown})
+        if html:
+            say_written("report:", html, json_out=True)
         return
     cut = any(len(pts) > top for pts in per.values())
     t = Table(
@@ -395,7 +399,7 @@ def results_show(
         )
     console.print(t)
     if html:
-        console.print(f"report: {Path(html).resolve()}", markup=False)
+        say_written("report:", html)
 
 
 @results_app.command("export")

@@ -3,7 +3,6 @@ option parsing is cli/serving_opts.py, ``predict`` is cli/predict_cmd.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import typer
 
@@ -12,7 +11,7 @@ from jalapeno.cli.chip_opts import chip_model_band_lines, chip_model_line, chip_
 from jalapeno.cli.common import (
     attention_dtype_option, check_writable, compute_fallback_option, console, efficiency_option, isl_option,
     kv_dtype_option, list_items, model_option, mtp_acceptance_option, mtp_option, osl_option, precision_option,
-    print_json, resolve_precision, stack_label, stack_option,
+    print_json, resolve_precision, say_written, stack_label, stack_option,
 )
 from jalapeno.cli.engine_opts import (
     AS_DEPLOYED_HELP,
@@ -271,6 +270,8 @@ def compare(
             if n in d["systems"]:
                 d["systems"][n]["band_frontiers"] = band_frontiers_json(ends)
         print_json(d)
+        if html:  # --json --html: where the chart went, on stderr (stdout stays one JSON document)
+            say_written("frontier chart:", html, json_out=True)
         return
     for t in comparison_tables(rec, estimated_prices(s.system for s in syss), console.width):
         console.print(t)
@@ -294,7 +295,7 @@ def compare(
     if not bands:  # "how sure are we" had no pointer: the default tables print point figures only
         console.print(BANDS_HINT, markup=False)
     if html:
-        console.print(f"frontier chart: {Path(html).resolve()}")
+        say_written("frontier chart:", html)
 
 
 def frontier(

@@ -12,7 +12,7 @@ from rich.table import Table
 from jalapeno.cli.common import (
     OVERLAP_HELP, attention_dtype_option, check_html_out, check_table_out, compute_fallback_option, console,
     efficiency_option, isl_option, kv_dtype_option, model_option, mtp_acceptance_option, mtp_option, osl_option,
-    precision_option, print_json, resolve_precision, stack_label, stack_option,
+    precision_option, print_json, resolve_precision, say_written, stack_label, stack_option,
 )
 from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_option, max_tokens_option
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION
@@ -239,6 +239,8 @@ def simulate(
     note_lines(overrides + ([release_note] if release_note else []))
     if json_out:
         print_json(res.as_dict())
+        for path in filter(None, (html, out)):  # on stderr: stdout stays one JSON document
+            say_written("wrote", path, json_out=True)
         return
     from jalapeno.report.cell_notes import price_note
 
@@ -248,7 +250,7 @@ def simulate(
     if BASIS_FIELD in res.summary:
         console.print(f"price basis: {res.summary[BASIS_FIELD]}", markup=False, soft_wrap=True)
     for path in filter(None, (html, out)):
-        console.print(f"wrote {Path(path).resolve()}")
+        say_written("wrote", path)
 
 
 def _workload_label(kind: str, kw: dict, workload: str) -> str:

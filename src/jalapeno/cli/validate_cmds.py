@@ -13,6 +13,7 @@ from jalapeno.cli.common import (
     list_items,
     note_stack_version,
     print_json,
+    say_written,
 )
 
 
@@ -125,6 +126,7 @@ def validate(
         from jalapeno.report.parity import write_parity
 
         write_parity(res["rows"], html)
+        say_written("parity plot:", html, json_out)  # it wrote the page without a word (ux50)
     if json_out:
         if note := _default_profile_note(res["rows"], stack):  # on stderr: stdout stays one JSON document (break45)
             from rich.console import Console

@@ -1,0 +1,73 @@
+"""Round 50's usability pass (ux50): pages written only where asked and named where written, ..."""
+
+from __future__ import annotations
+
+import json
+
+from cli_runner import run
+
+SENS = ("sensitivity", "-s", "b200", "-m", "llama-3.3-70b", "-w", "1k1k", "--metric", "max_interactivity")
+
+
+def test_sensitivity_writes_no_page_unless_asked(capsys, tmp_path, monkeypatch):
+    """``sensitivity`` wrote jalapeno-sensitivity.html into the working directory without --html: now no file
+    appears there (the directory stays empty) and no 'tornado chart:' line is printed."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *SENS)
+    assert code == 0, err
+    assert list(tmp_path.iterdir()) == []
+    assert "tornado chart" not in out + err
+
+
+def test_sensitivity_json_html_names_the_page_on_stderr(capsys, tmp_path):
+    """``sensitivity --json --html P`` wrote P without a word: the path is on stderr, stdout stays one JSON
+    document."""
+    page = tmp_path / "t.html"
+    code, out, err = run(capsys, *SENS, "--json", "--html", str(page))
+    assert code == 0, err
+    assert page.is_file()
+    json.loads(out)  # one JSON document, nothing else on stdout
+    assert f"tornado chart: {page.resolve()}" in err
+
+
+def test_sensitivity_html_names_the_page(capsys, tmp_path):
+    page = tmp_path / "t.html"
+    code, out, err = run(capsys, *SENS, "--html", str(page))
+    assert code == 0, err
+    assert page.is_file() and f"tornado chart: {page.resolve()}" in out
+
+
+def test_simulate_json_html_names_the_page_on_stderr(capsys, tmp_path):
+    """``simulate --json --html P`` wrote P without a word (the table mode says 'wrote P')."""
+    page = tmp_path / "s.html"
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "-s",
+        "b200",
+        "-m",
+        "llama-3.3-70b",
+        "-w",
+        "1k1k",
+        "--tp",
+        "8",
+        "--concurrency",
+        "4",
+        "--requests",
+        "8",
+        "--json",
+        "--html",
+        str(page),
+    )
+    assert code == 0, err
+    json.loads(out)
+    assert page.is_file() and f"wrote {page.resolve()}" in err
+
+
+def test_validate_html_names_the_page(capsys, tmp_path):
+    """``validate --html P`` wrote its parity plot without a word."""
+    page = tmp_path / "p.html"
+    code, out, err = run(capsys, "validate", "--systems", "b200", "--html", str(page))
+    assert code == 0, err
+    assert page.is_file()
+    assert f"parity plot: {page.resolve()}" in out.replace("\n", "")
