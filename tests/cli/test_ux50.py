@@ -71,3 +71,32 @@ def test_validate_html_names_the_page(capsys, tmp_path):
     assert code == 0, err
     assert page.is_file()
     assert f"parity plot: {page.resolve()}" in out.replace("\n", "")
+
+
+REPORT = ("report", "-m", "llama-3.3-70b", "-w", "1k1k", "-s", "b200,h200", "--measured", "none")
+
+
+def test_report_json_prints_the_pages_data_and_writes_no_page(capsys, tmp_path, monkeypatch):
+    """The README says ``--json`` prints JSON on stdout; report had none. Its JSON carries the comparison (as
+    compare --json) and the chart's data: the same systems, and each system's chart frontier the same points
+    (interactivity, tok/s/user) as its comparison frontier. No page is written without --html."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *REPORT, "--json")
+    assert code == 0, err
+    assert list(tmp_path.iterdir()) == []  # no jalapeno-report.html beside it
+    d = json.loads(out)
+    assert set(d) == {"comparison", "chart", "notes"}
+    names = [s["name"] for s in d["chart"]["systems"]]
+    assert names == ["b200", "h200"] and set(d["comparison"]["systems"]) == {"b200", "h200"}
+    for s in d["chart"]["systems"]:
+        comp = [p["interactivity"] for p in d["comparison"]["systems"][s["name"]]["frontier"]]
+        assert s["frontier"]["interactivity"] == comp and len(comp) > 1
+    assert any(n.startswith("price basis of b200") for n in d["notes"])
+
+
+def test_report_json_html_writes_the_page_and_names_it_on_stderr(capsys, tmp_path):
+    page = tmp_path / "r.html"
+    code, out, err = run(capsys, *REPORT, "--json", "--html", str(page))
+    assert code == 0, err
+    json.loads(out)
+    assert page.is_file() and f"report: {page.resolve()}" in err

@@ -373,7 +373,7 @@ def sensitivity(
     html: str = typer.Option(None, "--html", help="Write the tornado chart to this HTML file (none without it)."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
 ) -> None:
-    """Each uncertain parameter moved across its band, one at a time: a tornado (HTML) and table."""
+    """Each uncertain parameter moved across its band, one at a time: a table, and with --html a tornado page."""
     from jalapeno.analysis.sensitivity import parse_metric
     from jalapeno.analysis.sensitivity import sensitivity as run
 

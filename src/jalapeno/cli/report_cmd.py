@@ -10,11 +10,12 @@ import typer
 from jalapeno.cli.common import (
     FIXED_WORKLOAD_HELP,
     check_writable,
-    console,
     isl_option,
     list_items,
     model_option,
     osl_option,
+    print_json,
+    say_written,
 )
 from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, mtp_unlike, refuse_with_as_deployed
 from jalapeno.cli.system_opts import SETS_OPTION, baseline_name, systems_pricers
@@ -57,11 +58,14 @@ def report(
                              "spelling every command that writes a page takes."),
     out: str = typer.Option(None, "--out", "-o", hidden=True,
                             help="Old spelling of --html, kept so that scripts written for it still run."),
+    json_out: bool = typer.Option(False, "--json", help="Print the page's data as JSON (the comparison compare "
+                                  "--json prints, and the frontiers, bands and measured points the page charts); "
+                                  "no page unless --html is given."),
 ) -> None:
     """Write one self-contained HTML report (plotly inline, works offline): frontiers with metric,
     power-convention and x-axis selectors, efficiency bands, tier floors, measured points, the
     comparison tables with flagged ratios, and PNG/SVG export. --as-deployed runs each system that
-    has an engine recipe as deployed, as compare --as-deployed does."""
+    has an engine recipe as deployed, as compare --as-deployed does. --json prints the same data."""
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.serving_opts import _floats, _floors, _options, _setup
@@ -72,8 +76,8 @@ def report(
     if html is not None and out is not None:
         raise SpecError("--out", "is the old spelling of --html, and both were given", "give the page's path once, as --html")
     flag = "--out" if out is not None else "--html"  # errors name the spelling the user typed
-    out = out if out is not None else html if html is not None else "jalapeno-report.html"
-    if not out.lower().endswith((".html", ".htm")):
+    out = out if out is not None else html if html is not None else "" if json_out else "jalapeno-report.html"
+    if out and not out.lower().endswith((".html", ".htm")):  # '' (or --json without --html): no page
         raise SpecError(flag, f"{out!r} is not an .html file", "give a path ending in .html")
     check_writable(out, flag)
     if like_for_like and measured == "none":
@@ -139,8 +143,29 @@ def report(
     from jalapeno.report.cell_notes import estimated_prices
 
     notes.extend(basis_lines(s.system for s in syss))  # what each system's $ figures rest on
-    path = write_report(rec, data, out, notes, estimated_prices(s.system for s in syss), option=flag)
-    console.print(f"report: {Path(path).resolve()}")
+    if out:
+        path = write_report(rec, data, out, notes, estimated_prices(s.system for s in syss), option=flag)
+        say_written("report:", path, json_out)  # under --json on stderr: stdout stays one JSON document
+    if json_out:
+        print_json(report_json(rec, data, notes, syss, res.band_frontiers))
+
+
+def report_json(rec, data: dict, notes: list[str], syss, band_frontiers) -> dict:
+    """What ``report --json`` prints: the data the page shows, chartable (ux50: the README's "--json prints
+    JSON" held for every command but report).
+
+    Returns:
+        ``{"comparison": ..., "chart": ..., "notes": [...]}``: ``comparison`` is ``compare --json``'s document
+        (each system's frontier, headline, ratios, tiers; its price basis and, with --bands, its low/high
+        frontiers); ``chart`` is the page's own data (report/page.report_data: the title, power conventions,
+        tier floors, each system's colour, frontier points with every metric the page's selectors switch
+        between, band points, and the measured points overlaid with their configuration and ``like``);
+        ``notes`` are the page's notes, in its order.
+    """
+    from jalapeno.cli.serving_cmds import comparison_json
+
+    d = comparison_json(rec, syss, band_frontiers)
+    return {"comparison": d, "chart": data, "notes": list(notes)}
 
 
 def _measured_missing(measured: str) -> SpecError:

@@ -259,17 +259,10 @@ def compare(
             console.print(f"stored as run {run} in {store}", markup=False)
     if html:
         write_html(rec, html, res.band_frontiers, sorted(_floors(tiers).items(), key=lambda kv: kv[1]))
-    from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
+    from jalapeno.analysis.price_reason import basis_lines
 
     if json_out:  # each system's $ figures with what its $/chip-hour rests on
-        d = rec.as_dict()
-        for s in syss:
-            if s.system.name in d["systems"]:  # one that cannot run the model has no row, no $ figure
-                d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
-        for n, ends in res.band_frontiers.items():  # the low/high frontiers the report page shades (analyst49)
-            if n in d["systems"]:
-                d["systems"][n]["band_frontiers"] = band_frontiers_json(ends)
-        print_json(d)
+        print_json(comparison_json(rec, syss, res.band_frontiers))
         if html:  # --json --html: where the chart went, on stderr (stdout stays one JSON document)
             say_written("frontier chart:", html, json_out=True)
         return
@@ -461,6 +454,22 @@ def _check_frontier_out(out: str) -> None:
 #: the per-point fields of compare --json's ``band_frontiers`` (docs/metrics.md §6): enough to draw a band
 BAND_POINT_FIELDS = ("interactivity", "throughput_per_chip", "output_throughput_per_chip", "tok_s_per_kw_by_convention",
                      "e2e_s", "ttft_s", "tpot_s")
+
+
+def comparison_json(rec, syss, band_frontiers: dict) -> dict:
+    """``compare --json``'s document (``report --json``'s ``comparison``): the record's dict with each system's
+    price basis (what its $/chip-hour rests on) and, with --bands, its low/high frontiers
+    (:func:`band_frontiers_json`)."""
+    from jalapeno.analysis.price_reason import BASIS_FIELD, system_basis
+
+    d = rec.as_dict()
+    for s in syss:
+        if s.system.name in d["systems"]:  # one that cannot run the model has no row, no $ figure
+            d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
+    for n, ends in band_frontiers.items():  # the low/high frontiers the report page shades (analyst49)
+        if n in d["systems"]:
+            d["systems"][n]["band_frontiers"] = band_frontiers_json(ends)
+    return d
 
 
 def band_frontiers_json(ends: dict) -> dict:
