@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 
-from cli_runner import run
+from cli_runner import check_error, run
 
 SENS = ("sensitivity", "-s", "b200", "-m", "llama-3.3-70b", "-w", "1k1k", "--metric", "max_interactivity")
 
@@ -100,3 +101,61 @@ def test_report_json_html_writes_the_page_and_names_it_on_stderr(capsys, tmp_pat
     assert code == 0, err
     json.loads(out)
     assert page.is_file() and f"report: {page.resolve()}" in err
+
+
+KIMI = ("plan", "-s", "jalapeno", "-m", "kimi-k2.5", "-w", "1k8k", "--target", "1e6", "--min-interactivity", "50")
+
+
+def test_plan_how_sure_audits_the_deployment_it_leads_with(capsys):
+    """Since plan49 the plan leads with the fewest chips (Kimi K2.5 on Jalapeño, 1k8k, 1e6 tok/s at >= 50: 9 x 132
+    chips, tests/cli/test_plan49_lead.py), but its 'how sure' audit read the system's frontier at the lead's speed,
+    another deployment (the audit then predicted 1,030 in+out tok/s/chip where the lead runs 1,019, with a high
+    band end of 2,995 from the other deployments). The line now names the lead and pins its size and mode; that
+    audit predicts the lead's own figure within 0.5% (the speed is floored to 0.1 tok/s/user)."""
+    code, out, err = run(capsys, *KIMI, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    lead, chips = d["point"], d["deployment"]["chips"]
+    assert chips == 132
+    code, out, err = run(capsys, *KIMI)
+    flat = " ".join(out.split())
+    m = re.search(
+        r"how sure: .*the deployment it leads with \((.*?), 132 chips per instance;.*?`jalapeno (audit [^`]*)"
+        r"--claim throughput_per_chip@([\d.]+)=VALUE`",
+        flat,
+    )
+    assert m, flat
+    assert m.group(1) in out.splitlines()[2]  # the deployment line the plan shows first
+    args = m.group(2).split()
+    assert args[args.index("--instance-chips") + 1] == "132" and args[args.index("--serving") + 1] == "disagg"
+    code, out, err = run(capsys, *args, "--claim", f"throughput_per_chip@{m.group(3)}=1e3", "--json")
+    assert code == 0, err
+    pinned = json.loads(out)["predicted"]["value"]
+    assert abs(pinned / lead["throughput_per_chip"] - 1) < 0.005, (pinned, lead["throughput_per_chip"])
+
+
+def test_audit_instance_chips_refusals(capsys):
+    base = ("audit", "-s", "b200", "-m", "llama-3.3-70b", "-w", "1k1k", "--claim", "peak_throughput_per_chip=1e3")
+    check_error(*run(capsys, *base, "--instance-chips", "0"), "--instance-chips", "not a number of chips")
+    check_error(
+        *run(
+            capsys,
+            "audit",
+            "-s",
+            "b200",
+            "-b",
+            "h200",
+            "-m",
+            "llama-3.3-70b",
+            "-w",
+            "1k1k",
+            "--claim",
+            "peak_throughput_per_chip_ratio=1.2",
+            "--instance-chips",
+            "8",
+        ),
+        "--instance-chips",
+        "baseline",
+    )
+    # no deployment of 100,000 chips (the sweep's largest instance is far smaller)
+    check_error(*run(capsys, *base, "--instance-chips", "100000"), "--instance-chips", "no 100000-chip deployment")

@@ -186,7 +186,10 @@ def parse_claim(text: str) -> Claim:
 @dataclass
 class ClaimContext:
     """Everything but the pricer that a metric depends on: the model, workload, precision, sweep
-    options, power convention, and (``terms``) power-term values for the ``load`` convention."""
+    options, power convention, (``terms``) power-term values for the ``load`` convention, and
+    (``instance_chips``) the one instance size, chips per instance (prefill and decode workers together for a
+    disaggregated one), whose deployments alone the metric reads: the size a plan leads with (``plan``'s "how
+    sure" line audits the deployment it shows first, not the system's frontier; ux50). None: every size."""
 
     model: object
     workload: object
@@ -194,6 +197,7 @@ class ClaimContext:
     options: object = None
     convention: str = "chip"
     terms: dict | None = None
+    instance_chips: int | None = None
     _cands: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -217,7 +221,7 @@ class ClaimContext:
     def candidates(self, claim: Claim, points, deps, k: int = 3) -> list:
         """The deployments that decide ``claim``'s metric in a sweep's points (up to ``k`` each side), and the ``k``
         runners-up by the metric's own figure (dominated deployments a parameter may promote: :func:`_runners_up`)."""
-        ok = np.flatnonzero(points.feasible & (points.throughput_per_chip > 0) & np.isfinite(points.interactivity))
+        ok = np.flatnonzero(self._valid(points, deps))
         if ok.size == 0:
             return []
         x, y = points.interactivity[ok], points.throughput_per_chip[ok]
@@ -296,8 +300,16 @@ class ClaimContext:
                                             points.step_time_s[ii], points.throughput_per_chip[ii], self.terms)
         return out
 
-    def _metric(self, pricer, claim: Claim, points, deps) -> float:
+    def _valid(self, points, deps) -> np.ndarray:
+        """The points a metric reads, bool (N,): feasible, positive throughput, finite interactivity, and (with
+        ``instance_chips``) of a deployment of that many chips."""
         ok = points.feasible & (points.throughput_per_chip > 0) & np.isfinite(points.interactivity)
+        if self.instance_chips is not None:
+            ok &= np.array([d.chips == self.instance_chips for d in deps], dtype=bool)
+        return ok
+
+    def _metric(self, pricer, claim: Claim, points, deps) -> float:
+        ok = self._valid(points, deps)
         if not ok.any():
             return math.nan
         x, tput = points.interactivity[ok], points.throughput_per_chip[ok]

@@ -140,6 +140,10 @@ def audit(
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
     efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
+    instance_chips: int = typer.Option(None, "--instance-chips", help="Hold the claim on the deployments of this "
+                                       "many chips per instance only (prefill + decode workers of a disagg one): "
+                                       "the deployment a plan leads with, not the system's frontier (default: "
+                                       "every size)."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
 ) -> None:
     """Hold a claim against the model: predicted value and band, what would make it hold, verdict.
@@ -154,10 +158,20 @@ def audit(
     c = parse_claim(claim)
     ctx = _context(model, workload, isl, osl, precision, power, serving)
     refuse_unread_power(power, c.metric, "--claim")
+    _check_instance_chips(instance_chips, baseline)
+    if instance_chips is not None:
+        from dataclasses import replace
+
+        ctx = replace(ctx, instance_chips=instance_chips)
     pr = system_pricer(system, efficiency, sets)
     note_unread_efficiency(sets, ctx.model, ctx.precision, pr)
     base = system_pricer(baseline, "calibrated") if baseline else None
     res = audit_claim(ctx, pr, c, base)
+    if instance_chips is not None and not math.isfinite(res.predicted):
+        raise SpecError("--instance-chips", f"no {instance_chips}-chip deployment of {ctx.model.name} on "
+                        f"{res.system} gives {c.name} ({ctx.precision.name}, --serving {serving}): none of that size "
+                        "fits, or none reaches the claim's speed", "give a size `jalapeno frontier` lists (its "
+                        "deployment column), or drop --instance-chips for every size")
     basis = _price_basis(c, pr, base)  # a $ claim says what its $/chip-hour rests on, as compare and plan do
     if json_out:
         print_json(res.as_dict() | basis)
@@ -251,6 +265,23 @@ def audit(
             t.add_row(label, _f(v["value"], ".3g") if v else "not reachable", _f(v["metric_at_change"]) if v else "-",
                       ("yes" if v["within_band"] else "no") if v else "-")
         console.print(t)
+
+
+def _check_instance_chips(instance_chips: int | None, baseline: str | None) -> None:
+    """Refuse an ``--instance-chips`` that is not a positive whole number, or one beside ``--baseline`` (the size
+    is one system's deployment: a ratio claim would hold the baseline to it too).
+
+    Raises:
+        SpecError: field ``--instance-chips``.
+    """
+    if instance_chips is None:
+        return
+    if instance_chips < 1:
+        raise SpecError("--instance-chips", f"{instance_chips} is not a number of chips",
+                        "give the chips per instance of the deployment to audit, e.g. --instance-chips 8")
+    if baseline:
+        raise SpecError("--instance-chips", "pins one system's deployment size, and a ratio claim against "
+                        "--baseline would hold the baseline to it too", "drop --instance-chips, or --baseline")
 
 
 def estimated_spec_line(changes: list[dict]) -> str | None:

@@ -163,12 +163,19 @@ def _closing_notes(point, min_interactivity: float, system: str, model: str, wl,
         _no_floor_note(point)
     # the plan is the calibrated point only; say where its uncertainty is (a planner asks "how sure?")
     wl_args = f"-w {wl.name}" if isl is None else f"--isl {wl.isl} --osl {wl.osl}"
-    at, prec_name = math.floor(point.interactivity * 10) / 10, point.deployment.precision.name
+    dep = point.deployment
+    at, prec_name = math.floor(point.interactivity * 10) / 10, dep.precision.name
     sets_args = "".join(f" --set {x}" for x in sets or ())
-    console.print(f"how sure: this plan prices the calibrated efficiencies only; its point's band (the efficiency "
-                  "band, or a measured system's validate error) and what would have to hold for another figure: "
-                  f"`jalapeno audit --system {system} -m {model} {wl_args} -p {prec_name}{sets_args} --serving {serving} "
-                  f"--claim throughput_per_chip@{at:g}=VALUE` (in+out tok/s/chip; docs/audit.md)", soft_wrap=True)
+    # the audit of the deployment shown first (ux50): its size and mode pinned; the system's frontier at the same
+    # speed was another deployment since plan49 led with the fewest chips (Kimi K2.5 on Jalapeño, 1k8k, 1e6 tok/s
+    # at >= 50: the 132-chip lead, where the frontier there is 524-chip disagg)
+    mode = "disagg" if dep.prefill is not None else "agg"
+    console.print(f"how sure: this plan prices the calibrated efficiencies only; the band of the deployment it leads "
+                  f"with ({dep.label}, {dep.chips:,} chips per instance; the efficiency band, or a measured system's "
+                  "validate error) and what would have to hold for another figure: "
+                  f"`jalapeno audit --system {system} -m {model} {wl_args} -p {prec_name}{sets_args} --serving {mode} "
+                  f"--instance-chips {dep.chips} --claim throughput_per_chip@{at:g}=VALUE` (in+out tok/s/chip; "
+                  "docs/audit.md)", soft_wrap=True)
 
 
 def _no_floor_note(point) -> None:
