@@ -159,3 +159,20 @@ def test_audit_instance_chips_refusals(capsys):
     )
     # no deployment of 100,000 chips (the sweep's largest instance is far smaller)
     check_error(*run(capsys, *base, "--instance-chips", "100000"), "--instance-chips", "no 100000-chip deployment")
+
+
+def test_step_and_audit_say_mxfp4_experts_are_priced_as_fp8_compute(capsys):
+    """The op list (step's fmt column, audit's efficiency.moe.fp8.* rows) showed fp8 for gpt-oss-120b's MXFP4
+    experts with no word that they are W4A8 (MXFP4 weights, FP8 activations: the mxfp4 preset)."""
+    code, out, err = run(capsys, "step", "-s", "b200", "-m", "gpt-oss-120b", "--tp", "8", "--batch", "64")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "fmt of the routed experts: MXFP4 weights priced at FP8 compute (W4A8; efficiency.moe.fp8.*" in flat
+    code, out, err = run(
+        capsys, "audit", "-s", "b200", "-m", "gpt-oss-120b", "-w", "1k1k", "--claim", "peak_throughput_per_chip=5e4"
+    )
+    assert code == 0, err
+    assert "formats: routed experts: MXFP4 weights priced at FP8 compute (W4A8" in " ".join(out.split())
+    code, out, err = run(capsys, "step", "-s", "h200", "-m", "deepseek-r1", "--tp", "8", "--batch", "64")
+    assert code == 0, err
+    assert "priced at" not in out  # FP8 weights at FP8 compute: nothing to say

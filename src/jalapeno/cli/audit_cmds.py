@@ -240,6 +240,11 @@ def audit(
                           "tok/s/user either: no tables of what the claim needs", markup=False)
             return
     from jalapeno.analysis.audit import claim_gap
+    from jalapeno.specs.formats import priced_as
+
+    # the parameter rows name compute formats: gpt-oss-120b's MXFP4 experts are the moe.fp8 rows, W4A8 (ux50)
+    for line in priced_as(ctx.precision, ctx.model, pr.system.chip):
+        console.print("formats: " + line, markup=False, soft_wrap=True)
 
     def closeness(v):
         return claim_gap(c, v)
@@ -440,6 +445,10 @@ def sensitivity(
     from jalapeno.report.narrow import label_first
 
     console.print(label_first(t, console.width))
+    from jalapeno.specs.formats import priced_as
+
+    for line in priced_as(ctx.precision, ctx.model, pr.system.chip):  # moe.fp8 rows of MXFP4 experts: W4A8 (ux50)
+        console.print("formats: " + line, markup=False, soft_wrap=True)
     if html:
         say_written("tornado chart:", html)
 

@@ -208,6 +208,10 @@ def step(
                   fmt_si(r["act_bytes"]), f"{r['time_s'] * 1e6:.1f}",
                   f"compute ({lim})" if bound == "compute" and lim else bound)
     t.caption = rows_caption(batch, dp, pp, m.num_layers, lay.dp_dispatch, prefill_tokens)
+    from jalapeno.specs.formats import priced_as
+
+    # the fmt column is the compute format: MXFP4 experts read 'fp8' with no word that they are W4A8 (ux50)
+    t.caption += "".join(f"\nfmt of the {line}" for line in priced_as(prec, m, s.chip))
     # each label explained only where a row prints it, as frontier's bound legend does: a prefill step whose one
     # labelled row was 'few rows' explained the serial-k floor too, and a row's hidden label was explained (newuser50)
     clauses = []

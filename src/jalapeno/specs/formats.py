@@ -371,6 +371,31 @@ def _present_modules(model) -> set[str]:
     return present
 
 
+def priced_as(precision: Precision, model, chip) -> list[str]:
+    """One line per module of ``model`` whose stored weights are narrower than the compute format the op table
+    runs it at on ``chip`` (cost/ops.py: ``compute_for``), naming the efficiency rows that price it: the audit's
+    ``moe.fp8`` for gpt-oss-120b's MXFP4 experts read as FP8 experts where they are W4A8 (ux50). Bits: FP4 4,
+    FP8 8, BF16 16; a module whose format the chip lacks (no fallback) is left to :meth:`Precision.compute_for`.
+
+    >>> from jalapeno.specs.catalog import load_model, load_system
+    >>> priced_as(get_precision("mxfp4"), load_model("gpt-oss-120b"), load_system("b200").chip)[0].split(" (")[0]
+    'routed experts: MXFP4 weights priced at FP8 compute'
+    """
+    out = []
+    for m in (m for m in MODULES if m in _present_modules(model)):
+        mp = precision.modules[m]
+        if mp.compute not in chip.formats and not precision.compute_fallback:
+            continue
+        fmt = precision.compute_for(mp.compute, chip.formats)
+        bits = {"fp4": 4, "fp8": 8, "bf16": 16}.get(fmt)
+        if bits and mp.weight.element_bits < bits:
+            row = f"moe.{fmt}" if m == "routed_experts" else f"gemm.{mp.weight.gemm_key(fmt)}"
+            out.append(f"{_MODULE_LABELS[m]}: {_WEIGHT_LABELS[mp.weight.name]} weights priced at {fmt.upper()} compute "
+                       f"(W{mp.weight.element_bits:g}A{bits}; efficiency.{row}.* are their rows; precision "
+                       f"{precision.name}, specs/formats.py)")
+    return out
+
+
 def check_fallback_used(precision: Precision, model, chips) -> None:
     """``--compute-fallback`` must change something: some op of ``model`` asks for a compute
     format one of ``chips`` lacks. Otherwise it is refused, not echoed in the results' name as if
