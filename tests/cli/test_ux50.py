@@ -176,3 +176,55 @@ def test_step_and_audit_say_mxfp4_experts_are_priced_as_fp8_compute(capsys):
     code, out, err = run(capsys, "step", "-s", "h200", "-m", "deepseek-r1", "--tp", "8", "--batch", "64")
     assert code == 0, err
     assert "priced at" not in out  # FP8 weights at FP8 compute: nothing to say
+
+
+DISAGG = (
+    "-s",
+    "gb200-nvl72",
+    "-m",
+    "deepseek-r1",
+    "-w",
+    "1k1k",
+    "--prefill",
+    "tp=4,workers=2",
+    "--decode",
+    "ep=32,dp=32,workers=1",
+)
+
+
+def test_disagg_decode_cap_is_the_kv_pool_in_analytic_and_simulator_output_alike(capsys):
+    """A disaggregated deployment with no max_running printed "max_running": 4096 (Deployment.as_dict), a cap
+    that since round 49 (DISAGG_DECODE_KV_CAP_ON) neither the analytic decode pool nor the simulator applies.
+    Now the deployment's max_running is null with source kv_pool, and predict and simulate give the pool's size.
+    Independent check: the simulator's decode worker admits by KV tokens, the analytic cap counts requests at the
+    admission context E[ISL] + E[OSL] = 921.6 + 921.6 = 1,843.2 tokens (1k1k at InferenceX's 0.8 range ratio:
+    mean (819.2 + 1024) / 2), so tokens / 1,843.2 must be the analytic request cap within 2%."""
+    code, out, err = run(capsys, "predict", *DISAGG, "--concurrency", "256", "--json")
+    assert code == 0, err
+    p = json.loads(out)
+    assert p["deployment"]["max_running"] is None and p["deployment"]["max_running_source"] == "kv_pool"
+    cap = p["running_cap"]
+    assert cap["source"] == "kv_pool" and cap["per"] == "decode instance" and cap["max_running"] > 4096
+    code, out, err = run(capsys, "simulate", *DISAGG, "--concurrency", "64", "--requests", "64", "--json")
+    assert code == 0, err
+    sim = json.loads(out)["config"]
+    assert sim["deployment"]["max_running"] is None and sim["running_cap"]["source"] == "kv_pool"
+    assert abs(sim["running_cap"]["kv_tokens"] / 1843.2 / cap["max_running"] - 1) < 0.02
+    code, out, err = run(capsys, "simulate", *DISAGG, "--concurrency", "64", "--requests", "64")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert f"{cap['max_running']:,.0f} requests per decode instance (its KV pool" in flat
+
+
+def test_aggregated_and_stated_caps_keep_their_numbers(capsys):
+    """An aggregated instance with none stated: the 4,096 backstop, source default; --max-running 64: stated."""
+    base = ("predict", "-s", "b200", "-m", "llama-3.3-70b", "-w", "1k1k", "--tp", "8", "--concurrency", "16", "--json")
+    code, out, err = run(capsys, *base)
+    assert code == 0, err
+    d = json.loads(out)
+    assert (d["deployment"]["max_running"], d["deployment"]["max_running_source"]) == (4096, "default")
+    assert d["running_cap"] == {"max_running": 4096, "source": "default", "per": "instance"}
+    code, out, err = run(capsys, *base, "--max-running", "64")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["running_cap"] == {"max_running": 64, "source": "stated", "per": "instance"}

@@ -172,9 +172,12 @@ def predict(
     rules = engine_rules(rec, stack)
     note_lines(overrides + ([release_note] if release_note else []))
     from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
+    from jalapeno.serve.limits import running_cap, running_cap_text
 
+    cap = running_cap(m, pr, dep, wl)  # the deployment's max_running is null where the decode KV pool caps (ux50)
     if json_out:
-        print_json({**point.as_dict(), BASIS_FIELD: system_basis(s), **({"engine_memory": memory} if memory else {}),
+        print_json({**point.as_dict(), "running_cap": cap, BASIS_FIELD: system_basis(s),
+                    **({"engine_memory": memory} if memory else {}),
                     **({"engine_version": recipe_engine_version(rec), "version_rules": rules,
                         "recipe_overrides": overrides} if rec else {})})
         return
@@ -186,6 +189,7 @@ def predict(
         tbl.caption = ("a whole InferenceX run: 10·C requests from an idle start (docs/model.md §8.7), so throughput "
                        "is a little lower and mean TTFT higher than in the steady state that `frontier` and `compare` "
                        "list at the same concurrency")
+    tbl.add_row("running-request cap", running_cap_text(cap))
     console.print(tbl)
     console.print(basis_lines([s])[0], markup=False, soft_wrap=True)
     if rec is not None:

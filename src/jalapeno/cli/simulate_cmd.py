@@ -244,9 +244,16 @@ def simulate(
         return
     from jalapeno.report.cell_notes import price_note
 
-    console.print(_summary_table(res.summary, f"{m.name} on {s.name} · {_workload_label(kind, kw, workload)} · "
+    tbl = _summary_table(res.summary, f"{m.name} on {s.name} · {_workload_label(kind, kw, workload)} · "
                                  f"{dep.label}{stack_label(stack)} · seed {seed}"
-                                 + _protocol(kind, concurrency, warmup), trace=kind == "trace", price_note=price_note(s)))
+                                 + _protocol(kind, concurrency, warmup), trace=kind == "trace", price_note=price_note(s))
+    from jalapeno.serve.limits import running_cap_text
+
+    cap = res.config["running_cap"]  # where the running requests are capped, as predict says it (ux50)
+    tbl.add_row("running-request cap", running_cap_text(cap) + (
+        f"; each decode worker admits while its {cap['kv_tokens']:,.0f} KV tokens hold the running requests"
+        if "kv_tokens" in cap else ""))
+    console.print(tbl)
     if BASIS_FIELD in res.summary:
         console.print(f"price basis: {res.summary[BASIS_FIELD]}", markup=False, soft_wrap=True)
     for path in filter(None, (html, out)):

@@ -130,7 +130,9 @@ class Deployment:
             None (default): the :data:`DEFAULT_MAX_RUNNING` backstop on aggregated instances
             (and on the simulator's prefill workers); a disaggregated decode pool is then capped by
             its KV capacity alone, in the analytic model and the simulator alike
-            (:data:`DISAGG_DECODE_KV_CAP_ON`, :meth:`worker_running_limit`). ``running_cap`` gives the value.
+            (:data:`DISAGG_DECODE_KV_CAP_ON`, :meth:`worker_running_limit`). ``running_cap`` gives the
+            backstop's value, ``running_cap_source`` which of the three binds (``as_dict``: ``max_running``
+            null and ``max_running_source`` ``kv_pool`` for the last; serve/limits.running_cap its size).
         memory_fraction: share of usable HBM the engine fills with weights + KV + activations
             (vLLM ``gpu_memory_utilization``, SGLang ``mem_fraction_static``). None (default):
             the efficiency set's 1 − ``memory_reserve_fraction`` = 0.96, which equals vLLM's
@@ -313,6 +315,24 @@ class Deployment:
         """``max_running``, or the :data:`DEFAULT_MAX_RUNNING` backstop when unset."""
         return DEFAULT_MAX_RUNNING if self.max_running is None else self.max_running
 
+    @property
+    def running_cap_source(self) -> str:
+        """Where the cap on running requests per (decode) instance comes from: ``stated`` (``max_running``),
+        ``kv_pool`` (a disaggregated decode pool with none stated, :data:`DISAGG_DECODE_KV_CAP_ON`: its KV
+        capacity alone) or ``default`` (the :data:`DEFAULT_MAX_RUNNING` backstop). ``as_dict`` printed 4,096
+        for the ``kv_pool`` case, a cap neither the analytic decode pool nor the simulator applies (ux50).
+
+        >>> from jalapeno.specs.formats import get_precision
+        >>> p = get_precision("fp8")
+        >>> agg = Deployment(p, Pool(Layout(tp=8)))
+        >>> dis = Deployment(p, Pool(Layout(dp=8, ep=8)), prefill=Pool(Layout(tp=8)))
+        >>> agg.running_cap_source, dis.running_cap_source, replace(dis, max_running=64).running_cap_source
+        ('default', 'kv_pool', 'stated')
+        """
+        if self.max_running is not None:
+            return "stated"
+        return "kv_pool" if self.prefill is not None and DISAGG_DECODE_KV_CAP_ON else "default"
+
     def worker_running_limit(self, layout: Layout, role: str, kv_tokens: int) -> int:
         """Running requests one simulated worker of ``layout`` admits (requests). ``role``: ``agg``, ``prefill``
         or ``decode``; ``kv_tokens``: the worker's KV capacity, tokens. :meth:`running_limit`, except a
@@ -410,7 +430,10 @@ class Deployment:
     def as_dict(self) -> dict:
         """The deployment as JSON: kind, precision, chips, label, engine limits, MTP, overlap and its pools."""
         d = {"kind": self.kind, "precision": self.precision.name, "chips": self.chips,
-             "label": self.label, "token_budget": self.token_budget, "max_running": self.running_cap,
+             "label": self.label, "token_budget": self.token_budget,
+             # null where the decode pool's KV capacity is the cap (its size: serve/limits.running_cap; ux50)
+             "max_running": None if self.running_cap_source == "kv_pool" else self.running_cap,
+             "max_running_source": self.running_cap_source,
              "memory_fraction": self.memory_fraction,
              "mtp": self.mtp.as_dict() if self.mtp else None, "overlap": self.overlap}
         # engine limits beyond the defaults appear only when set (earlier outputs stay identical)

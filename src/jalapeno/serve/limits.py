@@ -218,3 +218,47 @@ def batch_caps(dep: Deployment, rows_per_seq: int, prefill_tokens_per_seq_step: 
         caps["max_tokens_per_step"] = (dep.max_tokens_per_step * scale * pp
                                        / (rows_per_seq + prefill_tokens_per_seq_step))
     return caps
+
+
+def running_cap(model: ModelSpec, pricer, dep: Deployment, wl=None) -> dict:
+    """The cap on running requests of one (decode) instance of ``dep`` and its source, as the analytic model and the
+    simulator apply it: ``{"max_running": requests or None, "source": "stated" | "kv_pool" | "default", "per":
+    "instance" | "decode instance"}`` (ux50: ``Deployment.as_dict`` printed the 4,096 backstop for a
+    disaggregated decode pool that states none, which since round 49 neither applies).
+
+    ``stated``: ``max_running`` (per-rank scaled, Deployment.running_limit); ``default``: the 4,096 backstop
+    (deploy/deployment.DEFAULT_MAX_RUNNING); ``kv_pool``: the decode batch the pool's KV capacity holds at the
+    workload's admission context (deploy/memory_fit.decode_batch_cap at serve/kv_admission.decode_admission_ctx,
+    the ``kv_capacity`` cap of serve/disagg.decode_curve), None without a fixed-length workload ``wl``.
+    """
+    src, lay = dep.running_cap_source, dep.decode.layout
+    per = "decode instance" if dep.prefill is not None else "instance"
+    if src != "kv_pool":
+        return {"max_running": dep.running_limit(lay), "source": src, "per": per}
+    if wl is None:
+        return {"max_running": None, "source": src, "per": per}
+    from jalapeno.deploy.memory_fit import decode_batch_cap
+    from jalapeno.serve.kv_admission import decode_admission_ctx
+
+    n = decode_batch_cap(model, pricer.system, lay, dep.precision, decode_admission_ctx(wl, pricer.efficiency),
+                         pricer.efficiency, dep.mtp, memory_fraction=dep.memory_fraction, engine=dep.memory_profile)
+    return {"max_running": float(n), "source": src, "per": per}
+
+
+def running_cap_text(cap: dict) -> str:
+    """:func:`running_cap`'s dict as one table cell.
+
+    >>> running_cap_text({"max_running": 8095.4, "source": "kv_pool", "per": "decode instance"})
+    '8,095 requests per decode instance (its KV pool at the workload mean context; no max_running stated)'
+    >>> running_cap_text({"max_running": 4096, "source": "default", "per": "instance"})
+    '4,096 requests per instance (the default backstop; no max_running stated)'
+    >>> running_cap_text({"max_running": None, "source": "kv_pool", "per": "decode instance"})
+    'its KV pool per decode instance (no max_running stated)'
+    """
+    n, src = cap["max_running"], cap["source"]
+    if n is None:
+        return f"its KV pool per {cap['per']} (no max_running stated)"
+    why = {"stated": "stated: --max-running or the engine recipe",
+           "kv_pool": "its KV pool at the workload mean context; no max_running stated",
+           "default": "the default backstop; no max_running stated"}[src]
+    return f"{n:,.0f} requests per {cap['per']} ({why})"

@@ -28,7 +28,7 @@ from jalapeno.serve.batch_wait import instance_kw as batch_wait_kw
 from jalapeno.serve import kv_admission
 from jalapeno.serve.disagg import handoff_copies, kv_transfer_s
 from jalapeno.serve.sim.bootstrap import Bootstrap
-from jalapeno.serve.limits import prompt_floor_s
+from jalapeno.serve.limits import prompt_floor_s, running_cap
 from jalapeno.serve.overlap_loop import lag_steps
 from jalapeno.serve.sim.engine import Engine
 from jalapeno.serve.sim.entities import LowerTier, PrefixCache, Request
@@ -468,7 +468,10 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
     sim = Simulation(model, pricer, dep, seed=seed, ctx_ref=ctx_ref, prefix_cache=prefix_cache, kv_tiers=kv_tiers)
     sim.on_progress = on_progress
     config = {"model": model.name, "system": system.name, "deployment": dep.as_dict(), "seed": seed,
-              "concurrency": concurrency, "rate": rate, "prefix_cache": prefix_cache, "kv_tiers": kv_tiers}
+              "concurrency": concurrency, "rate": rate, "prefix_cache": prefix_cache, "kv_tiers": kv_tiers,
+              "running_cap": running_cap(model, pricer, dep, workload)}  # as predict's (ux50), + the pool's tokens
+    if dep.running_cap_source == "kv_pool":
+        config["running_cap"]["kv_tokens"] = next(i.capacity for i in sim.instances if i.role == "decode")
     if workload is not None:
         config["workload"] = workload.as_dict()
         if concurrency is not None:
