@@ -1,4 +1,6 @@
-"""Round 50's usability pass (ux50): pages written only where asked and named where written, ..."""
+"""Round 50's usability pass (ux50): pages written only where asked and named where written; report --json; plan's
+'how sure' audit of the deployment it leads with (audit --instance-chips); MXFP4 experts said to be priced as FP8
+compute (W4A8); a disaggregated decode pool's running-request cap shown as its KV pool, not the 4,096 backstop."""
 
 from __future__ import annotations
 
