@@ -359,6 +359,20 @@ def with_attention_backend(pricer: Pricer, backend: str | None, kv_format: str |
                                                            e["decode_extra_s"])
 
 
+def with_decode_blocks(pricer: Pricer, kv_format: str | None = None) -> Pricer:
+    """``pricer`` with TensorRT-LLM's per-(sequence, KV head) latency floor under its GQA decode attention
+    (cost/decode_blocks.py) where it applies: the switch on, the pricer's set a TensorRT-LLM stack's
+    (``all_reduce_table`` "trtllm"), the system's own
+    measurements used (:func:`measured_here`) and its root system and KV format in ``decode_blocks.BLOCK_S``;
+    ``pricer`` itself otherwise."""
+    from jalapeno.cost import decode_blocks as db
+
+    if not db.TRT_DECODE_BLOCKS_ON or not measured_here(pricer.efficiency):
+        return pricer
+    c = db.block_s(_root(pricer.system), pricer.efficiency.all_reduce_table, kv_format)
+    return pricer if c is None else db.DecodeBlockPricer(pricer, c)
+
+
 def with_pool_backends(pricer: Pricer, pool, model, layout, kv_format: str | None = None) -> Pricer:
     """``pricer`` as a pool's engine runs it: the routed experts of ``model`` on ``layout`` by the
     pool's MoE backend (:func:`with_moe_backend`), the GQA decode attention by its attention
@@ -390,6 +404,7 @@ def with_pool_backends(pricer: Pricer, pool, model, layout, kv_format: str | Non
         pricer = pricer.with_efficiency(replace(pricer.efficiency, moe_exchange=exchange))
     out = with_attention_backend(with_moe_backend(pricer, pool.moe_backend, model, layout), pool.attention_backend,
                                  kv_format)
+    out = with_decode_blocks(out, kv_format)
     return replace(out, pool_key=key) if out is not pricer and hasattr(out, "pool_key") else out
 
 
