@@ -95,7 +95,7 @@ FP8_BLOCK_ACT_QUANT_ON = False
 #: TensorRT-LLM's min-latency fused-A GEMM hides the MoE all-reduce before it (:func:`fused_a_cover`; round 49,
 #: gb300tpot49). Shipped OFF: alone it moves only BF16-attention MLA rows (the NVFP4 DeepSeek-R1 checkpoint under
 #: specs/fp4_checkpoint.FP4_CHECKPOINT_FORMATS_ON, Kimi K2.5); the pair's held-out figures are in
-#: docs/gap_fp4_fp8_decode.md §6.
+#: docs/gap_fp4_fp8_decode.md §6; with the stacks refitted on the pair (round 50, fp4pair50) it still fails: §7.
 FUSED_A_PREFETCH_ON = False
 #: tokens a rank up to which TensorRT-LLM runs its fused-A kernel (``DeepseekV3Linear.apply_linear``: 1 <= num_tokens <= 16)
 FUSED_A_MAX_TOKENS = 16

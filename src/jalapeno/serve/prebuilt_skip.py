@@ -59,7 +59,8 @@ prebuilt batch and decode in one iteration ("Process prebuilt batch and schedule
 lists no release between 0.5.9 and 0.5.10rc0, so the stack rule is ``before = "0.5.10rc0"``.
 
 Shipped off (:data:`PREBUILT_SKIP_ON`): docs/gap_large_batch_decode.md, rounds 47 (mori47) and 48 (mi355x48),
-has the figures.
+has the figures; round 50 (fp4pair50) re-judged it on top of the FP4 TensorRT-LLM pair, with and without the stack
+refit (docs/gap_fp4_fp8_decode.md §7): the aiconfigurator GB300 misses stay, so still off.
 """
 
 from __future__ import annotations

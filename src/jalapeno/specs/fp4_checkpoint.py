@@ -45,7 +45,9 @@ from types import MappingProxyType
 #: off (round 48): without a stack refit it makes the FP4 rows slower where they are already over-predicted, and
 #: the refit with it does not meet the held-out rule (docs/gap_fp4_fp8_decode.md §5); round 49 (-v2 o_proj): on alone
 #: it makes aiconfigurator GB300 interactivity a new miss; with cost/ops.FUSED_A_PREFETCH_ON no new miss and two
-#: fewer, but some touched groups move the wrong way (§6), so still off
+#: fewer, but some touched groups move the wrong way (§6), so still off; round 50 (fp4pair50): with the stacks
+#: refitted on the pair (trtllm tp_rank_step_s 75 -> 87.5 us, dynamo-trtllm MTP acceptance 0.80 -> 0.825) the refit
+#: takes the gain back and GB300 interactivity is a new miss (13 -> 14 misses, §7), so off
 FP4_CHECKPOINT_FORMATS_ON = False
 
 #: model names (prefixes: the MTP module is ``<model>.mtp``) whose ``fp4`` checkpoint is NVIDIA's ModelOpt DeepSeek one
