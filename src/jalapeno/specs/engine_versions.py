@@ -24,7 +24,8 @@ DEPLOYMENT_RELEASE_RULES = {
             "at every layout in 0.16.0, at EP > 1 from 0.17.0)",
 }
 
-_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post(\d+))?$")
+#: each number at most 12 digits: a 5,000-digit one raised Python's int-digit limit, a traceback (break50)
+_VERSION = re.compile(r"^v?(\d{1,12}(?:\.\d{1,12})*)(?:(a|b|rc)(\d{1,12}))?(?:\.post(\d{1,12}))?$")
 
 
 def version_key(version: str, where: str = "version") -> tuple:

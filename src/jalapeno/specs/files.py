@@ -25,12 +25,39 @@ CSV_FIELD_LIMIT = 131_072
 MAX_USER_FILE_BYTES = 256 * 2**20
 
 
+def too_many_digits(e: BaseException) -> bool:
+    """Whether ``e`` is Python's refusal to read a whole number of more digits than
+    ``sys.get_int_max_str_digits()`` (4,300 by default, CPython >= 3.11): ``tomllib`` and ``json`` raise it as a
+    plain ValueError, which reached the user as a traceback (a 5,000-digit ``hbm_stacks``, break50).
+
+    >>> too_many_digits(ValueError("Exceeds the limit (4300 digits) for integer string conversion"))
+    True
+    """
+    return isinstance(e, ValueError) and "integer string conversion" in str(e)
+
+
+def too_many_digits_problem() -> str:
+    """The problem text of :func:`too_many_digits`, with the interpreter's limit.
+
+    >>> too_many_digits_problem()
+    'holds a whole number of more than 4,300 digits, more than Python reads'
+    """
+    import sys
+
+    return f"holds a whole number of more than {sys.get_int_max_str_digits():,} digits, more than Python reads"
+
+
+#: the fix of :func:`too_many_digits_problem`
+TOO_MANY_DIGITS_FIX = "write the number as the quantity it is (a large one in scientific notation, e.g. 1e30)"
+
+
 def parse_toml(text: str) -> dict:
     """``tomllib.loads`` for a user's file, with arrays or inline tables nested past Python's recursion limit
     read as the TOML error they are (``x = [[[...]]]`` 5,000 deep raised RecursionError from tomllib, a traceback).
 
     Raises:
-        tomllib.TOMLDecodeError: malformed or too deeply nested TOML.
+        tomllib.TOMLDecodeError: malformed or too deeply nested TOML, or a whole number past Python's digit limit
+            (:func:`too_many_digits`).
     """
     import tomllib
 
@@ -43,6 +70,10 @@ def parse_toml(text: str) -> dict:
         if twice:
             raise tomllib.TOMLDecodeError(twice) from None
         raise
+    except ValueError as e:  # after TOMLDecodeError, a ValueError too: a 5,000-digit integer (break50)
+        if not too_many_digits(e):
+            raise
+        raise tomllib.TOMLDecodeError(f"{too_many_digits_problem()}: {TOO_MANY_DIGITS_FIX}") from None
 
 
 def _set_twice(msg: str, text: str) -> str:

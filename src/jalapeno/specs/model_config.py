@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from jalapeno.errors import SpecError, UnsupportedModelError, choice_hint
-from jalapeno.specs.files import DuplicateKeyError, read_user_text, unique_keys
+from jalapeno.specs.files import (
+    TOO_MANY_DIGITS_FIX,
+    DuplicateKeyError,
+    read_user_text,
+    too_many_digits,
+    too_many_digits_problem,
+    unique_keys,
+)
 from jalapeno.specs.model import (
     _GQA_MOE_TYPES,
     _MLA_TYPES,
@@ -438,6 +445,10 @@ def load_model_file(path: Path, name: str | None = None) -> ModelSpec:
                             "to --system, an agentic one to --workload agentic:FILE.toml") from None
         raise SpecError(str(path), f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}",
                         "fix the JSON syntax of the config file") from None
+    except ValueError as e:  # after JSONDecodeError, a ValueError too: a 5,000-digit integer (break50)
+        if not too_many_digits(e):
+            raise
+        raise SpecError(str(path), too_many_digits_problem(), TOO_MANY_DIGITS_FIX) from None
     stem = path.stem if path.stem != "config" else path.parent.name
     return model_from_config(cfg, name or stem, str(path))
 

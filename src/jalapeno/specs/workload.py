@@ -319,7 +319,7 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
     if name not in PRESETS:
         near = "".join(name.lower().split()).replace("/", "").replace("-", "")  # 8K1K, 8k/1k: did you mean
         fix = f"use one of {fixed_lengths}"
-        nk = re.fullmatch(r"(\d+)k(\d+)k", near)  # 2k1k, 16k1k: a preset's k is 1,024 tokens (8k1k = 8192/1024)
+        nk = re.fullmatch(r"(\d{1,9})k(\d{1,9})k", near)  # 2k1k, 16k1k: a preset's k is 1,024 tokens (8k1k = 8192/1024)
         if near not in PRESETS and nk and int(nk[1]) > 0 and int(nk[2]) > 0:
             fix = (f"give the lengths: --isl {int(nk[1]) * 1024} --osl {int(nk[2]) * 1024} (k = 1,024 tokens, as 8k1k "
                    f"is 8192/1024), or a preset: {', '.join(PRESETS)}")

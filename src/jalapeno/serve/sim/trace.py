@@ -24,7 +24,14 @@ from pathlib import Path
 import numpy as np
 
 from jalapeno.errors import SpecError
-from jalapeno.specs.files import DuplicateKeyError, read_user_text, unique_keys
+from jalapeno.specs.files import (
+    TOO_MANY_DIGITS_FIX,
+    DuplicateKeyError,
+    read_user_text,
+    too_many_digits,
+    too_many_digits_problem,
+    unique_keys,
+)
 
 COLUMNS = ("arrival_s", "input_tokens", "output_tokens")
 OPTIONAL = ("session_id", "prefix_group")
@@ -178,6 +185,21 @@ class _Quoted(str):
     "session_id": "5" names session 5 as the CSV cell 5 does (a text label such as "sess-a1" is still refused)."""
 
 
+def _as_float(v) -> float:
+    """One cell as a float: inf past a float's range, NaN where it is no number (what ``pd.to_numeric``'s
+    coerce gives, for the cells it raised OverflowError on).
+
+    >>> _as_float(10**400), _as_float("x"), _as_float("12")
+    (inf, nan, 12.0)
+    """
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def _numeric(faults: _Faults, col: str, raw) -> np.ndarray:
     """A column as float64, NaN where a cell is missing or not a finite number (noted in ``faults``
     with its row)."""
@@ -188,7 +210,10 @@ def _numeric(faults: _Faults, col: str, raw) -> np.ndarray:
         faults.add(quoted, col, lambda k: f"{json.dumps(str(raw[k]))} is text, not a number",
                    f'write {col} as a JSON number without quotes, e.g. "{col}": 1024')
     s = pd.Series(raw, dtype=object) if not hasattr(raw, "dtype") else raw
-    vals = np.array(pd.to_numeric(s, errors="coerce"), dtype=float)  # a copy: bad cells become NaN
+    try:
+        vals = np.array(pd.to_numeric(s, errors="coerce"), dtype=float)  # a copy: bad cells become NaN
+    except OverflowError:  # a JSON integer past a float's range (1 and 400 zeros): pandas raised it (break50)
+        vals = np.array([_as_float(v) for v in s], dtype=float)
     bad = ~np.isfinite(vals)
     if bad.any():
         k = int(np.argmax(bad))
@@ -295,7 +320,7 @@ def _is_array_of_objects(text: str) -> bool:
         return False
     try:
         doc = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSONDecodeError, or a number past Python's digit limit (read per line)
         return False
     return isinstance(doc, list) and all(isinstance(x, dict) for x in doc)
 
@@ -322,6 +347,10 @@ def _columns_from_jsonl(text: str, name: str) -> tuple[dict, Callable[[int], str
         except (json.JSONDecodeError, RecursionError) as e:
             stop = SpecError(f"{name}: line {i}", f"malformed JSON: {getattr(e, 'msg', 'nested too deeply')}",
                              "one JSON object per line")
+        except ValueError as e:  # a 5,000-digit integer: json raised it past every handler, a traceback (break50)
+            if not too_many_digits(e):
+                raise
+            stop = SpecError(f"{name}: line {i}", too_many_digits_problem(), TOO_MANY_DIGITS_FIX)
         else:
             if not isinstance(obj, dict):
                 stop = SpecError(f"{name}: line {i}", "not a JSON object", "one JSON object per line")

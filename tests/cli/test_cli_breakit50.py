@@ -1,0 +1,56 @@
+"""Findings of round 50's break-it pass (break50): a whole number past Python's digit limit in any user input
+raised a traceback; ``validate -o`` over the shipped points file overwrote it; a compressed-tensors checkpoint's
+``compression_config`` was ignored (16-bit weights priced); a ``text_config`` disagreeing with the top level was
+read at the top level, silently; yarn/linear/dynamic rope scaling without its factor read as factor 1; a precision
+override given twice kept the last; the name-clash note of a renamed variant named the wrong kernel tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_runner import check_error, run
+
+DATA = Path(__file__).parents[2] / "src" / "jalapeno" / "data"
+#: 5,000 digits: past CPython's default int_max_str_digits (4,300), where tomllib, json and int() raise ValueError
+HUGE = "9" * 5000
+
+
+def _llama(tmp_path: Path, name: str = "config.json", **change) -> str:
+    cfg = json.loads((DATA / "models" / "llama-3.3-70b.json").read_text())
+    cfg.update(change)
+    path = tmp_path / name
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+def test_a_number_past_pythons_digit_limit_is_named_in_every_file_kind(capsys, tmp_path):
+    text = (
+        (DATA / "systems" / "h200.toml")
+        .read_text()
+        .replace("hbm_stacks = { value = 6,", f"hbm_stacks = {{ value = {HUGE},")
+    )
+    (tmp_path / "s.toml").write_text(text)
+    code, out, err = run(capsys, "hardware", "show", str(tmp_path / "s.toml"))  # was ValueError from tomllib
+    check_error(code, out, err, "s.toml", "more than 4,300 digits", "scientific notation")
+    code, out, err = run(capsys, "collective", "-s", "h200", "--set", f"chip.hbm_stacks={HUGE}")
+    check_error(code, out, err, "--set", "chip.hbm_stacks", "whole number")
+    cfg = _llama(tmp_path)
+    Path(cfg).write_text(Path(cfg).read_text()[:-1] + f', "pad_token_id": {HUGE}}}')  # was ValueError from json
+    code, out, err = run(capsys, "models", "show", cfg)
+    check_error(code, out, err, "config.json", "more than 4,300 digits")
+    sim = ["simulate", "-s", "h200", "-m", "llama-3.3-70b", "-w"]
+    (tmp_path / "t.jsonl").write_text(f'{{"arrival_s": 0, "input_tokens": {HUGE}, "output_tokens": 10}}\n')
+    code, out, err = run(capsys, *sim, str(tmp_path / "t.jsonl"))
+    check_error(code, out, err, "t.jsonl: line 1", "more than 4,300 digits")
+    # 1 and 400 zeros: an int json reads, past a float's range (pandas' to_numeric raised OverflowError)
+    (tmp_path / "f.jsonl").write_text(f'{{"arrival_s": 0, "input_tokens": 1{"0" * 400}, "output_tokens": 10}}\n')
+    code, out, err = run(capsys, *sim, str(tmp_path / "f.jsonl"))
+    check_error(code, out, err, "f.jsonl: row 1", "input_tokens", "not a finite number")
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-w", f"{HUGE}k1k", "-c", "4")
+    check_error(code, out, err, "workload", "unknown workload")  # was ValueError from int()
+    code, out, err = run(
+        capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-w", "1k1k", "-c", "4", "--stack", f"sglang@{HUGE}"
+    )
+    check_error(code, out, err, "is not a release number")  # was ValueError from int()
