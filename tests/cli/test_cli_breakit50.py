@@ -54,3 +54,17 @@ def test_a_number_past_pythons_digit_limit_is_named_in_every_file_kind(capsys, t
         capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-w", "1k1k", "-c", "4", "--stack", f"sglang@{HUGE}"
     )
     check_error(code, out, err, "is not a release number")  # was ValueError from int()
+
+
+def test_an_output_over_a_shipped_data_file_is_refused():
+    # validate's default --points is the shipped file: `validate -o <it>` overwrote the measured points (exit 0)
+    from jalapeno.cli.common import check_writable
+    from jalapeno.errors import SpecError
+
+    shipped = DATA / "validation" / "inferencex_points.csv"
+    before = shipped.read_bytes()
+    with pytest.raises(SpecError) as e:
+        check_writable(str(shipped), "--out")
+    assert e.value.field == "--out" and "data/validation/inferencex_points.csv" in str(e.value)
+    assert "give the output another file name" in str(e.value)
+    assert shipped.read_bytes() == before

@@ -48,7 +48,8 @@ def check_writable(path: str | None, option: str) -> None:
 
     Raises:
         SpecError: the path starts with '-' (an option or a number taken as the path), is a
-            folder, its folder does not exist or is a file (errors.check_output_file), or either is not writable.
+            folder, its folder does not exist or is a file (errors.check_output_file), or either is not writable;
+            it is an input named on the command line or a file of jalapeno's data folder (:func:`_shipped_file`).
     """
     import os
     from pathlib import Path
@@ -73,6 +74,10 @@ def check_writable(path: str | None, option: str) -> None:
     if read is not None:  # `validate --points p.csv -o p.csv` overwrote the measured points with the results
         raise SpecError(option, f"{path!r} is also the file {read} reads: writing the output there would "
                         "overwrite it", "give the output another file name")
+    shipped = _shipped_file(p)
+    if shipped is not None:  # `validate -o .../data/validation/inferencex_points.csv` overwrote the points (break50)
+        raise SpecError(option, f"{path!r} is a file jalapeno ships and reads ({shipped}): writing the output there "
+                        "would overwrite it for every later run", "give the output another file name")
 
 
 def _create_fails(p) -> str:
@@ -105,6 +110,27 @@ def _create_fails(p) -> str:
 #: The running command line's words (cli/app.main sets them): :func:`check_writable` looks in them for an
 #: input file an output path would overwrite.
 ARGV: list[str] = []
+
+
+def _shipped_file(p) -> str | None:
+    """The package-relative name of ``p`` when it is an existing file of jalapeno's own data folder
+    (``data/validation/inferencex_points.csv``), else None: an output written there replaces what every later
+    command reads, though no option named it as an input (validate's default --points is that file).
+
+    >>> from importlib import resources
+    >>> _shipped_file(resources.files("jalapeno") / "data" / "systems" / "h200.toml")
+    'data/systems/h200.toml'
+    """
+    from importlib import resources
+    from pathlib import Path
+
+    if not Path(p).is_file():
+        return None
+    data = Path(str(resources.files("jalapeno") / "data")).resolve()
+    try:
+        return Path(p).resolve().relative_to(data.parent).as_posix() if data in Path(p).resolve().parents else None
+    except (OSError, ValueError):
+        return None
 
 
 def _input_named(p, option: str) -> str | None:
