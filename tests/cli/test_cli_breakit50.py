@@ -68,3 +68,35 @@ def test_an_output_over_a_shipped_data_file_is_refused():
     assert e.value.field == "--out" and "data/validation/inferencex_points.csv" in str(e.value)
     assert "give the output another file name" in str(e.value)
     assert shipped.read_bytes() == before
+
+
+def test_compression_config_is_read_as_vllm_reads_it(capsys, tmp_path):
+    # llm-compressor FP8 W8A8 (float 8-bit per-channel weights, dynamic per-token activations) is the fp8-tensor
+    # preset; under the 2024 key compression_config it was priced as the 16-bit release (bf16)
+    ct = {
+        "quant_method": "compressed-tensors",
+        "format": "float-quantized",
+        "ignore": ["lm_head"],
+        "config_groups": {
+            "group_0": {
+                "targets": ["Linear"],
+                "weights": {"num_bits": 8, "type": "float", "strategy": "channel"},
+                "input_activations": {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": True},
+            }
+        },
+    }
+    code, out, err = run(capsys, "models", "show", _llama(tmp_path, compression_config=ct))
+    assert code == 0, err
+    assert "fp8-tensor" in out and "compression_config (quant_method compressed-tensors)" in out
+    # beside a quantization_config, that one is read (vLLM's order)
+    code, out, err = run(
+        capsys,
+        "models",
+        "show",
+        _llama(tmp_path, "b.json", compression_config=ct, quantization_config={"quant_method": "mxfp4"}),
+    )
+    assert code == 0, err
+    assert "quantization_config (quant_method mxfp4)" in out
+    # a bad table is named under the key the file gives
+    code, out, err = run(capsys, "models", "show", _llama(tmp_path, "c.json", compression_config={"bits": 4}))
+    check_error(code, out, err, "compression_config.quant_method", "is missing")

@@ -28,7 +28,12 @@ from jalapeno.specs.model import (
     MoESpec,
 )
 from jalapeno.specs.model_plausibility import check_model_sizes
-from jalapeno.specs.quant_config import checkpoint_precision, precision_origin
+from jalapeno.specs.quant_config import (
+    checkpoint_precision,
+    precision_origin,
+    quant_key,
+    with_compression_config,
+)
 from jalapeno.specs.rope_context import rope_context
 from jalapeno.specs.schema_errors import json_written as _js
 
@@ -125,9 +130,11 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     if not isinstance(mt, str):
         raise UnsupportedModelError(f"{src}: model_type", f"must be a string, got {_js(mt)}",
                                     f"use one of {', '.join(sorted(SUPPORTED_MODEL_TYPES))}")
+    cfg = with_compression_config(cfg)
     q = cfg.get("quantization_config")
     if q is not None and not isinstance(q, dict):
-        raise SpecError(f"{src}: quantization_config", "must be an object", "remove it or give the HF object")
+        key = quant_key(cfg)
+        raise SpecError(f"{src}: {key}", "must be an object", "remove it or give the HF object")
     if isinstance(cfg.get("vision_config"), dict) and mt in SUPPORTED_MODEL_TYPES:
         # a vision tower beside a text decoder was dropped silently: its weights were not counted
         raise UnsupportedModelError(

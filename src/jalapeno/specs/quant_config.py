@@ -194,6 +194,35 @@ def _check_dtype(cfg: dict, src: str) -> None:
                         "or add the checkpoint's quantization_config")
 
 
+def with_compression_config(cfg: dict) -> dict:
+    """``cfg`` with its ``compression_config`` read as the ``quantization_config`` where that is absent or null.
+
+    compressed-tensors checkpoints of 2024 wrote their table under ``compression_config``; vLLM reads it where
+    ``quantization_config`` is absent (vllm/config.py ``ModelConfig._parse_quant_hf_config``, v0.6.4.post1, and
+    ``get_quant_config`` in model_loader/weight_utils.py; SGLang's ``configs/model_config.py`` copies it). It was
+    ignored here: an FP8 checkpoint so written was priced with 16-bit weights, silently (break50). With both keys,
+    ``quantization_config`` is read, as vLLM does. The key stays in place, so :func:`quant_key` names it.
+
+    >>> with_compression_config({"compression_config": {"quant_method": "fp8"}})["quantization_config"]
+    {'quant_method': 'fp8'}
+    >>> with_compression_config({"quantization_config": None})
+    {'quantization_config': None}
+    """
+    if cfg.get("quantization_config") is None and cfg.get("compression_config") is not None:
+        return {**cfg, "quantization_config": cfg["compression_config"]}
+    return cfg
+
+
+def quant_key(cfg: dict) -> str:
+    """The config.json key the quantization table was read from (``compression_config`` or ``quantization_config``).
+
+    >>> quant_key(with_compression_config({"compression_config": {"quant_method": "fp8"}}))
+    'compression_config'
+    """
+    q = cfg.get("quantization_config")
+    return "compression_config" if q is not None and q is cfg.get("compression_config") else "quantization_config"
+
+
 def precision_origin(cfg: dict) -> str:
     """Where a config.json's released precision was read from, for ``models show``.
 
@@ -205,7 +234,7 @@ def precision_origin(cfg: dict) -> str:
     q = cfg.get("quantization_config") or {}
     method = str(q.get("quant_method", "")).strip().lower() if isinstance(q, dict) else ""
     if method:
-        return f"config.json quantization_config (quant_method {method})"
+        return f"config.json {quant_key(cfg)} (quant_method {method})"
     d = cfg.get(_dtype_key(cfg))
     if d is None:
         return "assumed bf16: config.json has no quantization_config and no torch_dtype"
@@ -233,7 +262,7 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool, moe: bool = False) -> s
     """
     _check_dtype_keys(cfg, src)
     q = cfg.get("quantization_config")
-    field = f"{src}: quantization_config"
+    field = f"{src}: {quant_key(cfg)}"
     if q == {}:  # was read as no quantization_config: 16-bit weights (transformers refuses it: no quant_method)
         raise SpecError(field, "is empty ({}): it names no quant_method, so the weights' storage is unknown",
                         "give the checkpoint's quantization_config (its quant_method and fields), or remove "
