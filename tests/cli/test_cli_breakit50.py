@@ -100,3 +100,11 @@ def test_compression_config_is_read_as_vllm_reads_it(capsys, tmp_path):
     # a bad table is named under the key the file gives
     code, out, err = run(capsys, "models", "show", _llama(tmp_path, "c.json", compression_config={"bits": 4}))
     check_error(code, out, err, "compression_config.quant_method", "is missing")
+
+
+def test_a_text_config_that_disagrees_with_the_top_level_is_refused(capsys, tmp_path):
+    cfg = json.loads((DATA / "models" / "llama-3.3-70b.json").read_text())
+    code, out, err = run(capsys, "models", "show", _llama(tmp_path, text_config={**cfg, "hidden_size": 4096}))
+    check_error(code, out, err, "text_config.hidden_size", "4096", "8192", "vllm")
+    code, out, err = run(capsys, "models", "show", _llama(tmp_path, "same.json", text_config=dict(cfg)))
+    assert code == 0, err

@@ -27,7 +27,7 @@ from jalapeno.specs.model import (
     ModelSpec,
     MoESpec,
 )
-from jalapeno.specs.model_plausibility import check_model_sizes
+from jalapeno.specs.model_plausibility import check_model_sizes, check_text_config_agrees
 from jalapeno.specs.quant_config import (
     checkpoint_precision,
     precision_origin,
@@ -141,6 +141,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
             f"{src}: vision_config", f"a vision encoder is not modelled ({mt!r} is priced as a text decoder)",
             "remove vision_config to price the text decoder alone (text-only requests; the encoder's "
             "weights are then left out of the memory fit)")
+    check_text_config_agrees(cfg, src, mt in SUPPORTED_MODEL_TYPES)
     tmt = cfg["text_config"].get("model_type") if isinstance(cfg.get("text_config"), dict) else None
     if mt not in SUPPORTED_MODEL_TYPES and isinstance(tmt, str) and tmt not in SUPPORTED_MODEL_TYPES:
         # Llama 4: 'pass the text_config as its own config.json' led to a second refusal, of 'llama4_text'

@@ -35,6 +35,7 @@ Largest released values (each bound's source; the shipped catalog's span in ``da
 from __future__ import annotations
 
 from jalapeno.errors import SpecError
+from jalapeno.specs.schema_errors import json_written as _js
 
 #: Longest sequence (input + output tokens) accepted anywhere: 2**27 = 134,217,728 tokens, ~13x
 #: the longest released context (Llama 4 Scout, max_position_embeddings 10,485,760). Also bounds
@@ -98,3 +99,31 @@ def check_model_sizes(cfg: dict, src: str) -> None:
             raise SpecError(f"{src}: {key}", f"{v:,} is beyond any decoder (at most {hi:,} accepted; the largest "
                             f"released is {largest})", "check the value against the model's Hugging Face "
                             "config.json (a slip of extra zeros?)")
+
+
+#: keys a text_config may give otherwise than its wrapper without changing the model priced (names, token ids, dtype)
+_NOT_SHAPES = frozenset({"model_type", "architectures", "_name_or_path", "auto_map", "transformers_version",
+                         "torch_dtype", "dtype", "bos_token_id", "eos_token_id", "pad_token_id"})
+
+
+def check_text_config_agrees(cfg: dict, src: str, supported: bool) -> None:
+    """Refuse a config of a supported ``model_type`` (``supported``) whose ``text_config`` gives a field
+    the top level gives otherwise. The top level is read here; vLLM reads the nested one (``get_hf_text_config``:
+    transformers' ``get_text_config`` returns ``text_config`` where there is one), so the two would price
+    different models: a llama config with a 4,096-wide text_config beside its 8,192-wide top level was priced
+    at 8,192, silently (break50). Keys that agree, that only one side gives (or gives as null), and the names,
+    token ids and dtype (:data:`_NOT_SHAPES`) pass.
+
+    >>> check_text_config_agrees({"hidden_size": 8, "text_config": {"hidden_size": 8}}, "c.json", True)
+
+    Raises:
+        SpecError: field ``text_config.<key>``, naming both values.
+    """
+    tc = cfg.get("text_config")
+    if not supported or not isinstance(tc, dict):
+        return
+    for k, v in tc.items():
+        if k in cfg and k not in _NOT_SHAPES and v is not None and cfg[k] != v:
+            raise SpecError(f"{src}: text_config.{k}", f"is {_js(v)} and the top-level {k} {_js(cfg[k])}: the top "
+                            "level is read here, the nested text_config by vLLM (transformers' get_text_config)",
+                            "give the text model's fields once: drop text_config, or pass it as its own config.json")
