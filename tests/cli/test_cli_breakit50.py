@@ -108,3 +108,13 @@ def test_a_text_config_that_disagrees_with_the_top_level_is_refused(capsys, tmp_
     check_error(code, out, err, "text_config.hidden_size", "4096", "8192", "vllm")
     code, out, err = run(capsys, "models", "show", _llama(tmp_path, "same.json", text_config=dict(cfg)))
     assert code == 0, err
+
+
+@pytest.mark.parametrize("kind", ["yarn", "linear", "dynamic"])
+def test_rope_scaling_without_its_factor_is_refused(capsys, tmp_path, kind):
+    rs = {"rope_type": kind, "original_max_position_embeddings": 8192}
+    # was: yarn read as factor 1 (8,192 x 1 = 8,192 tokens of a 131,072-token model), silently
+    code, out, err = run(capsys, "models", "show", _llama(tmp_path, rope_scaling=rs))
+    check_error(code, out, err, "rope_scaling.factor", "is missing", "factor")
+    code, out, err = run(capsys, "models", "show", _llama(tmp_path, "ok.json", rope_scaling={**rs, "factor": 16.0}))
+    assert code == 0, err

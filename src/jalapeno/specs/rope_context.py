@@ -13,7 +13,8 @@ So Qwen3's model card's YaRN recipe (``{"rope_type": "yarn", "factor": 4.0,
 "original_max_position_embeddings": 32768}`` added to its config.json, max_position_embeddings
 40,960) serves 131,072 tokens, and DeepSeek-V3's yarn (4,096 × 40) its stated 163,840. Every
 shipped config's derived context equals its max_position_embeddings. A malformed ``rope_scaling``
-(not an object, no type, a factor that is not a positive number, yarn without its original length)
+(not an object, no type, a factor that is not a positive number, yarn without its original length, linear,
+dynamic or yarn without a factor: transformers' modeling_rope_utils requires it, ``_check_received_keys``)
 is refused, as vLLM refuses it, rather than ignored. Pure: no I/O.
 
 transformers v5 renamed the field ``rope_parameters`` (same keys, plus ``rope_theta``; ``rope_type``
@@ -108,6 +109,10 @@ def _scaled(rs, field: str, max_pos: int | None, default_type: bool) -> tuple[in
     if kind not in KNOWN_TYPES:  # 'wibble' multiplied the context by its factor
         raise SpecError(f"{field}.rope_type", f"unknown type {kind!r}: how it extends the context cannot be read",
                         f"use one of {', '.join(KNOWN_TYPES)}, or remove {name} (null)")
+    if kind in ("linear", "dynamic", "yarn") and "factor" not in rs:  # yarn read as factor 1: 4,096 tokens, silently
+        raise SpecError(f"{field}.factor", f"is missing: {kind} scaling extends the context by it (transformers' "
+                        "modeling_rope_utils requires it: a config without it does not load)",
+                        "give the checkpoint's factor, e.g. \"factor\": 4.0, or remove " + name + " (null)")
     factor = rs.get("factor", 1.0)
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not (math.isfinite(factor) and factor > 0):
         raise SpecError(f"{field}.factor", f"must be a positive number, got {factor!r}",
