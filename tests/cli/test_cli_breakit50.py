@@ -118,3 +118,12 @@ def test_rope_scaling_without_its_factor_is_refused(capsys, tmp_path, kind):
     check_error(code, out, err, "rope_scaling.factor", "is missing", "factor")
     code, out, err = run(capsys, "models", "show", _llama(tmp_path, "ok.json", rope_scaling={**rs, "factor": 16.0}))
     assert code == 0, err
+
+
+@pytest.mark.parametrize("precision", ["fp8,kv=bf16,kv=fp8", "fp8,attn=bf16,attn=fp8"])
+def test_a_precision_override_given_twice_is_refused(capsys, precision):
+    # was: the last kept, silently ('fp8,kv=bf16,kv=fp8' ran as fp8 with its FP8 KV)
+    code, out, err = run(
+        capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-w", "1k1k", "-c", "4", "-p", precision
+    )
+    check_error(code, out, err, "--precision", "given twice", "once")

@@ -333,7 +333,7 @@ def get_precision(name: str) -> Precision:
     :meth:`Precision.with_options` applied, so every recorded name reads back to what ran.
 
     Raises:
-        UnknownNameError: unknown preset, override key, KV dtype or attention format.
+        UnknownNameError: unknown preset, override key, KV dtype or attention format; an override given twice.
     """
     base, *opts = [s.strip() for s in str(name).split(",")]
     try:
@@ -345,8 +345,13 @@ def get_precision(name: str) -> Precision:
             f"use one of {', '.join(PRESETS)}",
         ) from None
     kw: dict = {}
+    seen: set[str] = set()
     for o in opts:
         k, eq, v = o.partition("=")
+        if k in seen:  # 'fp8,kv=bf16,kv=fp8' priced kv=fp8 and dropped kv=bf16, silently (break50)
+            raise UnknownNameError("precision", f"{k} is given twice in {name!r}",
+                                   f"give {k} once, with the value you mean")
+        seen.add(k)
         if (k, bool(eq)) == ("fallback", False):
             kw["compute_fallback"] = True
         elif k in ("kv", "attn") and v:
