@@ -127,3 +127,27 @@ def test_a_precision_override_given_twice_is_refused(capsys, precision):
         capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-w", "1k1k", "-c", "4", "-p", precision
     )
     check_error(code, out, err, "--precision", "given twice", "once")
+
+
+def test_a_variant_renamed_as_another_catalog_system_names_its_own_tables(capsys):
+    code, out, err = run(
+        capsys,
+        "predict",
+        "-s",
+        "h200",
+        "-m",
+        "llama-3.3-70b",
+        "-w",
+        "1k1k",
+        "-c",
+        "4",
+        "--tp",
+        "8",
+        "--set",
+        "name=gb200-nvl72",
+    )
+    assert code == 0, err
+    note = next(ln for ln in err.splitlines() if "a catalog system's name" in ln)
+    # was: 'it changes nothing physical, so --pricer table reads gb200-nvl72's kernel tables' (it is an H200)
+    assert "changes nothing physical" not in note
+    assert "variant of h200" in note and "reads h200's kernel tables" in note and "--set name=" in note

@@ -56,12 +56,19 @@ def note_name_clash(system) -> None:
     key = f"clash:{system.path}"
     if system.name in list_systems() and not is_catalog_system(system) and key not in _NOTED:
         _NOTED.add(key)
-        n, diff = system.name, hardware_changes(system, system.name)
+        n, diff, src = system.name, hardware_changes(system, system.name), measured_system(system)
         what = (f"measured band, engine recipe or kernel tables (its {', '.join(diff[:3])} differ{'s' * (len(diff) == 1)}"
-                ": --pricer table refuses it)" if measured_system(system) is None else "measured band or engine recipe "
-                f"(it changes nothing physical, so --pricer table reads {n}'s kernel tables)")
-        _err.print(f"note: {system.path} names itself {n!r}, a catalog system's name: its figures print under that name "
-                   f"but are this file's, without {n}'s {what}; give the file its own name = \"...\" to keep the two "
+                ": --pricer table refuses it)" if src is None else "measured band or engine recipe "
+                f"(it changes nothing physical, so --pricer table reads {n}'s kernel tables)" if src == n else
+                # `-s h200 --set name=gb200-nvl72` was said to change nothing physical and read GB200's tables: it
+                # is an H200 and reads H200's (break50)
+                f"measured band, engine recipe or kernel tables (it is a variant of {src}: --pricer table reads "
+                f"{src}'s kernel tables)")
+        by_set = any(k == "name" for k, _ in (system.origin.overrides if system.origin else ()))
+        who, fix = ((f"--set name={n} names {system.path}", "give --set name= another name")
+                    if by_set else (f"{system.path} names itself", "give the file its own name = \"...\""))
+        _err.print(f"note: {who} {n!r}, a catalog system's name: its figures print under that name "
+                   f"but are this file's, without {n}'s {what}; {fix} to keep the two "
                    "apart", markup=False, highlight=False, soft_wrap=True)
 
 
