@@ -151,3 +151,19 @@ def test_a_variant_renamed_as_another_catalog_system_names_its_own_tables(capsys
     # was: 'it changes nothing physical, so --pricer table reads gb200-nvl72's kernel tables' (it is an H200)
     assert "changes nothing physical" not in note
     assert "variant of h200" in note and "reads h200's kernel tables" in note and "--set name=" in note
+
+
+def test_calibrate_out_dir_in_the_shipped_data_is_refused(capsys, monkeypatch):
+    # `calibrate -s h200 --out-dir src/jalapeno/data/systems` wrote its fitted h200.toml over the H200 system file
+    import jalapeno.fit.calibrate as cal
+
+    def must_not_run(*a, **k):  # a regression must not write into the package
+        raise AssertionError("calibrate_catalog ran")
+
+    monkeypatch.setattr(cal, "calibrate_catalog", must_not_run)
+    for folder in (DATA / "systems", DATA, DATA / "models" / "mine"):
+        code, out, err = run(capsys, "calibrate", "-s", "h200", "--out-dir", str(folder))
+        check_error(code, out, err, "--out-dir", "jalapeno's own data", "give a folder of your own")
+    # the calibration folder itself is the command's default and stays allowed (calibrate_catalog is called)
+    with pytest.raises(AssertionError, match="calibrate_catalog ran"):
+        run(capsys, "calibrate", "-s", "h200", "--out-dir", str(DATA / "calibration"))

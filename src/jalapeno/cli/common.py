@@ -133,6 +133,28 @@ def _shipped_file(p) -> str | None:
         return None
 
 
+def check_out_dir_not_shipped(out_dir: str, option: str, own: str) -> None:
+    """Refuse an output folder inside jalapeno's data folder other than ``own`` (a package-relative folder, e.g.
+    ``data/calibration``, the one the command may rewrite): ``calibrate --out-dir src/jalapeno/data/systems``
+    wrote its fitted ``h200.toml`` over the H200 system file, exit 0 (break50).
+
+    Raises:
+        SpecError: ``option``, naming the folder and the fix.
+    """
+    from importlib import resources
+    from pathlib import Path
+
+    from jalapeno.errors import SpecError
+
+    data = Path(str(resources.files("jalapeno") / "data")).resolve()
+    p = Path(out_dir).resolve()
+    if (p == data or data in p.parents) and p != data.parent / own:
+        rel = p.relative_to(data.parent).as_posix()
+        raise SpecError(option, f"{out_dir!r} is jalapeno's own {rel} folder: the files written there would "
+                        "replace or join the shipped files every command reads", f"give a folder of your own, or omit "
+                        f"{option} to write {own}")
+
+
 def _input_named(p, option: str) -> str | None:
     """The option (as typed) of another word of :data:`ARGV` naming the existing file ``p``, else None."""
     import os

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from jalapeno.cli.common import (
     check_html_out,
+    check_out_dir_not_shipped,
     check_table_out,
     console,
     efficiency_option,
@@ -42,6 +43,8 @@ def calibrate(
         raise SpecError("--systems", f"{twice[0]!r} is given twice", "list each system once, e.g. --systems h200,b200")
     if out_dir is not None and not out_dir.strip():
         raise SpecError("--out-dir", "empty path", "give a directory, or omit --out-dir to rewrite the shipped sets")
+    if out_dir is not None:
+        check_out_dir_not_shipped(out_dir, "--out-dir", "data/calibration")
     res = calibrate_catalog(names, out_dir, on_progress=None if json_out else
                             lambda n, i, k: console.print(f"fitting {n} ({i + 1}/{k}) ..."))
     flags = res.pop("_ordering_flags")
