@@ -167,3 +167,18 @@ def test_calibrate_out_dir_in_the_shipped_data_is_refused(capsys, monkeypatch):
     # the calibration folder itself is the command's default and stays allowed (calibrate_catalog is called)
     with pytest.raises(AssertionError, match="calibrate_catalog ran"):
         run(capsys, "calibrate", "-s", "h200", "--out-dir", str(DATA / "calibration"))
+
+
+def test_the_shipped_system_file_by_its_path_is_the_catalog_system(capsys):
+    # `-s .../data/systems/h200.toml` was priced with the default efficiencies (198.7 tok/s/chip, llama-3.3-70b TP8
+    # c8 1k1k, note 'has no base and no [efficiency]') while `-s h200` reads H200's calibration (204.4)
+    args = ["-m", "llama-3.3-70b", "-w", "1k1k", "-c", "8", "--tp", "8", "--json"]
+    code, out, err = run(capsys, "predict", "-s", "h200", *args)
+    assert code == 0, err
+    by_name = json.loads(out)
+    code, out, err = run(capsys, "predict", "-s", str(DATA / "systems" / "h200.toml"), *args)
+    assert code == 0, err
+    assert "no base and no [efficiency]" not in err
+    by_path = json.loads(out)
+    for key in ("throughput_per_chip", "interactivity", "ttft_s", "tpot_s"):
+        assert by_path[key] == by_name[key], key

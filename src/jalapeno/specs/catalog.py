@@ -114,13 +114,20 @@ def _did_you_mean(name: str, known: list[str]) -> str:
 
 
 def system_path(name_or_path: str):
-    """(is_shipped, path) of a system name or TOML path.
+    """(is_shipped, path) of a system name or TOML path; a path that is a shipped catalog file is that system
+    (as :func:`is_catalog_system` already held it for bands, recipes and kernel tables).
 
     Raises:
         UnknownNameError: not a shipped name and not a path.
     """
     if _looks_like_path(name_or_path, ".toml"):
-        return False, Path(name_or_path)
+        p = Path(name_or_path)
+        stem = p.stem
+        if stem in list_systems() and p.is_file():  # the shipped file by its own path is the catalog system
+            with resources.as_file(_DATA / "systems" / f"{stem}.toml") as q:
+                if p.resolve() == Path(q).resolve():  # `-s .../data/systems/h200.toml` was priced with the
+                    return True, Path(q)  # default efficiencies, not H200's calibration (break50)
+        return False, p
     known = list_systems()
     if name_or_path not in known:
         raise _unknown("system", name_or_path, known, "hardware")
