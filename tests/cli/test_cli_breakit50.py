@@ -182,3 +182,26 @@ def test_the_shipped_system_file_by_its_path_is_the_catalog_system(capsys):
     by_path = json.loads(out)
     for key in ("throughput_per_chip", "interactivity", "ttft_s", "tpot_s"):
         assert by_path[key] == by_name[key], key
+
+
+def test_a_quantization_config_inside_text_config_is_read(capsys, tmp_path):
+    # vLLM's get_quant_config reads text_config.quantization_config where the top level has none ("some vision
+    # model may keep quantization_config in their text_config"); here it was ignored: bf16 priced
+    cfg = json.loads((DATA / "models" / "llama-3.3-70b.json").read_text())
+    fp8 = {"quant_method": "fp8", "activation_scheme": "dynamic"}  # per-tensor FP8 (no weight_block_size): fp8-tensor
+    code, out, err = run(capsys, "models", "show", _llama(tmp_path, text_config={**cfg, "quantization_config": fp8}))
+    assert code == 0, err
+    assert "fp8-tensor" in out and "text_config.quantization_config (quant_method fp8)" in out
+    # a top-level table that differs from the nested one is refused (two tables, one checkpoint)
+    code, out, err = run(
+        capsys,
+        "models",
+        "show",
+        _llama(
+            tmp_path,
+            "two.json",
+            quantization_config={"quant_method": "mxfp4"},
+            text_config={**cfg, "quantization_config": fp8},
+        ),
+    )
+    check_error(code, out, err, "text_config.quantization_config")

@@ -201,25 +201,35 @@ def with_compression_config(cfg: dict) -> dict:
     ``quantization_config`` is absent (vllm/config.py ``ModelConfig._parse_quant_hf_config``, v0.6.4.post1, and
     ``get_quant_config`` in model_loader/weight_utils.py; SGLang's ``configs/model_config.py`` copies it). It was
     ignored here: an FP8 checkpoint so written was priced with 16-bit weights, silently (break50). With both keys,
-    ``quantization_config`` is read, as vLLM does. The key stays in place, so :func:`quant_key` names it.
+    ``quantization_config`` is read, as vLLM does. Between the two vLLM reads a ``text_config``'s own
+    ``quantization_config`` (get_quant_config: "some vision model may keep quantization_config in their
+    text_config"), read here in that order too. The key stays in place, so :func:`quant_key` names it.
 
     >>> with_compression_config({"compression_config": {"quant_method": "fp8"}})["quantization_config"]
     {'quant_method': 'fp8'}
     >>> with_compression_config({"quantization_config": None})
     {'quantization_config': None}
     """
-    if cfg.get("quantization_config") is None and cfg.get("compression_config") is not None:
+    if cfg.get("quantization_config") is not None:
+        return cfg
+    tc = cfg.get("text_config")
+    if isinstance(tc, dict) and tc.get("quantization_config") is not None:  # vLLM's second place (see above)
+        return {**cfg, "quantization_config": tc["quantization_config"]}
+    if cfg.get("compression_config") is not None:
         return {**cfg, "quantization_config": cfg["compression_config"]}
     return cfg
 
 
 def quant_key(cfg: dict) -> str:
-    """The config.json key the quantization table was read from (``compression_config`` or ``quantization_config``).
+    """The config.json key the quantization table was read from (``quantization_config``,
+    ``text_config.quantization_config`` or ``compression_config``).
 
     >>> quant_key(with_compression_config({"compression_config": {"quant_method": "fp8"}}))
     'compression_config'
     """
-    q = cfg.get("quantization_config")
+    q, tc = cfg.get("quantization_config"), cfg.get("text_config")
+    if q is not None and isinstance(tc, dict) and q is tc.get("quantization_config"):
+        return "text_config.quantization_config"
     return "compression_config" if q is not None and q is cfg.get("compression_config") else "quantization_config"
 
 
