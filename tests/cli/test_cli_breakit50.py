@@ -205,3 +205,21 @@ def test_a_quantization_config_inside_text_config_is_read(capsys, tmp_path):
         ),
     )
     check_error(code, out, err, "text_config.quantization_config")
+
+
+@pytest.mark.parametrize(
+    ("setting", "words"),
+    [
+        # were priced: a TPOT of ~1e31 s (the sibling step_overhead_s / prompt_overhead_s_per_token have ceilings)
+        ("tp_rank_step_s=1e30", ("beyond 1 (seconds)",)),
+        ("prompt_step_s_per_token=1e30", ("beyond 0.001 (seconds per token)",)),
+        # a kernel tile has whole rows: 1.5 was priced
+        ("mla_decode_tile_rows=1.5", ("whole number", "rows")),
+    ],
+)
+def test_efficiency_settings_without_a_ceiling_or_whole_check_are_refused(capsys, setting, words):
+    code, out, err = run(
+        capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-w", "1k1k", "-c", "8", "--tp", "8",
+        "--set", f"efficiency.{setting}",
+    )  # fmt: skip
+    check_error(code, out, err, f"efficiency.{setting.split('=')[0]}", *words)

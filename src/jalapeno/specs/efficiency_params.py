@@ -192,8 +192,9 @@ def _checked(key: str, name: str, v: Any) -> float:
     cap = _UPPER.get(name)
     if cap is not None and v > cap[0]:
         raise SpecError(key, f"{v:g} is beyond {cap[0]:g} ({cap[1]})", f"give it in {cap[1]}")
-    if name == "mla_decode_tile_rows" and v < 1:
-        raise SpecError(key, f"must be >= 1 row, got {v:g}", "give the kernel tile's query rows per sequence, e.g. 64")
+    if name == "mla_decode_tile_rows" and (v < 1 or v != int(v)):  # 1.5 rows was priced (break50)
+        raise SpecError(key, f"must be a whole number >= 1 of rows, got {v:g}",
+                        "give the kernel tile's query rows per sequence, e.g. 64")
     # the values a stack profile may give them (specs/stacks.py), which --set and a system's [efficiency] skipped:
     # admission_lag_steps 0.5 ran as no lag (serve/overlap_loop.lag_steps rounds) and 1e9 as a year's TTFT;
     # logits_bytes_per_elem 0 priced the LM head's all-gather free, 3 is no dtype's size
@@ -224,6 +225,8 @@ MIN_RATE_FRACTION = 1e-3
 _UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launch_s": (1e-3, "seconds"),
           "moe_floor_s": (1e-3, "seconds"), "step_overhead_s": (1.0, "seconds"), "all_to_all_latency_s": (1e-3, "s"),
           "request_overhead_s": (60.0, "seconds"), "prompt_overhead_s_per_token": (1e-3, "seconds per token"),
+          # as step_overhead_s and prompt_overhead_s_per_token: 1e30 of either was priced, a TPOT of 1e31 s (break50)
+          "tp_rank_step_s": (1.0, "seconds"), "prompt_step_s_per_token": (1e-3, "seconds per token"),
           "first_wave_stall_s": (600.0, "seconds"), "floor_s": (1e-3, "seconds: 1.5e-5 is 15 µs"),
           "logits_bytes_per_elem": (8.0, "bytes per element: 2 = BF16, 4 = FP32"),
           "half_rows": (1e6, "rows"), "token_passes": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
