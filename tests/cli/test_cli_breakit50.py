@@ -223,3 +223,16 @@ def test_efficiency_settings_without_a_ceiling_or_whole_check_are_refused(capsys
         "--set", f"efficiency.{setting}",
     )  # fmt: skip
     check_error(code, out, err, f"efficiency.{setting.split('=')[0]}", *words)
+
+
+def test_agentic_near_misses_name_the_one_meant(capsys, tmp_path):
+    # were 'unknown agentic preset 'coding-agnet'' and 'turn: unknown key' with the lists only
+    sim = ["simulate", "-s", "h200", "-m", "llama-3.3-70b", "-c", "2", "-w"]
+    code, out, err = run(capsys, *sim, "agentic:coding-agnet")
+    check_error(code, out, err, "unknown agentic preset 'coding-agnet'", "did you mean 'coding-agent'?")
+    path = tmp_path / "agent.toml"
+    path.write_text(
+        "turn = 40\nsystem_prompt_tokens = 6000\ntool_output_tokens = 2500\nreply_tokens = 350\nthink_s = 2.0\n"
+    )
+    code, out, err = run(capsys, *sim, f"agentic:{path}")
+    check_error(code, out, err, "agent.toml: turn", "unknown key", "did you mean 'turns'?")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.schema_errors import as_written
 
 
@@ -189,7 +189,8 @@ def agentic_from_toml(path: str | Path) -> AgenticSpec:
         raise SpecError(str(p), f"malformed TOML: {e}", toml_syntax_fix(text, p, "turns = 40 (docs/agentic.md)")) from None
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
-        raise SpecError(f"{p.name}: {unknown[0]}", "unknown key", f"use only {', '.join(_KEYS)}")
+        raise SpecError(f"{p.name}: {unknown[0]}", f"unknown key{choice_hint(unknown[0], _KEYS)}",
+                        f"use only {', '.join(_KEYS)}")  # 'turn = 40' named no key meant (break50)
     for k in ("turns", "system_prompt_tokens", "tool_output_tokens", "reply_tokens", "think_s"):
         if k not in data:
             raise SpecError(f"{p.name}: {k}", "missing", f"add {k} = <number> (docs/agentic.md §2)")
@@ -230,5 +231,5 @@ def get_agentic(name: str) -> AgenticSpec:
         return AGENTIC_PRESETS[key]
     if key.lower().endswith(".toml") or Path(key).exists():  # A.TOML too (round 32 read an existing one only)
         return agentic_from_toml(key)
-    raise UnknownNameError("--workload", f"unknown agentic preset {key!r}",
+    raise UnknownNameError("--workload", f"unknown agentic preset {key!r}{choice_hint(key, AGENTIC_PRESETS)}",
                            f"use agentic:{'|agentic:'.join(AGENTIC_PRESETS)} or agentic:path/to/agent.toml")
