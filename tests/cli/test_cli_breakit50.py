@@ -236,3 +236,20 @@ def test_agentic_near_misses_name_the_one_meant(capsys, tmp_path):
     )
     code, out, err = run(capsys, *sim, f"agentic:{path}")
     check_error(code, out, err, "agent.toml: turn", "unknown key", "did you mean 'turns'?")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("seed = 2026", "sed = 2026", ("sed: is not a key this table knows", "did you mean 'seed'?")),
+        ("weight = 1.0", "wieght = 1.0", ("cases.0.wieght", "did you mean 'weight'?")),
+        ("step = 100", "stp = 100", ("params.chip.peak_dense_tflops.fp8.stp", "did you mean 'step'?")),
+    ],
+)
+def test_a_design_space_key_spelt_near_a_real_one_names_it(capsys, tmp_path, old, new, words):
+    # was '... is not a key this table knows. Fix: remove sed or correct its spelling' (which spelling?)
+    text = (Path(__file__).parents[2] / "examples" / "explore_700w.toml").read_text()
+    assert old in text
+    (tmp_path / "space.toml").write_text(text.replace(old, new, 1))
+    code, out, err = run(capsys, "explore", str(tmp_path / "space.toml"), "-n", "1", "--store", str(tmp_path / "st"))
+    check_error(code, out, err, *words)

@@ -38,7 +38,7 @@ import math
 import re
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -52,7 +52,7 @@ from pydantic import (
     model_validator,
 )
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 from jalapeno.specs.derived_expr import PARAM_REF, evaluate
 from jalapeno.specs.schema_errors import describe
 
@@ -278,6 +278,36 @@ class DesignSpace(_Strict):
         return [METRICS[m] for m in self.objective.metrics]
 
 
+def _known_keys(parts: list) -> list[str]:
+    """The keys the table at ``parts`` (a pydantic error location in a :class:`DesignSpace`) takes: a list
+    index or a dict key (``params."chip.hbm_stacks"``) steps into the item's model.
+
+    >>> _known_keys(["cases", 0])[:3], _known_keys([])[:3]
+    (['model', 'workload', 'precision'], ['name', 'base', 'seed'])
+    """
+    cls: type[BaseModel] = DesignSpace
+    for p in parts:
+        field = cls.model_fields.get(p) if isinstance(p, str) else None
+        if field is None:  # a list index or a dict key: the item's model is already cls
+            continue
+        inner = _model_in(field.annotation)
+        if inner is None:
+            return []
+        cls = inner
+    return list(cls.model_fields)
+
+
+def _model_in(annotation) -> type[BaseModel] | None:
+    """The pydantic model an annotation holds (``list[Case]``, ``dict[str, Param]``, ``SweepSettings``), or None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
 def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpace:
     """Validate a parsed design-space TOML.
 
@@ -296,6 +326,8 @@ def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpa
             parts = parts[:-1]
         loc = ".".join(str(x) for x in parts) or "(top level)"
         problem, fix = describe(e, loc, "docs/explore.md")
+        if e["type"] == "extra_forbidden" and parts:  # 'sed = 1' named no key meant (break50)
+            problem += choice_hint(parts[-1], _known_keys(parts[:-1]))
         table, sep, rest = problem.partition(": ")
         keyed = re.fullmatch(r"(\w+) '([^']+)'", table) if sep else None  # derived 'chip.x': ...
         if not parts and keyed:  # was '(top level): derived ...', its fix 'correct (top level)'
