@@ -253,3 +253,13 @@ def test_a_design_space_key_spelt_near_a_real_one_names_it(capsys, tmp_path, old
     (tmp_path / "space.toml").write_text(text.replace(old, new, 1))
     code, out, err = run(capsys, "explore", str(tmp_path / "space.toml"), "-n", "1", "--store", str(tmp_path / "st"))
     check_error(code, out, err, *words)
+
+
+def test_a_system_given_as_the_model_or_a_model_as_the_system_is_named_so(capsys):
+    # was "unknown model 'h200'" / "unknown system 'llama-3.3-70b'" with the other kind's list only
+    code, out, err = run(capsys, "predict", "-s", "llama-3.3-70b", "-m", "h200", "-w", "1k1k", "-c", "4")
+    check_error(code, out, err, "--model", "'h200' is a catalog system, not a model", "jalapeno hardware show h200")
+    code, out, err = run(capsys, "compare", "-s", "h200,llama-3.3-70b", "-w", "1k1k")
+    check_error(
+        code, out, err, "'llama-3.3-70b' is a catalog model, not a system", "jalapeno models show llama-3.3-70b"
+    )

@@ -76,6 +76,12 @@ def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameErr
         several = "; `jalapeno compare --systems A,B` compares several" if kind == "system" else ""
         return UnknownNameError(kind, f"unknown {kind} {name!r}: a comma-separated list where one {kind} is taken",
                                 f"give one {kind}, e.g. {parts[0]}{several}")
+    other, other_cmd, others = ("model", "models", list_models()) if kind == "system" else (
+        "system", "hardware", list_systems())
+    if name in others:  # `-s llama-3.3-70b -m h200`: was 'unknown model 'h200'' with the model list only (break50)
+        return UnknownNameError(kind, f"{name!r} is a catalog {other}, not a {kind}",
+                                f"give a {kind} here (one of {', '.join(known)}) and {name} where a {other} goes "
+                                f"(`jalapeno {other_cmd} show {name}`)")
     hint = _did_you_mean(name, known)
     return UnknownNameError(kind, f"unknown {kind} {name!r}{hint}",
                             f"use one of {', '.join(known)} (`jalapeno {cmd} list`) or a file path")
