@@ -263,3 +263,16 @@ def test_a_system_given_as_the_model_or_a_model_as_the_system_is_named_so(capsys
     check_error(
         code, out, err, "'llama-3.3-70b' is a catalog model, not a system", "jalapeno models show llama-3.3-70b"
     )
+
+
+def test_models_show_says_a_config_without_a_context_length_is_not_checked(capsys, tmp_path):
+    # was 'max_context 0' alone: read as a zero-token context, though no prompt length is checked against it
+    cfg = json.loads((DATA / "models" / "llama-3.3-70b.json").read_text())
+    cfg.pop("max_position_embeddings")
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    code, out, err = run(capsys, "models", "show", str(tmp_path / "config.json"), "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["max_context"] == 0 and "no context check" in shown["max_context_from"]
+    code, out, err = run(capsys, "models", "show", "llama-3.3-70b", "--json")
+    assert "max_context_from" not in json.loads(out)  # a stated length needs no word

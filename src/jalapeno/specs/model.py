@@ -420,6 +420,8 @@ class ModelSpec:
             "kv_bytes_per_token": self.kv_bytes_per_token(kv),
             "kv_bytes_per_token_at_8k": self.kv_bytes_per_token(kv, 8192),
             "max_context": self.max_context,
-            **({} if self.context_from == "max_position_embeddings" else {"max_context_from": self.context_from}),
+            **({"max_context_from": "none: the config gives no max_position_embeddings, so no context check is made "
+                "(up to the plausibility bound, specs/model_plausibility.MAX_CONTEXT_TOKENS)"} if not self.max_context
+               else {} if self.context_from == "max_position_embeddings" else {"max_context_from": self.context_from}),
             "source": self.source,
         }
