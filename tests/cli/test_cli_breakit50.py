@@ -276,3 +276,12 @@ def test_models_show_says_a_config_without_a_context_length_is_not_checked(capsy
     assert shown["max_context"] == 0 and "no context check" in shown["max_context_from"]
     code, out, err = run(capsys, "models", "show", "llama-3.3-70b", "--json")
     assert "max_context_from" not in json.loads(out)  # a stated length needs no word
+
+
+def test_a_baseline_or_set_target_spelt_near_a_compared_system_names_it(capsys):
+    # were "'b20' is not among --systems (h200, b200)" / "'h20' is not among --systems", with no system meant
+    args = ["compare", "-s", "h200,b200", "-m", "llama-3.3-70b", "-w", "1k1k"]
+    code, out, err = run(capsys, *args, "-b", "b20")
+    check_error(code, out, err, "--baseline", "'b20' is not among --systems", "did you mean 'b200'?")
+    code, out, err = run(capsys, *args, "--set", "h20:chip.tdp_w=800")
+    check_error(code, out, err, "--set", "'h20' is not among --systems", "did you mean 'h200'?")

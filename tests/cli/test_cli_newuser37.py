@@ -213,8 +213,9 @@ def test_set_name_colon_takes_a_user_files_system_name(capsys, tmp_path):
     assert code == 0, err
     assert "tiny+chip.tdp_w=650" in json.loads(out)["systems"]
     line = error_line(*run(capsys, *args, "--set", "tiyn:chip.tdp_w=650"))
-    assert line == (f"error: --set: 'tiyn' is not among --systems. Fix: use one of {sys_file} (tiny), h100 before the "
-                    "colon, or drop NAME: to set all")
+    # the near miss names the file's own name (break50)
+    assert line == (f"error: --set: 'tiyn' is not among --systems (did you mean 'tiny'?). Fix: use one of {sys_file} "
+                    "(tiny), h100 before the colon, or drop NAME: to set all")
 
 
 def test_results_show_takes_the_name_results_list_shows(tmp_path):

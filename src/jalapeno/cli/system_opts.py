@@ -12,7 +12,7 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 
 SET_HELP = ("Override a system field by its dotted key, as a variant TOML does (repeatable): "
             "chip.hbm_stacks=8, chip.hbm_bandwidth_tb_per_s=20, levels.rack.bandwidth_gb_per_s=900, "
@@ -320,7 +320,8 @@ def _file_entry(target: str, names: list[str]) -> str:
         if name == target:
             return n
     shown = ", ".join(f"{n} ({files[n]})" if n in files and files[n] != n else n for n in names)
-    raise SpecError("--set", f"{target!r} is not among --systems",
+    near = choice_hint(target, list(dict.fromkeys([*names, *files.values()])))  # a file's own name too ('tiny')
+    raise SpecError("--set", f"{target!r} is not among --systems{near}",
                     f"use one of {shown} before the colon, or drop NAME: to set all")
 
 
@@ -393,6 +394,7 @@ def baseline_name(baseline: str | None, names: list[str], loaded: list[str]) -> 
     except UnknownNameError:  # the systems to choose from are the compared ones, not the catalog
         base = None
     if base not in loaded:
-        raise SpecError("--baseline", f"{baseline!r} is not among --systems ({', '.join(names)})",
+        raise SpecError("--baseline", f"{baseline!r} is not among --systems ({', '.join(names)})"
+                        f"{choice_hint(baseline, names)}",  # 'b20' beside h200,b200 named no system meant (break50)
                         "name one of them (as typed in --systems), or add it to --systems")
     return base
