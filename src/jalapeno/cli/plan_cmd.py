@@ -121,7 +121,7 @@ def plan(
         console.print(f"deployment: {ft.point.deployment.label} ({ft.point.deployment.chips:,} chips per instance)")
         for line in lines + basis_lines([s]):
             console.print("  " + line, soft_wrap=True)
-        _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets, serving)
+        _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets)
         return
     # fewest / fewest_boxes search every instance size's own frontier (as --chips): the system's frontier drops
     # a small instance a larger one dominates, the one a target of a few instances fits in fewest chips
@@ -153,10 +153,10 @@ def plan(
     console.print(f"deployment: {cp.point.deployment.label} ({cp.chips_per_instance:,} chips per instance)")
     for line in cp.arithmetic() + basis_lines([s]):
         console.print("  " + line, soft_wrap=True)
-    _closing_notes(cp.point, min_interactivity, system, model, wl, isl, sets, serving)
+    _closing_notes(cp.point, min_interactivity, system, model, wl, isl, sets)
 
 
-def _closing_notes(point, min_interactivity: float, system: str, model: str, wl, isl, sets, serving: str) -> None:
+def _closing_notes(point, min_interactivity: float, system: str, model: str, wl, isl, sets) -> None:
     """The lines after a plan's arithmetic (``--target`` and ``--chips`` alike): the no-floor note when there is
     no floor, and 'how sure', the audit command that gives the plan's point its band."""
     if min_interactivity <= 0:  # the default plan sized a fleet at 7.5 tok/s/user (2-minute requests) without a word

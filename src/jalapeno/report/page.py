@@ -185,7 +185,7 @@ def _ratio_cell(r: Mapping, kw: Mapping | None = None, usd: Mapping | None = Non
     """A ratio with its flag, as table HTML (the flag in a <span class="flag">); ``kw`` and ``usd``, the per-kW and
     per-$ ratios at the same speed, in brackets where the per-chip and per-kW ones are numbers ("-" for a per-$
     one absent or not finite), as the terminal's table (report/tables.comparison_tables) prints them; the end flag
-    names its side (report/tables.end_flag: ``peaks``, the two frontiers' peak tok/s/chip; ``baseline_row``, the
+    names its side (report/cell_notes.end_flag: ``peaks``, the two frontiers' peak tok/s/chip; ``baseline_row``, the
     baseline's own row)."""
     if r["ratio"] is None or (isinstance(r["ratio"], float) and math.isnan(r["ratio"])):
         a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
