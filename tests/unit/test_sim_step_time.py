@@ -198,3 +198,37 @@ def test_guesses_warm_both_buckets_of_an_interpolated_step(r1, monkeypatch):
     assert a == b
     assert warmed.calls == 1 < plain.calls
     assert warmed.evaluations == plain.evaluations
+
+
+@pytest.mark.parametrize("ratio", [1.01, 1.03, 1.1])
+def test_a_log_bucket_value_keys_back_to_its_own_code(r1, ratio):
+    """The blended call packs the codes lo and lo + 1 straight into the key of the other inputs: that is the
+    key of the bucket values r^lo and r^(lo+1) because round(ln(r^c) / ln r) = c for every code a key can hold
+    (exp/log round trip errs by a few ulp, far from a half-code tie)."""
+    m, pr, p = r1
+    t = StepTimer(m, pr, Layout(dp=8, ep=8), p, ratio=ratio)
+    rest = t.key(0.0, 1400.0, 7000.0, 40.0, 1)
+    for c in range(1, 1 << step_time._BITS):
+        b = math.exp(c * t.log_r)
+        if b <= 16:  # the blend only packs codes of log buckets (both neighbours past 16 sequences)
+            continue
+        assert t.key(b, 1400.0, 7000.0, 40.0, 1) == rest | c, c
+
+
+def test_a_blended_step_is_the_chord_of_its_two_bucket_prices(r1, monkeypatch):
+    """With step_time.BATCH_INTERP_ON a step of b decode sequences past 16 costs, bit for bit, the chord between
+    the bucket prices at 1.03^lo and 1.03^(lo+1), lo = floor(ln b / ln 1.03), each priced alone (interp=False):
+    for b = 300, lo = floor(5.70378 / 0.0295588) = floor(192.96) = 192, buckets e^5.67529 = 291.57 and e^5.70485 = 300.32."""
+    monkeypatch.setattr(step_time, "BATCH_INTERP_ON", True)
+    m, pr, p = r1
+    lay = Layout(dp=8, ep=8)
+    blended, single = StepTimer(m, pr, lay, p), StepTimer(m, pr, lay, p)
+    for b, ctx, tok, pctx, n in [(300, 8100.0, 0, 0, 0), (300, 8100.0, 2048, 512.0, 2), (17, 900.0, 0, 0, 0)]:
+        lo = math.floor(math.log(b) / LOG_R)
+        b_lo, b_hi = math.exp(lo * LOG_R), math.exp((lo + 1) * LOG_R)
+        if b == 300:
+            assert lo == 192 and b_lo == pytest.approx(291.57, abs=0.01) and b_hi == pytest.approx(300.32, abs=0.01)
+        t_lo = single(b_lo, ctx, tok, pctx, n, interp=False)
+        t_hi = single(b_hi, ctx, tok, pctx, n, interp=False)
+        want = t_lo + (b - b_lo) / (b_hi - b_lo) * (t_hi - t_lo) if b_lo > 16 else single(b, ctx, tok, pctx, n)
+        assert blended(b, ctx, tok, pctx, n) == want

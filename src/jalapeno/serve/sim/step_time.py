@@ -118,13 +118,25 @@ class StepTimer:
     def key(
         self, decode_seqs: float, decode_ctx: float, prefill_tokens: float, prefill_ctx: float, prefill_seqs: float
     ) -> int:
-        """The cache key of a step: its inputs' bucket codes (:meth:`_code`, inlined: this runs every
-        step) packed into one integer, ``_BITS`` each."""
+        """The cache key of a step: its inputs' bucket codes (:meth:`_code`, inlined and unrolled: this runs
+        every step and every lookahead step) packed into one integer, ``_BITS`` each."""
         log, lr = math.log, self.log_r
-        k = max(round(prefill_seqs), 1 if prefill_tokens > 0 else 0)
-        for x in (prefill_ctx, prefill_tokens, decode_ctx, decode_seqs):
-            k = k << _BITS | (0 if x <= 0 else round(x) if x <= 16 else round(log(x) / lr))
-        return k
+        k = max(round(prefill_seqs), 1 if prefill_tokens > 0 else 0) << _BITS
+        k |= 0 if prefill_ctx <= 0 else round(prefill_ctx) if prefill_ctx <= 16 else round(log(prefill_ctx) / lr)
+        k <<= _BITS
+        k |= (
+            0
+            if prefill_tokens <= 0
+            else round(prefill_tokens)
+            if prefill_tokens <= 16
+            else round(log(prefill_tokens) / lr)
+        )
+        k <<= _BITS
+        k |= 0 if decode_ctx <= 0 else round(decode_ctx) if decode_ctx <= 16 else round(log(decode_ctx) / lr)
+        k <<= _BITS
+        return k | (
+            0 if decode_seqs <= 0 else round(decode_seqs) if decode_seqs <= 16 else round(log(decode_seqs) / lr)
+        )
 
     def inputs(self, key: int) -> tuple[float, float, float, float, float]:
         """The inputs a key is priced at (decode sequences, context, prefill tokens, context, sequences)."""
@@ -179,13 +191,22 @@ class StepTimer:
         """Step time (s) of the batch; on a miss also prices the inputs ``hint()`` (M, 5) guesses
         come next (at most ``MAX_PRICED`` points per call). With :data:`BATCH_INTERP_ON`, decode sequences
         past the first log bucket are priced at the two neighbouring buckets' values and blended linearly."""
-        lo = math.floor(math.log(decode_seqs) / self.log_r) if interp and BATCH_INTERP_ON and decode_seqs > 16 else 0
-        if math.exp(lo * self.log_r) > 16:  # both neighbours log buckets (up to 16 sequences are exact)
-            b_lo, b_hi = math.exp(lo * self.log_r), math.exp((lo + 1) * self.log_r)
-            t_lo = self(b_lo, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, hint, interp=False)
-            t_hi = self(b_hi, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, hint, interp=False)
-            return t_lo + (decode_seqs - b_lo) / (b_hi - b_lo) * (t_hi - t_lo)
-        key = self.key(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs)
+        if interp and BATCH_INTERP_ON and decode_seqs > 16:
+            lr = self.log_r
+            lo = math.floor(math.log(decode_seqs) / lr)
+            b_lo = math.exp(lo * lr)
+            if b_lo > 16:  # both neighbours log buckets (up to 16 sequences are exact)
+                # the keys of (b_lo, ...) and (b_hi, ...): codes lo and lo + 1 in the low bits, the other inputs'
+                # codes computed once (round(ln(e^(c·ln r)) / ln r) = c for every 12-bit code c: tests/unit/test_sim_step_time.py)
+                b_hi = math.exp((lo + 1) * lr)
+                rest = self.key(0.0, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs)
+                t_lo = self._lookup(rest | lo, hint)
+                t_hi = self._lookup(rest | (lo + 1), hint)
+                return t_lo + (decode_seqs - b_lo) / (b_hi - b_lo) * (t_hi - t_lo)
+        return self._lookup(self.key(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs), hint)
+
+    def _lookup(self, key: int, hint: Callable[[], np.ndarray] | None) -> float:
+        """The time (s) of one key: cached, priced ahead, or priced now with ``hint()``'s guesses."""
         t = self.cache.get(key)
         if t is None:
             t = self.ahead.pop(key, None)
