@@ -43,6 +43,11 @@ _FIRST_LOG_CODE = 93
 #: 384 points cost under 2 ms, and fewer misses pay for them; benchmarks/bench_simulate.py)
 MAX_PRICED = 384
 
+#: a key's packing weights (one _BITS field per input) and the neighbour offsets (decode sequences, decode context)
+#: one bucket either side that :meth:`StepTimer._codes` guesses beside a mixed step
+_PACK = 1 << np.arange(0, 5 * _BITS, _BITS, dtype=np.int64)
+_NEAR = np.array([(db, dc) for db in (-1, 0, 1) for dc in (-1, 0, 1) if db or dc], dtype=np.int64)
+
 #: Interpolate a step's time linearly in its decode sequences between the two neighbouring buckets (round 49,
 #: rrwait49; docs/gap_disagg_overprediction.md round 49). Off: the time of the nearest bucket, constant across a
 #: bucket, so an instance's decode throughput b/τ climbs within a bucket and drops at each edge. Where an edge
@@ -149,12 +154,13 @@ class StepTimer:
             float(key >> 4 * _BITS),
         )
 
-    def _codes(self, guesses: np.ndarray) -> list[int]:
+    def _codes(self, guesses: np.ndarray, limit: int | None = None, skip: int | None = None) -> list[int]:
         """Keys of guesses (M, 5) not cached yet, vectorised, nearest step first: the guesses
         themselves in step order, then, for those with prefill tokens, their neighbours one bucket
         either side in decode sequences and decode context (the play ahead drifts there), so a
         capped batch (``MAX_PRICED``) keeps the steps most likely to come. A key off by one bucket at
-        a rounding tie only wastes a guess: cached times are always priced from their own key."""
+        a rounding tie only wastes a guess: cached times are always priced from their own key.
+        ``limit``: the first this many keys at most; ``skip``: a key left out (the one the miss prices)."""
         g = np.asarray(guesses, dtype=float).reshape(-1, 5)
         x = g[:, :4]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -168,15 +174,21 @@ class StepTimer:
         seqs = np.maximum(np.rint(g[:, 4]), (g[:, 2] > 0).astype(float))
         k = np.column_stack([codes, seqs]).astype(np.int64)
         k = k[(k[:, :4] < 1 << _BITS).all(axis=1) & (k[:, 4] < 1 << (62 - 4 * _BITS))]
-        mixed = k[k[:, 2] > 0]
-        if len(mixed):
-            k = np.vstack([k, *(mixed + (db, dc, 0, 0, 0) for db in (-1, 0, 1) for dc in (-1, 0, 1) if db or dc)])
-            d = k[:, :2]
-            k = k[((d >= 0) & ((d <= 16) | (d > _FIRST_LOG_CODE))).all(axis=1)]
-        packed = k @ (1 << np.arange(0, 5 * _BITS, _BITS, dtype=np.int64))
-        _, first = np.unique(packed, return_index=True)  # each key once, at its first (nearest) guess
+        packed = k @ _PACK
+        mixed = k[:, 2] > 0
+        if mixed.any():  # packing is linear: a neighbour's key is its guess's key plus the packed offset
+            d, near = k[:, :2], k[mixed, :2][None] + _NEAR[:, None]  # near: (8, mixed, 2), one offset after another
+            own = ((d >= 0) & ((d <= 16) | (d > _FIRST_LOG_CODE))).all(axis=1)
+            ok = ((near >= 0) & ((near <= 16) | (near > _FIRST_LOG_CODE))).all(axis=2)
+            packed = np.concatenate([packed[own], (packed[mixed][None] + (_NEAR @ _PACK[:2])[:, None])[ok]])
         cache, ahead = self.cache, self.ahead
-        return [t for t in packed[np.sort(first)].tolist() if t not in cache and t not in ahead]
+        out: list[int] = []
+        for t in dict.fromkeys(packed.tolist()):  # each key once, at its first (nearest) guess
+            if t not in cache and t not in ahead and t != skip:
+                out.append(t)
+                if len(out) == limit:
+                    break
+        return out
 
     def __call__(
         self,
@@ -213,7 +225,7 @@ class StepTimer:
             if t is None:
                 keys = [key]
                 if hint is not None:
-                    keys += [k for k in self._codes(hint()) if k != key][: MAX_PRICED - 1]
+                    keys += self._codes(hint(), MAX_PRICED - 1, key)
                 self._price(keys)
                 t = self.ahead.pop(key)
             self.cache[key] = t
