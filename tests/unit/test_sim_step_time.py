@@ -232,3 +232,14 @@ def test_a_blended_step_is_the_chord_of_its_two_bucket_prices(r1, monkeypatch):
         t_hi = single(b_hi, ctx, tok, pctx, n, interp=False)
         want = t_lo + (b - b_lo) / (b_hi - b_lo) * (t_hi - t_lo) if b_lo > 16 else single(b, ctx, tok, pctx, n)
         assert blended(b, ctx, tok, pctx, n) == want
+
+
+def test_the_vectorised_bucket_values_are_value_bit_for_bit(r1):
+    """_price reads a key's inputs from a 4,096-entry table instead of inputs(): every code's table entry is the
+    float value() gives (code 16 → 16.0, code 94 → 1.03^94 = e^2.7785 = 16.10, code 4095 → e^121.04)."""
+    m, pr, p = r1
+    t = StepTimer(m, pr, Layout(dp=8, ep=8), p)
+    table = step_time._bucket_values(t.log_r)
+    assert table.shape == (4096,) and table[16] == 16.0 and table[94] == pytest.approx(16.10, abs=0.01)
+    assert all(table[c] == t.value(c) for c in range(4096))
+    assert math.log(table[4095]) == pytest.approx(121.04, abs=0.01)

@@ -20,6 +20,7 @@ one-point column in a different summation order, which moves the last bit (≤ 1
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -64,6 +65,13 @@ BATCH_INTERP_ON = True
 
 #: a step's raw inputs: (decode sequences, their mean context, prefill tokens, prefill context, prefill sequences)
 StepInputs = tuple[float, float, float, float, float]
+
+
+@functools.cache
+def _bucket_values(log_r: float) -> np.ndarray:
+    """(4096,) the input each 12-bit bucket code stands for (StepTimer.value: the code up to 16, else e^(code·ln r)),
+    each from math.exp as value() computes it, so a vectorised lookup gives the same floats bit for bit."""
+    return np.array([float(c) if c <= 16 else math.exp(c * log_r) for c in range(1 << _BITS)])
 
 
 class StepTimer:
@@ -240,7 +248,11 @@ class StepTimer:
         """Price ``keys`` in one ``step_cost`` call (at least two points) and cache their times."""
         self.calls += 1
         self.priced += len(keys)
-        cols = np.array([self.inputs(k) for k in (keys if len(keys) > 1 else keys * 2)]).T
+        k = np.array(keys if len(keys) > 1 else keys * 2, dtype=np.int64)
+        v, m = _bucket_values(self.log_r), (1 << _BITS) - 1  # inputs(k) for every key at once
+        cols = np.column_stack(
+            [v[k & m], v[k >> _BITS & m], v[k >> 2 * _BITS & m], v[k >> 3 * _BITS & m], (k >> 4 * _BITS).astype(float)]
+        ).T
         sc = step_cost(
             self.model,
             self.pricer,
