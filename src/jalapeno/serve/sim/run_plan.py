@@ -1,5 +1,5 @@
 """What one simulation run plans, checked before it runs: its options and its request count
-(``jalapeno simulate``; serve/sim/simulation.simulate calls :func:`check_run_options` first).
+(``jalapeno simulate``; serve/sim/run.simulate calls :func:`check_run_options` first).
 
 A run is one of three workloads (fixed-length, agentic, a trace) in a closed loop at a concurrency or
 an open loop at a rate; the requests it plans (warm-up included) are bounded by
@@ -69,7 +69,7 @@ def check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions
 
 def check_run_options(workload, agentic, trace, concurrency, rate, num_requests, sessions, seed, warmup,
                       arrival: str | None = None) -> None:
-    """The options of one :func:`serve.sim.simulation.simulate` run, checked before anything is priced:
+    """The options of one :func:`serve.sim.run.simulate` run, checked before anything is priced:
     exactly one workload of its type, exactly one of concurrency / rate (a trace needs neither), counts and seed
     whole numbers in range, ``sessions`` only with an agentic workload, ``arrival`` (other than the default poisson)
     only with a rate,

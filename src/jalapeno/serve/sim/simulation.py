@@ -8,6 +8,8 @@ bucketed inputs (sim/step_time.py). Workloads: InferenceX closed loop at a concu
 open loop at a rate, agentic sessions (closed loop over C concurrent sessions, think time between
 turns), or a trace.
 Randomness only through ``numpy.random.default_rng(seed)``: same seed, same result.
+The entry point :func:`simulate` (options checked, request plan drawn, run, configuration recorded) lives in
+serve/sim/run.py (split from here in round 50, module budget) and stays importable from here.
 """
 
 from __future__ import annotations
@@ -15,36 +17,48 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from jalapeno.deploy.deployment import Deployment, pool_overlap
-from jalapeno.deploy.layout import Layout, validate_layout
-from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip, kv_capacity_seqs
-from jalapeno.errors import InfeasibleDeployment, SpecError
+from jalapeno.deploy.deployment import Deployment
+from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip
+from jalapeno.errors import InfeasibleDeployment
 from jalapeno.serve.analytic import frontend_s
-from jalapeno.serve.batch_wait import instance_kw as batch_wait_kw
-from jalapeno.serve import kv_admission
 from jalapeno.serve.disagg import handoff_copies, kv_transfer_s
 from jalapeno.serve.sim.bootstrap import Bootstrap
-from jalapeno.serve.limits import prompt_floor_s, running_cap
-from jalapeno.serve.overlap_loop import lag_steps
 from jalapeno.serve.sim.engine import Engine
-from jalapeno.serve.sim.entities import LowerTier, PrefixCache, Request
+from jalapeno.serve.sim.entities import Request
+from jalapeno.serve.sim.instances import build_instances
 from jalapeno.serve.sim.events import Arrival, KVTransferDone, StepDone, TraceNext
-from jalapeno.serve.sim.run_plan import check_run_options, trace_replay_count
 from jalapeno.serve.sim.metrics import downsample, request_frame, steady_state, summarize, task_frame
 from jalapeno.serve.sim.scheduler import Instance
-from jalapeno.serve.sim.step_time import StepTimer
 from jalapeno.serve.sim.timeseries import BinnedSeries
 from jalapeno.serve.sim.trace import Trace, first_failing_row
-from jalapeno.serve.sim.workloads import (AgenticSpec, RequestSpec, agentic_turns, fixed_length_requests,
-                                          open_loop_arrivals)
-from jalapeno.cost.pricer import Pricer, check_pricer, with_pool_backends
-from jalapeno.specs.formats import check_precision
+from jalapeno.serve.sim.workloads import AgenticSpec, RequestSpec, agentic_turns
+from jalapeno.cost.pricer import Pricer
 from jalapeno.specs.model import ModelSpec
-from jalapeno.specs.workload import Workload
+
+
+#: Names that lived here until round 50 and now live in serve/sim/run.py; ``from jalapeno.serve.sim.simulation
+#: import simulate`` keeps working, resolved on first use by the module ``__getattr__`` below (serve/sim/run.py
+#: imports this module, so not at import time).
+MOVED_TO_RUN = ("simulate",)
+
+
+if TYPE_CHECKING:  # what the module __getattr__ resolves at run time, named for type checkers and readers
+    from jalapeno.serve.sim.run import simulate as simulate
+
+
+def __getattr__(name: str):
+    """A name of :data:`MOVED_TO_RUN`, returned from serve/sim/run.py; any other missing name raises AttributeError."""
+    if name in MOVED_TO_RUN:
+        from jalapeno.serve.sim import run
+
+        return getattr(run, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -58,26 +72,15 @@ class SimResult:
     config: dict = field(default_factory=dict)
 
     def as_dict(self, with_requests: bool = False) -> dict:
-        """The result as JSON: config, summary, the timeseries (at most 500 rows) and, with ``with_requests``, every request.
-        """
-        d = {"config": self.config, "summary": self.summary,
-             "timeseries": downsample(self.timeseries, 500).to_dict(orient="list")}
+        """The result as JSON: config, summary, the timeseries (at most 500 rows) and, with ``with_requests``, every request."""
+        d = {
+            "config": self.config,
+            "summary": self.summary,
+            "timeseries": downsample(self.timeseries, 500).to_dict(orient="list"),
+        }
         if with_requests:
             d["requests"] = self.requests.to_dict(orient="records")
         return d
-
-
-def _capacity_tokens(model, pricer: Pricer, layout, precision, ctx_ref: float, budget: int, mtp,
-                     memory_fraction: float | None = None, engine=None) -> float:
-    """KV tokens one instance holds: the decode-batch cap at the reference context x that context
-    (``engine``: the deployment's engine memory profile, Deployment.memory_profile; an SGLang
-    profile's pool is a fixed number of tokens, SGLang's ``max_total_num_tokens``)."""
-    if engine is not None and engine.rule == "sglang":  # the pool in tokens: capacity at a 1-token context
-        return float(kv_capacity_seqs(model, pricer.system, layout, precision, np.array([1.0]), 0.0,
-                                      pricer.efficiency, mtp=mtp, memory_fraction=memory_fraction,
-                                      engine=engine)[0])
-    return decode_batch_cap(model, pricer.system, layout, precision, ctx_ref, pricer.efficiency, mtp,
-                            float(budget), memory_fraction=memory_fraction, engine=engine) * ctx_ref
 
 
 #: Requests of a trace or open-loop plan created per feed event (serve/sim/simulation.open_loop)
@@ -87,42 +90,26 @@ FEED_CHUNK = 256
 class Simulation:
     """One run. Build with the deployment and a request plan, then :meth:`run`."""
 
-    def __init__(self, model: ModelSpec, pricer: Pricer, dep: Deployment, *, seed: int = 0,
-                 ctx_ref: float = 4096.0, prefix_cache: bool = True, kv_tiers: bool = True) -> None:
+    def __init__(
+        self,
+        model: ModelSpec,
+        pricer: Pricer,
+        dep: Deployment,
+        *,
+        seed: int = 0,
+        ctx_ref: float = 4096.0,
+        prefix_cache: bool = True,
+        kv_tiers: bool = True,
+    ) -> None:
         self.model, self.pricer, self.dep = model, pricer, dep
         self.system, self.eff = pricer.system, pricer.efficiency
         # its own stream (MTP draws), independent of the workload's lengths and arrivals
         self.rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
         dep.check_overlap(model)
         self.requests: list[Request] = []
-        self.instances: list[Instance] = []
-        pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
-        prof, fl = dep.memory_profile, {role: prompt_floor_s(model, dep, pool, pricer) for role, pool in pools}
-        for role, pool in pools:
-            validate_layout(pool.layout, model, self.system, role)
-            # a decode-only worker runs no prompt chunk: no activations for a prefill budget in its pool
-            budget = 0 if role == "decode" and kv_admission.DECODE_ADMISSION_ON else dep.prefill_budget(pool.layout)
-            cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, budget,
-                                   dep.mtp if role != "prefill" else None, dep.memory_fraction, dep.memory_profile)
-            if cap <= 0:
-                raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
-                                           "HBM for the KV cache", "shard wider or use a smaller precision")
-            timer = StepTimer(model, with_pool_backends(pricer, pool, model, pool.layout, dep.precision.kv_cache.name),
-                              pool.layout, dep.precision, dep.mtp if role != "prefill" else None, prompt_floor=fl[role],
-                              cuda_graph_max_batch=dep.cuda_graph_max_batch, graph_sizes=dep.cuda_graph_batch_sizes,
-                              pad_routing=dep.cuda_graph_pad_routing, overlap=pool_overlap(dep.overlap, model, pool.layout))
-            for _ in range(pool.workers):
-                cache = PrefixCache(enabled=prefix_cache,
-                                    lower=self._lower_tiers(pool.layout) if kv_tiers and role != "decode" else [])
-                self.instances.append(Instance(len(self.instances), role, timer, pool.layout.chips, cap,
-                                               dep.worker_running_limit(pool.layout, role, cap), dep.prefill_budget(pool.layout),
-                                               cache, dep.mtp, self.rng, dep.step_token_cap(pool.layout),
-                                               dep.recv_interval if role == "agg" else 1,
-                                               reserve_outputs=prof is not None and prof.ignore_eos_admission,
-                                               prefill_first=dep.prefill_steps == "separate",
-                                               prebuilt=self.eff.disagg_handshake != "none",
-                                               admission_lag=lag_steps(self.eff, dep, pool.layout),
-                                               **batch_wait_kw(dep, pool.layout)))
+        self.instances: list[Instance] = build_instances(
+            model, pricer, dep, self.rng, ctx_ref=ctx_ref, prefix_cache=prefix_cache, kv_tiers=kv_tiers
+        )
         self.chips = dep.chips
         self._kv_capacity = sum(i.capacity for i in self.instances if i.role != "prefill")
         self.engine = Engine(self._dispatch)
@@ -155,12 +142,6 @@ class Simulation:
         """(arrival time s, prompt tokens) of the issued requests still in the front end (lookahead)."""
         return list(self._flying.values())
 
-    def _lower_tiers(self, layout) -> list[LowerTier]:
-        """The system's usable KV tiers below HBM (specs/kv_tiers.py) in tokens per instance."""
-        kv1 = float(kv_bytes_per_seq_per_chip(self.model, layout, self.dep.precision, 1.0))
-        return [LowerTier(t.name, t.capacity_bytes * layout.dp * layout.cp / kv1, t.bandwidth_bytes_per_s, t.latency_s)
-                for t in self.system.kv_tiers if t.usable]
-
     def _reload(self, inst: Instance, req: Request, now: float) -> float:
         """Delay before ``req`` can be queued: a prefix found in a lower tier is reloaded over the
         tier's link (one lane per attention-DP rank, first free lane) when that is faster than
@@ -170,8 +151,10 @@ class Simulation:
             return 0.0
         tier, tokens = found
         lay = inst.timer.layout
-        load_s = tier.latency_s + float(kv_bytes_per_seq_per_chip(self.model, lay, self.dep.precision, tokens)) \
-            / tier.bandwidth_bytes_per_s
+        load_s = (
+            tier.latency_s
+            + float(kv_bytes_per_seq_per_chip(self.model, lay, self.dep.precision, tokens)) / tier.bandwidth_bytes_per_s
+        )
         if inst.recompute_s(tokens) <= load_s:
             inst.cache.recomputes += 1
             return 0.0
@@ -201,9 +184,11 @@ class Simulation:
         self.model.check_context(isl + osl, where, f"{isl} + {osl} tokens")
         biggest = max(i.capacity for i in self.instances if i.role != "prefill")
         if isl + osl > biggest:
-            raise InfeasibleDeployment(where, f"a request of {isl}+{osl} tokens exceeds the "
-                                       f"{biggest:.0f}-token KV cache of one instance",
-                                       "shard wider, use a smaller precision or shorter requests")
+            raise InfeasibleDeployment(
+                where,
+                f"a request of {isl}+{osl} tokens exceeds the {biggest:.0f}-token KV cache of one instance",
+                "shard wider, use a smaller precision or shorter requests",
+            )
 
     def closed_loop(self, specs: list[RequestSpec], concurrency: int, warmup: int) -> None:
         """Issue ``specs`` with at most ``concurrency`` in flight; the first ``warmup`` not counted."""
@@ -218,7 +203,7 @@ class Simulation:
 
     def _upcoming(self, n: int) -> list[tuple[int, float]]:
         """(prompt tokens, front-end s) of the next ``n`` closed-loop requests (the step timer's lookahead)."""
-        return [(spec.isl, frontend_s(self.eff, spec.isl)) for spec in self.pending[:-n - 1:-1]]
+        return [(spec.isl, frontend_s(self.eff, spec.isl)) for spec in self.pending[: -n - 1 : -1]]
 
     def _issue_next(self, now: float) -> None:
         if not self.pending:
@@ -270,9 +255,13 @@ class Simulation:
         tr = self.trace
         end = min(k + FEED_CHUNK, len(tr))
         out = []
-        for at, isl, osl, sess, grp in zip(tr.arrival_s[k:end].tolist(), tr.isl[k:end].tolist(),
-                                           tr.osl[k:end].tolist(), tr.session[k:end].tolist(),
-                                           tr.prefix_group[k:end].tolist()):
+        for at, isl, osl, sess, grp in zip(
+            tr.arrival_s[k:end].tolist(),
+            tr.isl[k:end].tolist(),
+            tr.osl[k:end].tolist(),
+            tr.session[k:end].tolist(),
+            tr.prefix_group[k:end].tolist(),
+        ):
             r = Request(len(self.requests), at, isl, osl, sess, 0, grp, True)
             self.requests.append(r)
             out.append((at - now + self._frontend(r), Arrival(r.id)))
@@ -318,7 +307,9 @@ class Simulation:
                         return [(delay, Arrival(req.id))]
                 if req.session in inst.cache.pending:  # the reloaded prefix is back in HBM
                     inst.cache.insert(req.session, inst.cache.pending.pop(req.session))
-            if (gate := self.boot.gate_s(req, now)) > 0:  # SGLang: the decode side pre-allocates first (sim/bootstrap.py)
+            if (
+                gate := self.boot.gate_s(req, now)
+            ) > 0:  # SGLang: the decode side pre-allocates first (sim/bootstrap.py)
                 return [(gate, Arrival(req.id))]
             inst.enqueue(req)
             return self._wake(inst, now)
@@ -340,8 +331,16 @@ class Simulation:
     def _handoff(self, req: Request, now: float):
         dec = self.boot.decoder(req)
         copies = handoff_copies(self.model, self.pricer, self.dep.prefill.layout, self.dep.decode.layout)
-        t = kv_transfer_s(self.model, self.pricer, self.dep.precision, float(req.isl),
-                          self.dep.prefill.layout.chips, dec.chips, self.chips, copies)
+        t = kv_transfer_s(
+            self.model,
+            self.pricer,
+            self.dep.precision,
+            float(req.isl),
+            self.dep.prefill.layout.chips,
+            dec.chips,
+            self.chips,
+            copies,
+        )
         start = max(now, self.link_free[dec.id])
         self.link_free[dec.id] = start + t
         return (start + t - now, KVTransferDone(req.id, dec.id))
@@ -354,8 +353,16 @@ class Simulation:
             nxt = self.next_turn.get(req.session)
             if nxt:
                 spec = nxt.pop()
-                r = Request(len(self.requests), now + self.think_s, spec.isl, spec.osl, spec.session,
-                            spec.turn, spec.prefix_group, True)
+                r = Request(
+                    len(self.requests),
+                    now + self.think_s,
+                    spec.isl,
+                    spec.osl,
+                    spec.session,
+                    spec.turn,
+                    spec.prefix_group,
+                    True,
+                )
                 self._check_fits(r)
                 self.requests.append(r)
                 delay = self.think_s + self._frontend(r)
@@ -392,106 +399,41 @@ class Simulation:
         wall = time.perf_counter() - wall0
         unfinished = [r for r in self.requests if np.isnan(r.done_s)]
         if unfinished:
-            raise InfeasibleDeployment("workload", f"{len(unfinished)} requests never finished (the KV cache "
-                                       "cannot hold them)", "shard wider or lower the concurrency")
+            raise InfeasibleDeployment(
+                "workload",
+                f"{len(unfinished)} requests never finished (the KV cache cannot hold them)",
+                "shard wider or lower the concurrency",
+            )
         df = request_frame(self.requests)
         tasks = task_frame(df)
         summary = summarize(df, self.chips, tasks if not tasks.empty else None)
         rq = self.requests
-        summary["steady_state"] = steady_state(*(np.fromiter((getattr(r, a) for r in rq), dtype=float, count=len(rq))
-                                                 for a in ("arrival_s", "first_token_s", "done_s", "isl", "osl")),
-                                               np.fromiter((r.counted for r in rq), dtype=bool, count=len(rq)),
-                                               self.chips)
-        summary.update({
-            "simulated_s": end, "wall_s": wall, "speedup": end / wall if wall > 0 else float("inf"),
-            "events": self.engine.processed,
-            "step_cost_evaluations": sum(t.evaluations for t in {id(i.timer): i.timer for i in self.instances}.values()),
-            "preemptions_total": sum(i.preemptions for i in self.instances),
-            "prefix_hit_rate_cache": float(np.mean([i.cache.hit_rate for i in self.instances])),
-            "kv_reloads": sum(i.cache.reloads for i in self.instances),
-            "kv_recomputes": sum(i.cache.recomputes for i in self.instances),
-            "reload_s_total": float(sum(r.reload_s for r in self.requests)),
-        })
+        summary["steady_state"] = steady_state(
+            *(
+                np.fromiter((getattr(r, a) for r in rq), dtype=float, count=len(rq))
+                for a in ("arrival_s", "first_token_s", "done_s", "isl", "osl")
+            ),
+            np.fromiter((r.counted for r in rq), dtype=bool, count=len(rq)),
+            self.chips,
+        )
+        summary.update(
+            {
+                "simulated_s": end,
+                "wall_s": wall,
+                "speedup": end / wall if wall > 0 else float("inf"),
+                "events": self.engine.processed,
+                "step_cost_evaluations": sum(
+                    t.evaluations for t in {id(i.timer): i.timer for i in self.instances}.values()
+                ),
+                "preemptions_total": sum(i.preemptions for i in self.instances),
+                "prefix_hit_rate_cache": float(np.mean([i.cache.hit_rate for i in self.instances])),
+                "kv_reloads": sum(i.cache.reloads for i in self.instances),
+                "kv_recomputes": sum(i.cache.recomputes for i in self.instances),
+                "reload_s_total": float(sum(r.reload_s for r in self.requests)),
+            }
+        )
         ts = self.series.frame()
         return SimResult(summary, df, tasks, ts)
-
-
-def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Workload | None = None,
-             agentic: AgenticSpec | None = None, trace: list[RequestSpec] | None = None,
-             concurrency: int | None = None, rate: float | None = None, arrival: str = "poisson",
-             num_requests: int | None = None, sessions: int | None = None, seed: int = 0,
-             prefix_cache: bool = True, kv_tiers: bool = True, warmup: int | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> SimResult:
-    """Simulate ``dep`` serving one workload; exactly one of workload / agentic / trace.
-
-    Closed loop (``concurrency``): fixed-length issues ``warmup`` (default 2·C) uncounted warm-up
-    requests in line, then 10·C counted ones (a steady state). ``warmup=0`` is InferenceX's own
-    protocol: its ``--num-warmups 2·C`` run as a separate phase that drains before the measured
-    run, so the 10·C counted requests start from an idle server with C of them at once
-    (utils/bench_serving/benchmark_serving.py, ``benchmark()``).
-    agentic runs ``sessions`` (default 2·C) tasks with C in flight. Open loop (``rate``):
-    ``num_requests`` (default 1,000) arrivals of the given process. A trace replays its own
-    arrival times: its first ``num_requests`` requests by arrival (default
-    serve/sim/run_plan.TRACE_DEFAULT_REQUESTS; ``trace_replay_count``), all of them in a shorter trace.
-
-    Raises:
-        SpecError: inconsistent options. InfeasibleDeployment: nothing fits.
-    """
-    if not isinstance(dep, Deployment):  # 'str' object has no attribute 'precision'
-        raise SpecError("simulate: dep", f"expected a Deployment, got {type(dep).__name__}",
-                        "pass Deployment(get_precision(name), Pool(Layout(...)))")
-    check_run_options(workload, agentic, trace, concurrency, rate, num_requests, sessions, seed, warmup, arrival)
-    if workload is not None:
-        model.check_context(workload.isl + workload.osl, "--isl/--osl", f"{workload.isl} + {workload.osl} tokens")
-    if agentic is not None:  # the longest turn it can draw, said as such (was '~120,000 tokens exceed ... 131072')
-        model.check_context(agentic.longest_context_tokens, "--workload", f"{agentic.name}'s last turns (up to "
-                            f"{agentic.longest_context_tokens:,} tokens: the mean {agentic.final_context_tokens:,} with tool "
-                            f"outputs and replies drawn {agentic.jitter:.0%} longer)", "use a model with a longer context, "
-                            "or an agentic TOML with fewer turns or a smaller jitter")
-    check_pricer(pricer, "simulate")
-    check_precision(dep.precision, model, pricer.system.chip)
-    system = pricer.system
-    if dep.chips > system.max_chips:
-        raise InfeasibleDeployment("deployment", f"{dep.chips} chips exceed {system.name}'s {system.max_chips}",
-                                   "use fewer replicas/workers or smaller layouts")
-    rng = np.random.default_rng(seed)
-    if workload is not None:
-        ctx_ref = workload.decode_ctx
-    elif agentic is not None:
-        ctx_ref = agentic.final_context_tokens / 2
-    else:
-        trace = Trace.from_specs(trace)
-        rows = len(trace)
-        trace = trace.head(trace_replay_count(rows, num_requests))
-        first_failing_row(trace, lambda i, o, where: model.check_context(i + o, where, f"{i} + {o} tokens"))
-        ctx_ref = float(np.mean(trace.isl + trace.osl / 2))
-    sim = Simulation(model, pricer, dep, seed=seed, ctx_ref=ctx_ref, prefix_cache=prefix_cache, kv_tiers=kv_tiers)
-    sim.on_progress = on_progress
-    config = {"model": model.name, "system": system.name, "deployment": dep.as_dict(), "seed": seed,
-              "concurrency": concurrency, "rate": rate, "prefix_cache": prefix_cache, "kv_tiers": kv_tiers,
-              "running_cap": running_cap(model, pricer, dep, workload)}  # as predict's (ux50), + the pool's tokens
-    if dep.running_cap_source == "kv_pool":
-        config["running_cap"]["kv_tokens"] = next(i.capacity for i in sim.instances if i.role == "decode")
-    if workload is not None:
-        config["workload"] = workload.as_dict()
-        if concurrency is not None:
-            n = num_requests or 10 * concurrency
-            warm = 2 * concurrency if warmup is None else warmup
-            sim.closed_loop(fixed_length_requests(workload, n + warm, rng), concurrency, warm)
-        else:
-            n = num_requests or 1000
-            sim.open_loop(fixed_length_requests(workload, n, rng), open_loop_arrivals(n, rate, arrival, rng))
-    elif agentic is not None:
-        if concurrency is None:
-            raise SpecError("--rate", "agentic sessions run closed loop", "give --concurrency (sessions in flight)")
-        config["workload"] = {"agentic": agentic.name, "turns": agentic.turns,
-                              "final_context_tokens": agentic.final_context_tokens, "think_s": agentic.think_s}
-        sim.agentic(agentic, sessions or 2 * concurrency, concurrency)
-    else:
-        config["workload"] = {"trace": len(trace), "trace_rows": rows}
-        sim.open_loop(trace)
-    res = sim.run()
-    return SimResult(res.summary, res.requests, res.tasks, res.timeseries, config)
 
 
 def simple_deployment(precision, tp=1, dp=1, ep=1, pp=1) -> Deployment:
