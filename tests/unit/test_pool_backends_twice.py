@@ -101,7 +101,7 @@ def test_decode_pool_step_same_on_bare_or_wrapped_pricer():
 
 
 def test_point_window_step_is_decode_pool_step():
-    # serve/point._fixed_cycle's batch built by hand on the pricer serve_at_concurrency wrapped once: the same step
+    # serve/idle_start._fixed_cycle's batch built by hand on the pricer serve_at_concurrency wrapped once: the same step
     model, lay, dep, bare = _setup()
     once = with_pool_backends(bare, dep.decode, model, lay, "fp8")
     batch = graph_padded(

@@ -76,7 +76,7 @@ from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
 #: Whether an aggregated InferenceX run's later waves meet the first wave's bunching (module docstring).
-#: Built round 49 (aggq49); read at each call (serve/point._agg_idle_start).
+#: Built round 49 (aggq49); read at each call (serve/idle_start._agg_idle_start).
 LATER_WAVES_ON = False
 #: Whether the later waves' profile is the closed loop's fluid, re-formed through the decode slow-down
 #: (:func:`reformed_loads`), instead of the passive spread (:func:`wave_loads`). Built round 50 (waves50); read

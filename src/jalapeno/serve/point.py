@@ -7,12 +7,11 @@ import dataclasses
 import numpy as np
 
 from jalapeno.cost.pricer import Pricer, check_pricer, with_pool_backends
-from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import check_mtp
 from jalapeno.deploy.layout import validate_layout
 from jalapeno.errors import SpecError, check_bool
-from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s, requeue, solve_concurrency
+from jalapeno.serve.analytic import ServingPoints, requeue, solve_concurrency
 from jalapeno.serve.disagg import (
     MAX_PREFILL_UTILISATION,
     PrefillPerf,
@@ -20,12 +19,8 @@ from jalapeno.serve.disagg import (
     disaggregated_points,
     pool_prefill_perf,
 )
-from jalapeno.serve.handshake import handshake_s
-from jalapeno.serve.later_waves import with_later_waves
-from jalapeno.serve.limits import decode_step_s, floored_steps, prompt_floor_s
-from jalapeno.serve.open_loop import decode_pool_step
-from jalapeno.serve.queueing import REQUESTS_PER_USER, first_wave_s, fixed_cycle_s, locked_cycle_s, run_of_waves
-from jalapeno.serve.queueing import idle_start as idle_start_ttft
+from jalapeno.serve.idle_start import _agg_idle_start, _disagg_idle_start
+from jalapeno.serve.queueing import REQUESTS_PER_USER
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import MAX_CONCURRENCY, Workload
 
@@ -47,24 +42,39 @@ def _concurrencies(concurrency) -> np.ndarray:
         arr = np.asarray([concurrency], dtype=object)
     if arr.dtype.kind not in "iuf" or not arr.size:  # text, true/false, None, empty
         shown = repr(concurrency)
-        raise SpecError("concurrency", f"must be numbers (requests in flight), got {shown[:60]}"
-                        + ("..." if len(shown) > 60 else ""),
-                        "give the deployment's concurrency as a number or a list of numbers, e.g. [1, 4, 16]")
+        raise SpecError(
+            "concurrency",
+            f"must be numbers (requests in flight), got {shown[:60]}" + ("..." if len(shown) > 60 else ""),
+            "give the deployment's concurrency as a number or a list of numbers, e.g. [1, 4, 16]",
+        )
     c = arr.astype(float)
     bad_at = np.flatnonzero(~(np.isfinite(c) & (c > 0)))
     if bad_at.size:
-        raise SpecError("concurrency", f"must be finite and > 0 (requests in flight), got {c[bad_at[0]]:g}",
-                        "give the deployment's concurrency as a number or a list of numbers, e.g. [1, 4, 16]")
+        raise SpecError(
+            "concurrency",
+            f"must be finite and > 0 (requests in flight), got {c[bad_at[0]]:g}",
+            "give the deployment's concurrency as a number or a list of numbers, e.g. [1, 4, 16]",
+        )
     if c.max() > MAX_CONCURRENCY:  # 1e9 built a first wave of 1e9 requests: 24 GB, then the OOM killer
-        raise SpecError("concurrency", f"{c.max():g} requests in flight is above {MAX_CONCURRENCY:,} "
-                        "(specs/workload.MAX_CONCURRENCY; InferenceX sweeps 1-16,384)",
-                        "give a concurrency up to the thousands (the deployment's batch is far smaller)")
+        raise SpecError(
+            "concurrency",
+            f"{c.max():g} requests in flight is above {MAX_CONCURRENCY:,} "
+            "(specs/workload.MAX_CONCURRENCY; InferenceX sweeps 1-16,384)",
+            "give a concurrency up to the thousands (the deployment's batch is far smaller)",
+        )
     return c
 
 
-def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
-                         concurrency, idle_start: bool = True, recurring_waves: bool = False,
-                         saturate: bool = True) -> ServingPoints:
+def serve_at_concurrency(
+    model: ModelSpec,
+    pricer: Pricer,
+    dep: Deployment,
+    wl: Workload,
+    concurrency,
+    idle_start: bool = True,
+    recurring_waves: bool = False,
+    saturate: bool = True,
+) -> ServingPoints:
     """Points of ``dep`` at each requested concurrency (N,) — the whole deployment's concurrency.
 
     ``idle_start`` (default): TTFT and E2E (mean and tail) are those of an InferenceX run — 10·C
@@ -115,14 +125,16 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
             pts = run_throughput(pts, run, _drain_e2e(model, pricer, dep, wl, pts, run, c_req, waves))
         if w == 1:
             return pts
-        return dataclasses.replace(pts, concurrency=pts.concurrency * w,
-                                   request_rate_per_s=pts.request_rate_per_s * w,
-                                   chips=pts.chips * w)
+        return dataclasses.replace(
+            pts, concurrency=pts.concurrency * w, request_rate_per_s=pts.request_rate_per_s * w, chips=pts.chips * w
+        )
     pre = pool_prefill_perf(model, pricer, dep, wl)
     dec_ov = pool_overlap(dep.overlap, model, dep.decode.layout)
     x, y = np.array([dep.prefill.workers]), np.array([dep.decode.workers])
     grid = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, dep, dec_ov)
-    gp = disaggregated_points(model, pricer, dep.precision, wl, pre, grid, x, y, dep.mtp, recv_interval=dep.recv_interval)
+    gp = disaggregated_points(
+        model, pricer, dep.precision, wl, pre, grid, x, y, dep.mtp, recv_interval=dep.recv_interval
+    )
     _, first = np.unique(grid.batch, return_index=True)
     first = np.sort(first)
     cs, bs = gp.concurrency[first], grid.batch[first]
@@ -146,7 +158,9 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     b_max = float(np.exp(lb[-1]))
     for _ in range(4):
         dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, b, dep.mtp, dep, dec_ov)
-        pts = disaggregated_points(model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp, recv_interval=dep.recv_interval)
+        pts = disaggregated_points(
+            model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp, recv_interval=dep.recv_interval
+        )
         got = np.maximum(pts.concurrency, 1e-30)
         if np.all(np.abs(got / c_req - 1) < 1e-4) or not np.all(np.isfinite(got)):
             break
@@ -154,12 +168,15 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     if sat is not None:  # between the threshold and ρ = 1 the prefill queue holds the users: a steady state
         rho_b = pts.request_rate_per_s * wl.mean_isl / (dep.prefill.workers * pre.tokens_per_s)
         band = ~pts.feasible & dec.feasible & pre.feasible & (rho_b >= MAX_PREFILL_UTILISATION)
-        pts = dataclasses.replace(pts, feasible=pts.feasible | band, reason=np.where(band, "", pts.reason).astype(object),
-                                  limit=np.where(band, "prefill_capacity (queueing)", pts.limit).astype(object))
+        pts = dataclasses.replace(
+            pts,
+            feasible=pts.feasible | band,
+            reason=np.where(band, "", pts.reason).astype(object),
+            limit=np.where(band, "prefill_capacity (queueing)", pts.limit).astype(object),
+        )
     excess = np.maximum(c_req - pts.concurrency, 0.0)
     queued = excess > 1e-3 * c_req
-    wait = np.where(queued & (pts.request_rate_per_s > 0),
-                    excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
+    wait = np.where(queued & (pts.request_rate_per_s > 0), excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
     limit = dec.cap_name if cap_name == "prefill_capacity" and (b >= dec.cap).all() else cap_name
     pts = requeue(pts, c_req, wait, limit)
     if not idle_start:
@@ -168,9 +185,19 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     return run_throughput(pts, run, _drain_e2e(model, pricer, dep, wl, pts, run, c_req, waves))
 
 
-def _prefill_saturation(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pre: PrefillPerf,
-                        x: np.ndarray, y: np.ndarray, dec_ov, cs: np.ndarray, bs: np.ndarray,
-                        rho: np.ndarray) -> tuple[float, float] | None:
+def _prefill_saturation(
+    model: ModelSpec,
+    pricer: Pricer,
+    dep: Deployment,
+    wl: Workload,
+    pre: PrefillPerf,
+    x: np.ndarray,
+    y: np.ndarray,
+    dec_ov,
+    cs: np.ndarray,
+    bs: np.ndarray,
+    rho: np.ndarray,
+) -> tuple[float, float] | None:
     """(C_sat, B_sat): the concurrency and decode batch per decode instance at which a closed loop
     keeps the prefill pool fully busy, from the grid's C(B) ``cs``, batches ``bs`` and prefill
     utilisation ``rho`` (M,). None when no such point exists.
@@ -198,34 +225,13 @@ def _prefill_saturation(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
         return None
     else:
         j = int(above[0])
-        b_sat = float(np.exp(np.interp(1.0, r[j - 1:j + 1], np.log(b[j - 1:j + 1]))))
+        b_sat = float(np.exp(np.interp(1.0, r[j - 1 : j + 1], np.log(b[j - 1 : j + 1]))))
     dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, np.array([b_sat]), dep.mtp, dep, dec_ov)
-    pts = disaggregated_points(model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp, recv_interval=dep.recv_interval)
+    pts = disaggregated_points(
+        model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp, recv_interval=dep.recv_interval
+    )
     c = float(pts.concurrency[0])
     return (c, b_sat) if np.isfinite(c) and c > 0 else None
-
-
-def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, layout, decode_seqs,
-                    budget: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(t0, σ, fill) of a step costing t0 + σ·p for p prefill tokens beside ``decode_seqs`` (N,) at
-    context ISL, from the step cost at p = budget and budget/4 (intervals; at least one token, and
-    two when the budget is one token: a one-token budget, ``max_tokens_per_step`` 1, priced the
-    same step twice and σ = 0/0 made every mean TTFT NaN); fill = latency − interval of the full
-    step (the PP pipeline's fill, paid once per wave). An eager TensorRT-LLM prompt step's host floor
-    (serve/limits.prompt_floor_s, beside ``decode_seqs`` decoding) floors the full step: t0 rises to floor − σ·budget."""
-    chunk = min(wl.mean_isl, budget)
-    n = np.shape(decode_seqs)[0]
-    low = max(budget / 4, 1.0)
-    p = np.array([budget, low if low < budget else budget + 1.0])
-    sc = pool_step_cost(model, pricer, dep, layout,
-                        Batch.make(decode_seqs=np.repeat(np.asarray(decode_seqs, dtype=float), 2),
-                                   decode_ctx=wl.mean_isl, prefill_tokens=np.tile(p, n),
-                                   prefill_ctx=(wl.mean_isl - chunk) / 2, prefill_seqs=np.tile(p, n) / chunk))
-    t = sc.interval_s.reshape(n, 2)
-    sigma = np.maximum((t[:, 0] - t[:, 1]) / (p[0] - p[1]), 0.0)
-    fill = np.maximum(sc.step_time_s.reshape(n, 2)[:, 0] - t[:, 0], 0.0)
-    full = floored_steps(t[:, 0], decode_seqs, np.full(n, p[0]), prompt_floor_s(model, dep, pricer=pricer))
-    return np.maximum(full - sigma * budget, 0.0), sigma, fill
 
 
 #: The run's drain (docs/model.md §8.7 effect 8): once the client has issued its R·C requests the in-flight ones
@@ -253,16 +259,28 @@ def drain_factor(requests_per_user: float, drain_e2e) -> np.ndarray:
     """
     d = np.asarray(drain_e2e, dtype=float)
     if not requests_per_user > 0:
-        raise SpecError("requests_per_user", f"must be > 0, got {requests_per_user}",
-                        "give the counted requests per client slot (InferenceX: 10)")
+        raise SpecError(
+            "requests_per_user",
+            f"must be > 0, got {requests_per_user}",
+            "give the counted requests per client slot (InferenceX: 10)",
+        )
     if not np.all(d >= 0):
-        raise SpecError("drain_e2e", f"must be >= 0, got {drain_e2e}",
-                        "give the drain's extra duration in mean E2Es (0: no drain)")
+        raise SpecError(
+            "drain_e2e", f"must be >= 0, got {drain_e2e}", "give the drain's extra duration in mean E2Es (0: no drain)"
+        )
     return float(requests_per_user) / (float(requests_per_user) + d)
 
 
-def _drain_e2e(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, steady: ServingPoints,
-               run: ServingPoints, users, waves: list) -> np.ndarray | None:
+def _drain_e2e(
+    model: ModelSpec,
+    pricer: Pricer,
+    dep: Deployment,
+    wl: Workload,
+    steady: ServingPoints,
+    run: ServingPoints,
+    users,
+    waves: list,
+) -> np.ndarray | None:
     """d (N,) of each point in the run's mean E2Es (serve/run_drain.drain_e2e): the whole run's ``users``
     (N,) slots, one request's E2E range (1 − r)·OSL·TPOT, its TTFT's spread (p90 − p50)/1.2816, the first wave's
     offsets ``waves`` (per point, s), an instance's decode-only step at shares of its batch; None where not
@@ -281,8 +299,14 @@ def _drain_e2e(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, 
             continue
         width = min((1.0 - wl.range_ratio) * wl.osl * steady.tpot_s[i] / e2e[i], 1.9)
         jitter = max(steady.ttft_p90_s[i] - steady.ttft_p50_s[i], 0.0) / TTFT_SD_SPAN / e2e[i]
-        d = drain_e2e(max(c, 1.0), REQUESTS_PER_USER, width, np.asarray(waves[i], dtype=float) / e2e[i],
-                      (STEP_SHARES, tau[i] / tau[i, -1]), jitter if np.isfinite(jitter) else 0.0)
+        d = drain_e2e(
+            max(c, 1.0),
+            REQUESTS_PER_USER,
+            width,
+            np.asarray(waves[i], dtype=float) / e2e[i],
+            (STEP_SHARES, tau[i] / tau[i, -1]),
+            jitter if np.isfinite(jitter) else 0.0,
+        )
         out[i] = d * e2e[i] / run.e2e_s[i]
     return out
 
@@ -313,119 +337,12 @@ def run_throughput(steady: ServingPoints, run: ServingPoints, drain_e2e=None) ->
     scale = np.where(run.e2e_s > 0, steady.e2e_s / np.maximum(run.e2e_s, 1e-30), 1.0)
     if drain_e2e is not None:  # the pool empties after the last issue (:func:`drain_factor`)
         scale = scale * drain_factor(REQUESTS_PER_USER, drain_e2e)
-    return dataclasses.replace(run, throughput_per_chip=run.throughput_per_chip * scale,
-                               output_throughput_per_chip=run.output_throughput_per_chip * scale,
-                               request_rate_per_s=run.request_rate_per_s * scale)
-
-
-def _with_ttft(pts: ServingPoints, new: dict) -> ServingPoints:
-    """``pts`` with TTFT by key (None = mean, else quantile) replaced; E2E moves by the same amount."""
-    d = {}
-    for key, v in new.items():
-        tag = "" if key is None else f"_p{int(key * 100)}"
-        delta = v - getattr(pts, f"ttft{tag}_s")
-        d[f"ttft{tag}_s"] = v
-        d[f"e2e{tag}_s"] = getattr(pts, f"e2e{tag}_s") + delta
-    return dataclasses.replace(pts, **d)
-
-
-def _ttft_by_key(pts: ServingPoints) -> dict:
-    return {None: pts.ttft_s, **{q: getattr(pts, f"ttft_p{int(q * 100)}_s") for q in QUANTILES}}
-
-
-def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints,
-                    users, recurring: bool = False) -> tuple[ServingPoints, list]:
-    """(run points, first-wave first-token times per point, s) of InferenceX's idle start on one aggregated instance with ``users`` (N,) (serve/queueing.py,
-    effect 3): the wave's steps carry the budget beside the half of it already decoding (alone on a
-    prefill-first engine), weighed by ``efficiency.agg_burst_fraction`` (None: one wave in R,
-    serve/queueing.idle_start) and the engine's one-off first-wave stall (``efficiency.first_wave_stall_s``)
-    on one wave in R; with ``recurring`` and fixed lengths (no MTP) the other waves repeat it (effect 6)."""
-    lay = dep.decode.layout
-    budget = float(dep.prefill_budget(lay))
-    n = np.maximum(np.asarray(users, dtype=float), 1.0)
-    # a prefill-first engine's wave steps carry the prompts alone (Deployment.prefill_steps)
-    beside = np.zeros_like(n) if dep.prefill_steps == "separate" else np.minimum(n / 2, pts.decode_batch) / lay.pp
-    t0, sigma, fill = _linear_prefill(model, pricer, dep, wl, lay, beside, budget)
-    waves = first_wave_s(n, wl.mean_isl, budget, t0, sigma)
-    extra = fill + frontend_s(pricer.efficiency, wl.mean_isl)
-    stall = pricer.efficiency.first_wave_stall_s
-    out = idle_start_ttft(_ttft_by_key(pts), waves, extra, pricer.efficiency.agg_burst_fraction, stall)
-    out = with_later_waves(model, pricer, dep, wl, pts, users, [t + stall for t in waves], extra, out)  # off: out
-    if recurring and wl.range_ratio >= 1 and dep.mtp is None:  # fixed lengths: the waves recur (effect 6)
-        out = _fixed_cycle(model, pricer, dep, wl, pts, users, (t0, sigma, fill), [t + stall for t in waves],
-                           extra, out)
-    return _with_ttft(pts, out), waves
-
-
-def _fixed_cycle(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints, users,
-                 line: tuple, waves: list, extra, out: dict) -> dict:
-    """TTFT by key of a fixed-length run: its first wave and R − 1 recurring ones (serve/queueing.py,
-    effect 6), for the ``users`` (N,) of each instance admitted at once (the rest queue for a slot,
-    ``pts.queue_s``); points whose engine is prefill-bound keep ``out`` (effect 1 and the first wave).
-
-    The decode-only steps of the window between two waves are priced at the batch still decoding
-    (CUDA-graph ceiling applied, serve/limits.py) at the end of the requests' lives, context ISL + OSL:
-    serve/open_loop.decode_pool_step (``pricer`` already carries the pool's backends; cost/pricer.with_pool_backends
-    returns it unchanged).
-    """
-    lay = dep.decode.layout
-    t0, sigma, fill = line
-    admitted = np.maximum(np.asarray(users, dtype=float) - pts.queue_s * pts.request_rate_per_s, 1.0)
-    n = np.maximum(np.rint(admitted), 1).astype(int)
-    grids = [np.unique(np.maximum(np.rint(k * np.array([1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 1.0])), 1.0))
-             for k in n.tolist()]
-    flat = np.concatenate(grids)
-    sc = decode_pool_step(model, pricer, dep, wl.mean_isl + wl.mean_osl, flat)
-    td_flat = decode_step_s(sc, pricer.efficiency, dep, flat, lay)
-    bounds = np.cumsum([0] + [g.size for g in grids])
-
-    def decode_at(i: int, batch: np.ndarray) -> np.ndarray:
-        return np.interp(batch, grids[i], td_flat[bounds[i]:bounds[i + 1]])
-
-    front = frontend_s(pricer.efficiency, wl.mean_isl)
-    cycles = fixed_cycle_s(n, wl.mean_isl, float(dep.prefill_budget(lay)), int(round(wl.mean_osl)) - 1, front,
-                           t0, sigma, decode_at, dep.recv_interval)
-    extra = np.broadcast_to(np.asarray(extra, dtype=float), n.shape)
-    res = {k: np.array(v, dtype=float) for k, v in out.items()}
-    for i, cyc in enumerate(cycles):
-        if cyc is None:
-            continue
-        run = run_of_waves(waves[i], cyc + fill[i], float(extra[i]))
-        for key in res:
-            res[key][i] = run[key] + pts.queue_s[i]
-    return res
-
-
-def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints, users,
-                       pre: PrefillPerf, recurring: bool = False) -> tuple[ServingPoints, list]:
-    """(run points, first-wave first-token times per point, s) of InferenceX's idle start on the prefill pool: each of its x workers takes users/x (N,) of the
-    first wave at once, in steps of t0 + σ·p (``pre``); the KV hand-off, half a decode step and the
-    engine's prebuilt step (serve/handshake.py) follow each prompt; the run's mean adds the share ``efficiency.prefill_burst_fraction`` of the
-    wave's excess (None: one wave in R, serve/queueing.idle_start) and the engine's one-off first-wave
-    stall (``efficiency.first_wave_stall_s``) on one wave in R. With ``recurring`` and fixed lengths (no MTP) the other R − 1 waves are
-    the locked cycle (serve/queueing.py effect 6, :func:`~jalapeno.serve.queueing.locked_cycle_s`)
-    where a worker's wave is shorter than the decode ((OSL − 1)·τ_d); elsewhere the steady queue."""
-    budget = float(dep.prefill_budget(dep.prefill.layout))
-    n = np.maximum(np.asarray(users, dtype=float) / dep.prefill.workers, 1.0)
-    waves = first_wave_s(n, wl.mean_isl, budget, pre.step0_s, pre.per_token_s)
-    extra = pre.fill_s + frontend_s(pricer.efficiency, wl.mean_isl) + pts.kv_transfer_s + pts.step_time_s / 2
-    # the engine's decode-loop handshake (serve/handshake.py): its prebuilt step; a wave's prompts queue
-    # far longer than the decode worker's pre-allocation poll, which the queue hides (W = inf)
-    extra = extra + handshake_s(pricer.efficiency.disagg_handshake, pts.step_time_s, np.inf)
-    stall = pricer.efficiency.first_wave_stall_s
-    out = idle_start_ttft(_ttft_by_key(pts), waves, extra, pricer.efficiency.prefill_burst_fraction, stall)
-    if recurring and wl.range_ratio >= 1 and dep.mtp is None:
-        admitted = np.maximum(n - pts.queue_s * pts.request_rate_per_s / dep.prefill.workers, 1.0)
-        cycles = locked_cycle_s(admitted, wl.mean_isl, budget, pre.step0_s, pre.per_token_s)
-        wave_s = np.array([pre.step0_s * np.ceil(k * wl.mean_isl / budget) + pre.per_token_s * k * wl.mean_isl
-                           for k in np.rint(admitted)])
-        for i, cyc in enumerate(cycles):
-            if wave_s[i] >= (wl.mean_osl - 1) * pts.step_time_s[i]:
-                continue  # the worker never idles between waves: the steady queue holds
-            run = run_of_waves(waves[i] + stall, cyc + extra[i], float(extra[i]))
-            for key in out:
-                out[key][i] = run[key] + pts.queue_s[i]
-    return _with_ttft(pts, out), waves
+    return dataclasses.replace(
+        run,
+        throughput_per_chip=run.throughput_per_chip * scale,
+        output_throughput_per_chip=run.output_throughput_per_chip * scale,
+        request_rate_per_s=run.request_rate_per_s * scale,
+    )
 
 
 def _rate_grid(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload) -> tuple[np.ndarray, ServingPoints]:
@@ -460,8 +377,9 @@ def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     # steady states without an admission queue (a sliver of queueing from interpolation is not one)
     ok = grid.feasible & (grid.request_rate_per_s > 0) & (grid.queue_s <= 1e-3 * grid.e2e_s)
     if not ok.any():
-        return dataclasses.replace(grid.take(np.zeros(lam_req.size, dtype=int)),
-                                   feasible=np.zeros(lam_req.size, dtype=bool))
+        return dataclasses.replace(
+            grid.take(np.zeros(lam_req.size, dtype=int)), feasible=np.zeros(lam_req.size, dtype=bool)
+        )
     lam, conc = grid.request_rate_per_s[ok], grid.concurrency[ok]
     order = np.argsort(lam)
     c = np.exp(np.interp(np.log(lam_req), np.log(lam[order]), np.log(conc[order])))
@@ -489,6 +407,9 @@ def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     pts = serve_at_concurrency(model, pricer, dep, wl, c, idle_start=False, saturate=False)
     over = lam_req > lam_cap * (1 + 1e-6)
     what = f"{w} instance(s)" if dep.prefill is None else "prefill and decode pools"
-    reason = np.where(over, f"overloaded: the deployment sustains at most {lam_cap:.3g} requests/s "
-                      f"({what}); add workers or lower the rate", pts.reason)
+    reason = np.where(
+        over,
+        f"overloaded: the deployment sustains at most {lam_cap:.3g} requests/s ({what}); add workers or lower the rate",
+        pts.reason,
+    )
     return dataclasses.replace(pts, feasible=pts.feasible & ~over, reason=reason.astype(object))
