@@ -36,6 +36,18 @@ from jalapeno.cost.roofline import OpTimes
 GQA_DECODE_PREFIX = "attn.decode_"
 
 
+def gqa_decode_ops(ops: OpTable) -> list[int]:
+    """Indices of the GQA decode attention ops of ``ops``: kind ``attention``, no kernel family (MLA's ops carry
+    ``mla_decode``), name starting :data:`GQA_DECODE_PREFIX`. What the attention backends
+    (:class:`AttentionBackendPricer`) and TensorRT-LLM's per-block floor (cost/decode_blocks.py) reprice."""
+    fam = ops.kernel or ("",) * len(ops.name)
+    return [
+        i
+        for i, (n, k, f) in enumerate(zip(ops.name, ops.kind, fam))
+        if k == "attention" and not f and n.startswith(GQA_DECODE_PREFIX)
+    ]
+
+
 @dataclass(frozen=True, slots=True)
 class AttentionBackendPricer(_WrapsPricer):
     """A pricer whose GQA decode attention reads its KV cache at an attention backend's speed.
@@ -60,12 +72,9 @@ class AttentionBackendPricer(_WrapsPricer):
     pool_key: tuple | None = None
 
     def op_times(self, ops: OpTable) -> OpTimes:
-        """The inner pricer's op times (seconds, (n_ops, N)) with the GQA decode attention ops priced by the measured backend kernel.
-        """
+        """The inner pricer's op times (seconds, (n_ops, N)) with the GQA decode attention ops priced by the measured backend kernel."""
         base = self.inner.op_times(ops)
-        fam = ops.kernel or ("",) * len(ops.name)
-        hit = [i for i, (n, k, f) in enumerate(zip(ops.name, ops.kind, fam))
-               if k == "attention" and not f and n.startswith(GQA_DECODE_PREFIX)]
+        hit = gqa_decode_ops(ops)
         if not hit:
             return base
         memory, overhead = base.memory_s.copy(), base.overhead_s
@@ -75,8 +84,9 @@ class AttentionBackendPricer(_WrapsPricer):
         for i in hit:
             memory[i] = base.memory_s[i] * eff.kernel_hbm("", ops.fmt[i]) / self.decode_hbm_fraction
             if self.decode_extra_s:  # an op with no work at a point launches nothing (cost/roofline.py)
-                overhead[i] = np.where(base.overhead_s[i] > 0, base.overhead_s[i] + ops.kernels[i] * self.decode_extra_s,
-                                       0.0)
+                overhead[i] = np.where(
+                    base.overhead_s[i] > 0, base.overhead_s[i] + ops.kernels[i] * self.decode_extra_s, 0.0
+                )
         return OpTimes.combine(base.compute_s, memory, overhead, base.network_s)
 
     def with_efficiency(self, efficiency):

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from jalapeno.cost.attention_backend import gqa_decode_ops
 from jalapeno.cost.moe_backend import _WrapsPricer
 from jalapeno.cost.optable import OpTable
 from jalapeno.cost.roofline import OpTimes
@@ -43,9 +44,6 @@ from jalapeno.cost.roofline import OpTimes
 #: switch: price the per-(sequence, KV head) latency floor of TensorRT-LLM's GQA decode attention. Off: the ops are
 #: built (``rows`` 1) and priced exactly as before round 50.
 TRT_DECODE_BLOCKS_ON = False
-
-#: name prefix of the GQA decode attention ops (cost/attention.add_gqa_decode_kernel)
-GQA_DECODE_PREFIX = "attn.decode_"
 
 #: the efficiency sets that run TensorRT-LLM's own ops: ``Efficiency.all_reduce_table`` is "trtllm" exactly under the
 #: two TensorRT-LLM stack profiles (data/stacks.toml ``trtllm`` and ``dynamo-trtllm``, a behaviour field each sets;
@@ -69,7 +67,8 @@ BLOCK_S = {
 
 def kv_dtype_key(kv_format: str | None) -> str | None:
     """The :data:`BLOCK_S` column of a KV-cache format name (specs/formats): ``fp8`` for FP8 caches, ``bf16`` for
-    BF16/FP16 ones, None for any other (no table row: no floor).
+    BF16/FP16 ones and for None (no KV format passed: read as BF16), None for any other (no table row: no
+    floor).
 
     >>> kv_dtype_key("fp8_e4m3"), kv_dtype_key("bf16"), kv_dtype_key("nvfp4")
     ('fp8', 'bf16', None)
@@ -114,7 +113,7 @@ def decode_blocks(seqs, kv_heads_per_chip) -> np.ndarray | float:
 
 @dataclass(frozen=True, slots=True)
 class DecodeBlockPricer(_WrapsPricer):
-    """A pricer whose GQA decode attention ops (``attn.decode_*``, kind ``attention``, no kernel family) take at
+    """A pricer whose GQA decode attention ops (cost/attention_backend.gqa_decode_ops: ``attn.decode_*``) take at
     least ``block_s`` per (sequence, KV head) block of each call in memory time.
 
     Attributes:
@@ -131,12 +130,7 @@ class DecodeBlockPricer(_WrapsPricer):
         """The inner pricer's op times (s, (n_ops, N)) with the floor under each GQA decode op's memory time: the
         op's ``rows`` (its blocks, :func:`decode_blocks`) x ``kernels`` (its layer calls) x ``block_s``."""
         base = self.inner.op_times(ops)
-        fam = ops.kernel or ("",) * len(ops.name)
-        hit = [
-            i
-            for i, (n, k, f) in enumerate(zip(ops.name, ops.kind, fam))
-            if k == "attention" and not f and n.startswith(GQA_DECODE_PREFIX)
-        ]
+        hit = gqa_decode_ops(ops)
         if not hit:
             return base
         memory = base.memory_s.copy()
