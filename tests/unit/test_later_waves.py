@@ -98,3 +98,12 @@ def test_reformed_waves_each_sum_to_one_and_count_users_in_order():
     assert d.shape[0] == 3 and d.sum(axis=1) == pytest.approx(np.ones(3))
     first = [int(np.flatnonzero(r)[0]) for r in d]
     assert first == sorted(first)  # a later wave starts no earlier than the one before it
+
+
+def test_a_bin_holds_no_more_prompt_steps_than_fit_in_it():
+    # three users' first tokens all at 0 s: the bin 0-3 s holds one prompt step (t_pre 3 s), not the three prompts'
+    # 9 s, so the clock reads 1 at its end (uncapped it would read 3 + (3 - 9)/1 = -3: a clock run backwards). Then
+    # 3 tokens a bin: clock 10 at 12 s, all three back in bin 4, as the lone user of
+    # test_a_prompt_step_holds_the_decode_clock_back (uncapped: clock 10 only at 15 s, bin 5)
+    d, _ = reformed_loads(np.zeros(3), osl=10.0, **dict(_ENGINE, users=3.0))
+    assert int(np.argmax(d[0])) == 4 and d[0][4] == pytest.approx(1.0)

@@ -139,3 +139,28 @@ def test_fits_refuse_too_few_rows():
         blocks50.fit_block_floor([1e-5], [100], [1e-5])
     with pytest.raises(SpecError, match="rows"):
         blocks50.fit_residual_slope([1e-5, 2e-5], [1, 2], [1e-5, 2e-5])
+
+
+def test_only_gqa_decode_ops_get_the_floor(on):
+    # the same 1,012-sequence call built under another name (a GQA prefill op's name) and as a kernel-family op (as
+    # MLA's attn.mla_decode carries "mla_decode", priced by its own kernel fit): neither is a GQA decode op, so the
+    # floor (1,930.9 us for 18 layers, test_sliding_window_floor_by_hand) must leave both at the inner pricer's time
+    p = _trt_b200()
+    w = with_decode_blocks(p, "fp8_e4m3")
+    t = _gptoss_sliding(1012, 1382, 1.0)
+    for other in (
+        dataclasses.replace(t, name=("attn.prefill_sliding128",)),
+        dataclasses.replace(t, kernel=("mla_decode",)),
+    ):
+        assert np.array_equal(w.op_times(other).memory_s, p.op_times(other).memory_s)
+    assert float(w.op_times(t).memory_s[0, 0]) > float(p.op_times(t).memory_s[0, 0])  # the GQA op itself: floored
+
+
+def test_a_set_derived_from_another_chip_gets_no_floor(on):
+    # a set wholly derived from another chip prices with no measurement of this one (cost/pricer.measured_here): a
+    # B200 TensorRT-LLM set re-sourced as derived from b300 is not wrapped, though B200 and FP8 have a BLOCK_S row
+    p = _trt_b200()
+    derived = p.with_efficiency(
+        dataclasses.replace(p.efficiency, source="calibrated (derived from b300; set calibrated; x.toml)")
+    )
+    assert with_decode_blocks(derived, "fp8_e4m3") is derived
