@@ -38,6 +38,13 @@ def _row_cells(out: str, name: str) -> str:
     return _text("\n".join(lines))
 
 
+def _task_minutes(js: str) -> tuple[dict, dict]:
+    """compare --json's frontiers: each system's slowest and fastest task time, minutes."""
+    d = json.loads(js)
+    times = {n: [p["task_time_s"] / 60 for p in s["frontier"]] for n, s in d["systems"].items()}
+    return {n: max(t) for n, t in times.items()}, {n: min(t) for n, t in times.items()}
+
+
 def test_agentic_ratio_past_a_frontiers_slowest_point_reads_below_its_start(capsys, tmp_path, monkeypatch):
     """DeepSeek-R1 coding agent: a 60-minute ceiling is longer than both frontiers' slowest (peak) points (GB300's
     task takes 43.6 min at its peak, Vera Rubin's 17.1: read off the JSON below), so both read their peaks: the
@@ -47,9 +54,7 @@ def test_agentic_ratio_past_a_frontiers_slowest_point_reads_below_its_start(caps
     args = ("compare", "-w", "agentic:coding-agent", "--systems", "vera-rubin-nvl72,gb300-nvl72", "--at", "3,60")
     code, js, err = run(capsys, *args, "--json")
     assert code == 0, err
-    d = json.loads(js)
-    slowest = {n: max(p["task_time_s"] for p in s["frontier"]) / 60 for n, s in d["systems"].items()}
-    fastest = {n: min(p["task_time_s"] for p in s["frontier"]) / 60 for n, s in d["systems"].items()}
+    slowest, fastest = _task_minutes(js)
     assert all(t < 60 for t in slowest.values()) and all(t > 3 for t in fastest.values())  # the premise
     code, out, err = run(capsys, *args)
     assert code == 0, err
@@ -70,9 +75,7 @@ def test_agentic_ratio_below_one_side_start_names_that_side(capsys, tmp_path, mo
     args = ("compare", "-w", "agentic:coding-agent", "--systems", "vera-rubin-nvl72,gb300-nvl72", "--at", "20")
     code, js, err = run(capsys, *args, "--json")
     assert code == 0, err
-    d = json.loads(js)
-    slow = {n: max(p["task_time_s"] for p in s["frontier"]) / 60 for n, s in d["systems"].items()}
-    fast = {n: min(p["task_time_s"] for p in s["frontier"]) / 60 for n, s in d["systems"].items()}
+    slow, fast = _task_minutes(js)
     assert slow["vera-rubin-nvl72"] < 20 < slow["gb300-nvl72"] and fast["gb300-nvl72"] < 20  # the premise
     code, out, err = run(capsys, *args)
     assert code == 0, err
