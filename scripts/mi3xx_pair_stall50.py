@@ -141,13 +141,19 @@ def _points() -> dict[int, object]:
     return {int(p.id.split(":")[1]): p for p in pts if p.id.startswith("inferencex_points:")}
 
 
-def served(p, system: str | None = None) -> dict[str, float]:
-    """Point ``p`` served at its concurrency on ``system`` (default its own), s: decode-only step, TPOT, stall, TTFT."""
+def _serve(p, system: str | None = None):
+    """(model, pricer, deployment, workload, run): point ``p`` served at its concurrency on ``system`` (default its
+    own) under its stack's calibrated set, as validate prices it."""
     stack = point_stack(p)
     pricer = load_any_pricer(system or p.system, "calibrated", pricer="roofline", stack=stack)
     wl, model = point_workload(p), load_model(p.model)
     dep = with_stack_mtp(p.deployment, stack, p.model)
-    run = serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
+    return model, pricer, dep, wl, serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
+
+
+def served(p, system: str | None = None) -> dict[str, float]:
+    """Point ``p`` served at its concurrency on ``system`` (default its own), s: decode-only step, TPOT, stall, TTFT."""
+    model, pricer, dep, wl, run = _serve(p, system)
     step, _ = _decode_only(model, pricer, dep, wl, float(run.decode_batch[0]))
     tpot = float(run.tpot_s[0])
     ttft = float((run.ttft_p50_s if p.ttft_median else run.ttft_s)[0])
@@ -220,11 +226,7 @@ def expert_rates() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for n in GPTOSS_ROWS:
         p = pts[n]
-        stack = point_stack(p)
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-        wl, model = point_workload(p), load_model(p.model)
-        dep = with_stack_mtp(p.deployment, stack, p.model)
-        run = serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
+        model, pricer, dep, wl, run = _serve(p)
         batch = float(run.decode_batch[0])
         step, moe = _decode_only(model, pricer, dep, wl, batch)
         sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [batch])
