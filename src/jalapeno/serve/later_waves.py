@@ -84,6 +84,11 @@ LATER_WAVES_ON = False
 WAVE_REFORM_ON = True
 #: at most this many time bins of the fluid over a run's later waves (bins at least one prompt step wide)
 FLUID_BINS = 4000
+#: the fluid's time span in user cycles n/λ per wave it must reach (waves + 2 of them: the first wave's spread and
+#: the last wave's return): a numerical reach, not a fitted constant — the loop stops once every later wave has
+#: arrived, and a wave past the span repeats the last one reached (:func:`reformed_loads`, not met in the validated
+#: runs); it sets the bins' width only where span / FLUID_BINS exceeds a prompt step
+HORIZON_CYCLES = 1.5
 #: bins of the user's cycle for the arrival profile (a 256-user wave's span is ~100 bins at 512)
 BINS = 512
 
@@ -159,7 +164,7 @@ def reformed_loads(
     n = float(users)
     per_step = rate * step_s / max(share, 1e-9)  # prompts a prompt-carrying step serves (the steady state's)
     mu = per_step / prefill_step_s  # every step carrying prompts
-    horizon = 1.5 * (waves + 2) * n / rate
+    horizon = HORIZON_CYCLES * (waves + 2) * n / rate
     h = max(prefill_step_s, horizon / max_bins)
     nb = int(horizon / h) + 2
     first = np.asarray(first_s, dtype=float)
