@@ -28,3 +28,16 @@ def test_same_width_formats_say_nothing():
     assert _lines("deepseek-r1", "fp8", "h200") == []
     assert _lines("deepseek-r1", "fp4", "b200") == []
     assert _lines("llama-3.3-70b", "bf16", "b200") == []
+
+
+def test_w4a16_dense_linears_name_the_gemm_rows():
+    """The w4a16 preset (AWQ / GPTQ: INT4 g128 weight-only in every linear, BF16 math) on a dense module: DeepSeek-R1's
+    attention projections hold 4-bit weights dequantised into BF16 GEMMs, W4A16, priced by the BF16 GEMM rows
+    (``efficiency.gemm.bf16``: an INT4 weight's GEMM key is its compute format, specs/number_formats.gemm_key) — the
+    dense path, not the routed experts' ``moe.*`` rows."""
+    lines = _lines("deepseek-r1", "w4a16", "b200")
+    (attn,) = [x for x in lines if x.startswith("attention projections:")]
+    assert attn.startswith(
+        "attention projections: INT4 g128 weights priced at BF16 compute (W4A16; efficiency.gemm.bf16.*"
+    )
+    assert not any("efficiency.moe." in x for x in lines if not x.startswith("routed experts:"))
