@@ -50,7 +50,8 @@ def run(names: tuple[str, ...], withheld: tuple[str, ...] | None, refit_stacks: 
     the system's end-to-end rows (the shipped rule: None and True)."""
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="jalapeno-loso-") as d:
         if withheld is not None:
-            stack.enter_context(mock.patch("jalapeno.cost.pricer.measured_here", lambda _e: True))
+            for where in ("jalapeno.cost.pricer", "jalapeno.cost.pool_backends"):  # the pool wrappers import it
+                stack.enter_context(mock.patch(f"{where}.measured_here", lambda _e: True))
             for src in withheld:
                 for target, fn in SOURCES[src]:
                     stack.enter_context(mock.patch(target, fn))

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from jalapeno.cost import pool_backends as PB
 from jalapeno.cost import pricer as P
 from jalapeno.cost.moe_backend import _WrapsPricer
 from jalapeno.cost.roofline import OpTimes
@@ -75,13 +76,13 @@ class GemmRowPricer(_WrapsPricer):
 
 def main() -> None:
     curves = {c: ratio_curve(c) for c in os.environ.get("GEMM_SYS", "h200").split(",")}
-    orig = P.with_attention_backend
+    orig = PB.with_attention_backend  # with_pool_backends calls the one of its own module
 
     def patched(pricer, backend, kv_format=None):
         out, root = orig(pricer, backend, kv_format), P._root(pricer.system)
         return GemmRowPricer(out, *curves[root]) if backend == "flash_attn" and root in curves else out
 
-    P.with_attention_backend = patched
+    PB.with_attention_backend = patched
     from jalapeno.cli.app import main as cli
 
     cli()

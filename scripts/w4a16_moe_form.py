@@ -97,7 +97,7 @@ def show_form() -> None:
 
 def b200_rule_check() -> None:
     """B200's Kimi INT4 aiconfigurator rows with its own Marlin form (shipped) and with the dense BF16 rule."""
-    import jalapeno.cost.pricer as cp
+    import jalapeno.cost.pool_backends as cp  # with_pool_backends calls the with_moe_backend of its own module
     from jalapeno.fit.validation_run import run_validation
 
     def rows(res) -> dict:

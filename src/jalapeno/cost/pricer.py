@@ -20,12 +20,16 @@ the documented defaults or a user's overrides — and a band is simply another p
 
 :class:`RooflinePricer` is the first implementation: per-op roofline with named efficiencies
 (cost/roofline.py) and collectives on the link hierarchy (cost/collectives.py).
+
+The wrappers that price a pool's engine backends (``with_pool_backends`` and its parts) live in
+cost/pool_backends.py (split from here in round 50, module budget); they stay importable from here
+(:data:`MOVED_TO_POOL_BACKENDS`, a module ``__getattr__``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, is_dataclass, replace
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass, is_dataclass, replace
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -39,6 +43,39 @@ from jalapeno.errors import SpecError
 from jalapeno.specs.calibration import derived_from
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
+
+#: Names that lived here until round 50 and now live in cost/pool_backends.py; ``from jalapeno.cost.pricer import
+#: with_pool_backends`` keeps working, resolved on first use by the module ``__getattr__`` below
+#: (cost/pool_backends.py imports this module, so not at import time).
+MOVED_TO_POOL_BACKENDS = (
+    "with_moe_backend",
+    "with_attention_backend",
+    "with_decode_blocks",
+    "with_pool_backends",
+    "pool_backends_key",
+    "applied_pool_key",
+    "_root_chip_pricer",
+)
+
+
+if TYPE_CHECKING:  # what the module __getattr__ resolves at run time, named for type checkers and readers
+    from jalapeno.cost.pool_backends import _root_chip_pricer as _root_chip_pricer
+    from jalapeno.cost.pool_backends import applied_pool_key as applied_pool_key
+    from jalapeno.cost.pool_backends import pool_backends_key as pool_backends_key
+    from jalapeno.cost.pool_backends import with_attention_backend as with_attention_backend
+    from jalapeno.cost.pool_backends import with_decode_blocks as with_decode_blocks
+    from jalapeno.cost.pool_backends import with_moe_backend as with_moe_backend
+    from jalapeno.cost.pool_backends import with_pool_backends as with_pool_backends
+
+
+def __getattr__(name: str):
+    """A name of :data:`MOVED_TO_POOL_BACKENDS`, returned from cost/pool_backends.py; any other missing name raises
+    AttributeError."""
+    if name in MOVED_TO_POOL_BACKENDS:
+        from jalapeno.cost import pool_backends
+
+        return getattr(pool_backends, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +142,16 @@ def check_pricer(pricer, where: str = "pricer") -> None:
             _PRICER_TYPES.add(type(pricer))
         return
     if isinstance(pricer, System):
-        raise SpecError(where, f"got the System {pricer.name!r}, which has no efficiency set",
-                        f"pass load_pricer({pricer.name!r}) or RooflinePricer(system, load_efficiency(name))")
-    raise SpecError(where, f"expected a pricer, got {type(pricer).__name__}",
-                    "pass load_pricer(name) or RooflinePricer(system, efficiency)")
+        raise SpecError(
+            where,
+            f"got the System {pricer.name!r}, which has no efficiency set",
+            f"pass load_pricer({pricer.name!r}) or RooflinePricer(system, load_efficiency(name))",
+        )
+    raise SpecError(
+        where,
+        f"expected a pricer, got {type(pricer).__name__}",
+        "pass load_pricer(name) or RooflinePricer(system, efficiency)",
+    )
 
 
 def price_collectives(pricer: Pricer, colls: CollectiveTable) -> CollectiveTimes:
@@ -135,8 +178,10 @@ def collective_times_together(pricer: Pricer, tables: list[CollectiveTable]) -> 
     serve/lockstep.py). The link-hierarchy collectives price each message on its own (cost/collectives.py,
     cost/engine_allreduce.py: elementwise), so each row's times and algorithms are those of
     :func:`price_collectives`. A pricer with collectives of its own is asked table by table."""
-    if type(pricer).collective is not SystemPricer.collective \
-            or type(pricer).collective_times is not SystemPricer.collective_times:
+    if (
+        type(pricer).collective is not SystemPricer.collective
+        or type(pricer).collective_times is not SystemPricer.collective_times
+    ):
         return [pricer.collective_times(c) for c in tables]
     rows: dict[tuple, list] = {}
     out = []
@@ -175,11 +220,17 @@ class SystemPricer:
 
     def __post_init__(self) -> None:
         if not isinstance(self.system, System):
-            raise SpecError("pricer.system", f"expected a System, got {type(self.system).__name__}",
-                            "load one with jalapeno.load_system(name)")
+            raise SpecError(
+                "pricer.system",
+                f"expected a System, got {type(self.system).__name__}",
+                "load one with jalapeno.load_system(name)",
+            )
         if not isinstance(self.efficiency, Efficiency):
-            raise SpecError("pricer.efficiency", f"expected an Efficiency, got {type(self.efficiency).__name__}",
-                            "load one with jalapeno.load_efficiency(name, which)")
+            raise SpecError(
+                "pricer.efficiency",
+                f"expected an Efficiency, got {type(self.efficiency).__name__}",
+                "load one with jalapeno.load_efficiency(name, which)",
+            )
 
     @property
     def name(self) -> str:
@@ -238,13 +289,16 @@ class RooflinePricer(SystemPricer):
     efficiency: Efficiency
 
     def op_times(self, ops: OpTable) -> OpTimes:
-        """Roofline times of ``ops`` (seconds, (n_ops, N); cost/roofline.op_times), the MoE width term where measured here.
-        """
+        """Roofline times of ``ops`` (seconds, (n_ops, N); cost/roofline.op_times), the MoE width term where measured here."""
         from jalapeno.cost.moe_width import width_terms
 
         eff = self.efficiency
-        return op_times(ops, self.system.chip, eff,
-                        width_terms(_root(self.system)) if eff.moe_width_term and measured_here(eff) else None)
+        return op_times(
+            ops,
+            self.system.chip,
+            eff,
+            width_terms(_root(self.system)) if eff.moe_width_term and measured_here(eff) else None,
+        )
 
 
 def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = (), stack=None) -> RooflinePricer:
@@ -273,175 +327,22 @@ def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = 
     from jalapeno.specs.variants import variant_efficiency
 
     if isinstance(system, System):  # raised TypeError: unhashable type: 'mappingproxy'
-        raise SpecError("load_pricer: system", f"got the System {system.name!r}; it takes a name or a TOML path",
-                        f"pass load_pricer({system.name!r}), or RooflinePricer(system, efficiency) for a System object")
+        raise SpecError(
+            "load_pricer: system",
+            f"got the System {system.name!r}; it takes a name or a TOML path",
+            f"pass load_pricer({system.name!r}), or RooflinePricer(system, efficiency) for a System object",
+        )
     if stack is not None and not isinstance(stack, (str, Stack)):  # 5 raised AttributeError: no attribute 'apply'
-        raise SpecError("load_pricer: stack", f"expected a stack name or a Stack, got {type(stack).__name__}",
-                        "pass a name from `jalapeno validate --help` (--stack), e.g. stack='sglang', or None for the default")
+        raise SpecError(
+            "load_pricer: stack",
+            f"expected a stack name or a Stack, got {type(stack).__name__}",
+            "pass a name from `jalapeno validate --help` (--stack), e.g. stack='sglang', or None for the default",
+        )
     # "chip.hbm_stacks=4" raised ValueError: not enough values to unpack (one pass: a generator is read once)
     pairs = check_pairs("load_pricer: overrides", overrides)
     s = load_system(system, pairs)
     st = default_stack(_root(s)) if stack is None else get_stack(stack) if isinstance(stack, str) else stack
     return RooflinePricer(s, apply_stack(s, variant_efficiency(s, efficiency), st))
-
-
-def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pricer:
-    """``pricer`` with the routed-expert ops of ``model`` on ``layout`` priced by the measured
-    kernels of the engine MoE backend ``backend`` (cost/moe_backend.MeasuredMoePricer; data from
-    specs/moe_backends.py), or, where the system measured the backend only at other shapes or layouts,
-    by its fitted form (cost/moe_backend.KernelMoePricer, data/moe_backend_kernels.toml: vLLM's Marlin
-    MoE on H100; TensorRT-LLM's Triton MoE on H200, with its per-layer floor); under a set with no measurement
-    of the chip (:func:`measured_here` false) only the backend's per-layer floor, pooled over the measured
-    systems but the chip and its twin (fit/floor_transfer.py; TensorRT-LLM's Triton MoE); ``pricer`` itself when
-    ``backend`` is None, or the system (its root, for a variant) has neither for that backend at the
-    model's shape on this layout (expert parallelism, expert TP; layouts with redundant EPLB experts
-    are not measured). Expert TP t with no row of its own in a kernel format is read from that format's
-    EP-(t·ep) row (cost/moe_backend.py, "Expert TP read as expert parallelism"): vLLM's ``flashinfer_trtllm``
-    measures MiniMax-M2.5's shape at MoE TP8 in NVFP4 only, so its FP8 experts at TP8 read the FP8 EP8 row. On a variant
-    whose chip differs from its root's, the measurement is carried over by the ratio of the two
-    chips' rooflines (cost/moe_backend.py), not used as if it had been taken on the variant.
-
-    Raises:
-        SpecError: an unknown backend name.
-    """
-    from jalapeno.cost.moe import busiest_rank_assignments
-    from jalapeno.cost.moe_backend import KernelMoePricer, MeasuredMoePricer, MoeCurve
-    from jalapeno.specs.moe_backends import moe_backend_curves, moe_backend_kernel
-
-    if backend is None or model.moe is None or (layout.eplb or 0) > 0:
-        return pricer
-    if not measured_here(pricer.efficiency):  # no tables of its own: the backend's floor pooled over the others'
-        from jalapeno.specs.calibration import withheld_systems
-        from jalapeno.specs.moe_backends import pooled_backend_floor
-
-        floor = pooled_backend_floor(backend, withheld_systems(_root(pricer.system)))
-        return pricer if floor is None else pricer.with_efficiency(replace(pricer.efficiency, moe_floor_s=floor))
-    m = model.moe
-    shape = (model.hidden_size, m.expert_intermediate, m.num_experts, m.top_k)
-    own = moe_backend_curves(_root(pricer.system), backend, *shape, layout.moe_tp, layout.ep)
-    got = [(c, 1) for c in own]
-    if layout.moe_tp > 1:  # expert TP t read as expert parallelism t·ep (cost/moe_backend.py), format by format:
-        have = {c[:2] for c in own}  # a format measured at this expert TP reads its own row, any other the EP row
-        got += [(c, layout.moe_tp) for c in moe_backend_curves(_root(pricer.system), backend, *shape, 1,
-                                                               layout.moe_tp * layout.ep) if c[:2] not in have]
-    if not got:  # measured at another shape or layout only: the backend's fitted form, if any
-        k = moe_backend_kernel(_root(pricer.system), backend)
-        return pricer if k is None else KernelMoePricer(pricer, k["fmt"], k["peak_fraction"], k["half_rows"],
-                                                        k["hbm_fraction"], backend, f"{k['system']} {backend} {k['table']}",
-                                                        k["floor_s"] if k.get("floor_applied") else None,
-                                                        (k["c_elems"], k["exponent"]) if "c_elems" in k else None)
-    reference, out = _root_chip_pricer(pricer), pricer
-    for (fmt, weights, tokens, latency_s, label), split in got:  # one wrapper per kernel format, each its own ops
-        load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep * split, 0.0)
-        curve = MoeCurve(float(model.hidden_size), float(m.expert_intermediate / layout.moe_tp), fmt, load,
-                         np.asarray(latency_s, dtype=float), label, weights, m.num_experts / (layout.ep * split), split)
-        out = MeasuredMoePricer(out, curve, backend, reference)
-    return out
-
-
-def with_attention_backend(pricer: Pricer, backend: str | None, kv_format: str | None = None) -> Pricer:
-    """``pricer`` with its GQA decode attention reading the KV cache at the published speed of the
-    engine attention backend ``backend`` on the system with a KV cache in ``kv_format`` (a
-    specs/formats name; cost/attention_backend.AttentionBackendPricer; data from
-    specs/attention_backends.py, looked up on the system's root for a variant); ``pricer`` itself when
-    ``backend`` is None or has no entry on that system and KV format.
-
-    Raises:
-        SpecError: an unknown backend name.
-    """
-    from jalapeno.cost.attention_backend import AttentionBackendPricer
-    from jalapeno.specs.attention_backends import attention_backend_entry
-
-    if backend is None or not measured_here(pricer.efficiency):
-        return pricer
-    e = attention_backend_entry(_root(pricer.system), backend, kv_format)
-    return pricer if e is None else AttentionBackendPricer(pricer, e["decode_hbm_fraction"], backend, e["source"],
-                                                           e["decode_extra_s"])
-
-
-def with_decode_blocks(pricer: Pricer, kv_format: str | None = None) -> Pricer:
-    """``pricer`` with TensorRT-LLM's per-(sequence, KV head) latency floor under its GQA decode attention
-    (cost/decode_blocks.py) where it applies: the switch on, the pricer's set a TensorRT-LLM stack's
-    (``all_reduce_table`` "trtllm"), the system's own
-    measurements used (:func:`measured_here`) and its root system and KV format in ``decode_blocks.BLOCK_S``;
-    ``pricer`` itself otherwise."""
-    from jalapeno.cost import decode_blocks as db
-
-    if not db.TRT_DECODE_BLOCKS_ON or not measured_here(pricer.efficiency):
-        return pricer
-    c = db.block_s(_root(pricer.system), pricer.efficiency.all_reduce_table, kv_format)
-    return pricer if c is None else db.DecodeBlockPricer(pricer, c)
-
-
-def with_pool_backends(pricer: Pricer, pool, model, layout, kv_format: str | None = None) -> Pricer:
-    """``pricer`` as a pool's engine runs it: the routed experts of ``model`` on ``layout`` by the
-    pool's MoE backend (:func:`with_moe_backend`), the GQA decode attention by its attention
-    backend with the KV cache in ``kv_format`` (:func:`with_attention_backend`), and the MoE token exchange
-    by the pool's ``moe_exchange`` where it names one (``Efficiency.moe_exchange`` replaced; a pricer without
-    ``with_efficiency`` keeps its own). ``pool``: anything with ``moe_backend`` and ``attention_backend``
-    (deploy/deployment.Pool; ``moe_exchange`` optional).
-
-    Idempotent: the outermost wrapper it returns carries what it applied (:func:`pool_backends_key`, kept through
-    ``with_efficiency``), and a pricer already carrying the same key is returned unchanged (applied twice, the
-    attention backend's and a fitted MoE kernel's rescalings would compound: tests/unit/test_pool_backends_twice.py).
-    A call that applies no wrapper returns a pricer that a second call leaves as it is anyway (the exchange and a
-    derived set's pooled MoE floor are replaced, not compounded).
-
-    Raises:
-        SpecError: an unknown backend name; ``pricer`` already carries another pool's backends (a different
-            backend, exchange, KV format, MoE shape or expert layout): pass the bare pricer.
-    """
-    key = pool_backends_key(pool, model, layout, kv_format)
-    held = applied_pool_key(pricer)
-    if held == key:
-        return pricer
-    if held is not None:
-        raise SpecError("with_pool_backends: pricer", f"it already carries the engine backends {held}, "
-                        f"not this pool's {key}; applied again they would compound",
-                        "pass the bare pricer (load_pricer(...)) and let each pool wrap it once")
-    exchange = getattr(pool, "moe_exchange", None)
-    if exchange and exchange != pricer.efficiency.moe_exchange and hasattr(pricer, "with_efficiency"):
-        pricer = pricer.with_efficiency(replace(pricer.efficiency, moe_exchange=exchange))
-    out = with_attention_backend(with_moe_backend(pricer, pool.moe_backend, model, layout), pool.attention_backend,
-                                 kv_format)
-    out = with_decode_blocks(out, kv_format)
-    return replace(out, pool_key=key) if out is not pricer and hasattr(out, "pool_key") else out
-
-
-def pool_backends_key(pool, model, layout, kv_format: str | None = None) -> tuple:
-    """What :func:`with_pool_backends` reads to wrap a pricer for ``pool`` (its MoE backend, attention backend and MoE
-    exchange), ``model`` (name, hidden size and routed-expert shape: hidden, expert width, experts, top-k; None for a
-    dense model), ``layout`` (expert TP, expert parallelism, redundant EPLB experts) and ``kv_format``: a tuple,
-    equal for two calls that apply the same wrappers to the same pricer."""
-    m = model.moe
-    shape = None if m is None else (m.expert_intermediate, m.num_experts, m.top_k)
-    return (pool.moe_backend, pool.attention_backend, getattr(pool, "moe_exchange", None), kv_format, model.name,
-            model.hidden_size, shape, layout.moe_tp, layout.ep, layout.eplb or 0)
-
-
-def applied_pool_key(pricer) -> tuple | None:
-    """The :func:`pool_backends_key` of the :func:`with_pool_backends` call that built ``pricer`` or a pricer it wraps
-    (the first tagged wrapper down its ``inner`` chain); None for a pricer no such call wrapped."""
-    p = pricer
-    while p is not None:
-        key = getattr(p, "pool_key", None)
-        if key is not None:
-            return key
-        p = getattr(p, "inner", None)
-    return None
-
-
-def _root_chip_pricer(pricer: Pricer):
-    """``pricer`` on its root system's chip when a variant changed the chip, else None (a catalog
-    system as shipped, or a pricer not built as a ``system`` + efficiency dataclass)."""
-    from jalapeno.specs.catalog import load_system
-
-    s = pricer.system
-    if not (is_dataclass(pricer) and "system" in {f.name for f in fields(pricer)}) or s.origin is None \
-            or not s.origin.root or (s.origin.root == s.name and not s.origin.overrides):
-        return None
-    root = load_system(s.origin.root)
-    return None if root.chip == s.chip else replace(pricer, system=replace(s, chip=root.chip))
 
 
 def measured_here(efficiency: Efficiency) -> bool:
@@ -471,8 +372,11 @@ def apply_stack(system: System, eff: Efficiency, stack, which: str = "calibrated
     """``eff`` with ``stack``'s fixed costs (its band ``which``), except those the system's own
     ``--set efficiency.<field>`` overrides name (an explicit what-if wins over a profile)."""
     out = stack.apply(eff, which)
-    given = {k[len("efficiency."):] for k, _ in (system.origin.overrides if system.origin else ())
-             if k.startswith("efficiency.")}
+    given = {
+        k[len("efficiency.") :]
+        for k, _ in (system.origin.overrides if system.origin else ())
+        if k.startswith("efficiency.")
+    }
     keep = {f: getattr(eff, f) for f in given if hasattr(eff, f) and getattr(out, f) != getattr(eff, f)}
     return replace(out, **keep) if keep else out
 
@@ -496,8 +400,13 @@ def band_pricers(pricer: Pricer) -> dict[str, Pricer]:
     if o is None or o.calibration is None:
         if not st.has_band:
             return {"low": pricer, "calibrated": pricer, "high": pricer}
-        return {w: pricer.with_efficiency(apply_stack(pricer.system, pricer.efficiency, st, w))
-                for w in ("low", "calibrated", "high")}
-    return {w: pricer.with_efficiency(apply_stack(pricer.system, variant_efficiency(pricer.system, w), st,
-                                                  w if st.has_band else "calibrated"))
-            for w in ("low", "calibrated", "high")}
+        return {
+            w: pricer.with_efficiency(apply_stack(pricer.system, pricer.efficiency, st, w))
+            for w in ("low", "calibrated", "high")
+        }
+    return {
+        w: pricer.with_efficiency(
+            apply_stack(pricer.system, variant_efficiency(pricer.system, w), st, w if st.has_band else "calibrated")
+        )
+        for w in ("low", "calibrated", "high")
+    }
