@@ -156,11 +156,9 @@ def _rows(system: str, framework: str, isl: int):
 
 
 def main(system: str, framework: str, isl: int) -> None:
-    from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
+    from jalapeno.fit.mlperf_scenarios import priced_point
     from jalapeno.serve.open_loop import decode_pool_step
     from jalapeno.serve.point import serve_at_concurrency
-    from jalapeno.specs.catalog import load_model
 
     from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
 
@@ -171,9 +169,7 @@ def main(system: str, framework: str, isl: int) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p in _rows(system, framework, isl):
-        stack = point_stack(p)
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-        wl, dep, model = point_workload(p), with_stack_mtp(p.deployment, stack, p.model), load_model(p.model)
+        model, pricer, dep, wl = priced_point(p)
         lay, c = dep.decode.layout, int(p.concurrency)
         if c <= 1:
             continue

@@ -32,9 +32,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/_served_point.py, imported where used
 
 #: pair label -> (1k/1k row, 8k/1k row), InferenceX point numbers (data/validation/inferencex_points.csv)
 PAIRS = {
@@ -172,18 +175,12 @@ def _points() -> dict:
 def price(p) -> dict:
     """Row ``p`` as validation prices it: its decode batch, TPOT (s) and the TPOT's terms (s; module docstring, (1))."""
     from jalapeno.cost.step import Batch, pool_step_cost
-    from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
     from jalapeno.serve.limits import decode_step_s
-    from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.serve.ttft_parts import ttft_parts
-    from jalapeno.specs.catalog import load_model
 
-    stack = point_stack(p)
-    pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-    wl, model = point_workload(p), load_model(p.model)
-    dep = with_stack_mtp(p.deployment, stack, p.model)
-    run = serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
+    from _served_point import served_point
+
+    model, pricer, dep, wl, run = served_point(p)
     batch = float(run.decode_batch[0])
     lay = dep.decode.layout
     sc = pool_step_cost(

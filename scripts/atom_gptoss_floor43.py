@@ -31,6 +31,7 @@ Run: python scripts/atom_gptoss_floor43.py   (about 30 s)
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -40,14 +41,14 @@ from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.fit.heldout import split_labels
 from jalapeno.fit.median_front import MEDIAN_FRONT
 from jalapeno.fit.stack_fit import FRONTEND_MAX_CONCURRENCY, MIN_POINTS, SAME_SERVER
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, predict_points, with_stack_mtp
+from jalapeno.fit.validate import load_inferencex, predict_points
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.analytic import frontend_s
-from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.queueing import REQUESTS_PER_USER
-from jalapeno.specs.catalog import load_model
 from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _served_point import served_point  # noqa: E402  (scripts/_served_point.py)
 
 RECIPE = "atom-mi355x-gptoss-fp4"
 ROWS = ("inferencex_points:42", "inferencex_points:49")
@@ -206,15 +207,6 @@ def inventory() -> None:
     )
 
 
-def _setup(p):
-    """(model, pricer, deployment, workload, serving points) of one row under the recipe."""
-    stack = point_stack(p)
-    pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-    wl, model = point_workload(p), load_model(p.model)
-    dep = with_stack_mtp(p.deployment, stack, p.model)
-    return model, pricer, dep, wl, serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
-
-
 def _step_rows(model, pricer, dep, batch: Batch) -> list[dict]:
     lay = dep.decode.layout
     sc = pool_step_cost(
@@ -241,7 +233,7 @@ def main() -> None:
         print("|---|---|---|---|---|---|")
         isl, rooms, floors, loops = [], [], [], []
         for p in pts:
-            model, pricer, dep, wl, run = _setup(p)
+            model, pricer, dep, wl, run = served_point(p)
             front = frontend_s(pricer.efficiency, wl.mean_isl)
             ttft, meas = float(pred[(p.id, "ttft_s")]), p.measured["ttft_s"]
             engine = ttft - front

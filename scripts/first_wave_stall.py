@@ -42,12 +42,11 @@ import numpy as np
 
 from jalapeno.fit.fitted_files import check_copied_value
 from jalapeno.fit.median_front import ISSUE_890_TTFT, ISSUE_WORKLOAD
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.mlperf_scenarios import priced_point
+from jalapeno.fit.validate import load_inferencex, point_stack
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.queueing import REQUESTS_PER_USER
-from jalapeno.specs.catalog import load_model
 from jalapeno.specs.stacks import get_stack
 
 #: SemiAnalysisAI/InferenceX issue #890: concurrency -> (mean, median, p99) TTFT in s (fit/median_front.ISSUE_890_TTFT)
@@ -67,9 +66,8 @@ def _serve(p, concurrency, stall: float | None, wl=None):
     stack = point_stack(p)
     if stall is not None:
         stack = dataclasses.replace(stack, first_wave_stall_s=stall)
-    pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-    dep = with_stack_mtp(p.deployment, stack, p.model)
-    return serve_at_concurrency(load_model(p.model), pricer, dep, wl or point_workload(p), list(concurrency))
+    model, pricer, dep, own_wl = priced_point(p, stack=stack)
+    return serve_at_concurrency(model, pricer, dep, wl or own_wl, list(concurrency))
 
 
 def fitted_stall() -> tuple[float, dict]:

@@ -33,13 +33,12 @@ import numpy as np
 
 from jalapeno.errors import SpecError
 from jalapeno.fit.data_quality import MEAN_LENGTH_FRACTION
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.mlperf_scenarios import priced_point
+from jalapeno.fit.validate import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.limits import decode_step_s
 from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.specs.catalog import load_model
 
 #: the gpt-oss-120b InferenceX rows (data/validation/inferencex_points.csv lines)
 ROWS = (40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53)
@@ -84,9 +83,8 @@ def _points(rows):
     pts, _ = load_inferencex(DEFAULT_POINTS)
     for p in pts:
         if p.id in want and p.deployment is not None and p.measured.get("tpot_s") and p.measured.get("ttft_s"):
-            stack = point_stack(p)
-            pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-            yield p, pricer, point_workload(p), load_model(p.model), with_stack_mtp(p.deployment, stack, p.model)
+            model, pricer, dep, wl = priced_point(p)
+            yield p, pricer, wl, model, dep
 
 
 def occupancy(rows) -> None:

@@ -34,7 +34,7 @@ import argparse
 import dataclasses
 
 from jalapeno.fit.data_quality import MEAN_LENGTH_FRACTION
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.validate import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 
 #: role -> InferenceX point id (data/validation/inferencex_points.csv line)
@@ -91,19 +91,16 @@ def _points() -> dict:
 def _serve(p, tp: int | None = None, precision=None) -> tuple[float, float, float]:
     """The model's TPOT (s), TTFT (s) and throughput per GPU for row ``p``'s run, at ``tp`` and ``precision``
     where given (the row's own otherwise)."""
-    from jalapeno.fit.table_lookup import load_any_pricer
+    from jalapeno.fit.mlperf_scenarios import priced_point
     from jalapeno.serve.point import serve_at_concurrency
-    from jalapeno.specs.catalog import load_model
 
-    stack = point_stack(p)
-    pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-    dep = with_stack_mtp(p.deployment, stack, p.model)
+    model, pricer, dep, wl = priced_point(p)
     if tp is not None:
         lay = dataclasses.replace(dep.decode.layout, tp=tp)
         dep = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, layout=lay))
     if precision is not None:
         dep = dataclasses.replace(dep, precision=precision)
-    run = serve_at_concurrency(load_model(p.model), pricer, dep, point_workload(p), [int(p.concurrency)])
+    run = serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
     ttft = run.ttft_p50_s if p.ttft_median else run.ttft_s
     return float(run.tpot_s[0]), float(ttft[0]), float(run.throughput_per_chip[0])
 

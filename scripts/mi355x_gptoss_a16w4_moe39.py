@@ -100,18 +100,16 @@ def a16w4_layer_s(tokens, inter: int = 3072) -> np.ndarray:
 
 def _rows():
     """The MI355X gpt-oss ATOM points with their stack-priced model, pricer and deployment."""
-    from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+    from jalapeno.fit.mlperf_scenarios import priced_point
+    from jalapeno.fit.validate import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
-    from jalapeno.specs.catalog import load_model
 
     pts, _ = load_inferencex(DEFAULT_POINTS)
     want = {f"inferencex_points:{r}" for r in ROWS}
     for p in pts:
         if p.id in want and p.deployment is not None and p.measured.get("tpot_s"):
-            stack = point_stack(p)
-            pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-            yield p, load_model(p.model), pricer, with_stack_mtp(p.deployment, stack, p.model), point_workload(p)
+            model, pricer, dep, wl = priced_point(p)
+            yield p, model, pricer, dep, wl
 
 
 def per_layer_table() -> None:

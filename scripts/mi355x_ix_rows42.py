@@ -20,17 +20,20 @@ Nothing is fitted or written. Run: python scripts/mi355x_ix_rows42.py   (about 1
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
 import jalapeno.deploy.engines as engines
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.validate import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS, run_validation
 from jalapeno.serve.limits import decode_step_s
 from jalapeno.serve.open_loop import decode_pool_step
-from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.specs.catalog import load_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _served_point import served_point  # noqa: E402  (scripts/_served_point.py)
 
 RECIPE = "atom-mi355x-gptoss-fp4"
 GPTOSS_ROWS = ("inferencex_points:42", "inferencex_points:49")
@@ -113,11 +116,7 @@ def ledger() -> None:
             "step the measurement leaves ms | ops of the step, us (largest first) |\n|---|---|---|---|---|---|---|---|"
         )
         for p in pts:
-            stack = point_stack(p)
-            pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-            wl, model = point_workload(p), load_model(p.model)
-            dep = with_stack_mtp(p.deployment, stack, p.model)
-            run = serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
+            model, pricer, dep, wl, run = served_point(p)
             batch = float(run.decode_batch[0])
             lay = dep.decode.layout
             sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [batch])  # as served: pool backends, padding

@@ -41,16 +41,15 @@ import sys
 from pathlib import Path
 
 from jalapeno.errors import SpecError
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.validate import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.open_loop import decode_pool_step
-from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.catalog import load_system
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gfx942_pair_law40 import CLOCK_RATIO, HBM_RATIO, fixed_time_allowed  # noqa: E402  (sibling scripts)
 from tpot_split import _decode_only  # noqa: E402
+from _served_point import served_point  # noqa: E402
 
 #: same-image MI325X / MI300X pairs (inferencex_points row ids): DeepSeek-R1 FP8 SGLang v0.5.9 TP8 C 64 8k/1k and
 #: 1k/1k (InferenceX f267602ff, PR #816, 2026-02-27), gpt-oss-120b vLLM v0.17.0 TP1 C 64 8k/1k (2026-03-09)
@@ -141,19 +140,9 @@ def _points() -> dict[int, object]:
     return {int(p.id.split(":")[1]): p for p in pts if p.id.startswith("inferencex_points:")}
 
 
-def _serve(p, system: str | None = None):
-    """(model, pricer, deployment, workload, run): point ``p`` served at its concurrency on ``system`` (default its
-    own) under its stack's calibrated set, as validate prices it."""
-    stack = point_stack(p)
-    pricer = load_any_pricer(system or p.system, "calibrated", pricer="roofline", stack=stack)
-    wl, model = point_workload(p), load_model(p.model)
-    dep = with_stack_mtp(p.deployment, stack, p.model)
-    return model, pricer, dep, wl, serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
-
-
 def served(p, system: str | None = None) -> dict[str, float]:
     """Point ``p`` served at its concurrency on ``system`` (default its own), s: decode-only step, TPOT, stall, TTFT."""
-    model, pricer, dep, wl, run = _serve(p, system)
+    model, pricer, dep, wl, run = served_point(p, system=system)
     step, _ = _decode_only(model, pricer, dep, wl, float(run.decode_batch[0]))
     tpot = float(run.tpot_s[0])
     ttft = float((run.ttft_p50_s if p.ttft_median else run.ttft_s)[0])
@@ -226,7 +215,7 @@ def expert_rates() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for n in GPTOSS_ROWS:
         p = pts[n]
-        model, pricer, dep, wl, run = _serve(p)
+        model, pricer, dep, wl, run = served_point(p)
         batch = float(run.decode_batch[0])
         step, moe = _decode_only(model, pricer, dep, wl, batch)
         sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [batch])

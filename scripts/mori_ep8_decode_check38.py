@@ -69,15 +69,12 @@ def model_decode_parts(row: str, per_rank: float) -> dict:
     """The model's per-layer dispatch, combine and routed-expert times (µs) of the row's decode step at
     ``per_rank`` sequences per attention-DP rank, mean context ISL·0.9 + OSL·0.9/2."""
     from jalapeno.cost.step import Batch, step_cost
-    from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
-    from jalapeno.specs.catalog import load_model
+    from jalapeno.fit.mlperf_scenarios import priced_point
+    from jalapeno.fit.validate import load_inferencex
 
     points, _ = load_inferencex(files("jalapeno") / "data/validation/inferencex_points.csv")
     p = next(q for q in points if q.id == f"inferencex_points:{row}")
-    m, wl, stack = load_model(p.model), point_workload(p), point_stack(p)
-    pr = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-    dep = with_stack_mtp(p.deployment, stack, p.model)
+    m, pr, dep, wl = priced_point(p)
     lay = dep.decode.layout
     sc = step_cost(m, pr, lay, dep.precision, Batch.make(decode_seqs=per_rank * lay.dp,
                                                           decode_ctx=wl.mean_isl + wl.mean_osl / 2,

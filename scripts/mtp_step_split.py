@@ -83,18 +83,13 @@ def _split(p, seqs_per_worker):
     """(model, dep, pricer, StepCost) of the row's decode pool at ``seqs_per_worker`` (array)."""
     from jalapeno.cost.pricer import with_pool_backends
     from jalapeno.cost.step import Batch, step_cost
-    from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
-    from jalapeno.specs.catalog import load_model
+    from jalapeno.fit.mlperf_scenarios import priced_point
 
-    stack = point_stack(p)
-    dep = with_stack_mtp(p.deployment, stack, p.model)
-    model = load_model(p.model)
+    model, pricer, dep, wl = priced_point(p)
     lay = dep.decode.layout
-    pricer = with_pool_backends(load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack),
-                                dep.decode, model, lay)
+    pricer = with_pool_backends(pricer, dep.decode, model, lay)
     b = np.asarray(seqs_per_worker, dtype=float)
-    ctx = np.full(b.shape, point_workload(p).decode_ctx)
+    ctx = np.full(b.shape, wl.decode_ctx)
     sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=b, decode_ctx=ctx), dep.mtp,
                    dep.memory_fraction, engine_memory=dep.memory_profile)
     return dep, sc

@@ -34,11 +34,11 @@ import numpy as np
 
 from jalapeno.fit.fitted_files import check_copied_value
 from jalapeno.fit.median_front import ISSUE_WORKLOAD
-from jalapeno.fit.validate import load_inferencex, point_stack, predict_points, with_stack_mtp
+from jalapeno.fit.validate import load_inferencex, point_stack, predict_points
+from jalapeno.fit.mlperf_scenarios import priced_point
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.specs.catalog import load_model
 from jalapeno.specs.stacks import get_stack
 
 #: SemiAnalysisAI/InferenceX issue #890 (Klaud-Cold 2026-03-08): concurrency -> mean TPOT, s; MI325X TP8
@@ -60,9 +60,8 @@ def _tpot(p, step_overhead_s: float) -> np.ndarray:
     """Model mean TPOT (s) of row ``p``'s deployment at the issue's concurrencies, 1k/1k, with the
     profile at its newest behaviour and ``step_overhead_s`` per step."""
     stack = dataclasses.replace(point_stack(p), step_overhead_s=step_overhead_s, first_wave_stall_s=0.0)
-    pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-    dep = with_stack_mtp(p.deployment, stack, p.model)
-    run = serve_at_concurrency(load_model(p.model), pricer, dep, ISSUE_WORKLOAD, sorted(ISSUE_890_TPOT))
+    model, pricer, dep, _ = priced_point(p, stack=stack)
+    run = serve_at_concurrency(model, pricer, dep, ISSUE_WORKLOAD, sorted(ISSUE_890_TPOT))
     return np.asarray(run.tpot_s, dtype=float)
 
 

@@ -26,21 +26,25 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 
 from jalapeno.cost.moe import touched_fraction
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp, point_workload
+from jalapeno.fit.mlperf_scenarios import priced_point
+from jalapeno.fit.validate import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.limits import decode_step_s
 from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.simulation import simulate
-from jalapeno.specs.catalog import load_model
 from jalapeno.specs.routing import MEASURED_ROUTING_SIGMA
 from jalapeno.specs.workload import Workload
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _served_point import served_point  # noqa: E402  (scripts/_served_point.py)
 
 ROWS = (61, 62, 63, 64, 65, 76, 77, 78, 79, 80)
 
@@ -66,10 +70,7 @@ def moe_share(rows, sigma: float) -> None:
     for p in pts:
         if p.id not in want or p.deployment is None or not p.measured.get("tpot_s"):
             continue
-        stack = point_stack(p)
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-        wl, model = point_workload(p), load_model(p.model)
-        dep = with_stack_mtp(p.deployment, stack, p.model)
+        model, pricer, dep, wl = priced_point(p)
         if model.moe is None:
             continue
         run = serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
@@ -98,13 +99,8 @@ def main(rows) -> None:
     for p in pts:
         if p.id not in want or p.deployment is None or not p.measured.get("tpot_s") or not p.measured.get("ttft_s"):
             continue
-        stack = point_stack(p)
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-        wl = point_workload(p)
-        dep = with_stack_mtp(p.deployment, stack, p.model)
-        model = load_model(p.model)
+        model, pricer, dep, wl, run = served_point(p)
         c = int(p.concurrency)
-        run = serve_at_concurrency(model, pricer, dep, wl, [c])
         other = "separate" if dep.prefill_steps == "mixed" else "mixed"
         alt = serve_at_concurrency(model, pricer, dataclasses.replace(dep, prefill_steps=other), wl, [c])
         sim = simulate(model, pricer, dep, workload=wl, concurrency=c, warmup=0).summary

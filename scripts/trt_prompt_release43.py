@@ -153,12 +153,10 @@ def part2(groups: dict[tuple, list[dict]]) -> None:
     import numpy as np
 
     from jalapeno.cost.step import Batch, pool_step_cost
-    from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
+    from jalapeno.fit.mlperf_scenarios import priced_point
     from jalapeno.serve.limits import decode_step_s
     from jalapeno.serve.open_loop import decode_pool_step
     from jalapeno.serve.point import serve_at_concurrency
-    from jalapeno.specs.catalog import load_model
 
     want = {x["id"]: (k, x) for k, v in groups.items() if k[3] == "8192" for x in v}
     print("\nrow | split | release | C | decode-only ms/token | prompt step ms | s_tpot | s_ttft | excess us/token")
@@ -166,9 +164,7 @@ def part2(groups: dict[tuple, list[dict]]) -> None:
     fit_excess: list[float] = []
     for p in sorted(_points(set(want)), key=lambda q: (want[q.id][0], q.concurrency)):
         k, x = want[p.id]
-        stack = point_stack(p)
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-        wl, dep, model = point_workload(p), with_stack_mtp(p.deployment, stack, p.model), load_model(p.model)
+        model, pricer, dep, wl = priced_point(p)
         lay, c = dep.decode.layout, int(p.concurrency)
         b = float(serve_at_concurrency(model, pricer, dep, wl, [c]).decode_batch[0])
         dec = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])

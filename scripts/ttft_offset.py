@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp, point_workload
+from jalapeno.fit.mlperf_scenarios import priced_point
+
+from jalapeno.fit.validate import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.queueing import REQUESTS_PER_USER
-from jalapeno.specs.catalog import load_model
 
 ROWS = (61, 62, 63, 64, 65, 76, 77, 78, 79, 80)
 
@@ -31,24 +31,24 @@ ROWS = (61, 62, 63, 64, 65, 76, 77, 78, 79, 80)
 def main(rows) -> None:
     want = {f"inferencex_points:{r}" for r in rows}
     pts, _ = load_inferencex(DEFAULT_POINTS)
-    print(f"| row | system | C | TTFT stat | measured s | steady s | first wave s | residual s | "
-          f"one-off stall s ({REQUESTS_PER_USER} x residual) |")
+    print(
+        f"| row | system | C | TTFT stat | measured s | steady s | first wave s | residual s | "
+        f"one-off stall s ({REQUESTS_PER_USER} x residual) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for p in pts:
         if p.id not in want or p.deployment is None or not p.measured.get("ttft_s"):
             continue
-        stack = point_stack(p)
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-        wl = point_workload(p)
-        dep = with_stack_mtp(p.deployment, stack, p.model)
-        model = load_model(p.model)
+        model, pricer, dep, wl = priced_point(p)
         field = "ttft_p50_s" if p.ttft_median else "ttft_s"  # as validation compares (fit/validate.py)
         run = getattr(serve_at_concurrency(model, pricer, dep, wl, [p.concurrency]), field)[0]
         steady = getattr(serve_at_concurrency(model, pricer, dep, wl, [p.concurrency], idle_start=False), field)[0]
         meas = p.measured["ttft_s"]
         stat = "median" if p.ttft_median else "mean"
-        print(f"| {p.id.split(':')[1]} | {p.system} | {p.concurrency:g} | {stat} | {meas:.3f} | {steady:.3f} | "
-              f"{run - steady:.3f} | {meas - run:+.3f} | {REQUESTS_PER_USER * (meas - run):+.1f} |")
+        print(
+            f"| {p.id.split(':')[1]} | {p.system} | {p.concurrency:g} | {stat} | {meas:.3f} | {steady:.3f} | "
+            f"{run - steady:.3f} | {meas - run:+.3f} | {REQUESTS_PER_USER * (meas - run):+.1f} |"
+        )
 
 
 if __name__ == "__main__":

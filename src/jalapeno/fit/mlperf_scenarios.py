@@ -25,10 +25,12 @@ from jalapeno.errors import SpecError
 UNBOUNDED_S = float("inf")
 
 
-def priced_point(pt):
-    """(model, pricer, deployment, workload) of an MLPerf ``pt`` (fit/validate.MeasuredPoint) as validate prices it
-    (fit/validate.predict_points): its stack's profile, the roofline pricer with the kernels calibrated, and its
-    harness step term added to ``efficiency.step_overhead_s`` (fit/mlperf_engines.DSR1_HARNESS_STEP_S).
+def priced_point(pt, *, system: str | None = None, stack=None):
+    """(model, pricer, deployment, workload) of a measured ``pt`` (fit/validate.MeasuredPoint: an MLPerf or InferenceX
+    row) as validate prices it (fit/validate.predict_points): its stack's profile, the roofline pricer with the kernels
+    calibrated, and its harness step term added to ``efficiency.step_overhead_s`` (fit/mlperf_engines.DSR1_HARNESS_STEP_S;
+    0 on every InferenceX row). ``system`` (a catalog name) prices the row's deployment on another chip's calibrated
+    set, ``stack`` (a specs/stack profile) under another profile; None (the default): the row's own.
 
     Raises:
         SpecError: a point without a declared deployment (a ``frontier`` mapping).
@@ -44,8 +46,8 @@ def priced_point(pt):
             "no declared engine (a frontier mapping)",
             "pass a row mapped matched or matched@limits (fit/mlperf.MLPERF_ENGINES / MLPERF_LIMIT_ENGINES)",
         )
-    st = point_stack(pt)
-    pricer = load_any_pricer(pt.system, "calibrated", pricer="roofline", stack=st)
+    st = point_stack(pt) if stack is None else stack
+    pricer = load_any_pricer(system or pt.system, "calibrated", pricer="roofline", stack=st)
     pricer = with_harness_step(pricer, pt.harness_step_s)
     return load_model(pt.model), pricer, with_stack_mtp(pt.deployment, st, pt.model), point_workload(pt)
 
