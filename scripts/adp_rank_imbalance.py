@@ -114,8 +114,7 @@ def _points(source: str):
 def main() -> None:
     from jalapeno.cost.pricer import with_moe_backend
     from jalapeno.cost.step import Batch, step_cost
-    from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
+    from jalapeno.fit.mlperf_scenarios import priced_point
     from jalapeno.serve.limits import decode_step_s
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
@@ -129,10 +128,7 @@ def main() -> None:
     print("system       engine               ISL      C   W  DP  n/rank  TPOT_err  gap_ms  "
           "step+bal  step+rand  err@bal  err@rand")
     for p in _points(args.source):
-        st = point_stack(p)
-        dep = with_stack_mtp(p.deployment, st, p.model)
-        pr = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
-        wl = point_workload(p)
+        _, pr, dep, wl = priced_point(p)  # p.model is deepseek-r1 (_points)
         r = serve_at_concurrency(model, pr, dep, wl, [p.concurrency])
         lay, workers = dep.decode.layout, dep.decode.workers
         per_worker = float(r.request_rate_per_s[0] * r.tpot_s[0] * (wl.mean_osl - 1)) / workers

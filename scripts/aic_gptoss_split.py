@@ -29,8 +29,8 @@ import pandas as pd
 
 from jalapeno.cost.step import step_overhead
 from jalapeno.fit.kernel_tables import load_table
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.mlperf_scenarios import priced_point
+from jalapeno.fit.validate import load_aiconfigurator
 from jalapeno.serve.limits import decode_step_s
 from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
@@ -49,9 +49,7 @@ def step_split() -> pd.DataFrame:
     for p in load_aiconfigurator()[0]:
         if p.model != MODEL or p.mode != "agg" or not p.measured.get("tpot_s"):
             continue
-        st = point_stack(p)
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
-        wl, dep = point_workload(p), with_stack_mtp(p.deployment, st, p.model)
+        _, pricer, dep, wl = priced_point(p)  # p.model is MODEL
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
         lay, b = dep.decode.layout, float(run.decode_batch[0])
         sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])  # as served: pool backends, graph padding

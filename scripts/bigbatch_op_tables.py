@@ -61,8 +61,8 @@ import pandas as pd
 
 from jalapeno.cost.pricer import with_pool_backends
 from jalapeno.cost.step import pool_step_cost
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.mlperf_scenarios import priced_point
+from jalapeno.fit.validate import load_aiconfigurator
 from jalapeno.serve.analytic import agg_plan
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
@@ -177,9 +177,7 @@ def split_rows(systems: tuple[str, ...], min_c: float) -> pd.DataFrame:
            and p.framework.startswith("vllm") and p.measured.get("tpot_s") and p.concurrency >= min_c]
     out = []
     for p in pts:
-        st = point_stack(p)
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
-        wl, dep = point_workload(p), with_stack_mtp(p.deployment, st, p.model)
+        _, pricer, dep, wl = priced_point(p)  # p.model is MODEL
         lay = dep.decode.layout
         pr = with_pool_backends(pricer, dep.decode, model, lay, dep.precision.kv_cache.name)
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])

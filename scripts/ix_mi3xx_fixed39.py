@@ -19,14 +19,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from jalapeno.fit.entries import with_stack_mtp
 from jalapeno.fit.median_front import ISSUE_890_MEDIANS, RECIPE_ROW
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload
+from jalapeno.fit.mlperf_scenarios import priced_point
+from jalapeno.fit.validate import load_inferencex, point_workload
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.ttft_parts import ttft_parts
-from jalapeno.specs.catalog import load_model
 
 #: the rows (InferenceX points ids) and issue #890's loads: (row whose deployment is priced, concurrency, median s)
 ROWS = ("inferencex_points:34", "inferencex_points:35", "inferencex_points:26", "inferencex_points:28")
@@ -39,11 +37,9 @@ MAF_RATIO = 1519 / 1273
 
 def price(p, conc: float, lag: bool) -> tuple[dict, float, float]:
     """(the p50's parts at ``conc``, the p50 (s), τ (s)) of point ``p``'s deployment, the admission lag on or off."""
-    st = point_stack(p)
-    pr = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
+    model, pr, dep, wl = priced_point(p)
     if lag:
         pr = pr.with_efficiency(replace(pr.efficiency, admission_lag_steps=1.0))
-    dep, wl, model = with_stack_mtp(p.deployment, st, p.model), point_workload(p), load_model(p.model)
     res = serve_at_concurrency(model, pr, dep, wl, [conc])
     parts = {k: float(v[0]) for k, v in ttft_parts(model, pr, dep, wl, res).items()}
     return parts, float(res.ttft_p50_s[0]), float(res.step_time_s[0])

@@ -16,20 +16,18 @@ from importlib.resources import files
 
 import numpy as np
 
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.mlperf_scenarios import priced_point
+
+from jalapeno.fit.validate import load_inferencex
 from jalapeno.serve.disagg import decode_curve, pool_prefill_perf
 from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.specs.catalog import load_model
 
 
 def main(rows: list[str]) -> None:
     points, _ = load_inferencex(files("jalapeno") / "data/validation/inferencex_points.csv")
     wanted = {f"inferencex_points:{r}" for r in rows}
     for p in (q for q in points if q.id in wanted):
-        st, model, wl, m = point_stack(p), load_model(p.model), point_workload(p), p.measured
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
-        dep = with_stack_mtp(p.deployment, st, p.model)
+        (model, pricer, dep, wl), m = priced_point(p), p.measured
         g, c = dep.chips, float(p.concurrency)
         lam = m["throughput_per_chip"] * g / (wl.mean_isl + wl.mean_osl)
         print(f"== {p.id} {p.system} {p.model} {p.framework} {p.isl}/{p.osl} C={c:g} on {g} GPUs: {dep.label}")

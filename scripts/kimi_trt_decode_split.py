@@ -47,12 +47,11 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.mlperf_scenarios import priced_point
+from jalapeno.fit.validate import load_aiconfigurator
 from jalapeno.serve.limits import decode_step_s
 from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.specs.catalog import load_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from trt_decode_split import interp_loglog  # noqa: E402
@@ -115,10 +114,7 @@ def split_rows() -> pd.DataFrame:
         if p.model not in MODELS or p.mode != "disagg" or p.system != SYSTEM or "trtllm" not in p.framework \
                 or not p.measured.get("tpot_s"):
             continue
-        model = load_model(p.model)
-        st = point_stack(p)
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
-        wl, dep = point_workload(p), with_stack_mtp(p.deployment, st, p.model)
+        model, pricer, dep, wl = priced_point(p)
         lay = dep.decode.layout
         if lay.dp != 1 or dep.mtp is not None or dep.precision.modules["routed_experts"].compute != "fp4":
             continue
