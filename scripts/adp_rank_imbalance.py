@@ -106,8 +106,14 @@ def _points(source: str):
         pts = [p for p in pts if p.mapping == "matched"]
     for p in pts:
         dep = p.deployment
-        if (p.model == "deepseek-r1" and p.mode == "disagg" and dep is not None and dep.prefill is not None
-                and dep.decode.layout.dp > 1 and p.measured.get("tpot_s")):
+        if (
+            p.model == "deepseek-r1"
+            and p.mode == "disagg"
+            and dep is not None
+            and dep.prefill is not None
+            and dep.decode.layout.dp > 1
+            and p.measured.get("tpot_s")
+        ):
             yield p
 
 
@@ -125,8 +131,10 @@ def main() -> None:
     model = load_model("deepseek-r1")
     groups: dict[tuple, list[tuple[float, float, float]]] = defaultdict(list)
     shapes: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
-    print("system       engine               ISL      C   W  DP  n/rank  TPOT_err  gap_ms  "
-          "step+bal  step+rand  err@bal  err@rand")
+    print(
+        "system       engine               ISL      C   W  DP  n/rank  TPOT_err  gap_ms  "
+        "step+bal  step+rand  err@bal  err@rand"
+    )
     for p in _points(args.source):
         _, pr, dep, wl = priced_point(p)  # p.model is deepseek-r1 (_points)
         r = serve_at_concurrency(model, pr, dep, wl, [p.concurrency])
@@ -139,8 +147,16 @@ def main() -> None:
 
         def step(batch_per_rank: float) -> float:
             b = np.array([batch_per_rank * lay.dp])
-            sc = step_cost(model, prm, lay, dep.precision, Batch.make(decode_seqs=b / lay.pp, decode_ctx=wl.decode_ctx),
-                           dep.mtp, memory_fraction=dep.memory_fraction, engine_memory=dep.memory_profile)
+            sc = step_cost(
+                model,
+                prm,
+                lay,
+                dep.precision,
+                Batch.make(decode_seqs=b / lay.pp, decode_ctx=wl.decode_ctx),
+                dep.mtp,
+                memory_fraction=dep.memory_fraction,
+                engine_memory=dep.memory_profile,
+            )
             return float(decode_step_s(sc, prm.efficiency, dep, b, lay)[0])
 
         # a rank never holds more than its slots (max_batch_size per rank, where the recipe sets one)
@@ -154,21 +170,27 @@ def main() -> None:
         engine = str(p.framework)
         groups[(p.system, engine, lay.dp)].append((err, e_bal, e_rand))
         shapes[(p.system, engine, lay.dp, p.isl)].append((n, (meas - pred) * 1e3))
-        print(f"{p.system[:12]:12s} {engine[:20]:20s} {p.isl:5d} {p.concurrency:6g} {workers:3d} {lay.dp:3d} "
-              f"{n:7.1f}  {err:+7.1%}  {(meas - pred) * 1e3:6.2f}  {d_bal:+7.1%}  {d_rand:+8.1%}  "
-              f"{e_bal:+7.1%}  {e_rand:+7.1%}")
+        print(
+            f"{p.system[:12]:12s} {engine[:20]:20s} {p.isl:5d} {p.concurrency:6g} {workers:3d} {lay.dp:3d} "
+            f"{n:7.1f}  {err:+7.1%}  {(meas - pred) * 1e3:6.2f}  {d_bal:+7.1%}  {d_rand:+8.1%}  "
+            f"{e_bal:+7.1%}  {e_rand:+7.1%}"
+        )
     print("\nmedian TPOT error per group: as is / busiest rank balanced / busiest rank random  (n rows)")
     for key in sorted(groups):
         rows = groups[key]
         med = [statistics.median(c[i] for c in rows) for i in range(3)]
-        print(f"  {key[0]:12s} {key[1][:20]:20s} DP{key[2]:<3d} {med[0]:+7.1%} / {med[1]:+7.1%} / {med[2]:+7.1%}  ({len(rows)})")
+        print(
+            f"  {key[0]:12s} {key[1][:20]:20s} DP{key[2]:<3d} {med[0]:+7.1%} / {med[1]:+7.1%} / {med[2]:+7.1%}  ({len(rows)})"
+        )
     print("\nshape of the gap (measured - model TPOT, ms) per group of >= 3 rows: a + b x n/rank")
     for key in sorted(k for k, v in shapes.items() if len(v) >= 3):
         n_, gap = np.array(shapes[key]).T
         b, a = np.polyfit(n_, gap, 1)
-        print(f"  {key[0]:12s} {key[1][:20]:20s} DP{key[2]:<3d} ISL {key[3]:5d}: a {a:+6.2f} ms, b {b * 1e3:+7.1f} us per "
-              f"sequence per rank  (n {n_.min():.0f}-{n_.max():.0f}, gap {gap.min():+.1f}..{gap.max():+.1f} ms, "
-              f"{len(n_)} rows)")
+        print(
+            f"  {key[0]:12s} {key[1][:20]:20s} DP{key[2]:<3d} ISL {key[3]:5d}: a {a:+6.2f} ms, b {b * 1e3:+7.1f} us per "
+            f"sequence per rank  (n {n_.min():.0f}-{n_.max():.0f}, gap {gap.min():+.1f}..{gap.max():+.1f} ms, "
+            f"{len(n_)} rows)"
+        )
 
 
 if __name__ == "__main__":

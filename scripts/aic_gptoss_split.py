@@ -56,11 +56,21 @@ def step_split() -> pd.DataFrame:
         parts = {"moe": 0.0, "attention": 0.0, "gemm": 0.0, "memory": 0.0}
         for o in sc.op_rows(0):
             parts[o["kind"] if o["kind"] in parts else "memory"] += o["time_s"]
-        out.append({"system": p.system, "engine": p.framework.split()[0], "tp": lay.tp, "backend": dep.decode.moe_backend or "-",
-                    "error": float(run.tpot_s[0]) / p.measured["tpot_s"] - 1, "measured": p.measured["tpot_s"],
-                    "model": float(run.tpot_s[0]), "step": float(decode_step_s(sc, pricer.efficiency, dep, np.array([b]), lay)[0]),
-                    **parts, "collectives": float(sum(c["time_s"] for c in sc.collective_rows(0))),
-                    "fixed": step_overhead(pricer.efficiency, lay)})
+        out.append(
+            {
+                "system": p.system,
+                "engine": p.framework.split()[0],
+                "tp": lay.tp,
+                "backend": dep.decode.moe_backend or "-",
+                "error": float(run.tpot_s[0]) / p.measured["tpot_s"] - 1,
+                "measured": p.measured["tpot_s"],
+                "model": float(run.tpot_s[0]),
+                "step": float(decode_step_s(sc, pricer.efficiency, dep, np.array([b]), lay)[0]),
+                **parts,
+                "collectives": float(sum(c["time_s"] for c in sc.collective_rows(0))),
+                "fixed": step_overhead(pricer.efficiency, lay),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -69,12 +79,25 @@ def floor_table(tokens: tuple[int, ...]) -> pd.DataFrame:
     rows = []
     for sdir, dtype in FLOOR_TABLES:
         df, version = load_table(sdir, "moe", "moe_perf", backend="trtllm")
-        d = df[(df.hidden_size == 2880) & (df.inter_size == 2880) & (df.num_experts == 128) & (df.topk == 4)
-               & (df.moe_tp_size == 1) & (df.distribution == "balanced") & (df.moe_dtype == dtype)]
+        d = df[
+            (df.hidden_size == 2880)
+            & (df.inter_size == 2880)
+            & (df.num_experts == 128)
+            & (df.topk == 4)
+            & (df.moe_tp_size == 1)
+            & (df.distribution == "balanced")
+            & (df.moe_dtype == dtype)
+        ]
         for ep, g in d.groupby("moe_ep_size"):
             lat = g.groupby("num_tokens").latency.min()
-            rows.append({"table": f"{sdir} {version}", "dtype": dtype, "ep": int(ep),
-                         **{f"T={t}": round(float(lat.get(t, np.nan)) * 1e3, 1) for t in tokens}})
+            rows.append(
+                {
+                    "table": f"{sdir} {version}",
+                    "dtype": dtype,
+                    "ep": int(ep),
+                    **{f"T={t}": round(float(lat.get(t, np.nan)) * 1e3, 1) for t in tokens},
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -91,7 +114,9 @@ def main() -> None:
     t.insert(0, "n", g.size())
     print("== 1. TPOT (median signed error) and the modelled decode step's parts, median ms")
     print(t.to_string())
-    print("\n== 2. Measured routed-expert block, µs per layer (TensorRT-LLM moe_perf, gpt-oss shape, MoE TP1, balanced)")
+    print(
+        "\n== 2. Measured routed-expert block, µs per layer (TensorRT-LLM moe_perf, gpt-oss shape, MoE TP1, balanced)"
+    )
     print(floor_table(tuple(int(x) for x in a.tokens.split(","))).to_string(index=False))
 
 

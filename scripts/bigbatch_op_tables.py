@@ -80,9 +80,16 @@ HBM = {"b200": 8.0e12, "b300": 8.0e12}
 #: checkpoint → (attention projections' GEMM table dtype, MoE table dtype)
 FORMATS = {"fp8": ("fp8", "fp8_block"), "fp4": ("bfloat16", "nvfp4")}
 #: model ops each table re-prices (op names of cost/ops.py and cost/attention.py)
-COVERED = {"qkv": ["attn.qkv_proj"], "o": ["attn.o_proj"], "router": ["moe.router"], "lm_head": ["lm_head"],
-           "decode_attn": ["attn.decode_full"], "prefill_attn": ["attn.prefill_full"], "experts": ["moe.experts"],
-           "allreduce": ["attn.all_reduce", "moe.all_reduce", "attn.qk_norm_all_reduce"]}
+COVERED = {
+    "qkv": ["attn.qkv_proj"],
+    "o": ["attn.o_proj"],
+    "router": ["moe.router"],
+    "lm_head": ["lm_head"],
+    "decode_attn": ["attn.decode_full"],
+    "prefill_attn": ["attn.prefill_full"],
+    "experts": ["moe.experts"],
+    "allreduce": ["attn.all_reduce", "moe.all_reduce", "attn.qk_norm_all_reduce"],
+}
 
 
 @lru_cache(maxsize=None)
@@ -115,8 +122,14 @@ def decode_attn_s(system: str, kv: str, heads: int, kv_heads: int, batch: float,
     its last two measured contexts (the per-token KV stream, the floor kept once); log-log in batch between
     batch sizes."""
     a = _table(system, "attention", "0.24.0", "generation_attention_perf")
-    d = a[(a.kernel_source == "vllm_flashinfer_trtllmdecode") & (a.num_heads == heads) & (a.num_key_value_heads == kv_heads)
-          & (a.head_dim == 128) & (a.kv_cache_dtype == kv) & (a.window_size == 0)]
+    d = a[
+        (a.kernel_source == "vllm_flashinfer_trtllmdecode")
+        & (a.num_heads == heads)
+        & (a.num_key_value_heads == kv_heads)
+        & (a.head_dim == 128)
+        & (a.kv_cache_dtype == kv)
+        & (a.window_size == 0)
+    ]
     by_b = []
     for bs, g in d.groupby("batch_size"):
         g = g.groupby("step").latency.min().sort_index()
@@ -133,8 +146,14 @@ def decode_attn_s(system: str, kv: str, heads: int, kv_heads: int, batch: float,
 
 def prefill_attn_s(system: str, kv: str, heads: int, kv_heads: int, prompts: float, length: float) -> float:
     a = _table(system, "attention", "0.24.0", "context_attention_perf")
-    d = a[(a.kernel_source == "vllm_flashinfer_trtllmprefill") & (a.num_heads == heads)
-          & (a.num_key_value_heads == kv_heads) & (a.head_dim == 128) & (a.kv_cache_dtype == kv) & (a.window_size == 0)]
+    d = a[
+        (a.kernel_source == "vllm_flashinfer_trtllmprefill")
+        & (a.num_heads == heads)
+        & (a.num_key_value_heads == kv_heads)
+        & (a.head_dim == 128)
+        & (a.kv_cache_dtype == kv)
+        & (a.window_size == 0)
+    ]
     if d.empty:
         d = a[(a.num_heads == heads) & (a.num_key_value_heads == kv_heads) & (a.head_dim == 128) & (a.window_size == 0)]
     return interp_table(d, "isl", length, "batch_size", prompts) * 1e-3
@@ -142,29 +161,40 @@ def prefill_attn_s(system: str, kv: str, heads: int, kv_heads: int, prompts: flo
 
 def experts_s(system: str, dtype: str, moe_tp: int, ep: int, tokens: float) -> float:
     m = _table(system, "moe", "0.24.0", "moe_perf")
-    d = m[(m.hidden_size == 3072) & (m.inter_size == 1536) & (m.num_experts == 256) & (m.topk == 8)
-          & (m.moe_dtype == dtype) & (m.distribution == "balanced") & (m.moe_tp_size == moe_tp) & (m.moe_ep_size == ep)
-          & m.kernel_source.str.contains("flashinfer_trtllm")]
+    d = m[
+        (m.hidden_size == 3072)
+        & (m.inter_size == 1536)
+        & (m.num_experts == 256)
+        & (m.topk == 8)
+        & (m.moe_dtype == dtype)
+        & (m.distribution == "balanced")
+        & (m.moe_tp_size == moe_tp)
+        & (m.moe_ep_size == ep)
+        & m.kernel_source.str.contains("flashinfer_trtllm")
+    ]
     g = d.groupby("num_tokens").latency.min().sort_index()
     return loglog(tokens, g.index, g.to_numpy(float)) * 1e-3
 
 
-def step_tables(system: str, ckpt: str, kv: str, model, tp: int, moe_tp: int, ep: int, b: float, ctx: float,
-                p: float, chunk: float) -> dict:
+def step_tables(
+    system: str, ckpt: str, kv: str, model, tp: int, moe_tp: int, ep: int, b: float, ctx: float, p: float, chunk: float
+) -> dict:
     """Table time (s) of each covered op of one step of ``b`` decoding sequences and ``p`` prompt tokens."""
     a, h, L = model.attention, model.hidden_size, model.num_layers
     attn_dt, moe_dt = FORMATS[ckpt]
     t = b + p
     sampled = b + (p / chunk if p > 0 else 0.0)
     hq, hkv = a.num_heads // tp, max(a.num_kv_heads // tp, 1)
-    out = {"qkv": L * gemm_s(system, attn_dt, t, (a.num_heads + 2 * a.num_kv_heads) * a.head_dim / tp, h),
-           "o": L * gemm_s(system, attn_dt, t, h, a.num_heads * a.head_dim / tp),
-           "router": L * gemm_s(system, "bfloat16", t, model.moe.num_experts, h),
-           "lm_head": gemm_s(system, "bfloat16", sampled, model.vocab_size / tp, h),
-           "decode_attn": L * decode_attn_s(system, kv, hq, hkv, b, ctx) if b > 0 else 0.0,
-           "prefill_attn": L * prefill_attn_s(system, kv, hq, hkv, p / chunk, chunk) if p > 0 else 0.0,
-           "experts": L * experts_s(system, moe_dt, moe_tp, ep, t),
-           "allreduce": L * (2 * allreduce_s(system, tp, t * h) + allreduce_s(system, tp, 4 * t)) if tp > 1 else 0.0}
+    out = {
+        "qkv": L * gemm_s(system, attn_dt, t, (a.num_heads + 2 * a.num_kv_heads) * a.head_dim / tp, h),
+        "o": L * gemm_s(system, attn_dt, t, h, a.num_heads * a.head_dim / tp),
+        "router": L * gemm_s(system, "bfloat16", t, model.moe.num_experts, h),
+        "lm_head": gemm_s(system, "bfloat16", sampled, model.vocab_size / tp, h),
+        "decode_attn": L * decode_attn_s(system, kv, hq, hkv, b, ctx) if b > 0 else 0.0,
+        "prefill_attn": L * prefill_attn_s(system, kv, hq, hkv, p / chunk, chunk) if p > 0 else 0.0,
+        "experts": L * experts_s(system, moe_dt, moe_tp, ep, t),
+        "allreduce": L * (2 * allreduce_s(system, tp, t * h) + allreduce_s(system, tp, 4 * t)) if tp > 1 else 0.0,
+    }
     fp32 = L * (2 * t * h * model.moe.num_experts / FP32_PEAK[system] + t * h * 6 / HBM[system])
     out["router_fp32"] = fp32
     out["sampler"] = sampled * model.vocab_size * 10 / HBM[system]
@@ -173,8 +203,16 @@ def step_tables(system: str, ckpt: str, kv: str, model, tp: int, moe_tp: int, ep
 
 def split_rows(systems: tuple[str, ...], min_c: float) -> pd.DataFrame:
     model = load_model(MODEL)
-    pts = [p for p in load_aiconfigurator()[0] if p.model == MODEL and p.system in systems and p.mode == "agg"
-           and p.framework.startswith("vllm") and p.measured.get("tpot_s") and p.concurrency >= min_c]
+    pts = [
+        p
+        for p in load_aiconfigurator()[0]
+        if p.model == MODEL
+        and p.system in systems
+        and p.mode == "agg"
+        and p.framework.startswith("vllm")
+        and p.measured.get("tpot_s")
+        and p.concurrency >= min_c
+    ]
     out = []
     for p in pts:
         _, pricer, dep, wl = priced_point(p)  # p.model is MODEL
@@ -188,23 +226,37 @@ def split_rows(systems: tuple[str, ...], min_c: float) -> pd.DataFrame:
         sc = pool_step_cost(model, pr, dep, lay, batch)
         f = float(np.minimum(p_mb / p_big, 1.0)[0])
         bb = float(b[0])
-        rec = {"system": p.system, "ckpt": p.precision, "isl": int(p.isl), "layout": f"TP{lay.tp} MoE-TP{lay.tp // lay.ep}"
-               f" EP{lay.ep}", "C": int(p.concurrency), "B": bb, "p": float(p_big[0]), "f": f,
-               "meas": p.measured["tpot_s"] * 1e3, "model": tpot * 1e3}
+        rec = {
+            "system": p.system,
+            "ckpt": p.precision,
+            "isl": int(p.isl),
+            "layout": f"TP{lay.tp} MoE-TP{lay.tp // lay.ep} EP{lay.ep}",
+            "C": int(p.concurrency),
+            "B": bb,
+            "p": float(p_big[0]),
+            "f": f,
+            "meas": p.measured["tpot_s"] * 1e3,
+            "model": tpot * 1e3,
+        }
         mixed = {}
         for i, pt in ((0, 0.0), (1, float(p_big[0]))):
             ops = {o["op"]: o["time_s"] for o in sc.op_rows(i)}
             ops.update({c["collective"]: c["time_s"] for c in sc.collective_rows(i)})
             kv = "fp8" if dep.precision.kv_cache.name.startswith("fp8") else "bfloat16"
-            tab = step_tables(p.system, p.precision, kv, model, lay.tp, lay.tp // lay.ep, lay.ep, bb, wl.decode_ctx, pt, chunk)
+            tab = step_tables(
+                p.system, p.precision, kv, model, lay.tp, lay.tp // lay.ep, lay.ep, bb, wl.decode_ctx, pt, chunk
+            )
             w = (1 - f) if i == 0 else f
             for k, names in COVERED.items():
                 mixed[f"m_{k}"] = mixed.get(f"m_{k}", 0.0) + w * sum(ops.get(n, 0.0) for n in names)
                 mixed[f"t_{k}"] = mixed.get(f"t_{k}", 0.0) + w * tab[k]
             m_router = sum(ops.get(n, 0.0) for n in COVERED["router"])
-            extra = {"router_fp32": tab["router_fp32"], "sampler": tab["sampler"],
-                     "fp32_over_table": max(tab["router_fp32"] - tab["router"], 0.0),
-                     "fp32_over_model": max(tab["router_fp32"] - m_router, 0.0)}
+            extra = {
+                "router_fp32": tab["router_fp32"],
+                "sampler": tab["sampler"],
+                "fp32_over_table": max(tab["router_fp32"] - tab["router"], 0.0),
+                "fp32_over_model": max(tab["router_fp32"] - m_router, 0.0),
+            }
             for k, v in extra.items():
                 mixed[k] = mixed.get(k, 0.0) + w * v
         rec.update({k: v * 1e3 for k, v in mixed.items()})
@@ -242,12 +294,30 @@ def main() -> None:
     print("\n== all rows: median ms per TPOT by ISL and concurrency band")
     s["band"] = pd.cut(s.C, [0, 128, 256, 1e9], labels=["C<=128", "C 129-256", "C>256"])
     g = s.groupby(["isl", "band"], observed=True)
-    t = g[["meas", "model", "rest", "kernels", "+fp32", "resid", *[f"t_{k}" for k in COVERED], *[f"m_{k}" for k in COVERED],
-           "router_fp32", "sampler"]].median().round(2)
+    t = (
+        g[
+            [
+                "meas",
+                "model",
+                "rest",
+                "kernels",
+                "+fp32",
+                "resid",
+                *[f"t_{k}" for k in COVERED],
+                *[f"m_{k}" for k in COVERED],
+                "router_fp32",
+                "sampler",
+            ]
+        ]
+        .median()
+        .round(2)
+    )
     t.insert(0, "n", g.size())
     print(t.T.to_string())
-    print("\n== what-if: the model's TPOT with vLLM's FP32 gate priced at the FP32 peak (max(m_router, router_fp32));"
-          " signed error = predicted/measured - 1, mean per group, and median |error|")
+    print(
+        "\n== what-if: the model's TPOT with vLLM's FP32 gate priced at the FP32 peak (max(m_router, router_fp32));"
+        " signed error = predicted/measured - 1, mean per group, and median |error|"
+    )
     s["err"] = s.model / s.meas - 1
     s["err_whatif"] = s.whatif / s.meas - 1
     s["err_tables"] = s["+fp32"] / s.meas - 1

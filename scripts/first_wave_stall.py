@@ -86,9 +86,14 @@ def fitted_stall() -> tuple[float, dict]:
 def check() -> int:
     """0 when data/stacks.toml's ``first_wave_stall_s`` is the fit's (within :data:`CHECK_TOL_S`), else 1 with the fix."""
     s, _ = fitted_stall()
-    return check_copied_value(f"{PROFILE} first_wave_stall_s", get_stack(PROFILE).first_wave_stall_s, s, CHECK_TOL_S,
-                              lambda v: f"{v:.2f} s",
-                              f"write first_wave_stall_s = {s:.2f} in data/stacks.toml (and its source text)")
+    return check_copied_value(
+        f"{PROFILE} first_wave_stall_s",
+        get_stack(PROFILE).first_wave_stall_s,
+        s,
+        CHECK_TOL_S,
+        lambda v: f"{v:.2f} s",
+        f"write first_wave_stall_s = {s:.2f} in data/stacks.toml (and its source text)",
+    )
 
 
 def main() -> None:
@@ -104,8 +109,10 @@ def main() -> None:
     with_s = _serve(recipe, cs, s, ISSUE_WORKLOAD)
     for i, c in enumerate(cs):
         mean, median, p99 = ISSUE_890[c]
-        print(f"  C={c}: measured mean {mean:.3f} median {median:.3f} p99 {p99:.3f}; S_C = {per[c]:.3f}; "
-              f"model with S: mean {with_s.ttft_s[i]:.3f} median {with_s.ttft_p50_s[i]:.3f} p99 {with_s.ttft_p99_s[i]:.3f}")
+        print(
+            f"  C={c}: measured mean {mean:.3f} median {median:.3f} p99 {p99:.3f}; S_C = {per[c]:.3f}; "
+            f"model with S: mean {with_s.ttft_s[i]:.3f} median {with_s.ttft_p50_s[i]:.3f} p99 {with_s.ttft_p99_s[i]:.3f}"
+        )
     print(f"S = mean of S_C = {s:.3f} s")
     print("held out (rows 76-80, MI325X 8k/1k v0.5.19, mean TTFT): measured | S = 0 (error) | S (error)")
     errs0, errs1 = [], []
@@ -117,10 +124,14 @@ def main() -> None:
         b = float(_serve(p, [p.concurrency], s).ttft_s[0])
         errs0.append(a / meas - 1)
         errs1.append(b / meas - 1)
-        print(f"  row {p.id.split(':')[1]} C={p.concurrency:g}: {meas:.3f} | {a:.3f} ({a / meas - 1:+.1%}) | "
-              f"{b:.3f} ({b / meas - 1:+.1%})")
-    print(f"  median |error| {np.median(np.abs(errs0)):.1%} -> {np.median(np.abs(errs1)):.1%}; "
-          f"bias {np.median(errs0):+.1%} -> {np.median(errs1):+.1%}")
+        print(
+            f"  row {p.id.split(':')[1]} C={p.concurrency:g}: {meas:.3f} | {a:.3f} ({a / meas - 1:+.1%}) | "
+            f"{b:.3f} ({b / meas - 1:+.1%})"
+        )
+    print(
+        f"  median |error| {np.median(np.abs(errs0)):.1%} -> {np.median(np.abs(errs1)):.1%}; "
+        f"bias {np.median(errs0):+.1%} -> {np.median(errs1):+.1%}"
+    )
     print(f"first_wave_stall_s = {s:.2f}")
 
 

@@ -38,8 +38,12 @@ from jalapeno.fit.validate import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 
 #: role -> InferenceX point id (data/validation/inferencex_points.csv line)
-ROWS = {"mi325x_tp2_1k": "inferencex_points:51", "mi300x_tp1_1k": "inferencex_points:53",
-        "mi325x_tp1_8k": "inferencex_points:44", "mi300x_tp1_8k": "inferencex_points:45"}
+ROWS = {
+    "mi325x_tp2_1k": "inferencex_points:51",
+    "mi300x_tp1_1k": "inferencex_points:53",
+    "mi325x_tp1_8k": "inferencex_points:44",
+    "mi300x_tp1_8k": "inferencex_points:45",
+}
 
 
 #: MI300X, openai/gpt-oss-120b, vllm/vllm-openai-rocm:v0.16.0, TP4, C = 4: runner, median TPOT (ms), mean TTFT (ms),
@@ -48,8 +52,9 @@ ROWS = {"mi325x_tp2_1k": "inferencex_points:51", "mi300x_tp1_1k": "inferencex_po
 ISSUE_828 = {"mi300x_tp1_1k": ("mi300x-amds_1", 7.46, 167.5), "mi300x_tp1_8k": ("mi300x-cr_0", 4.74, 249.6)}
 
 
-def loser_tpot_bound_s(best_tput_per_gpu: float, concurrency: float, isl: int, osl: int, gpus: int,
-                       ttft_upper_s: float) -> float:
+def loser_tpot_bound_s(
+    best_tput_per_gpu: float, concurrency: float, isl: int, osl: int, gpus: int, ttft_upper_s: float
+) -> float:
     """Lower bound on the TPOT of a run that lost a best-per-GPU selection at the same concurrency, s.
 
     Args:
@@ -72,8 +77,10 @@ def loser_tpot_bound_s(best_tput_per_gpu: float, concurrency: float, isl: int, o
     16.33
     """
     if best_tput_per_gpu <= 0 or concurrency <= 0 or gpus <= 0:
-        raise ValueError("loser_tpot_bound_s: best_tput_per_gpu, concurrency and gpus must be positive "
-                         f"(got {best_tput_per_gpu}, {concurrency}, {gpus}); pass the published row's figures")
+        raise ValueError(
+            "loser_tpot_bound_s: best_tput_per_gpu, concurrency and gpus must be positive "
+            f"(got {best_tput_per_gpu}, {concurrency}, {gpus}); pass the published row's figures"
+        )
     m = MEAN_LENGTH_FRACTION
     e2e_min = concurrency * m * (isl + osl) / (gpus * best_tput_per_gpu)
     return (e2e_min - ttft_upper_s) / (m * osl - 1.0)
@@ -112,9 +119,13 @@ def bounds(rows: dict) -> dict:
     b300 = loser_tpot_bound_s(r53.measured["throughput_per_chip"], 64, 1024, 1024, 2, ttft_tp1)
     b325 = loser_tpot_bound_s(r51.measured["throughput_per_chip"], 64, 1024, 1024, 1, ttft_tp1)
     tp1_ratio = r45.measured["tpot_s"] / r44.measured["tpot_s"]
-    return {"mi300x_tp2_min": b300, "mi325x_tp1_min": b325, "tp1_ratio": tp1_ratio,
-            "tp2_ratio_min": b300 / r51.measured["tpot_s"],
-            "mi325x_tp1_from_ratio": r53.measured["tpot_s"] / tp1_ratio}
+    return {
+        "mi300x_tp2_min": b300,
+        "mi325x_tp1_min": b325,
+        "tp1_ratio": tp1_ratio,
+        "tp2_ratio_min": b300 / r51.measured["tpot_s"],
+        "mi325x_tp1_from_ratio": r53.measured["tpot_s"] / tp1_ratio,
+    }
 
 
 def main(w4a16: bool, runners: bool = False) -> None:
@@ -123,12 +134,16 @@ def main(w4a16: bool, runners: bool = False) -> None:
     print("| run (1k/1k, C = 64, v0.17.0) | measured TPOT ms | bound from the selection |")
     print("|---|---|---|")
     print(f"| MI325X TP2 (row 51, won) | {rows['mi325x_tp2_1k'].measured['tpot_s'] * 1e3:.1f} | — |")
-    print(f"| MI325X TP1 (lost) | — (row 53 / TP1 chip ratio: {b['mi325x_tp1_from_ratio'] * 1e3:.1f}) | "
-          f"> {b['mi325x_tp1_min'] * 1e3:.2f} |")
+    print(
+        f"| MI325X TP1 (lost) | — (row 53 / TP1 chip ratio: {b['mi325x_tp1_from_ratio'] * 1e3:.1f}) | "
+        f"> {b['mi325x_tp1_min'] * 1e3:.2f} |"
+    )
     print(f"| MI300X TP1 (row 53, won) | {rows['mi300x_tp1_1k'].measured['tpot_s'] * 1e3:.1f} | — |")
     print(f"| MI300X TP2 (lost) | — | > {b['mi300x_tp2_min'] * 1e3:.2f} |")
-    print(f"\nMI300X / MI325X TPOT ratio: TP1 (rows 45/44) {b['tp1_ratio']:.3f}; TP2 >= {b['tp2_ratio_min']:.3f} "
-          f"(HBM 5.3 / 6.0 TB/s: {6.0 / 5.3:.3f})")
+    print(
+        f"\nMI300X / MI325X TPOT ratio: TP1 (rows 45/44) {b['tp1_ratio']:.3f}; TP2 >= {b['tp2_ratio_min']:.3f} "
+        f"(HBM 5.3 / 6.0 TB/s: {6.0 / 5.3:.3f})"
+    )
 
     print("\n| chip | TP | model TPOT ms | model TTFT ms | model tok/s per GPU | measured |")
     print("|---|---|---|---|---|---|")
@@ -139,20 +154,27 @@ def main(w4a16: bool, runners: bool = False) -> None:
         for tp in (own_tp, other):
             tpot, ttft, tput = _serve(p, tp)
             model[(p.system, tp)] = (tpot, tput)
-            meas = (f"{p.measured['tpot_s'] * 1e3:.1f} ms, {p.measured['throughput_per_chip']:.0f} tok/s (won)"
-                    if tp == own_tp else "lost")
+            meas = (
+                f"{p.measured['tpot_s'] * 1e3:.1f} ms, {p.measured['throughput_per_chip']:.0f} tok/s (won)"
+                if tp == own_tp
+                else "lost"
+            )
             print(f"| {p.system} | {tp} | {tpot * 1e3:.1f} | {ttft * 1e3:.1f} | {tput:.0f} | {meas} |")
     for chip, won in (("mi325x", 2), ("mi300x", 1)):
         lost = 3 - won
         order = "as measured" if model[(chip, won)][1] > model[(chip, lost)][1] else "reversed"
         print(f"model ranks {chip} TP{won} vs TP{lost} per GPU: {order}")
     k = rows["mi325x_tp2_1k"].measured["tpot_s"] / model[("mi325x", 2)][0]
-    print(f"one chip-independent factor on the TP2 step that meets row 51 (x{k:.3f}) puts MI300X TP2 at "
-          f"{k * model[('mi300x', 2)][0] * 1e3:.1f} ms against its bound {b['mi300x_tp2_min'] * 1e3:.2f} ms")
+    print(
+        f"one chip-independent factor on the TP2 step that meets row 51 (x{k:.3f}) puts MI300X TP2 at "
+        f"{k * model[('mi300x', 2)][0] * 1e3:.1f} ms against its bound {b['mi300x_tp2_min'] * 1e3:.2f} ms"
+    )
 
     if runners:
-        print("\n| MI300X TP4 C 4 (InferenceX issue #828, v0.16.0) | runner | median TPOT ms | mean TTFT ms | "
-              "model TPOT ms (v0.17.0 recipe) |")
+        print(
+            "\n| MI300X TP4 C 4 (InferenceX issue #828, v0.16.0) | runner | median TPOT ms | mean TTFT ms | "
+            "model TPOT ms (v0.17.0 recipe) |"
+        )
         print("|---|---|---|---|---|")
         for key, (runner, tpot_ms, ttft_ms) in ISSUE_828.items():
             p = dataclasses.replace(rows[key], concurrency=4.0)
@@ -161,21 +183,33 @@ def main(w4a16: bool, runners: bool = False) -> None:
 
     if w4a16:
         from jalapeno.specs.formats import _preset
-        pre = _preset("mxfp4", "what-if: routed experts W4A16", "bf16", "bf16", requires=("routed_experts",),
-                      routed_experts=("mxfp4", "bf16"))
+
+        pre = _preset(
+            "mxfp4",
+            "what-if: routed experts W4A16",
+            "bf16",
+            "bf16",
+            requires=("routed_experts",),
+            routed_experts=("mxfp4", "bf16"),
+        )
         print("\n| row | chip | ISL | TP | measured TPOT / TTFT ms | model (W4A8, as shipped) | what-if W4A16 |")
         print("|---|---|---|---|---|---|---|")
         for p in sorted(rows.values(), key=lambda q: int(q.id.split(":")[1])):
             a, b_ = _serve(p), _serve(p, precision=pre)
-            print(f"| {p.id.split(':')[1]} | {p.system} | {p.isl} | {p.deployment.decode.layout.tp} | "
-                  f"{p.measured['tpot_s'] * 1e3:.1f} / {p.measured['ttft_s'] * 1e3:.1f} | "
-                  f"{a[0] * 1e3:.1f} / {a[1] * 1e3:.1f} | {b_[0] * 1e3:.1f} / {b_[1] * 1e3:.1f} |")
+            print(
+                f"| {p.id.split(':')[1]} | {p.system} | {p.isl} | {p.deployment.decode.layout.tp} | "
+                f"{p.measured['tpot_s'] * 1e3:.1f} / {p.measured['ttft_s'] * 1e3:.1f} | "
+                f"{a[0] * 1e3:.1f} / {a[1] * 1e3:.1f} | {b_[0] * 1e3:.1f} / {b_[1] * 1e3:.1f} |"
+            )
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--w4a16", action="store_true", help="also the routed-experts-in-BF16 what-if table")
-    ap.add_argument("--runners", action="store_true",
-                    help="also InferenceX issue #828's MI300X TP4 C 4 runs on two runner pools against the model")
+    ap.add_argument(
+        "--runners",
+        action="store_true",
+        help="also InferenceX issue #828's MI300X TP4 C 4 runs on two runner pools against the model",
+    )
     args = ap.parse_args()
     main(args.w4a16, args.runners)

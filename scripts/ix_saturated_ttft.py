@@ -33,23 +33,29 @@ def main(rows: list[str]) -> None:
         print(f"== {p.id} {p.system} {p.model} {p.framework} {p.isl}/{p.osl} C={c:g} on {g} GPUs: {dep.label}")
         if m.get("tpot_s") and m.get("ttft_s"):
             dec, first = lam * (wl.mean_osl - 1) * m["tpot_s"], lam * m["ttft_s"]
-            print(f"  measured: {m['throughput_per_chip']:.0f} tok/s/GPU, TTFT p50 {m['ttft_s']:.2f} s, TPOT p50 "
-                  f"{m['tpot_s'] * 1e3:.1f} ms; lambda {lam:.2f}/s, C/lambda {c / lam:.1f} s vs TTFT + (OSL-1)TPOT "
-                  f"{m['ttft_s'] + (wl.mean_osl - 1) * m['tpot_s']:.1f} s; decoding {dec:.0f}, before first token {first:.0f}")
+            print(
+                f"  measured: {m['throughput_per_chip']:.0f} tok/s/GPU, TTFT p50 {m['ttft_s']:.2f} s, TPOT p50 "
+                f"{m['tpot_s'] * 1e3:.1f} ms; lambda {lam:.2f}/s, C/lambda {c / lam:.1f} s vs TTFT + (OSL-1)TPOT "
+                f"{m['ttft_s'] + (wl.mean_osl - 1) * m['tpot_s']:.1f} s; decoding {dec:.0f}, before first token {first:.0f}"
+            )
         run = serve_at_concurrency(model, pricer, dep, wl, [c])
         ss = serve_at_concurrency(model, pricer, dep, wl, [c], idle_start=False)
         inst = dep.decode.workers
         for name, x in (("run", run), ("steady", ss)):
-            print(f"  model {name}: {x.throughput_per_chip[0]:.0f} tok/s/GPU, TTFT mean {x.ttft_s[0]:.2f} s p50 "
-                  f"{x.ttft_p50_s[0]:.2f} s, TPOT {x.tpot_s[0] * 1e3:.1f} ms; decoding {x.decode_batch[0] * inst:.0f} "
-                  f"({x.decode_batch[0]:.0f} per instance), admission queue {x.queue_s[0]:.2f} s, limit '{x.limit[0]}'")
+            print(
+                f"  model {name}: {x.throughput_per_chip[0]:.0f} tok/s/GPU, TTFT mean {x.ttft_s[0]:.2f} s p50 "
+                f"{x.ttft_p50_s[0]:.2f} s, TPOT {x.tpot_s[0] * 1e3:.1f} ms; decoding {x.decode_batch[0] * inst:.0f} "
+                f"({x.decode_batch[0]:.0f} per instance), admission queue {x.queue_s[0]:.2f} s, limit '{x.limit[0]}'"
+            )
         dc = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, np.array([1.0]), dep.mtp, dep)
         print(f"  decode cap {dc.cap:.0f} per instance ({dc.cap_name}) x {inst}")
         if dep.prefill is not None:
             pre = pool_prefill_perf(model, pricer, dep, wl)
             cap = dep.prefill.workers * pre.tokens_per_s / wl.mean_isl
-            print(f"  prefill pool {cap:.1f} req/s ({dep.prefill.workers} x {pre.tokens_per_s:.0f} prompt tok/s): "
-                  f"measured lambda uses {lam / cap:.2f}, model {run.request_rate_per_s[0] / cap:.2f}")
+            print(
+                f"  prefill pool {cap:.1f} req/s ({dep.prefill.workers} x {pre.tokens_per_s:.0f} prompt tok/s): "
+                f"measured lambda uses {lam / cap:.2f}, model {run.request_rate_per_s[0] / cap:.2f}"
+            )
 
 
 if __name__ == "__main__":

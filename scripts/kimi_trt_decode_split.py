@@ -71,16 +71,20 @@ def per_layer_parts(ops: list[dict], layers: int, moe_layers: int) -> dict[str, 
     >>> {k: round(v * 1e6, 6) for k, v in per_layer_parts(ops, 2, 1).items()}
     {'attn': 5.0, 'shared': 8.0, 'router': 2.0, 'experts': 4.0, 'hidden_se': 4.0}
     """
+
     def tot(pred) -> float:
         return sum(o["time_s"] for o in ops if pred(o["op"]))
+
     shared = [o for o in ops if o["op"].startswith("moe.shared_expert.")]
     experts = tot(lambda n: n == "moe.experts")
     beyond = sum(max(o["time_s"] - o["memory_s"], 0.0) for o in shared)
-    return {"attn": tot(lambda n: n.startswith("attn.")) / layers,
-            "shared": sum(o["time_s"] for o in shared) / moe_layers,
-            "router": tot(lambda n: n == "moe.router") / moe_layers,
-            "experts": experts / moe_layers,
-            "hidden_se": min(beyond, experts) / moe_layers}
+    return {
+        "attn": tot(lambda n: n.startswith("attn.")) / layers,
+        "shared": sum(o["time_s"] for o in shared) / moe_layers,
+        "router": tot(lambda n: n == "moe.router") / moe_layers,
+        "experts": experts / moe_layers,
+        "hidden_se": min(beyond, experts) / moe_layers,
+    }
 
 
 def implied_hbm_fraction(expert_bytes: float, measured_s: float, other_s: float, hbm_bytes_per_s: float) -> float:
@@ -111,8 +115,13 @@ def split_rows() -> pd.DataFrame:
     mod, moe = _tables()
     out = []
     for p in load_aiconfigurator()[0]:
-        if p.model not in MODELS or p.mode != "disagg" or p.system != SYSTEM or "trtllm" not in p.framework \
-                or not p.measured.get("tpot_s"):
+        if (
+            p.model not in MODELS
+            or p.mode != "disagg"
+            or p.system != SYSTEM
+            or "trtllm" not in p.framework
+            or not p.measured.get("tpot_s")
+        ):
             continue
         model, pricer, dep, wl = priced_point(p)
         lay = dep.decode.layout
@@ -130,22 +139,37 @@ def split_rows() -> pd.DataFrame:
         other = step - parts["experts"] * moe_layers  # everything the model prices beside the routed experts
         bw = pricer.system.chip.hbm_bandwidth_bytes_per_s
         heads = model.attention.num_heads // lay.tp
-        rec = {"model": p.model, "engine": p.framework.split()[-1], "isl": wl.isl, "pool": f"TEP{lay.tp}",
-               "workers": dep.decode.workers, "batch": b, "measured": p.measured["tpot_s"] * 1e3,
-               "model_tpot": float(run.tpot_s[0]) * 1e3, "error": float(run.tpot_s[0]) / p.measured["tpot_s"] - 1,
-               "step": step * 1e3,
-               **{k: v * 1e6 for k, v in parts.items()}, "coll/layer": coll / layers * 1e6,
-               "exp_GB": exp_bytes / 1e9,
-               "implied_hbm": implied_hbm_fraction(exp_bytes, p.measured["tpot_s"], other, bw),
-               "implied_hbm_se": implied_hbm_fraction(exp_bytes, p.measured["tpot_s"],
-                                                      other - parts["hidden_se"] * moe_layers, bw)}
+        rec = {
+            "model": p.model,
+            "engine": p.framework.split()[-1],
+            "isl": wl.isl,
+            "pool": f"TEP{lay.tp}",
+            "workers": dep.decode.workers,
+            "batch": b,
+            "measured": p.measured["tpot_s"] * 1e3,
+            "model_tpot": float(run.tpot_s[0]) * 1e3,
+            "error": float(run.tpot_s[0]) / p.measured["tpot_s"] - 1,
+            "step": step * 1e3,
+            **{k: v * 1e6 for k, v in parts.items()},
+            "coll/layer": coll / layers * 1e6,
+            "exp_GB": exp_bytes / 1e9,
+            "implied_hbm": implied_hbm_fraction(exp_bytes, p.measured["tpot_s"], other, bw),
+            "implied_hbm_se": implied_hbm_fraction(
+                exp_bytes, p.measured["tpot_s"], other - parts["hidden_se"] * moe_layers, bw
+            ),
+        }
         for g, name in (("bfloat16", "attn_bf16"), ("fp8_block", "attn_fp8")):
             grid = mod[(mod.num_heads == heads) & (mod.gemm_type == g)].pivot_table(
-                index="batch_size", columns="step", values="latency", aggfunc="min")
+                index="batch_size", columns="step", values="latency", aggfunc="min"
+            )
             rec[name] = interp_loglog(grid, max(b, 1.0), float(wl.decode_ctx)) * 1e3
-        shape = moe[(moe.hidden_size == model.hidden_size) & (moe.inter_size == model.moe.expert_intermediate)
-                    & (moe.num_experts == model.moe.num_experts) & (moe.topk == model.moe.top_k)
-                    & (moe.moe_ep_size == lay.ep)]
+        shape = moe[
+            (moe.hidden_size == model.hidden_size)
+            & (moe.inter_size == model.moe.expert_intermediate)
+            & (moe.num_experts == model.moe.num_experts)
+            & (moe.topk == model.moe.top_k)
+            & (moe.moe_ep_size == lay.ep)
+        ]
         for src, name in (("moe_torch_flow_cutlass", "exp_cutlass"), ("moe_torch_flow_min_latency", "exp_trtgen")):
             curve = shape[shape.kernel_source == src].groupby("num_tokens").latency.min()
             rec[name] = interp_loglog(curve, max(b, 1.0)) * 1e3 if len(curve) > 1 else np.nan
@@ -160,8 +184,13 @@ def growth(s: pd.DataFrame) -> pd.DataFrame:
     for key, g in s.groupby(["model", "engine", "pool"]):
         g = g.sort_values("batch")
         lo = g.iloc[0]
-        rec = dict(zip(("model", "engine", "pool"), key), n=len(g), batch_lo=lo.batch, measured_lo=lo.measured,
-                   model_lo=lo.model_tpot)
+        rec = dict(
+            zip(("model", "engine", "pool"), key),
+            n=len(g),
+            batch_lo=lo.batch,
+            measured_lo=lo.measured,
+            model_lo=lo.model_tpot,
+        )
         if g.batch.nunique() > 1:
             rec["slope_measured"] = float(np.polyfit(g.batch, g.measured, 1)[0])
             rec["slope_model"] = float(np.polyfit(g.batch, g.model_tpot, 1)[0])
@@ -180,8 +209,27 @@ def main() -> None:
     print(s.sort_values(["model", "engine", "pool", "batch"]).round(3).to_string(index=False))
     print("\n== medians per (model, engine, pool)")
     g = s.groupby(["model", "engine", "pool"])
-    t = g[["error", "attn", "attn_bf16", "attn_fp8", "shared", "hidden_se", "router", "experts", "exp_cutlass",
-           "exp_trtgen", "coll/layer", "implied_hbm", "implied_hbm_se"]].median().round(3)
+    t = (
+        g[
+            [
+                "error",
+                "attn",
+                "attn_bf16",
+                "attn_fp8",
+                "shared",
+                "hidden_se",
+                "router",
+                "experts",
+                "exp_cutlass",
+                "exp_trtgen",
+                "coll/layer",
+                "implied_hbm",
+                "implied_hbm_se",
+            ]
+        ]
+        .median()
+        .round(3)
+    )
     t.insert(0, "n", g.size())
     print(t.to_string())
     print("\n== fewest sequences per worker, and growth per sequence (ms)")

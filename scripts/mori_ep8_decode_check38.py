@@ -76,14 +76,26 @@ def model_decode_parts(row: str, per_rank: float) -> dict:
     p = next(q for q in points if q.id == f"inferencex_points:{row}")
     m, pr, dep, wl = priced_point(p)
     lay = dep.decode.layout
-    sc = step_cost(m, pr, lay, dep.precision, Batch.make(decode_seqs=per_rank * lay.dp,
-                                                          decode_ctx=wl.mean_isl + wl.mean_osl / 2,
-                                                          prefill_tokens=0, prefill_ctx=0))
+    sc = step_cost(
+        m,
+        pr,
+        lay,
+        dep.precision,
+        Batch.make(
+            decode_seqs=per_rank * lay.dp, decode_ctx=wl.mean_isl + wl.mean_osl / 2, prefill_tokens=0, prefill_ctx=0
+        ),
+    )
     coll = {c["collective"]: c["time_s"] / c["calls"] * 1e6 for c in sc.collective_rows(0)}
     moe_layers = m.num_moe_layers
     experts = sum(r["time_s"] for r in sc.op_rows(0) if r["op"] == "moe.experts") / moe_layers * 1e6
-    return {"dispatch": coll["moe.dispatch"], "combine": coll["moe.combine"], "experts": experts,
-            "step_ms": float(np.atleast_1d(sc.step_time_s)[0]) * 1e3, "ep": lay.ep, "layers": moe_layers}
+    return {
+        "dispatch": coll["moe.dispatch"],
+        "combine": coll["moe.combine"],
+        "experts": experts,
+        "step_ms": float(np.atleast_1d(sc.step_time_s)[0]) * 1e3,
+        "ep": lay.ep,
+        "layers": moe_layers,
+    }
 
 
 def main() -> None:
@@ -94,19 +106,25 @@ def main() -> None:
         mp = model_decode_parts(row, c)
         disp = interp(MORI_DISPATCH_FP8_US, c)
         tpot = f["measured"]["tpot_s"] * 1e3
-        print(f"row {row}: {c:.0f} sequences per DEP{mp['ep']} rank; measured TPOT {tpot:.1f} ms, model step at that "
-              f"batch {mp['step_ms']:.1f} ms: {tpot - mp['step_ms']:.1f} ms unpriced")
+        print(
+            f"row {row}: {c:.0f} sequences per DEP{mp['ep']} rank; measured TPOT {tpot:.1f} ms, model step at that "
+            f"batch {mp['step_ms']:.1f} ms: {tpot - mp['step_ms']:.1f} ms unpriced"
+        )
         print(f"  dispatch per layer: model {mp['dispatch']:.1f} us, MoRI MI350X FP8 {disp:.1f} us")
         for mode, t in MORI_COMBINE_US.items():
             print(f"  combine per layer: model {mp['combine']:.1f} us, MoRI MI350X {mode} {interp(t, c):.1f} us")
         lo = disp + min(interp(t, c) for t in MORI_COMBINE_US.values())
         hi = disp + max(interp(t, c) for t in MORI_COMBINE_US.values())
         a2a_model = mp["dispatch"] + mp["combine"]
-        print(f"  all-to-all per step ({mp['layers']} MoE layers): model {a2a_model * mp['layers'] / 1e3:.2f} ms, "
-              f"MoRI {lo * mp['layers'] / 1e3:.2f}-{hi * mp['layers'] / 1e3:.2f} ms")
+        print(
+            f"  all-to-all per step ({mp['layers']} MoE layers): model {a2a_model * mp['layers'] / 1e3:.2f} ms, "
+            f"MoRI {lo * mp['layers'] / 1e3:.2f}-{hi * mp['layers'] / 1e3:.2f} ms"
+        )
         fmoe = interp(AITER_EP8_FP4_US, c)
-        print(f"  routed experts per layer: model {mp['experts']:.1f} us, aiter MI355X EP8 MXFP4 (stages 1+2) "
-              f"{fmoe:.1f} us; per step {mp['experts'] * mp['layers'] / 1e3:.2f} vs {fmoe * mp['layers'] / 1e3:.2f} ms")
+        print(
+            f"  routed experts per layer: model {mp['experts']:.1f} us, aiter MI355X EP8 MXFP4 (stages 1+2) "
+            f"{fmoe:.1f} us; per step {mp['experts'] * mp['layers'] / 1e3:.2f} vs {fmoe * mp['layers'] / 1e3:.2f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ def per_user_step(step_of, users: int, workers: int, cap: int, sizes=None) -> fl
     p = 1.0 / workers
     num = den = 0.0
     for m in range(1, users + 1):
-        pm = comb(users, m) * p ** m * (1 - p) ** (users - m)
+        pm = comb(users, m) * p**m * (1 - p) ** (users - m)
         served = min(m, cap)
         num += pm * served * step_of(graph_padded(served, sizes) if sizes else served)
         den += pm * served
@@ -90,8 +90,16 @@ def _split(p, seqs_per_worker):
     pricer = with_pool_backends(pricer, dep.decode, model, lay)
     b = np.asarray(seqs_per_worker, dtype=float)
     ctx = np.full(b.shape, wl.decode_ctx)
-    sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=b, decode_ctx=ctx), dep.mtp,
-                   dep.memory_fraction, engine_memory=dep.memory_profile)
+    sc = step_cost(
+        model,
+        pricer,
+        lay,
+        dep.precision,
+        Batch.make(decode_seqs=b, decode_ctx=ctx),
+        dep.mtp,
+        dep.memory_fraction,
+        engine_memory=dep.memory_profile,
+    )
     return dep, sc
 
 
@@ -101,15 +109,17 @@ def main(rows) -> None:
 
     want = {f"inferencex_points:{r}": r for r in rows}
     pts, _ = load_inferencex(DEFAULT_POINTS)
-    print("| row | C | seqs/worker | TPOT meas ms | step implied ms | step model ms | gap ms | experts ms | "
-          "attention ms | collectives ms | draft ms | rest ms |")
+    print(
+        "| row | C | seqs/worker | TPOT meas ms | step implied ms | step model ms | gap ms | experts ms | "
+        "attention ms | collectives ms | draft ms | rest ms |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     pad_rows = []
     for p in pts:
         if p.id not in want or p.deployment is None or not p.measured.get("tpot_s") or p.deployment.decode is None:
             continue
         dep0 = p.deployment
-        workers, cap = dep0.decode.workers, dep0.max_running or 10 ** 9
+        workers, cap = dep0.decode.workers, dep0.max_running or 10**9
         s = min(p.concurrency / workers, cap)
         dep, sc = _split(p, [s])
         tps = dep.mtp.tokens_per_step if dep.mtp else 1.0
@@ -120,9 +130,11 @@ def main(rows) -> None:
         coll = sc.coll_time_s[:, 0].sum()
         step, draft = sc.step_time_s[0], sc.draft_s[0]
         implied = p.measured["tpot_s"] * tps
-        print(f"| {want[p.id]} | {p.concurrency:g} | {s:.1f} | {p.measured['tpot_s'] * 1e3:.2f} | {implied * 1e3:.2f} | "
-              f"{step * 1e3:.2f} | {(implied - step) * 1e3:+.2f} | {experts * 1e3:.2f} | {attn * 1e3:.2f} | "
-              f"{coll * 1e3:.2f} | {draft * 1e3:.2f} | {(step - experts - attn - coll - draft) * 1e3:.2f} |")
+        print(
+            f"| {want[p.id]} | {p.concurrency:g} | {s:.1f} | {p.measured['tpot_s'] * 1e3:.2f} | {implied * 1e3:.2f} | "
+            f"{step * 1e3:.2f} | {(implied - step) * 1e3:+.2f} | {experts * 1e3:.2f} | {attn * 1e3:.2f} | "
+            f"{coll * 1e3:.2f} | {draft * 1e3:.2f} | {(step - experts - attn - coll - draft) * 1e3:.2f} |"
+        )
         pad_rows.append((p, int(p.concurrency), workers, int(min(cap, 32))))
     if not pad_rows:
         return

@@ -69,8 +69,11 @@ def fitted_step_overhead() -> tuple[float, float, dict]:
     """(base step overhead, fitted v0.5.9 step overhead, {C: per-point value}), s."""
     pts, _ = load_inferencex(DEFAULT_POINTS)
     recipe = next(p for p in pts if p.id == RECIPE_ROW)
-    base = float(load_any_pricer(recipe.system, "calibrated", pricer="roofline",
-                                 stack=point_stack(recipe)).efficiency.step_overhead_s)
+    base = float(
+        load_any_pricer(
+            recipe.system, "calibrated", pricer="roofline", stack=point_stack(recipe)
+        ).efficiency.step_overhead_s
+    )
     t0, t1 = _tpot(recipe, base), _tpot(recipe, base + 0.005)
     slope = (t1 - t0) / 0.005
     meas = np.array([ISSUE_890_TPOT[c] for c in sorted(ISSUE_890_TPOT)])
@@ -87,9 +90,14 @@ def shipped_rule_value() -> float:
 def check() -> int:
     """0 when data/stacks.toml's rule is the fit's value (within :data:`CHECK_TOL_S`), else 1 with the fix."""
     _, s, _ = fitted_step_overhead()
-    return check_copied_value(f"{PROFILE} {RULE_FIELD} before {RULE_BEFORE}", shipped_rule_value(), s, CHECK_TOL_S,
-                              lambda v: f"{v * 1e3:.2f} ms",
-                              f"write value = {s * 1e3:.2f}e-3 in data/stacks.toml (and its source text)")
+    return check_copied_value(
+        f"{PROFILE} {RULE_FIELD} before {RULE_BEFORE}",
+        shipped_rule_value(),
+        s,
+        CHECK_TOL_S,
+        lambda v: f"{v * 1e3:.2f} ms",
+        f"write value = {s * 1e3:.2f}e-3 in data/stacks.toml (and its source text)",
+    )
 
 
 def main() -> None:
@@ -105,8 +113,10 @@ def main() -> None:
     print(f"fit (issue #890, MI325X 1k/1k v0.5.9): step_overhead_s at 0.5.19 {base * 1e3:.3f} ms")
     for i, c in enumerate(cs):
         m = ISSUE_890_TPOT[c]
-        print(f"  C={c}: measured TPOT {m * 1e3:.1f} ms | newest {t_new[i] * 1e3:.2f} ({t_new[i] / m - 1:+.1%}) | "
-              f"per-point step overhead {per[c] * 1e3:.2f} ms | fitted {t_old[i] * 1e3:.2f} ({t_old[i] / m - 1:+.1%})")
+        print(
+            f"  C={c}: measured TPOT {m * 1e3:.1f} ms | newest {t_new[i] * 1e3:.2f} ({t_new[i] / m - 1:+.1%}) | "
+            f"per-point step overhead {per[c] * 1e3:.2f} ms | fitted {t_old[i] * 1e3:.2f} ({t_old[i] / m - 1:+.1%})"
+        )
     print(f"step overhead before 0.5.12 = mean = {s * 1e3:.2f} ms (+{(s - base) * 1e3:.2f} ms per step)")
     held = [p for p in pts if p.id in HELD_OUT]
     print("held out (rows 26/28/34/35, C = 64, v0.5.9): throughput per GPU, error at 0.5.19 | at 0.5.9")
@@ -118,10 +128,14 @@ def main() -> None:
         rb = b[(b.id == p.id) & (b.metric == "throughput_per_chip")].iloc[0]
         ea.append(ra.error)
         eb.append(rb.error)
-        print(f"  row {p.id.split(':')[1]} {p.system} {p.isl}/{p.osl}: {ra.measured:.1f} | {ra.predicted:.1f} "
-              f"({ra.error:+.1%}) | {rb.predicted:.1f} ({rb.error:+.1%})")
-    print(f"  median |error| {np.median(np.abs(ea)):.1%} -> {np.median(np.abs(eb)):.1%}; "
-          f"bias {np.median(ea):+.1%} -> {np.median(eb):+.1%}")
+        print(
+            f"  row {p.id.split(':')[1]} {p.system} {p.isl}/{p.osl}: {ra.measured:.1f} | {ra.predicted:.1f} "
+            f"({ra.error:+.1%}) | {rb.predicted:.1f} ({rb.error:+.1%})"
+        )
+    print(
+        f"  median |error| {np.median(np.abs(ea)):.1%} -> {np.median(np.abs(eb)):.1%}; "
+        f"bias {np.median(ea):+.1%} -> {np.median(eb):+.1%}"
+    )
     print(f"step_overhead_s = {s:.4g}")
 
 
