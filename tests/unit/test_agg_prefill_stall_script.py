@@ -71,3 +71,18 @@ def test_measured_curve_by_hand():
 def test_measured_curve_names_the_missing_layout():
     with pytest.raises(ValueError, match="kernel_source: no deepgemm fp8_block curve .* moe_tp 4, ep 2"):
         stall.measured_curve(_moe_table(), "deepgemm", "fp8_block", 7168, 2048, 256, 8, 4, 2, "fp8")
+
+
+def test_unmeasured_layout_is_one_error_line():
+    # H200 TRT-LLM DeepSeek-R1 rows run EP8 at moe_tp 1, a layout aiconfigurator's deepgemm fp8_block table does not
+    # measure: the script ended in a ValueError traceback; now one 'error:' line naming kernel_source (exit status 1)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, str(root / "scripts" / "agg_prefill_stall.py"), "--system", "h200",
+                        "--framework", "trtllm", "--isl", "1024"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("error: kernel_source: no deepgemm fp8_block curve")
