@@ -550,3 +550,28 @@ def test_disaggregated_decode_kv_cap_agrees_with_the_simulator():
     sim = simulate(model, pricer, dep, workload=wl, concurrency=1024, seed=0, warmup=0).summary["ttft_s"]
     assert ana["limit"] == "kv_capacity (queueing)" and 760 < ana["decode_batch"] < 785  # 1.42 M / 1,843.2 ≈ 771
     assert ana["ttft_s"] == pytest.approx(sim["mean"], rel=TOL), (ana["ttft_s"], sim["mean"])
+
+
+#: InferenceX held-out TTFT rows (inferencex_points.csv row ids) whose configuration the steady median is checked on:
+#: MI300X / MI325X DeepSeek-R1 SGLang 8k/1k C 64, MI355X gpt-oss ATOM 8k/1k C 128, H200 DeepSeek-R1 SGLang 8k/1k C 32,
+#: B200 gpt-oss TRT-LLM 8k/1k C 256 and B200 DeepSeek-R1 SGLang 1k/1k C 64 (a poll every 30 steps)
+SPREAD_ROWS = (28, 26, 42, 64, 40, 72)
+
+
+@pytest.mark.parametrize("row", SPREAD_ROWS)
+def test_steady_median_agrees_with_the_simulator(monkeypatch, row):
+    """Round 51 (ttftmed51): the steady TTFT median with the wait's spread (serve/ttft_spread.py, STEADY_SPREAD_ON)
+    against the simulator's steady median (in-line warm-up of 30 waves: round 49 found 2 leave the idle start's
+    bunching in). Within 15% on every row; where the queue is a large part of TTFT (8k prompts) the spread brings it
+    nearer than the mean-as-median the switch replaces (those were +6% to +13% over the simulator)."""
+    from jalapeno.serve import ttft_spread
+
+    p, model, pricer, dep, wl = _validated(row)
+    c = int(p.concurrency)
+    sim = simulate(model, pricer, dep, workload=wl, concurrency=c, seed=0, warmup=30 * c).summary["ttft_s"]["p50"]
+    off = serve_at_concurrency(model, pricer, dep, wl, [c], idle_start=False).record(0)["ttft_p50_s"]
+    monkeypatch.setattr(ttft_spread, "STEADY_SPREAD_ON", True)
+    on = serve_at_concurrency(model, pricer, dep, wl, [c], idle_start=False).record(0)["ttft_p50_s"]
+    assert on == pytest.approx(sim, rel=TOL), (on, sim)
+    if wl.isl > 4096:
+        assert abs(on / sim - 1) < abs(off / sim - 1), (on, off, sim)

@@ -54,7 +54,7 @@ from jalapeno.serve.limits import batch_caps, decode_step_s, floored_steps, grap
 from jalapeno.serve.overlap_loop import arrival_busy, lag_steps
 from jalapeno.serve.adp_balance import adp_release_prompts
 from jalapeno.serve.queueing import agg_queue_s, poll_wait_s
-from jalapeno.serve import queueing
+from jalapeno.serve import queueing, ttft_spread
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -415,6 +415,11 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
     if lag:
         queue = queue + lag * tau * busy  # overlap_loop.admission_lag_s, with the P(busy) above
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
+    if ttft_spread.STEADY_SPREAD_ON and not times_only:  # the wait's spread in the quantiles (serve/ttft_spread.py)
+        width = (ttft_q[0.99] - ttft_q[0.5]) / 0.49  # the length terms, uniform in the length: L_0.99 − L_0.5 = 0.49·width
+        for k in QUANTILES:
+            shift = ttft_spread.quantile_shift_s(k, t_dec, head["s_chunk"], n_bar, tau, users, -width / 2, width / 2)
+            ttft_q[k] = ttft_q[k] + np.where(hold_s > 0, 0.0, shift)
     if times_only:
         return ttft_e2e(ttft_q[None], np.zeros_like(b), steps, tau)
     c = lam * (ttft_q[None] + steps * tau)

@@ -1,0 +1,90 @@
+"""serve/ttft_spread.py: the steady TTFT's quantiles from the batch-service queue's wait distribution (round 51)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jalapeno.serve import analytic, ttft_spread
+from jalapeno.serve.queueing import agg_queue_s
+from jalapeno.serve.ttft_spread import chunk_law, quantile_shift_s, wait_mean_s, wait_quantile_s
+
+# t_d = 40 ms decode-only step, s = 250 ms a chunk, λ_c = 2.5 chunks/s: ρ = λ_c·s = 0.625
+TD, S, LAM = 0.04, 0.25, 2.5
+
+
+def test_chunk_law_has_effect_1s_moments():
+    # by hand (serve/queueing.py effect 1): E[τ] = t_d/(1 − ρ) = 0.04/0.375 = 0.106667 s, so the chunks a step
+    # carries have mean λ_c·E[τ] = 0.266667 and variance Var τ / s² = n̄/(1 − ρ²) = 0.266667/0.609375 = 0.437607
+    pi = chunk_law([TD], [S], [LAM])[0]
+    j = np.arange(pi.size)
+    mean = float(pi @ j)
+    assert mean == pytest.approx(0.266667, rel=1e-4)
+    assert float(pi @ j**2) - mean**2 == pytest.approx(0.437607, rel=1e-4)
+
+
+def test_mean_wait_is_the_queue_agg_queue_s_prices():
+    # by hand: ΔTTFT = s·min(n̄, 1) + s·ρ²/(1 − ρ²) + s·ρ/(2(1 − ρ²)) = 0.066667 + 0.160256 + 0.128205 = 0.355128 s;
+    # the no-queue wait τ/2 + t_d + s·max(n̄, 1) = 0.053333 + 0.04 + 0.25 = 0.343333 s: E[W] = 0.698462 s
+    assert float(wait_mean_s([TD], [S], [LAM])[0]) == pytest.approx(0.698462, rel=1e-4)
+    tau = TD / (1 - LAM * S)
+    no_queue = tau / 2 + TD + S
+    queue = float(agg_queue_s(S, LAM * tau, tau, 1e12))  # C → ∞: no arrival-theorem scaling
+    assert float(wait_mean_s([TD], [S], [LAM])[0]) == pytest.approx(no_queue + queue, rel=1e-4)
+
+
+def _simulated_waits(td: float, s: float, lam: float, steps: int = 400_000, seed: int = 1) -> np.ndarray:
+    """The batch-service queue run step by step (Poisson arrivals, each step carrying the chunks that arrived during
+    the one before): each arrival's wait to the end of the step that carries it."""
+    rng = np.random.default_rng(seed)
+    j, waits = 0, []
+    for _ in range(steps):
+        tau = td + s * j
+        n = rng.poisson(lam * tau)
+        if n:
+            u = rng.random(n)
+            waits.append(tau * (1 - u) + td + s * n)  # rest of this step, then the next carries all n
+        j = n
+    return np.concatenate(waits)
+
+
+def test_quantiles_agree_with_the_queue_run_step_by_step():
+    w = _simulated_waits(TD, S, LAM)
+    for q in (0.5, 0.9):
+        assert float(wait_quantile_s(q, [TD], [S], [LAM])[0]) == pytest.approx(float(np.quantile(w, q)), rel=0.02)
+    assert float(wait_mean_s([TD], [S], [LAM])[0]) == pytest.approx(float(w.mean()), rel=0.02)
+    # the median sits below the mean (the wait is skewed): the point of the module
+    assert float(wait_quantile_s(0.5, [TD], [S], [LAM])[0]) < 0.95 * float(w.mean())
+
+
+def test_no_queue_and_symmetric_lengths_leave_the_quantiles_alone():
+    # a lone user (C = 1): no other arrivals, W = t_d + s + U·t_d is uniform, symmetric as the lengths: no shift
+    assert float(quantile_shift_s(0.5, [TD], [S], [0.3], [0.1], [1], [-0.05], [0.05])[0]) == 0.0
+    # with a queue the median moves down and the p90 up (the skew), by less than the queue's own scale s
+    lo, hi = [-0.05], [0.05]
+    med = float(quantile_shift_s(0.5, [TD], [S], [0.27], [0.107], [1e9], lo, hi)[0])
+    p90 = float(quantile_shift_s(0.9, [TD], [S], [0.27], [0.107], [1e9], lo, hi)[0])
+    assert -S < med < -0.01
+    assert p90 > 0.0
+
+
+def test_switch_off_keeps_the_median_at_the_mean_and_on_moves_only_quantiles(monkeypatch):
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import Workload
+
+    assert ttft_spread.STEADY_SPREAD_ON is False  # shipped off (round 51, ttftmed51)
+    model, pr = load_model("deepseek-r1"), load_pricer("mi325x")
+    dep, wl = Deployment(get_precision("fp8"), Pool(Layout(tp=8))), Workload("8k/1k", 8192, 1024, 0.8)
+    off = serve_at_concurrency(model, pr, dep, wl, [64], idle_start=False).record(0)
+    assert off["ttft_p50_s"] == pytest.approx(off["ttft_s"], rel=1e-9)  # lengths symmetric: median = mean
+    monkeypatch.setattr(ttft_spread, "STEADY_SPREAD_ON", True)
+    on = serve_at_concurrency(model, pr, dep, wl, [64], idle_start=False).record(0)
+    assert on["ttft_s"] == off["ttft_s"] and on["tpot_s"] == off["tpot_s"]
+    assert on["ttft_p50_s"] < 0.97 * off["ttft_p50_s"]
+    assert on["ttft_p99_s"] > off["ttft_p99_s"]
+    assert analytic.QUANTILES == (0.5, 0.9, 0.99)
