@@ -457,8 +457,28 @@ def load_model_file(path: Path, name: str | None = None) -> ModelSpec:
         if not too_many_digits(e):
             raise
         raise SpecError(str(path), too_many_digits_problem(), TOO_MANY_DIGITS_FIX) from None
-    stem = path.stem if path.stem != "config" else path.parent.name
-    return model_from_config(cfg, name or stem, str(path))
+    return model_from_config(cfg, name or file_model_name(path), str(path))
+
+
+def file_model_name(path: Path) -> str:
+    """The name a model file is shown by: its file name without ``.json``, or for a file named ``config.json`` its
+    folder's name (the folder's path resolved, not the file's: a hub cache's config.json links into its blobs/); in
+    a Hugging Face hub cache (``models--ORG--NAME/snapshots/HASH/config.json``) the repository's NAME, not the
+    snapshot hash. ``-m ./config.json`` (or a bare ``config.json``) named the model '' (``Path("config.json")
+    .parent.name``): a blank title, and errors reading "TP3 does not divide 's 32 attention heads" (newuser51).
+
+    >>> file_model_name(Path("/m/llama-8b/config.json")), file_model_name(Path("/m/my-moe.json"))
+    ('llama-8b', 'my-moe')
+    >>> file_model_name(Path("/hub/models--Qwen--Qwen3-30B-A3B/snapshots/ad44e777/config.json"))
+    'Qwen3-30B-A3B'
+    """
+    if path.stem != "config":
+        return path.stem
+    folder = path.parent.resolve()
+    repo = folder.parent.parent.name
+    if folder.parent.name == "snapshots" and repo.startswith("models--"):
+        return repo.rsplit("--", 1)[-1]
+    return folder.name or path.stem
 
 
 #: The DSA indexer's fields of a DeepSeek-V3.2 config.json (its ``index_topk`` switches the indexer on).
