@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from cli_runner import check_error, run
 
 #: A Llama-3.1-8B-shaped config.json (the fields a Hugging Face llama config gives).
@@ -55,3 +56,49 @@ def test_a_hub_cache_config_is_named_after_its_repository_not_the_snapshot_hash(
     code, out, err = run(capsys, "models", "show", str(snap / "config.json"), "--json")
     assert code == 0, err
     assert json.loads(out)["name"] == "Llama-3.1-8B"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_notes():
+    """The capacity note is said once per process per system: forget the ones an earlier test said."""
+    from jalapeno.cli import system_opts
+
+    for k in [k for k in system_opts._NOTED if k.startswith("capacity-only:")]:
+        system_opts._NOTED.discard(k)
+
+
+def _note_lines(err: str, word: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.startswith("note:") and word in ln]
+
+
+def test_raising_the_capacity_alone_says_the_usable_hbm_stays_the_bases(capsys, tmp_path):
+    """Jalapeño's file states hbm_usable_gib = 216 (= its 216 GiB nominal). A variant raising hbm_capacity_gib to
+    288 (8 x 36 GiB stacks) without hbm_usable_gib is fitted in 216 GiB still: predict's memory fit is the base's,
+    and the run said nothing. The note names the key to set and the two figures, 288 and 216 GiB."""
+    v = tmp_path / "big.toml"
+    v.write_text('base = "jalapeno"\n[chip]\nhbm_capacity_gib = 288\n')
+    code, out, err = run(capsys, "hardware", "show", str(v), "--json")
+    assert code == 0, err
+    chip = json.loads(out)["chip"]
+    assert chip["hbm_capacity_bytes"] == 288 * 2**30 and chip["hbm_usable_bytes"] == 216 * 2**30
+    (note,) = _note_lines(err, "hbm_capacity_gib")
+    for words in ("nominal HBM to 288 GiB", "stays 216 GiB", "set chip.hbm_usable_gib too"):
+        assert words in note, note
+    # the same by --set, in GB: GB300's file states hbm_usable_gb = 279 of 288 GB; 400 GB nominal keeps 279
+    code, out, err = run(capsys, "hardware", "show", "gb300-nvl72", "--set", "chip.hbm_capacity_gb=400", "--json")
+    assert code == 0, err
+    (note,) = _note_lines(err, "hbm_capacity_gb")
+    assert "nominal HBM to 400 GB" in note and "stays 279 GB" in note and "set chip.hbm_usable_gb too" in note
+
+
+def test_no_capacity_note_where_usable_is_set_or_follows(capsys):
+    """Usable given with the capacity: nothing stays behind. H200's file states no usable HBM, so usable follows
+    the 200 GB capacity (200 = 200): no note either."""
+    sets = ("--set", "chip.hbm_capacity_gib=288", "--set", "chip.hbm_usable_gib=280")
+    code, out, err = run(capsys, "hardware", "show", "jalapeno", *sets, "--json")
+    assert code == 0, err
+    assert not _note_lines(err, "hbm_capacity"), err
+    code, out, err = run(capsys, "hardware", "show", "h200", "--set", "chip.hbm_capacity_gb=200", "--json")
+    assert code == 0, err
+    assert json.loads(out)["chip"]["hbm_usable_bytes"] == 200e9
+    assert not _note_lines(err, "hbm_capacity"), err

@@ -140,6 +140,35 @@ def note_stacks_only(overrides, system, base_stacks: int | None = None, base: st
                    markup=False, highlight=False, soft_wrap=True)
 
 
+#: The keys of a chip's nominal and of its usable HBM capacity (either unit).
+CAPACITY_KEYS = ("chip.hbm_capacity_gib", "chip.hbm_capacity_gb")
+USABLE_KEYS = ("chip.hbm_usable_gib", "chip.hbm_usable_gb")
+
+
+def note_capacity_only(system) -> None:
+    """Say once per system that a capacity override (``chip.hbm_capacity_*``, from a variant file or ``--set``)
+    without a usable one left the usable HBM — what weights, KV cache and activations are fitted in — at the base's
+    stated ``chip.hbm_usable_*``, below the new capacity. A Jalapeño variant with ``hbm_capacity_gib = 288`` (the
+    docs' "set chip.hbm_capacity_gib for what the stacks add") was priced with the base's 216 GiB, exactly as
+    without it, with no word (newuser51); only ``hardware show``'s "HBM usable" row said so. Lowering the capacity
+    alone is refused (usable above nominal, specs/system_load.py); a base that states no usable HBM follows the
+    capacity, and no note is due. ``system``: a loaded System (its ``origin`` as specs/variants.py builds it)."""
+    o = system.origin
+    keys = {k.split(":", 1)[-1] for k, _ in (o.overrides if o is not None else ())}
+    c = system.chip
+    cap = next((k for k in CAPACITY_KEYS if k in keys), None)
+    key = f"capacity-only:{system.path or system.name}"
+    if cap is None or keys & set(USABLE_KEYS) or c.hbm_usable_bytes >= c.hbm_capacity_bytes * 0.9999 or key in _NOTED:
+        return
+    _NOTED.add(key)
+    gib = cap.endswith("gib")  # the figures in the unit of the key given
+    usable, unit, scale = (USABLE_KEYS[0], "GiB", 2**30) if gib else (USABLE_KEYS[1], "GB", 1e9)
+    _err.print(f"note: {system.name}: {cap} sets the nominal HBM to {c.hbm_capacity_bytes / scale:,.4g} {unit}, but "
+               f"the usable HBM the weights and KV cache are fitted in stays {c.hbm_usable_bytes / scale:,.4g} {unit}, "
+               f"as the base's file states it: set {usable} too for what the extra capacity adds (docs/catalog.md, "
+               "'Variants')", markup=False, highlight=False, soft_wrap=True)
+
+
 def _base_stacks(system: str, overrides) -> int | None:
     """The HBM stack count of ``system`` without ``overrides``, where a ``chip.hbm_stacks`` override is among
     them (else None: the base is not loaded for nothing)."""
@@ -270,6 +299,7 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
     note_table_variant(pr)
     note_power_only(overrides)  # after the load: a refused variant gets its one error alone
     note_stacks_only(overrides, pr.system, _base_stacks(system, overrides), str(system))
+    note_capacity_only(pr.system)
     note_ignored_level_keys(pr.system)
     return pr
 
