@@ -102,3 +102,52 @@ def test_no_capacity_note_where_usable_is_set_or_follows(capsys):
     assert code == 0, err
     assert json.loads(out)["chip"]["hbm_usable_bytes"] == 200e9
     assert not _note_lines(err, "hbm_capacity"), err
+
+
+def test_a_calibration_folder_without_the_system_names_what_it_holds(capsys, tmp_path):
+    """README: `jalapeno calibrate --out-dir my-calibration && jalapeno validate --efficiency my-calibration`. After
+    `calibrate -s h200 --out-dir DIR` (DIR holds h200.toml only), validate said "DIR/gb200-nvl72.toml not found. Fix:
+    give ... a directory written by `jalapeno calibrate --out-dir DIR`": the very folder given. Now it names what the
+    folder holds (h200), the calibrate command that writes the missing system and --systems."""
+    import shutil
+
+    from jalapeno.specs.calibration import _DIR
+
+    shutil.copy(str(_DIR / "h200.toml"), tmp_path / "h200.toml")  # what calibrate -s h200 --out-dir writes
+    check_error(
+        *run(
+            capsys,
+            "predict",
+            "-s",
+            "b200",
+            "-m",
+            "llama-3.3-70b",
+            "--tp",
+            "8",
+            "-c",
+            "8",
+            "--efficiency",
+            str(tmp_path),
+        ),
+        "b200.toml not found",
+        "it holds h200",
+        f"jalapeno calibrate -s b200 --out-dir {tmp_path}",
+        "--systems",
+    )
+    code, out, err = run(
+        capsys,
+        "predict",
+        "-s",
+        "h200",
+        "-m",
+        "llama-3.3-70b",
+        "--tp",
+        "8",
+        "-c",
+        "8",
+        "--efficiency",
+        str(tmp_path),
+        "--json",
+    )
+    assert code == 0, err  # the system it holds is priced with it
+

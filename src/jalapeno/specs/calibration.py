@@ -51,8 +51,26 @@ def _calibration_path(which: str, system: str) -> Path | None:
             raise UnknownNameError("efficiency", f"the folder {which} does not exist",
                                    "give a set name (calibrated, low, high, spec), an existing directory written by "
                                    "`jalapeno calibrate --out-dir DIR` (holding <system>.toml) or a calibration .toml file")
-        return p / f"{Path(system).stem}.toml"
+        f = p / f"{Path(system).stem}.toml"
+        if not f.is_file():
+            raise _missing_in_folder(which, p, Path(system).stem)
+        return f
     return None
+
+
+def _missing_in_folder(which: str, folder: Path, stem: str) -> UnknownNameError:
+    """The error for a calibration folder without ``<stem>.toml``, naming the systems it does hold: after
+    ``calibrate -s h200 --out-dir DIR``, ``validate --efficiency DIR`` said "DIR/gb200-nvl72.toml not found. Fix: give
+    ... a directory written by `jalapeno calibrate --out-dir DIR`", of a directory so written (newuser51)."""
+    from jalapeno.specs.catalog import list_systems
+
+    held = sorted(f.stem for f in folder.glob("*.toml"))
+    holds = f"it holds {', '.join(held)}" if held else "it holds no calibration .toml"
+    only = f", or price only the systems it holds ({', '.join(held)}; validate and compare take --systems)" if held else ""
+    write = (f"write {stem}'s with `jalapeno calibrate -s {stem} --out-dir {which}`" if stem in list_systems() else
+             f"give the calibration .toml file itself (--efficiency FILE.toml), or copy one there as {stem}.toml")
+    return UnknownNameError("efficiency", f"{folder / (stem + '.toml')} not found: {holds} (`jalapeno calibrate "
+                            "--out-dir DIR` writes the systems its --systems names)", write + only)
 
 
 def _read_calibration_file(path: Path) -> dict:
