@@ -151,3 +151,13 @@ def test_a_calibration_folder_without_the_system_names_what_it_holds(capsys, tmp
     )
     assert code == 0, err  # the system it holds is priced with it
 
+
+def test_efficiency_help_names_the_calibration_folder_every_command_takes(capsys):
+    """--efficiency's help said "calibrated, low, high or spec." on validate, predict, plan, compare, ... while each
+    takes the folder `calibrate --out-dir` writes (the README's own example) or one calibration .toml."""
+    for cmd in ("validate", "predict", "plan", "compare", "hardware show"):
+        code, out, err = run(capsys, *cmd.split(), "--help")
+        assert code == 0, err
+        text = " ".join(out.replace("│", " ").split())
+        assert "or a folder written by `jalapeno calibrate --out-dir DIR`" in text, cmd
+

@@ -310,9 +310,17 @@ def mtp_acceptance_option():
     return typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp).")
 
 
+#: ``--efficiency``'s help, one text on every command: a set name, or the folder / file ``calibrate --out-dir`` writes
+#: (specs/calibration._calibration_path). The help said "calibrated, low, high or spec." while the README's own
+#: example runs ``validate --efficiency my-calibration`` (newuser51).
+EFFICIENCY_HELP = ("Efficiency set: calibrated (default), low, high or spec, or a folder written by `jalapeno calibrate "
+                   "--out-dir DIR` (its <system>.toml) or one calibration .toml file.")
+
+
 def efficiency_option():
-    """``--efficiency``: the efficiency set that prices the system: calibrated (default), low, high or spec."""
-    return typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec.")
+    """``--efficiency``: the efficiency set that prices the system: calibrated (default), low, high, spec, or a
+    calibration folder / file (:data:`EFFICIENCY_HELP`)."""
+    return typer.Option("calibrated", "--efficiency", help=EFFICIENCY_HELP)
 
 
 # ---- precision options shared by every command that takes a precision ---------------------------

@@ -6,7 +6,9 @@ import math
 
 import typer
 
-from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console, isl_option, model_option, osl_option, print_json
+from jalapeno.cli.common import (
+    FIXED_WORKLOAD_HELP, console, efficiency_option, isl_option, model_option, osl_option, print_json,
+)
 from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
 
 
@@ -37,8 +39,7 @@ def plan(
     max_task_min: float = typer.Option(None, "--max-task-min", help="Agentic workloads: the longest mean time to "
                                        "finish one agent task, minutes (their speed floor; default none)."),
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
-    efficiency: str = typer.Option("calibrated", "--efficiency",
-                                   help="Efficiency set: calibrated (default), low, high or spec."),
+    efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
 ) -> None:

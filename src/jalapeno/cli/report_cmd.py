@@ -10,6 +10,7 @@ import typer
 from jalapeno.cli.common import (
     FIXED_WORKLOAD_HELP,
     check_writable,
+    efficiency_option,
     isl_option,
     list_items,
     model_option,
@@ -46,8 +47,7 @@ def report(
                                help="Also sweep the low/high efficiency sets (a measured system: its validate error band) and shade each system's band."),
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
     at: str = typer.Option("35,60,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
-    efficiency: str = typer.Option("calibrated", "--efficiency",
-                                   help="Efficiency set: calibrated (default), low, high or spec."),
+    efficiency: str = efficiency_option(),
     measured: str = typer.Option("shipped", "--measured", help=MEASURED_HELP),
     like_for_like: bool = typer.Option(False, "--like-for-like",
                                        help="Overlay only the measured points whose configuration (precision, "

@@ -126,8 +126,7 @@ def compare(
                               "need=50): the tiers table gives each system's tok/s/chip, tok/s/kW and $/M tok at each "
                               "(agentic: task-time ceilings in minutes, default fast=10,ultra_fast=5)."),
     stack: str = stack_option(),
-    efficiency: str = typer.Option("calibrated", "--efficiency",
-                                   help="Efficiency set: calibrated (default), low, high or spec."),
+    efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
     concurrency: str = typer.Option(None, "--concurrency", "-c",
