@@ -161,3 +161,25 @@ def test_efficiency_help_names_the_calibration_folder_every_command_takes(capsys
         text = " ".join(out.replace("│", " ").split())
         assert "or a folder written by `jalapeno calibrate --out-dir DIR`" in text, cmd
 
+
+def test_plan_names_the_efficiency_set_it_priced_and_audits_it(capsys):
+    """plan --efficiency spec said "how sure: this plan prices the calibrated efficiencies only", and its audit
+    command (no --efficiency) priced the calibrated point instead of the plan's."""
+    code, out, err = run(
+        capsys,
+        "plan",
+        "-s",
+        "h200",
+        "-m",
+        "llama-3.3-70b",
+        "--chips",
+        "8",
+        "--min-interactivity",
+        "30",
+        "--efficiency",
+        "spec",
+    )
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "this plan prices the efficiency set spec only" in text and "calibrated efficiencies" not in text
+    assert "--efficiency spec --serving" in text  # the audit command prices the same set
