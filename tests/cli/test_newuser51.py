@@ -183,3 +183,15 @@ def test_plan_names_the_efficiency_set_it_priced_and_audits_it(capsys):
     text = " ".join(out.split())
     assert "this plan prices the efficiency set spec only" in text and "calibrated efficiencies" not in text
     assert "--efficiency spec --serving" in text  # the audit command prices the same set
+
+
+def test_a_yaml_system_file_is_told_to_be_toml(capsys, tmp_path, monkeypatch):
+    """`hardware show mychip.yaml` said "pass it as ./mychip.yaml (read as a system TOML)", and that said
+    "malformed TOML: Expected '=' after a key ... Fix: fix the TOML syntax": a YAML file is never read. Both now say
+    a system is a TOML file and show one."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mychip.yaml").write_text("base: jalapeno\nchip:\n  hbm_stacks: 8\n")
+    check_error(
+        *run(capsys, "hardware", "show", "mychip.yaml"), "is a YAML file", "write it as TOML", 'base = "jalapeno"'
+    )
+    check_error(*run(capsys, "hardware", "show", "./mychip.yaml"), "this is YAML", "write it as TOML")

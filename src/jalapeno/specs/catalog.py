@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jalapeno.errors import UnknownNameError
 from jalapeno.specs.efficiency import Efficiency
-from jalapeno.specs.files import chain_stamp, file_stamp
+from jalapeno.specs.files import TOML_EXAMPLE, chain_stamp, file_stamp
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.model_config import load_model_file
@@ -62,6 +62,10 @@ def _is_dir(name: str) -> bool:
 
 def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameError:
     ext, what = {"system": (".toml", "a system TOML"), "model": (".json", "a config.json")}[kind]
+    if kind == "system" and name and _is_file(name) and Path(name).suffix.lower() in (".yaml", ".yml"):
+        # was "pass it as ./my.yaml (read as a system TOML)", which then failed as malformed TOML (newuser51)
+        return UnknownNameError(kind, f"{name!r} is a YAML file, and a system is read from a TOML file (no YAML "
+                                "reader)", f"write it as TOML, e.g. {TOML_EXAMPLE}, and pass that .toml")
     if name and _is_file(name):  # ``hardware show my.cfg``: a file, read as a name for its suffix
         return UnknownNameError(kind, f"{name!r} is a file but not a catalog {kind}, and a file is read as "
                                 f"{what} only when its path ends in {ext} or holds a folder",

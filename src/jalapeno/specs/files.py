@@ -277,16 +277,24 @@ def csv_rows(text: str, where: str) -> list[dict[str, str]]:
     return rows
 
 
-def toml_syntax_fix(text: str, path: str | Path,
-                    example: str = 'base = "jalapeno" and dotted keys such as chip.tdp_w = 600 (docs/catalog.md)') -> str:
+#: The example of a system TOML that a fix names (a JSON or YAML file given where TOML is read).
+TOML_EXAMPLE = 'base = "jalapeno" and dotted keys such as chip.tdp_w = 600 (docs/catalog.md)'
+
+
+def toml_syntax_fix(text: str, path: str | Path, example: str = TOML_EXAMPLE) -> str:
     """The fix of a TOML syntax error: a JSON file given where TOML is read (``--system my.json`` got
-    'malformed TOML: Invalid statement (at line 1, column 1). Fix: fix the TOML syntax') is named as such.
+    'malformed TOML: Invalid statement (at line 1, column 1). Fix: fix the TOML syntax') is named as such, and so
+    is a YAML one by its suffix (``--system ./my.yaml``, newuser51).
 
     >>> toml_syntax_fix('{"base": "jalapeno"}', "s.json")
     'this is JSON (TOML is read here): write it as TOML, e.g. base = "jalapeno" and dotted keys such as chip.tdp_w = 600 (docs/catalog.md)'
+    >>> toml_syntax_fix("base: jalapeno", "./s.yaml")[:47]
+    'this is YAML (TOML is read here): write it as T'
     >>> toml_syntax_fix("base = ", "s.toml")
     'fix the TOML syntax'
     """
     if str(path).lower().endswith(".json") or text.lstrip().startswith(("{", "[{")):
         return f"this is JSON (TOML is read here): write it as TOML, e.g. {example}"
+    if str(path).lower().endswith((".yaml", ".yml")):
+        return f"this is YAML (TOML is read here): write it as TOML, e.g. {example}"
     return "fix the TOML syntax"
