@@ -195,3 +195,59 @@ def test_a_yaml_system_file_is_told_to_be_toml(capsys, tmp_path, monkeypatch):
         *run(capsys, "hardware", "show", "mychip.yaml"), "is a YAML file", "write it as TOML", 'base = "jalapeno"'
     )
     check_error(*run(capsys, "hardware", "show", "./mychip.yaml"), "this is YAML", "write it as TOML")
+
+
+#: A chip of the user's own, no base: every figure an assumption the user wrote (docs/catalog.md's schema).
+OWN_CHIP = """schema_version = 1
+name = "mychip"
+description = "hypothetical 8-stack inference chip"
+vendor_verified = false
+
+[chip]
+name = "MyChip"
+peak_dense_tflops.bf16 = { value = 2500, source = "assumption" }
+peak_dense_tflops.fp8 = { value = 5000, source = "assumption" }
+hbm_capacity_gib = { value = 288, source = "assumption: 8 x 36 GiB" }
+hbm_bandwidth_tb_per_s = { value = 16, source = "assumption" }
+hbm_stacks = { value = 8, source = "assumption" }
+tdp_w = { value = 1000, source = "assumption" }
+
+[[levels]]
+name = "node"
+chips = 8
+scope = "scale_up"
+topology = "switched"
+bandwidth_gb_per_s = { value = 900, source = "assumption" }
+latency_us = { value = 1.0, source = "assumption" }
+
+[power]
+allin_kw_per_chip = { value = 2.0, source = "assumption" }
+
+[cost]
+usd_per_chip_hour = { value = 2.0, source = "assumption" }
+"""
+
+PLAN_8B = ("--target", "1e5", "--min-interactivity", "50", "-w", "1k1k")
+
+
+def test_a_price_the_user_wrote_is_not_called_published(capsys, tmp_path):
+    """plan on a system file of the user's own said "price basis: published: assumption": the $2.00/chip-hour the
+    user wrote, source "assumption", read as a published figure. Likewise a variant file that states its own
+    price. A catalog system's cited price stays "published"."""
+    _config(tmp_path / "llama-8b")
+    model = str(tmp_path / "llama-8b" / "config.json")
+    (tmp_path / "own.toml").write_text(OWN_CHIP)
+    (tmp_path / "quote.toml").write_text(
+        'base = "h200"\nname = "h200-quote"\ncost.usd_per_chip_hour = { value = 1.9, source = "my vendor quote" }\n'
+    )
+    for system, basis in (
+        ("own.toml", "given in the system file: assumption"),
+        ("quote.toml", "given in the system file: my vendor quote"),
+        ("h200", "published: InferenceX constants.ts costh"),
+    ):
+        code, out, err = run(
+            capsys, "plan", "-s", str(tmp_path / system) if system.endswith(".toml") else system, "-m", model, *PLAN_8B
+        )
+        assert code == 0, err
+        (line,) = [ln for ln in out.splitlines() if "price basis:" in ln]
+        assert f"price basis: {basis}" in line, line

@@ -61,13 +61,15 @@ BASIS_FIELD = "price_basis"
 _OVERRIDE = "override "
 
 
-def basis_text(name: str, source: str, estimate: bool) -> str:
+def basis_text(name: str, source: str, estimate: bool, user_file: bool = False) -> str:
     """One line for a reader: what the $/chip-hour of the system ``hardware show`` knows as ``name`` rests on,
     from its file's ``cost.usd_per_chip_hour`` ``source`` and ``estimate`` flag: ``published: <source up to its
     first ;>`` (a figure the file cites, e.g. InferenceX's TCO table, with its bracketed detail), ``estimated:
     <why>`` (:func:`estimate_reason`), ``derived: the base's published price + <change>`` (a ``--set`` variant's
-    followed price, specs/power.follow_variant), ``given: <override>`` (``--set cost.usd_per_chip_hour``), then
-    where the full source is. The JSON outputs carry it as :data:`BASIS_FIELD`.
+    followed price, specs/power.follow_variant), ``given: <override>`` (``--set cost.usd_per_chip_hour``), ``given in
+    the system file: <source>`` (``user_file``: the figure is a user file's own, where "published" told a price the
+    user wrote, source "assumption", as cited: newuser51), then where the full source is. The JSON outputs carry it
+    as :data:`BASIS_FIELD`.
 
     >>> basis_text("gb200-nvl72", "InferenceX constants.ts costh (hyperscaler owner, 4-year life)", False)
     'published: InferenceX constants.ts costh (hyperscaler owner, 4-year life); its source in full: `jalapeno hardware show gb200-nvl72`, cost.usd_per_chip_hour'
@@ -77,6 +79,8 @@ def basis_text(name: str, source: str, estimate: bool) -> str:
     "derived: the base's published price + HBM capex -64 GB x 15 $/GB"
     >>> basis_text("h200", "override cost.usd_per_chip_hour = 3 (--set; was 1.41: InferenceX)", False)[:42]
     'given: override cost.usd_per_chip_hour = 3'
+    >>> basis_text("my.toml", "assumption", False, user_file=True)[:38]
+    'given in the system file: assumption; '
     """
     clause = first_clause(source)
     if clause.startswith(_OVERRIDE):
@@ -85,6 +89,8 @@ def basis_text(name: str, source: str, estimate: bool) -> str:
         why = f"estimated: {estimate_reason(name, source)}"
     elif clause.startswith(_FOLLOWED):
         why = f"derived: the base's published price {clause}"
+    elif user_file:
+        why = f"given in the system file: {source.split(';', 1)[0].strip().rstrip('.,')}" if clause else "no source given"
     else:  # a cited figure keeps its bracketed detail (whose table, which owner): only the first ';' part
         why = f"published: {source.split(';', 1)[0].strip().rstrip('.,')}" if clause else "no source given"
     return f"{why}; its source in full: `jalapeno hardware show {name}`, cost.usd_per_chip_hour"
@@ -96,9 +102,24 @@ def system_basis(system) -> str:
     from jalapeno.analysis.capacity import is_price_estimate
     from jalapeno.specs.catalog import hardware_show_name
 
-    return basis_text(
-        hardware_show_name(system), system.sources.get("cost.usd_per_chip_hour", ""), is_price_estimate(system)
-    )
+    name = hardware_show_name(system)
+    return basis_text(name, system.sources.get("cost.usd_per_chip_hour", ""), is_price_estimate(system),
+                      user_file=_user_price(system, name))
+
+
+def _user_price(system, name: str) -> bool:
+    """Whether ``system``'s $/chip-hour is a user file's own: a file that is no catalog system nor rooted in one
+    (no ``base`` chain to the catalog), or a variant file that states ``cost.usd_per_chip_hour`` itself (a
+    ``--set`` one reads ``given:`` already)."""
+    from jalapeno.specs.catalog import list_systems
+
+    if name in list_systems():
+        return False
+    o = system.origin
+    if o is None:
+        return bool(system.path)
+    root_is_catalog = o.root is not None and o.root in list_systems()
+    return not root_is_catalog or any(k == "cost.usd_per_chip_hour" for k, _ in o.overrides)
 
 
 def basis_lines(systems) -> list[str]:
