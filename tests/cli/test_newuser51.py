@@ -251,3 +251,17 @@ def test_a_price_the_user_wrote_is_not_called_published(capsys, tmp_path):
         assert code == 0, err
         (line,) = [ln for ln in out.splitlines() if "price basis:" in ln]
         assert f"price basis: {basis}" in line, line
+
+
+def test_plan_on_a_file_without_calibration_says_it_priced_the_defaults(capsys, tmp_path):
+    """A system file with no base is priced with the documented default efficiencies (set spec; the run's own note
+    says so), yet plan's closing line said "this plan prices the calibrated efficiencies only"."""
+    _config(tmp_path / "llama-8b")
+    (tmp_path / "own.toml").write_text(OWN_CHIP)
+    code, out, err = run(
+        capsys, "plan", "-s", str(tmp_path / "own.toml"), "-m", str(tmp_path / "llama-8b" / "config.json"), *PLAN_8B
+    )
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "this plan prices the documented default efficiencies (set spec:" in text
+    assert "calibrated efficiencies" not in text

@@ -122,7 +122,7 @@ def plan(
         console.print(f"deployment: {ft.point.deployment.label} ({ft.point.deployment.chips:,} chips per instance)")
         for line in lines + basis_lines([s]):
             console.print("  " + line, soft_wrap=True)
-        _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets, efficiency)
+        _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s))
         return
     # fewest / fewest_boxes search every instance size's own frontier (as --chips): the system's frontier drops
     # a small instance a larger one dominates, the one a target of a few instances fits in fewest chips
@@ -154,15 +154,22 @@ def plan(
     console.print(f"deployment: {cp.point.deployment.label} ({cp.chips_per_instance:,} chips per instance)")
     for line in cp.arithmetic() + basis_lines([s]):
         console.print("  " + line, soft_wrap=True)
-    _closing_notes(cp.point, min_interactivity, system, model, wl, isl, sets, efficiency)
+    _closing_notes(cp.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s))
+
+
+def _uncalibrated(s) -> bool:
+    """Whether system ``s`` is a file with no calibration to price (no ``base``, no ``calibration``): every set
+    name then prices the documented defaults (specs/variants.efficiency_note)."""
+    return s.origin is not None and s.origin.calibration is None
 
 
 def _closing_notes(point, min_interactivity: float, system: str, model: str, wl, isl, sets,
-                   efficiency: str = "calibrated") -> None:
+                   efficiency: str = "calibrated", uncalibrated: bool = False) -> None:
     """The lines after a plan's arithmetic (``--target`` and ``--chips`` alike): the no-floor note when there is
     no floor, and 'how sure', the audit command that gives the plan's point its band. ``efficiency``: the set the plan
     priced (``--efficiency``), named in the line and passed to the audit: ``plan --efficiency spec`` said "this plan
-    prices the calibrated efficiencies only", and its audit priced another point (newuser51)."""
+    prices the calibrated efficiencies only", and its audit priced another point; so did a system file of its own
+    (``uncalibrated``), priced with the documented defaults (newuser51)."""
     if min_interactivity <= 0:  # the default plan sized a fleet at 7.5 tok/s/user (2-minute requests) without a word
         _no_floor_note(point)
     # the plan is the calibrated point only; say where its uncertainty is (a planner asks "how sure?")
@@ -175,6 +182,8 @@ def _closing_notes(point, min_interactivity: float, system: str, model: str, wl,
     # at >= 50: the 132-chip lead, where the frontier there is 524-chip disagg)
     mode = "disagg" if dep.prefill is not None else "agg"
     priced = "the calibrated efficiencies" if efficiency == "calibrated" else f"the efficiency set {efficiency}"
+    if uncalibrated and efficiency in ("calibrated", "low", "high"):
+        priced = f"the documented default efficiencies (set spec: {system} has no calibration)"
     sets_args += "" if efficiency == "calibrated" else f" --efficiency {efficiency}"
     console.print(f"how sure: this plan prices {priced} only; the band of the deployment it leads "
                   f"with ({dep.label}, {dep.chips:,} chips per instance; the efficiency band, or a measured system's "
