@@ -265,3 +265,17 @@ def test_plan_on_a_file_without_calibration_says_it_priced_the_defaults(capsys, 
     text = " ".join(out.split())
     assert "this plan prices the documented default efficiencies (set spec:" in text
     assert "calibrated efficiencies" not in text
+
+
+def test_a_one_chip_instance_reads_1_chip(capsys, tmp_path):
+    """An 8B model on a 288 GiB chip fits one chip per instance (16 GB of BF16 weights): plan read "(1 chips per
+    instance)", "one instance: ... (1 chips at ...)" and, with --chips, "delivered: ... (1 chips at ...)"."""
+    _config(tmp_path / "llama-8b")
+    (tmp_path / "own.toml").write_text(OWN_CHIP)
+    common = ("plan", "-s", str(tmp_path / "own.toml"), "-m", str(tmp_path / "llama-8b" / "config.json"))
+    for sized in (PLAN_8B, ("--chips", "3", "--min-interactivity", "50", "-w", "1k1k")):
+        code, out, err = run(capsys, *common, *sized)
+        assert code == 0, err
+        text = " ".join(out.split())
+        assert "(1 chip per instance)" in text and "(1 chip at " in text, text
+        assert "1 chips" not in text, text

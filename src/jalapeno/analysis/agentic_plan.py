@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, replace
 
 from jalapeno.analysis.agentic import AgenticFrontier
-from jalapeno.analysis.capacity import MAX_TARGET_TOK_PER_S, factor_text, power_lines, rate_text
+from jalapeno.analysis.capacity import MAX_TARGET_TOK_PER_S, factor_text, n_chips, power_lines, rate_text
 from jalapeno.analysis.fleet import MAX_FLEET_CHIPS, fleet_instances
 from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
@@ -157,7 +157,7 @@ class AgenticPlan:
             f"sessions per instance at decode batch {p['decode_batch']:,.1f}, bound {p['bound']}"
             + (f", KV {p['kv_bound']}" if p["kv_bound"] else "")
         ]
-        lines.append(f"one instance: {inst} tasks/h ({cpi:,} chips at {rate} tasks/h/chip; exact figures: --json)")
+        lines.append(f"one instance: {inst} tasks/h ({n_chips(cpi)} at {rate} tasks/h/chip; exact figures: --json)")
         if self.target_tasks_per_hour is not None:
             lines.append(f"instances: ceil({self.target_tasks_per_hour:,.1f} / {inst}) = {self.instances:,}")
         else:
@@ -186,7 +186,7 @@ class AgenticPlan:
         if self.highest_rate is not None:
             q, q_cpi, q_chips = self.highest_rate
             lines.append(
-                f"most tasks/h per chip: {q['deployment']} ({q_cpi:,} chips per instance), "
+                f"most tasks/h per chip: {q['deployment']} ({n_chips(q_cpi)} per instance), "
                 f"{rate_text(q['tasks_per_hour_per_chip'])} tasks/h/chip ({(q['tasks_per_hour_per_chip'] / tph - 1) * 100:+.1f}%), "
                 f"finishes the target with {q_chips:,} chips ({(q_chips / self.chips - 1) * 100:+.0f}% chips, power and "
                 f"$/hour: whole instances of {q_cpi:,}); this plan's point needs {self.chips:,}"

@@ -40,6 +40,7 @@ from jalapeno.analysis.plan_text import (  # noqa: F401  (re-exported: split fro
     format_rate,
     is_price_estimate,
     lengths_text,
+    n_chips,
     output_rate_per_user,
     per_kw_line,
     point_conditions,
@@ -217,7 +218,7 @@ class CapacityPlan:
                 f"(ties: the higher {k} throughput per chip): {rate} tok/s/chip at {p.interactivity:.1f} tok/s/user "
                 f"{point_conditions(p)}"
             ),
-            f"one instance: {inst} tok/s ({self.chips_per_instance:,} chips at {rate} tok/s/chip; exact figures: --json)",
+            f"one instance: {inst} tok/s ({n_chips(self.chips_per_instance)} at {rate} tok/s/chip; exact figures: --json)",
             f"instances: ceil({self.target_text()} / {inst}) = {self.instances:,}",
             f"chips: {self.instances:,} x {self.chips_per_instance:,} = {self.chips:,}",
         ]
@@ -263,7 +264,7 @@ class CapacityPlan:
         if (alt := self.highest_rate) is not None:
             q = alt.point
             lines.append(
-                f"highest {k} throughput per chip: {q.deployment.label} ({q.deployment.chips:,} chips per instance) at "
+                f"highest {k} throughput per chip: {q.deployment.label} ({n_chips(q.deployment.chips)} per instance) at "
                 f"{q.interactivity:.1f} tok/s/user, {rate_text(alt.rate)} tok/s/chip "
                 f"({(alt.rate / self.tok_per_s_per_chip - 1) * 100:+.1f}%), serves the target with {alt.text()} "
                 f"({(alt.chips / self.chips - 1) * 100:+.0f}% chips, power and $/hour: whole instances of "
@@ -272,7 +273,7 @@ class CapacityPlan:
         if (alt := self.fewest_boxes) is not None:
             q = alt.point
             lines.append(
-                f"fewer {outer}: {q.deployment.label} ({q.deployment.chips:,} chips per instance) at "
+                f"fewer {outer}: {q.deployment.label} ({n_chips(q.deployment.chips)} per instance) at "
                 f"{q.interactivity:.1f} tok/s/user serves the target with {alt.text()} at "
                 f"{rate_text(alt.rate)} tok/s/chip; this plan's point needs {own} (whole instances of "
                 f"{self.chips_per_instance:,})"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from jalapeno.analysis.capacity import (TARGET_KINDS, factor_text, format_rate, is_price_estimate,
                                         output_rate_per_user, per_kw_line, point_conditions, rate_text,
-                                        points_above_floor, power_lines, estimate_mark, users_line)
+                                        points_above_floor, power_lines, estimate_mark, users_line, n_chips)
 from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord
@@ -102,7 +102,7 @@ class FleetThroughput:
                 f"{self.min_interactivity:g} tok/s/user: {rate} tok/s/chip at {p.interactivity:.1f} "
                 f"tok/s/user {point_conditions(p)}",
                 f"{count} ({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
-                f"delivered: {self.instances:,} instances x {inst} {self.target_kind} tok/s ({per_inst:,} chips at {rate} "
+                f"delivered: {self.instances:,} instances x {inst} {self.target_kind} tok/s ({n_chips(per_inst)} at {rate} "
                 f"tok/s/chip) = "
                 f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
                 f"{self.point.interactivity:,.1f} tok/s/user"] + power_lines(self.fleet_chips, self.power_w) + [

@@ -86,6 +86,16 @@ def factor_text(x: float, n: float | Sequence[float], d0: int = 1, total_d: int 
     return f"{x:,.{d}f}"
 
 
+def n_chips(n: int) -> str:
+    """``n`` chips as a plan line counts them, one chip singular: a one-chip instance read "(1 chips per instance)"
+    and "(1 chips at 29,412.4 tok/s/chip)" (newuser51; predict's '1 chips' went in round 47).
+
+    >>> n_chips(1), n_chips(1152)
+    ('1 chip', '1,152 chips')
+    """
+    return f"{n:,} chip" if n == 1 else f"{n:,} chips"
+
+
 def rate_text(tok_per_s_per_chip: float) -> str:
     """A throughput per chip as a plan's text prints it: one decimal from 100 up, four significant figures below
     (plan printed ``1,155.9742`` tok/s/chip, the decimals its products needed, newuser49); the products are carried

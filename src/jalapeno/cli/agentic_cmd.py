@@ -244,6 +244,7 @@ def agentic_plan_cmd(*, system, model, workload, precision, target, target_kind,
         plan_agentic,
         target_tasks_per_hour,
     )
+    from jalapeno.analysis.capacity import n_chips
     from jalapeno.analysis.fleet import check_fleet_chips, fleet_chips
     from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
     from jalapeno.cli.system_opts import system_pricer
@@ -283,7 +284,7 @@ def agentic_plan_cmd(*, system, model, workload, precision, target, target_kind,
     ceiling = "" if max_task_min is None else f" at mean task time <= {max_task_min:g} min"
     console.print(f"{m.name} on {pr.system.name} · agentic:{spec.name} ({spec.description}) · {size}{ceiling}",
                   markup=False, soft_wrap=True)
-    console.print(f"deployment: {plan.point['deployment']} ({plan.chips_per_instance:,} chips per instance), "
+    console.print(f"deployment: {plan.point['deployment']} ({n_chips(plan.chips_per_instance)} per instance), "
                   "sized on the frontier of `jalapeno compare --workload agentic:…` (docs/agentic.md)",
                   markup=False, soft_wrap=True)
     for line in lines + basis_lines([pr.system]):

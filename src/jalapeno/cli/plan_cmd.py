@@ -45,7 +45,7 @@ def plan(
 ) -> None:
     """Chips, racks/nodes, power (each convention), $/hour and the deployment that serve a token
     rate at a per-user speed, with the arithmetic shown."""
-    from jalapeno.analysis.capacity import lengths_text, plan_capacity
+    from jalapeno.analysis.capacity import lengths_text, n_chips, plan_capacity
     from jalapeno.analysis.fleet import fleet_throughput
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.cli.common import resolve_precision
@@ -119,7 +119,7 @@ def plan(
         console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · {chips:,} chips at >= "
                       f"{min_interactivity:g} tok/s/user")
         console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
-        console.print(f"deployment: {ft.point.deployment.label} ({ft.point.deployment.chips:,} chips per instance)")
+        console.print(f"deployment: {ft.point.deployment.label} ({n_chips(ft.point.deployment.chips)} per instance)")
         for line in lines + basis_lines([s]):
             console.print("  " + line, soft_wrap=True)
         _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s))
@@ -151,7 +151,7 @@ def plan(
     console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target {cp.target_text()} "
                   f"{target_kind} tok/s at >= {min_interactivity:g} tok/s/user")  # console markup is off
     console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
-    console.print(f"deployment: {cp.point.deployment.label} ({cp.chips_per_instance:,} chips per instance)")
+    console.print(f"deployment: {cp.point.deployment.label} ({n_chips(cp.chips_per_instance)} per instance)")
     for line in cp.arithmetic() + basis_lines([s]):
         console.print("  " + line, soft_wrap=True)
     _closing_notes(cp.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s))
@@ -170,6 +170,8 @@ def _closing_notes(point, min_interactivity: float, system: str, model: str, wl,
     priced (``--efficiency``), named in the line and passed to the audit: ``plan --efficiency spec`` said "this plan
     prices the calibrated efficiencies only", and its audit priced another point; so did a system file of its own
     (``uncalibrated``), priced with the documented defaults (newuser51)."""
+    from jalapeno.analysis.capacity import n_chips
+
     if min_interactivity <= 0:  # the default plan sized a fleet at 7.5 tok/s/user (2-minute requests) without a word
         _no_floor_note(point)
     # the plan is the calibrated point only; say where its uncertainty is (a planner asks "how sure?")
@@ -186,7 +188,7 @@ def _closing_notes(point, min_interactivity: float, system: str, model: str, wl,
         priced = f"the documented default efficiencies (set spec: {system} has no calibration)"
     sets_args += "" if efficiency == "calibrated" else f" --efficiency {efficiency}"
     console.print(f"how sure: this plan prices {priced} only; the band of the deployment it leads "
-                  f"with ({dep.label}, {dep.chips:,} chips per instance; the efficiency band, or a measured system's "
+                  f"with ({dep.label}, {n_chips(dep.chips)} per instance; the efficiency band, or a measured system's "
                   "validate error) and what would have to hold for another figure: "
                   f"`jalapeno audit --system {system} -m {model} {wl_args} -p {prec_name}{sets_args} --serving {mode} "
                   f"--instance-chips {dep.chips} --claim throughput_per_chip@{at:g}=VALUE` (in+out tok/s/chip; "
