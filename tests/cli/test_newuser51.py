@@ -279,3 +279,25 @@ def test_a_one_chip_instance_reads_1_chip(capsys, tmp_path):
         text = " ".join(out.split())
         assert "(1 chip per instance)" in text and "(1 chip at " in text, text
         assert "1 chips" not in text, text
+
+
+def test_calibrate_says_why_it_fits_a_system_not_named(capsys, monkeypatch, tmp_path):
+    """`calibrate -s h200 --out-dir DIR` printed "fitting h100 (1/2) ..." first, with no word (h100 is h200's
+    predecessor, fitted for the ordering check) and then wrote h200.toml alone. The progress line of a system not
+    named says it is fitted for a named one and not written. calibrate_catalog's two progress calls are replayed
+    (the fit needs the calibrate extra), as fit/calibrate.py makes them: sorted h100, h200."""
+    import jalapeno.fit.calibrate as cal
+
+    def fake(names, out_dir, on_progress=None):
+        for i, n in enumerate(["h100", "h200"]):
+            on_progress(n, i, 2)
+        return {"_ordering_flags": [], "h200": {"parameters": {}}}
+
+    monkeypatch.setattr(cal, "calibrate_catalog", fake)
+    code, out, err = run(capsys, "calibrate", "-s", "h200", "--out-dir", str(tmp_path))
+    assert code == 0, err
+    lines = [ln for ln in out.splitlines() if ln.startswith("fitting")]
+    assert lines == [
+        "fitting h100 (1/2): not in --systems, fitted for a named one (predecessor or derivation), not written ...",
+        "fitting h200 (2/2) ...",
+    ], lines

@@ -18,6 +18,19 @@ from jalapeno.cli.common import (
 )
 
 
+def _why_fitted(name: str, names: list[str] | None) -> str:
+    """Why ``calibrate --systems`` fits a system it was not given (fit/calibrate.calibrate_catalog: a named chip's
+    predecessor, for the ordering check, or a measured system a derived set is made of): ``-s h200`` printed
+    "fitting h100 (1/2) ..." with no word, and wrote h200.toml only (newuser51). '' for a system named.
+
+    >>> _why_fitted("h100", ["h200"]), _why_fitted("h200", ["h200"]), _why_fitted("h100", None)
+    (': not in --systems, fitted for a named one (predecessor or derivation), not written', '', '')
+    """
+    if names is None or name in names:
+        return ""
+    return ": not in --systems, fitted for a named one (predecessor or derivation), not written"
+
+
 def calibrate(
     systems: str = typer.Option(None, "--systems", "-s", help="Comma-separated systems (default: all)."),
     out_dir: str = typer.Option(None, "--out-dir", help="Where to write <system>.toml (default: the package data: "
@@ -46,7 +59,7 @@ def calibrate(
     if out_dir is not None:
         check_out_dir_not_shipped(out_dir, "--out-dir", "data/calibration")
     res = calibrate_catalog(names, out_dir, on_progress=None if json_out else
-                            lambda n, i, k: console.print(f"fitting {n} ({i + 1}/{k}) ..."))
+                            lambda n, i, k: console.print(f"fitting {n} ({i + 1}/{k}){_why_fitted(n, names)} ..."))
     flags = res.pop("_ordering_flags")
     if json_out:
         print_json({**res, "ordering_flags": flags})
