@@ -301,3 +301,16 @@ def test_calibrate_says_why_it_fits_a_system_not_named(capsys, monkeypatch, tmp_
         "fitting h100 (1/2): not in --systems, fitted for a named one (predecessor or derivation), not written ...",
         "fitting h200 (2/2) ...",
     ], lines
+
+
+def test_results_store_help_says_read_not_created_and_the_default_once(capsys):
+    """results list/show/export --help said the store folder is "created" (a missing one is refused: "no results
+    store at ...") and printed the default twice: "Default jalapeno-results. [default: jalapeno-results]"."""
+    for cmd in ("results list", "results show", "results export", "explore"):
+        code, out, err = run(capsys, *cmd.split(), "--help")
+        assert code == 0, err
+        text = " ".join(out.replace("│", " ").split())
+        assert "Default jalapeno-results." not in text, cmd
+        assert ("created if missing" in text) == (cmd == "explore"), cmd
+        if cmd != "explore":
+            assert "a run wrote" in text, cmd

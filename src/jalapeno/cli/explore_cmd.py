@@ -25,7 +25,12 @@ results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show (r
 #: ran 167 s (0.42 s per case there).
 LONG_RUN_S = 30.0
 
-STORE_HELP = "Results store folder (Optuna SQLite + Parquet runs; created). Default jalapeno-results."
+STORE_HELP = "Results store folder (Optuna SQLite + Parquet runs; created if missing)."
+#: ``results list/show/export --store``: read, never created (a missing store is refused, naming the fix); the help
+#: said "created" there too, and both helps printed the default twice ("Default jalapeno-results. [default:
+#: jalapeno-results]", newuser51).
+READ_STORE_HELP = ("Results store folder a run wrote (explore, compare/frontier --store), read from the current "
+                   "directory when relative.")
 
 
 def explore(
@@ -311,7 +316,7 @@ def _write_explore_html(d: Path, html: str) -> None:
 
 @results_app.command("list")
 def results_list(
-    store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
+    store: str = typer.Option("jalapeno-results", "--store", help=READ_STORE_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Every stored run (a DuckDB query over the store's meta files)."""
@@ -332,7 +337,7 @@ def results_list(
 @results_app.command("show")
 def results_show(
     run: str = typer.Argument(..., help="Run name (see `jalapeno results list`)."),
-    store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
+    store: str = typer.Option("jalapeno-results", "--store", help=READ_STORE_HELP),
     top: int = typer.Option(5, "--top", min=1, help="Designs or points to list (at least 1)."),
     html: str = typer.Option(None, "--html", help="Re-render the run's report here."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -406,7 +411,7 @@ def results_show(
 def results_export(
     run: str = typer.Argument(..., help="Run name (see `jalapeno results list`)."),
     out: str = typer.Option(..., "--out", "-o", help="FILE.csv, .json or .parquet."),
-    store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
+    store: str = typer.Option("jalapeno-results", "--store", help=READ_STORE_HELP),
 ) -> None:
     """Export a run's table (trials or frontier points) through DuckDB."""
     from jalapeno.analysis import results_store as rs
