@@ -19,10 +19,18 @@ from jalapeno.analysis.deployed import one_sweep, recipe_options, sweep_plan
 from jalapeno.analysis.measured_bands import (headline_bands, scale_frontier, uncovered_source,
                                               without_efficiency_band)
 from jalapeno.analysis.power_cost import power_w_per_chip
-from jalapeno.analysis.ratio_bands import END_RTOL, band_ratios, check_bands, efficiency_bands, flag_tails
+from jalapeno.analysis.ratio_bands import (
+    END_RTOL,
+    TAIL_FRACTION,
+    band_ratios,
+    check_bands,
+    efficiency_bands,
+    flag_tails,
+)
 from jalapeno.analysis.records import ComparisonRecord, Headline, Ratios
 from jalapeno.analysis.sweep import SweepOptions, SweepResult
 from jalapeno.analysis.system_frontier import SystemFrontier, check_model, headline, system_frontier
+from jalapeno.analysis.win_ranges import iso_bounds, win_ranges
 from jalapeno.analysis.workers import in_workers
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.deploy.engines import Recipe
@@ -281,6 +289,15 @@ def compare_systems(
             sf.as_frontier(1 / sf.system.usd_per_chip_hour),
             base.as_frontier(1 / base.system.usd_per_chip_hour),
         )
+        iso_rows = {
+            kind: flag_tails(cmp.iso_interactivity_ratio(fa, fb, list(iso_interactivity), END_RTOL), fa, fb)
+            for kind, fa, fb in (
+                ("throughput_per_chip", a_t, b_t),
+                ("tok_s_per_kw", a_kw, b_kw),
+                ("tokens_per_usd", a_usd, b_usd),
+            )
+        }
+        iso_bounds(iso_rows, sf, base)  # why: the bound of each side's frontier point nearest each speed
         comps[n] = Ratios(
             vs=baseline,
             peak_ratio={
@@ -290,17 +307,7 @@ def compare_systems(
             },
             max_interactivity_ratio=heads[n].max_interactivity / heads[baseline].max_interactivity,
             min_e2e_ratio=heads[n].min_e2e_s / heads[baseline].min_e2e_s,
-            iso_interactivity={
-                "throughput_per_chip": flag_tails(
-                    cmp.iso_interactivity_ratio(a_t, b_t, list(iso_interactivity), END_RTOL), a_t, b_t
-                ),
-                "tok_s_per_kw": flag_tails(
-                    cmp.iso_interactivity_ratio(a_kw, b_kw, list(iso_interactivity), END_RTOL), a_kw, b_kw
-                ),
-                "tokens_per_usd": flag_tails(
-                    cmp.iso_interactivity_ratio(a_usd, b_usd, list(iso_interactivity), END_RTOL), a_usd, b_usd
-                ),
-            },
+            iso_interactivity=iso_rows,
             tiers=cmp.tiers(a_t, floors),
             tiers_tok_s_per_kw=cmp.tiers(a_kw, floors),
             bands=band_ratios(
@@ -315,6 +322,9 @@ def compare_systems(
             )
             if banded
             else None,
+            where_wins=None
+            if n == baseline
+            else win_ranges(a_t, b_t, {k: scales[k][n] / scales[k][baseline] for k in scales}, END_RTOL, TAIL_FRACTION),
         )
     opts = opts0
     swept = {n: sf.sweep.precision for n, sf in fr.items()}

@@ -388,6 +388,9 @@ class Ratios(_Record):
     #: (analysis/ratio_bands.BAND_PAIRING): ``pairing`` (how), ``peak_ratio`` {kind: {low, high}},
     #: ``max_interactivity_ratio`` / ``min_e2e_ratio`` {low, high}, ``iso_interactivity`` {kind: {low: [row], high: [row]}}
     bands: Mapping[str, Any] | None = field(default=None, metadata=OPTIONAL)
+    #: over which per-user speeds the system beats the baseline, per ratio kind (analysis/win_ranges.win_ranges);
+    #: None (left out) for the baseline itself
+    where_wins: Mapping[str, Any] | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from jalapeno.report.compare_cells import (  # noqa: F401 (re-exported: split fr
     tier_energy_cost,
     tier_usd_per_mtok,
 )
+from jalapeno.report.win_tables import bound_table, power_ratio_line, where_wins_table
 from jalapeno.report.cell_notes import (
     BELOW_START_NOTE,
     ESTIMATE_MARK,
@@ -123,7 +124,8 @@ def efficiency_label(source: str) -> str:
 
 
 def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), width: int | None = None) -> list[Table]:
-    """Headline table, ratio table and tier table of a comparison; the $ figures of the systems named in
+    """Headline table, ratio table and tier table of a comparison, then (report/win_tables) where each system wins
+    over the speeds and the bound at each ``--at`` speed; the $ figures of the systems named in
     ``estimated`` (report/cell_notes.estimated_prices) carry cell_notes.ESTIMATE_MARK, explained in a caption.
     With ``width`` (the terminal's characters) each of the three that would cut a word there is printed transposed
     (report/narrow.fit_width: one column per system, as many tables as fit), so the list can be longer: at 80
@@ -234,6 +236,8 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
         f"{n}: {efficiency_label(s.headline.efficiency_source)}" for n, s in d.systems.items()
     )
     head.caption = sets + "\n" + TOKENS_CAPTION + "\n" + power_caption(d) + "\n" + CONCURRENCY_CAPTION
+    if (line := power_ratio_line(d)) is not None:  # per kW under every convention, not only --power's (ux51)
+        head.caption += "\n" + line
     head.caption += "\n" + estimate_caption(estimated) if estimated else ""
     if any(
         s.headline.prefill_bound_at_peak or s.headline.prefill_bound_at_max_interactivity for s in d.systems.values()
@@ -244,7 +248,10 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
         head.caption += "\n" + HEADLINE_BAND_CAPTION + "".join("\n" + x for x in uncovered_lines(d))
     from jalapeno.report.narrow import fit_width
 
-    return [*fit_width(head, width), *fit_width(ratios, width), *fit_width(tiers, width)]
+    # after the three (callers index them): where each system wins over the speeds, and why there (ux51)
+    extra = [t for t in (where_wins_table(d), bound_table(d)) if t is not None]
+    return [*fit_width(head, width), *fit_width(ratios, width), *fit_width(tiers, width),
+            *(x for t in extra for x in fit_width(t, width))]
 
 
 def uncovered_lines(d) -> list[str]:

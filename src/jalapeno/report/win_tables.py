@@ -1,0 +1,179 @@
+"""compare's "where it wins" and "why there" tables, and its per-kW ratio under each power convention (ux51).
+
+The ratios table reads a comparison at a few speeds; these answer the analyst's next three questions from the same
+record (analysis/records.ComparisonRecord): over which per-user speeds each system beats the baseline, per chip, per
+kW and per $ (``Ratios.where_wins``, analysis/win_ranges.win_ranges); what bounds each system at each ``--at`` speed
+(the iso rows' ``bound_a``, analysis/win_ranges.iso_bounds); and what the per-kW peak ratio is under each power
+convention, not just the one compared under (the headlines' ``peak_tok_s_per_kw``): docs/metrics.md §3, §6.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from jalapeno.analysis.records import ComparisonRecord
+
+#: the ratio kinds of a where-wins cell, in the table's column order, with their headers
+WIN_KINDS = (("throughput_per_chip", "per chip"), ("tok_s_per_kw", "per kW ({conv})"), ("tokens_per_usd", "per $"))
+#: the power conventions, in the order the per-kW line names them (analysis/power_cost)
+CONVENTIONS = ("chip", "sustained", "all-in")
+
+
+def _speed(x: float) -> str:
+    """A per-user speed, tok/s/user, for a range: whole numbers from 10 up, one decimal below.
+
+    >>> _speed(11.61), _speed(7.64), _speed(136.6)
+    ('12', '7.6', '137')
+    """
+    return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
+
+
+def _range(lo: float, hi: float) -> str:
+    """A speed range, tok/s/user, ``lo-hi`` as :func:`_speed` writes them, with one decimal where that would print
+    the two ends alike (a sliver between two crossings).
+
+    >>> _range(11.6, 72.6), _range(83.9, 84.2)
+    ('12-73', '83.9-84.2')
+    """
+    a, b = _speed(lo), _speed(hi)
+    return f"{lo:.1f}-{hi:.1f}" if a == b and lo != hi else f"{a}-{b}"
+
+
+def segments_text(segments: Sequence[Mapping]) -> str:
+    """One where-wins cell: each speed range with its result and the ratio's span over it (A over B).
+
+    >>> segments_text([{"from": 11.6, "to": 72.6, "result": "loses", "ratio_min": 0.76, "ratio_max": 0.952},
+    ...                {"from": 72.6, "to": 76.1, "result": "even", "ratio_min": 0.952, "ratio_max": 1.05},
+    ...                {"from": 76.1, "to": 84.2, "result": "wins", "ratio_min": 1.05, "ratio_max": 1.31},
+    ...                {"from": 84.2, "to": 136.6, "result": "tail", "ratio_min": 1.2, "ratio_max": 3.52}])
+    'loses 12-73 (0.76-0.95x); even 73-76; wins 76-84 (1.05-1.31x); in the tail 84-137 (1.20-3.52x)'
+    """
+    parts = []
+    for s in segments:
+        span = "" if s["result"] == "even" else f" ({s['ratio_min']:.2f}-{s['ratio_max']:.2f}x)"
+        what = "in the tail" if s["result"] == "tail" else s["result"]
+        parts.append(f"{what} {_range(s['from'], s['to'])}{span}")
+    return "; ".join(parts)
+
+
+def _reach_text(w: Mapping, name: str, baseline: str) -> str:
+    """The where-wins table's last cell: where ratios enter a frontier's tail, and who runs on alone."""
+    out = []
+    only = w.get("only")
+    if only:
+        who = name if only["who"] == "this" else baseline
+        out.append(f"above {_speed(only['from'])} only {who} (to {_speed(only['to'])})")
+    return "; ".join(out) or "both to the same speed"
+
+
+def where_wins_table(d: ComparisonRecord) -> Table | None:
+    """The where-it-wins table: one row per system compared with the baseline, its speeds compared and, per chip,
+    per kW and per $, the speed ranges where it wins, loses or is even (analysis/win_ranges.EVEN_BAND); None when
+    no system carries ``where_wins`` (the baseline alone)."""
+    rows = [(n, c.where_wins) for n, c in d.comparisons.items() if getattr(c, "where_wins", None)]
+    if not rows:
+        return None
+    even = rows[0][1].get("even_within", 0.05)
+    t = Table(title=f"where it wins vs {d.baseline}: per-user speed ranges (tok/s/user) by ratio")
+    t.add_column("system", no_wrap=True, min_width=16)
+    t.add_column("speeds compared", overflow="fold")
+    for _, head in WIN_KINDS:
+        t.add_column(head.format(conv=d.power_convention), overflow="fold")
+    t.add_column("faster reach", overflow="fold")
+    for n, w in rows:
+        t.add_row(
+            n, _range(w["from"], w["to"]), *(segments_text(w[k]) for k, _ in WIN_KINDS), _reach_text(w, n, d.baseline)
+        )
+    t.caption = (
+        f"wins: over that range the ratio (system over {d.baseline}) stays above {1 + even:.2f}x; loses: below "
+        f"1/{1 + even:.2f}; even: between (within {even:.0%}, about the model's median error on throughput, "
+        "docs/validation.md), each with the ratio's span; in the tail: past there a frontier is within 10% of its "
+        "last point or below 10% of its peak, where ratios swing (the ratios table's [at frontier end]): one span, "
+        "its crossings not read; speeds compared: from the slower first frontier point (a frontier reads its peak "
+        "below its first point) to the slower last one; faster reach: the speeds only one system reaches; "
+        "crossings solved exactly on the log-log interpolation (analysis/win_ranges.py)"
+    )
+    return t
+
+
+def bound_table(d: ComparisonRecord) -> Table | None:
+    """Why each system stands where it does at each ``--at`` speed: the bound of its frontier point nearest the
+    speed (the iso rows' ``bound_a``), with that point's speed; None when the record carries no bounds (an older
+    record)."""
+    first = next(iter(d.comparisons.values()), None)
+    rows0 = first.iso_interactivity.get("throughput_per_chip", ()) if first is not None else ()
+    if not rows0 or "bound_a" not in rows0[0]:
+        return None
+    t = Table(title="why: the bound at each speed (the frontier point nearest it)")
+    t.add_column("system", no_wrap=True, min_width=16)
+    for r in rows0:
+        t.add_column(f"@{r['x']:g} tok/s/user", overflow="fold")
+    for n, c in d.comparisons.items():
+        cells = []
+        frontier = d.systems[n].frontier
+        for r in c.iso_interactivity["throughput_per_chip"]:
+            i = r.get("point_a")
+            if i is None:
+                cells.append("unreachable")
+                continue
+            cells.append(f"{r['bound_a']}, at {frontier[i].interactivity:.0f}")
+        t.add_row(n, *cells)
+    t.caption = (
+        "the bound of the frontier point nearest each speed in log tok/s/user (one end of the interpolation the "
+        "ratios read), at S: that point's tok/s/user; decode X; prefill Y (S of chips): a disaggregated point's "
+        "decode and prefill steps; the deployments are in the tiers table (--tiers NAME=SPEED)"
+    )
+    return t
+
+
+def _tdp(h, conv: str) -> str:
+    """`` TDP`` where a system's sustained figure is its TDP (no sustained figure published: the power label says
+    so, analysis/power_cost), else ``""``.
+
+    >>> from types import SimpleNamespace as N
+    >>> _tdp(N(power_labels={"sustained": "chip TDP (no sustained figure published)"}), "sustained")
+    ' TDP'
+    """
+    return " TDP" if conv == "sustained" and "no sustained" in h.power_labels.get(conv, "") else ""
+
+
+def power_ratio_line(d: ComparisonRecord) -> str | None:
+    """Each system's peak tok/s/kW over the baseline's under every power convention, with the watts per chip each
+    divides by (peak tok/s/chip / peak tok/s/kW): a per-kW ratio at any speed is the per-chip one times the
+    baseline's watts over the system's under that convention. None with the baseline alone.
+
+    e.g. ``per kW at peak vs gb300-nvl72 under each power convention (system W / baseline W per chip): jalapeno chip
+    1.56x (700 / 1,400), sustained 1.98x (550 / 1,400), all-in 1.42x (1,150 / 2,100)``
+    """
+    base = d.systems[d.baseline].headline
+
+    def watts(h, conv: str) -> float:
+        kw = h.peak_tok_s_per_kw.get(conv, 0.0)
+        return h.peak_throughput_per_chip / kw * 1e3 if kw > 0 else float("nan")
+
+    parts = []
+    for n, s in d.systems.items():
+        if n == d.baseline:
+            continue
+        h = s.headline
+        cells = []
+        for conv in CONVENTIONS:
+            a, b = h.peak_tok_s_per_kw.get(conv, 0.0), base.peak_tok_s_per_kw.get(conv, 0.0)
+            if a > 0 and b > 0:
+                cells.append(
+                    f"{conv} {a / b:.2f}x ({watts(h, conv):,.0f}{_tdp(h, conv)} / "
+                    f"{watts(base, conv):,.0f}{_tdp(base, conv)})"
+                )
+        if cells:
+            parts.append(f"{n} " + ", ".join(cells))
+    if not parts:
+        return None
+    return (
+        f"per kW at peak vs {d.baseline} under each power convention (system W / baseline W per chip; TDP: no "
+        "sustained figure published; --power picks the one the tables use; at any speed: the per-chip ratio x the "
+        "baseline's W / the system's): " + "; ".join(parts)
+    )

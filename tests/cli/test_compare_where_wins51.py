@@ -1,0 +1,83 @@
+"""``compare`` says where each system wins over the per-user speeds and why at each ``--at`` speed (ux51).
+
+The JSON's where-wins ranges are checked against the same run's frontier tables, not the ranges' code: at every
+frontier point of either system inside a segment, the two frontiers' log-log interpolation (worked here by hand) puts
+the ratio on that segment's side of 1 ± 5%; and each ``why`` bound is the bound of the frontier point it names."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from cli_runner import run
+
+ARGS = (
+    "compare",
+    "-s",
+    "h100,h200",
+    "-m",
+    "gpt-oss-120b",
+    "-w",
+    "1k1k",
+    "-p",
+    "mxfp4",
+    "-c",
+    "4,16,64,256",
+    "--serving",
+    "agg",
+    "--html",
+    "",
+)
+
+
+def _at(fr: list[dict], x: float) -> float:
+    """Throughput per chip on a frontier at x, log-log between its points, its peak below its first (by hand)."""
+    xs = [p["interactivity"] for p in fr]
+    ys = [p["throughput_per_chip"] for p in fr]
+    if x <= xs[0]:
+        return ys[0]
+    for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+        if x0 <= x <= x1:
+            return y0 * (x / x0) ** (math.log(y1 / y0) / math.log(x1 / x0))
+    raise AssertionError(f"{x} past the frontier")
+
+
+def test_where_wins_and_why_in_json_and_tables(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *ARGS, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert "where_wins" not in d["comparisons"]["h200"]  # the baseline against itself: left out
+    w = d["comparisons"]["h100"]["where_wins"]
+    fa, fb = d["systems"]["h100"]["frontier"], d["systems"]["h200"]["frontier"]
+    assert w["from"] == min(fa[0]["interactivity"], fb[0]["interactivity"])
+    assert w["to"] == min(fa[-1]["interactivity"], fb[-1]["interactivity"])
+    segs = w["throughput_per_chip"]
+    assert segs[0]["from"] == w["from"] and segs[-1]["to"] == w["to"]
+    checked = 0
+    for s in segs:
+        for x in [p["interactivity"] for p in fa + fb if s["from"] < p["interactivity"] < s["to"]]:
+            r = _at(fa, x) / _at(fb, x)
+            assert s["ratio_min"] * (1 - 1e-9) <= r <= s["ratio_max"] * (1 + 1e-9)
+            if s["result"] == "loses":
+                assert r < 1 / 1.05
+            elif s["result"] == "wins":
+                assert r > 1.05
+            checked += 1
+    assert checked >= 3
+    # per kW: the per-chip ratio x the baseline's W over the system's (all-in 1.73 kW both: the same ranges)
+    assert [(s["from"], s["to"], s["result"]) for s in w["tok_s_per_kw"]] == [
+        (s["from"], s["to"], s["result"]) for s in segs
+    ]
+    for row in d["comparisons"]["h100"]["iso_interactivity"]["throughput_per_chip"]:
+        p = fa[row["point_a"]]
+        assert row["bound_a"] == p["bound"]  # aggregated: the point's bound alone
+        # the nearest point in log speed: no other frontier point is nearer
+        assert all(
+            abs(math.log(q["interactivity"] / row["x"])) >= abs(math.log(p["interactivity"] / row["x"])) for q in fa
+        )
+    code, out, err = run(capsys, *ARGS)
+    assert code == 0, err
+    assert "where it wins vs h200: per-user speed ranges (tok/s/user) by ratio" in out
+    assert "why: the bound at each speed (the frontier point nearest it)" in out
+    assert "per kW at peak vs h200 under each power convention" in out

@@ -1,0 +1,114 @@
+"""Where one system's frontier beats another's, the bound at each speed, and the per-kW ratio under every power
+convention (analysis/win_ranges.py, report/win_tables.py; ux51).
+
+Expected values are worked by hand from power-law frontiers, on which the log-log interpolation is exact:
+a = 1000 / x (100 tok/s/chip at 10 tok/s/user, 25 at 40), b = 20000 / x**2 (200 at 10, 12.5 at 40), so
+a / b = x / 20: 1 at 20 tok/s/user, 1/1.05 at 20/1.05 = 19.048, 1.05 at 21."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from jalapeno.analysis.compare import Frontier
+from jalapeno.analysis.win_ranges import EVEN_BAND, nearest_points, win_ranges
+from jalapeno.report.win_tables import power_ratio_line, segments_text, where_wins_table
+
+A = Frontier(np.array([10.0, 20.0, 40.0]), np.array([100.0, 50.0, 25.0]))  # 1000 / x
+B = Frontier(np.array([10.0, 40.0]), np.array([200.0, 12.5]))  # 20000 / x**2
+
+
+def _ends(segs):
+    return [(round(s["from"], 3), round(s["to"], 3), s["result"]) for s in segs]
+
+
+def test_crossings_are_solved_exactly_and_the_tail_is_one_span():
+    w = win_ranges(A, B, {"throughput_per_chip": 1.0})
+    # b falls below 10% of its 200 peak at 20000 / x**2 = 20: x = sqrt(1000) = 31.623; a's end rule 0.9 x 40 = 36
+    assert w["tail_from"] == pytest.approx(math.sqrt(1000.0))
+    assert w["from"] == 10.0 and w["to"] == 40.0 and w["only"] is None and w["even_within"] == EVEN_BAND
+    segs = w["throughput_per_chip"]
+    assert _ends(segs) == [
+        (10.0, 19.048, "loses"),
+        (19.048, 21.0, "even"),
+        (21.0, 31.623, "wins"),
+        (31.623, 40.0, "tail"),
+    ]
+    # the ratio's span over each: x / 20 at the ends
+    assert segs[0]["ratio_min"] == pytest.approx(0.5) and segs[0]["ratio_max"] == pytest.approx(1 / 1.05)
+    assert segs[2]["ratio_min"] == pytest.approx(1.05) and segs[2]["ratio_max"] == pytest.approx(math.sqrt(1000) / 20)
+    assert segs[3]["ratio_max"] == pytest.approx(2.0)
+
+
+def test_a_scale_moves_the_crossing_and_a_longer_frontier_runs_alone():
+    # per kW with the baseline drawing twice the watts: ratio x / 10, above 1.05 from 10.5 tok/s/user
+    b = Frontier(np.array([10.0, 40.0, 50.0]), np.array([200.0, 12.5, 8.0]))  # 20000 / x**2 on to 50
+    w = win_ranges(A, b, {"tok_s_per_kw": 2.0}, end_rtol=0.0, tail_fraction=0.0)
+    assert w["tail_from"] is None
+    assert _ends(w["tok_s_per_kw"]) == [(10.0, 10.5, "even"), (10.5, 40.0, "wins")]
+    assert w["only"] == {"who": "baseline", "from": 40.0, "to": 50.0}
+
+
+def test_below_its_first_point_a_frontier_reads_its_peak():
+    # a starts at 20 tok/s/user: below it a reads 50 (its peak); b = 20000 / x**2 is 50 at x = 20, so a loses below
+    # 20 and the even band starts where 50 / b = 1/1.05: x = 20 / sqrt(1.05) = 19.518
+    a = Frontier(np.array([20.0, 40.0]), np.array([50.0, 25.0]))
+    w = win_ranges(a, B, {"throughput_per_chip": 1.0}, end_rtol=0.0, tail_fraction=0.0)
+    assert w["from"] == 10.0
+    assert _ends(w["throughput_per_chip"])[:2] == [(10.0, 19.518, "loses"), (19.518, 21.0, "even")]
+
+
+def test_nearest_point_in_log_speed():
+    # between 10 and 40 the log midpoint is 20: 19 is nearer 10, 21 nearer 40; past the end: unreachable
+    assert nearest_points([10.0, 40.0], [5.0, 19.0, 21.0, 40.0, 41.0]) == [0, 0, 1, 1, None]
+
+
+def test_the_where_wins_cell_and_table():
+    w = win_ranges(A, B, {"throughput_per_chip": 1.0, "tok_s_per_kw": 1.0, "tokens_per_usd": 1.0})
+    assert segments_text(w["throughput_per_chip"]) == (
+        "loses 10-19 (0.50-0.95x); even 19-21; wins 21-32 (1.05-1.58x); in the tail 32-40 (1.58-2.00x)"
+    )
+    d = SimpleNamespace(
+        baseline="b",
+        power_convention="all-in",
+        comparisons={"a": SimpleNamespace(where_wins=w), "b": SimpleNamespace(where_wins=None)},
+    )
+    t = where_wins_table(d)
+    assert [c.header for c in t.columns] == [
+        "system",
+        "speeds compared",
+        "per chip",
+        "per kW (all-in)",
+        "per $",
+        "faster reach",
+    ]
+    assert list(t.columns[0].cells) == ["a"]  # the baseline has no row
+
+
+def test_the_per_kw_ratio_under_each_convention():
+    # a: 1,000 tok/s/chip at 700 W TDP, 550 W sustained, 1,150 W all-in; b: 1,250 at 1,400 W TDP (no sustained
+    # figure: its TDP), 2,100 W all-in. Per kW: chip (1000/0.7) / (1250/1.4) = 1.60; sustained (1000/0.55) /
+    # (1250/1.4) = 2.04; all-in (1000/1.15) / (1250/2.1) = 1.46
+    def head(tput, w):
+        return SimpleNamespace(
+            peak_throughput_per_chip=tput,
+            peak_tok_s_per_kw={c: tput / (v / 1e3) for c, v in w.items()},
+            power_labels={
+                "sustained": "chip TDP (no sustained figure published)"
+                if w["sustained"] == w["chip"]
+                else "chip sustained"
+            },
+        )
+
+    d = SimpleNamespace(
+        baseline="b",
+        systems={
+            "a": SimpleNamespace(headline=head(1000.0, {"chip": 700, "sustained": 550, "all-in": 1150})),
+            "b": SimpleNamespace(headline=head(1250.0, {"chip": 1400, "sustained": 1400, "all-in": 2100})),
+        },
+    )
+    line = power_ratio_line(d)
+    assert line.endswith("a chip 1.60x (700 / 1,400), sustained 2.04x (550 / 1,400 TDP), all-in 1.46x (1,150 / 2,100)")
