@@ -81,3 +81,30 @@ def test_where_wins_and_why_in_json_and_tables(capsys, tmp_path, monkeypatch):
     assert "where it wins vs h200: per-user speed ranges (tok/s/user) by ratio" in out
     assert "why: the bound at each speed (the frontier point nearest it)" in out
     assert "per kW at peak vs h200 under each power convention" in out
+
+
+def test_a_losing_system_gets_the_audit_that_asks_what_it_would_need(capsys, tmp_path, monkeypatch):
+    """H100 against H200 on gpt-oss-120b 1k1k (both MXFP4 at every point): below 1/1.05 at each --at speed, so the
+    hint names the speed of its lowest ratio, read here from the JSON's own rows, and audit's -p is mxfp4."""
+    monkeypatch.chdir(tmp_path)
+    plain = ("compare", "-s", "h100,h200", "-m", "gpt-oss-120b", "-w", "1k1k", "-p", "mxfp4", "--html", "")
+    code, out, err = run(capsys, *plain, "--json")
+    assert code == 0, err
+    rows = [
+        r
+        for r in json.loads(out)["comparisons"]["h100"]["iso_interactivity"]["throughput_per_chip"]
+        if not r["at_frontier_end"] and r["ratio"] < 1 / 1.05
+    ]
+    worst = min(rows, key=lambda r: r["ratio"])
+    code, out, err = run(capsys, *plain)
+    assert code == 0, err
+    want = (
+        f"what h100 would need to match h200 per chip at {worst['x']:g} tok/s/user ({worst['ratio']:.2f}x here): "
+        f"jalapeno audit --system h100 --baseline h200 --model gpt-oss-120b --workload 1k1k -p mxfp4 "
+        f"--claim throughput_per_chip@{worst['x']:g}_ratio=1.0"
+    )
+    assert want in out
+    # a fixed concurrency sweep (-c) prices what audit does not: no hint
+    code, out, err = run(capsys, *ARGS)
+    assert code == 0, err
+    assert "would need to match" not in out

@@ -286,6 +286,13 @@ def compare(
         console.print(f"software stack: {stack} (every system; data/stacks.toml)")
     if not bands:  # "how sure are we" had no pointer: the default tables print point figures only
         console.print(BANDS_HINT, markup=False)
+    plain = not (sets or as_deployed or engine or stack or concurrency or serving or mtp or isl or osl) and (
+        efficiency, pricer, chip_model) == ("calibrated", "roofline", "flat")
+    if plain:  # "what would the chip have to be": the audit that answers it, where it prices what compare did (ux51)
+        from jalapeno.report.win_tables import audit_hints
+
+        for line in audit_hints(rec, workload or wl.name, model, dict(zip(names_in, names))):
+            console.print(line, markup=False, soft_wrap=True)
     if html:
         say_written("frontier chart:", html)
 

@@ -177,3 +177,69 @@ def power_ratio_line(d: ComparisonRecord) -> str | None:
         "sustained figure published; --power picks the one the tables use; at any speed: the per-chip ratio x the "
         "baseline's W / the system's): " + "; ".join(parts)
     )
+
+
+def _audit_precision(d: ComparisonRecord, n: str, r: Mapping) -> str | None:
+    """The precision preset both sides' nearest frontier points run at the row's speed (compare sweeps each
+    system's native precisions and keeps the best; audit prices one, the model's release unless ``-p``), or None
+    where they differ, a point is missing or the name is no preset ``-p`` takes."""
+    from jalapeno.errors import JalapenoError
+    from jalapeno.specs.formats import get_precision
+
+    names = set()
+    for side, m in (("a", n), ("b", d.baseline)):
+        i = r.get(f"point_{side}")
+        fr = d.systems[m].frontier if m in d.systems else ()
+        if i is None or i >= len(fr):
+            return None
+        names.add(fr[i].deployment.precision.name)
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    try:
+        get_precision(name)
+    except (JalapenoError, KeyError, ValueError):
+        return None
+    return name
+
+
+def audit_hints(d: ComparisonRecord, workload: str | None, model: str, typed: Mapping[str, str]) -> list[str]:
+    """For each system that loses to the baseline per chip at an ``--at`` speed (below 1/1.05, not in a frontier's
+    tail), the ``jalapeno audit`` command that asks what it would need to match there (each parameter and spec
+    alone, docs/audit.md), at the speed of its lowest such ratio, with ``-p`` where both sides' nearest points run
+    one precision (audit prices one). ``workload``: the named workload compared (``8k1k``, ...), or None
+    (``--isl/--osl``: no hint, audit takes a named one); ``model``: the model as given; ``typed``: system name ->
+    the name or path as given.
+
+    >>> from types import SimpleNamespace as N
+    >>> rows = [{"x": 35.0, "ratio": 0.78, "at_frontier_end": False}, {"x": 60.0, "ratio": 0.82,
+    ...          "at_frontier_end": False}, {"x": 100.0, "ratio": 0.5, "at_frontier_end": True}]
+    >>> d = N(baseline="gb300-nvl72", model="deepseek-r1", systems={},
+    ...       comparisons={"jalapeno": N(iso_interactivity={"throughput_per_chip": rows})})
+    >>> print(audit_hints(d, "8k1k", "deepseek-r1", {})[0])  # doctest: +NORMALIZE_WHITESPACE
+    what jalapeno would need to match gb300-nvl72 per chip at 35 tok/s/user (0.78x here): jalapeno audit --system
+    jalapeno --baseline gb300-nvl72 --model deepseek-r1 --workload 8k1k --claim throughput_per_chip@35_ratio=1.0
+    """
+    if not workload:
+        return []
+    out = []
+    for n, c in d.comparisons.items():
+        if n == d.baseline:
+            continue
+        rows = [
+            r
+            for r in c.iso_interactivity["throughput_per_chip"]
+            if not r["at_frontier_end"] and r["ratio"] == r["ratio"] and r["ratio"] < 1 / (1 + 0.05)
+        ]
+        if not rows:
+            continue
+        r = min(rows, key=lambda r: r["ratio"])
+        prec = _audit_precision(d, n, r)
+        out.append(
+            f"what {n} would need to match {d.baseline} per chip at {r['x']:g} tok/s/user ({r['ratio']:.2f}x here): "
+            f"jalapeno audit --system {typed.get(n, n)} --baseline {typed.get(d.baseline, d.baseline)} "
+            f"--model {model} --workload {workload}"
+            + (f" -p {prec}" if prec else "")
+            + f" --claim throughput_per_chip@{r['x']:g}_ratio=1.0"
+        )
+    return out
