@@ -108,3 +108,21 @@ def test_a_losing_system_gets_the_audit_that_asks_what_it_would_need(capsys, tmp
     code, out, err = run(capsys, *ARGS)
     assert code == 0, err
     assert "would need to match" not in out
+
+
+def test_the_report_page_carries_the_same_tables_and_power_line(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    page = tmp_path / "r.html"
+    args = ("-s", "h100,h200", "-m", "gpt-oss-120b", "-w", "1k1k", "-p", "mxfp4")
+    code, out, err = run(capsys, "report", *args, "--html", str(page), "--measured", "none")
+    assert code == 0, err
+    text = page.read_text()
+    code, out, err = run(capsys, "compare", *args, "--json")
+    assert code == 0, err
+    w = json.loads(out)["comparisons"]["h100"]["where_wins"]["throughput_per_chip"]
+    from jalapeno.report.win_tables import segments_text
+
+    assert "<h2>Where it wins vs h200: per-user speed ranges (tok/s/user) by ratio</h2>" in text
+    assert f"<td>{segments_text(w)}</td>" in text  # the page's cell is compare's
+    assert "<h2>Why: the bound at each speed (the frontier point nearest it)</h2>" in text
+    assert "per kW at peak vs h200 under each power convention" in text

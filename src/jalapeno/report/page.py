@@ -34,6 +34,7 @@ from jalapeno.errors import SpecError
 from jalapeno.report.cell_notes import (BELOW_START, ESTIMATE_MARK, below_start_flag, bound_caption, end_flag,
                                        estimate_caption, frontier_peaks, unreachable_tier)
 from jalapeno.report.colors import rgba, system_color
+from jalapeno.report.win_tables import bound_parts, power_ratio_line, where_wins_parts
 from jalapeno.report.html import _esc, hover_text
 from jalapeno.report.tables import (BAND_ROW_CAPTION, CONCURRENCY_CAPTION, HEADLINE_BAND_CAPTION, PEAK_COLUMN,
                                     TOKENS_CAPTION, uncovered_lines,
@@ -229,7 +230,8 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
                                         "$/M tok at peak",
                                         "bound at peak", "conc. cap / in flight at peak", "max tok/s/user",
                                         "bound at max", "min E2E s", "deployment at peak"], head_rows, "headline"),
-           f'<p class="note">{e(TOKENS_CAPTION)}. {e(power_caption(rec))}.</p>',
+           f'<p class="note">{e(TOKENS_CAPTION)}. {e(power_caption(rec))}.</p>'
+           + (f'<p class="note">{e(line)}.</p>' if (line := power_ratio_line(rec)) else ""),
            f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>' + caption,
            f'<p class="note">{e(bound_caption(headline_bounds(rec)))}.</p>']
     if any(fr.headline.bands is not None for fr in rec.systems.values()):  # the terminal's band legend and its
@@ -257,6 +259,10 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
             + (f" Per $ of {e(', '.join(sorted(estimated)))}: at an estimated $/chip-hour (est. in the tables)."
                if estimated else "") + "</p>",
             _table(ratio_columns(xs), rows, "ratios")]
+    for parts, cls in ((where_wins_parts(rec), "where-wins"), (bound_parts(rec), "bounds")):  # where, why (ux51)
+        if parts is not None:
+            out += [f"<h2>{e(parts[0][0].upper() + parts[0][1:])}</h2>",
+                    _table(parts[1], [[e(c) for c in r] for r in parts[2]], cls), f'<p class="note">{e(parts[3])}.</p>']
     tiers = list(first.tiers)
     trows = [[e(n)] + [(e(unreachable_tier(rec.systems[n].headline)) if c.tiers[t]["status"] == "unreachable" else
                         f"{_fmt(c.tiers[t]['throughput'], ',.0f')} @ {_fmt(c.tiers[t]['interactivity'], '.0f')}"

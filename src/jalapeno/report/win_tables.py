@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from jalapeno.analysis.power_cost import CONVENTIONS  # chip, sustained, all-in: the order the per-kW line names them
+
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord
 
 #: the ratio kinds of a where-wins cell, in the table's column order, with their headers
 WIN_KINDS = (("throughput_per_chip", "per chip"), ("tok_s_per_kw", "per kW ({conv})"), ("tokens_per_usd", "per $"))
-#: the power conventions, in the order the per-kW line names them (analysis/power_cost)
-CONVENTIONS = ("chip", "sustained", "all-in")
 
 
 def _speed(x: float) -> str:
@@ -70,25 +70,21 @@ def _reach_text(w: Mapping, name: str, baseline: str) -> str:
     return "; ".join(out) or "both to the same speed"
 
 
-def where_wins_table(d: ComparisonRecord) -> Table | None:
-    """The where-it-wins table: one row per system compared with the baseline, its speeds compared and, per chip,
-    per kW and per $, the speed ranges where it wins, loses or is even (analysis/win_ranges.EVEN_BAND); None when
-    no system carries ``where_wins`` (the baseline alone)."""
+def where_wins_parts(d: ComparisonRecord) -> tuple[str, list[str], list[list[str]], str] | None:
+    """The where-it-wins table as text (the terminal's rich table and the report page alike): title, headers, rows
+    (one per system compared with the baseline: its speeds compared and, per chip, per kW and per $, the speed ranges
+    where it wins, loses or is even, analysis/win_ranges.EVEN_BAND) and caption; None when no system carries
+    ``where_wins`` (the baseline alone)."""
     rows = [(n, c.where_wins) for n, c in d.comparisons.items() if getattr(c, "where_wins", None)]
     if not rows:
         return None
     even = rows[0][1].get("even_within", 0.05)
-    t = Table(title=f"where it wins vs {d.baseline}: per-user speed ranges (tok/s/user) by ratio")
-    t.add_column("system", no_wrap=True, min_width=16)
-    t.add_column("speeds compared", overflow="fold")
-    for _, head in WIN_KINDS:
-        t.add_column(head.format(conv=d.power_convention), overflow="fold")
-    t.add_column("faster reach", overflow="fold")
-    for n, w in rows:
-        t.add_row(
-            n, _range(w["from"], w["to"]), *(segments_text(w[k]) for k, _ in WIN_KINDS), _reach_text(w, n, d.baseline)
-        )
-    t.caption = (
+    heads = ["system", "speeds compared", *(h.format(conv=d.power_convention) for _, h in WIN_KINDS), "faster reach"]
+    cells = [
+        [n, _range(w["from"], w["to"]), *(segments_text(w[k]) for k, _ in WIN_KINDS), _reach_text(w, n, d.baseline)]
+        for n, w in rows
+    ]
+    caption = (
         f"wins: over that range the ratio (system over {d.baseline}) stays above {1 + even:.2f}x; loses: below "
         f"1/{1 + even:.2f}; even: between (within {even:.0%}, about the model's median error on throughput, "
         "docs/validation.md), each with the ratio's span; in the tail: past there a frontier is within 10% of its "
@@ -97,37 +93,59 @@ def where_wins_table(d: ComparisonRecord) -> Table | None:
         "below its first point) to the slower last one; faster reach: the speeds only one system reaches; "
         "crossings solved exactly on the log-log interpolation (analysis/win_ranges.py)"
     )
-    return t
+    return f"where it wins vs {d.baseline}: per-user speed ranges (tok/s/user) by ratio", heads, cells, caption
 
 
-def bound_table(d: ComparisonRecord) -> Table | None:
-    """Why each system stands where it does at each ``--at`` speed: the bound of its frontier point nearest the
-    speed (the iso rows' ``bound_a``), with that point's speed; None when the record carries no bounds (an older
-    record)."""
+def bound_parts(d: ComparisonRecord) -> tuple[str, list[str], list[list[str]], str] | None:
+    """Why each system stands where it does at each ``--at`` speed, as text (title, headers, rows, caption): the
+    bound of its frontier point nearest the speed (the iso rows' ``bound_a``), with that point's speed; None when
+    the record carries no bounds (an older record)."""
     first = next(iter(d.comparisons.values()), None)
     rows0 = first.iso_interactivity.get("throughput_per_chip", ()) if first is not None else ()
     if not rows0 or "bound_a" not in rows0[0]:
         return None
-    t = Table(title="why: the bound at each speed (the frontier point nearest it)")
-    t.add_column("system", no_wrap=True, min_width=16)
-    for r in rows0:
-        t.add_column(f"@{r['x']:g} tok/s/user", overflow="fold")
+    heads = ["system", *(f"@{r['x']:g} tok/s/user" for r in rows0)]
+    cells = []
     for n, c in d.comparisons.items():
-        cells = []
         frontier = d.systems[n].frontier
-        for r in c.iso_interactivity["throughput_per_chip"]:
-            i = r.get("point_a")
-            if i is None:
-                cells.append("unreachable")
-                continue
-            cells.append(f"{r['bound_a']}, at {frontier[i].interactivity:.0f}")
-        t.add_row(n, *cells)
-    t.caption = (
+        cells.append(
+            [n]
+            + [
+                "unreachable"
+                if r.get("point_a") is None
+                else f"{r['bound_a']}, at {frontier[r['point_a']].interactivity:.0f}"
+                for r in c.iso_interactivity["throughput_per_chip"]
+            ]
+        )
+    caption = (
         "the bound of the frontier point nearest each speed in log tok/s/user (one end of the interpolation the "
         "ratios read), at S: that point's tok/s/user; decode X; prefill Y (S of chips): a disaggregated point's "
         "decode and prefill steps; the deployments are in the tiers table (--tiers NAME=SPEED)"
     )
+    return "why: the bound at each speed (the frontier point nearest it)", heads, cells, caption
+
+
+def _rich(parts: tuple[str, list[str], list[list[str]], str] | None) -> Table | None:
+    if parts is None:
+        return None
+    title, heads, rows, caption = parts
+    t = Table(title=title, caption=caption)
+    t.add_column(heads[0], no_wrap=True, min_width=16)
+    for h in heads[1:]:
+        t.add_column(h, overflow="fold")
+    for r in rows:
+        t.add_row(*r)
     return t
+
+
+def where_wins_table(d: ComparisonRecord) -> Table | None:
+    """:func:`where_wins_parts` as a rich table (compare's terminal output), or None."""
+    return _rich(where_wins_parts(d))
+
+
+def bound_table(d: ComparisonRecord) -> Table | None:
+    """:func:`bound_parts` as a rich table (compare's terminal output), or None."""
+    return _rich(bound_parts(d))
 
 
 def _tdp(h, conv: str) -> str:
