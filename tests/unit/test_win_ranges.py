@@ -112,3 +112,29 @@ def test_the_per_kw_ratio_under_each_convention():
     )
     line = power_ratio_line(d)
     assert line.endswith("a chip 1.60x (700 / 1,400), sustained 2.04x (550 / 1,400 TDP), all-in 1.46x (1,150 / 2,100)")
+
+
+def test_a_ratio_wandering_along_an_edge_reads_as_one_stretch():
+    # b: 100, 92 at 10, 20 tok/s/user, then flat; a: 90 flat to 20, 85 from 30. Ratio 0.9, 0.978, 0.924, 0.924.
+    # Its even stretch reaches 0.978 (2.7% past 1/1.05 = 0.952): kept. Crossings of 1/1.05, log ratio linear in
+    # log x: between 10 and 20 at t = (ln(1/1.05) - ln 0.9) / (ln(90/92) - ln 0.9) = 0.678, x = 10 * 2**t = 16.0;
+    # between 20 and 30 at t = (ln(1/1.05) - ln(90/92)) / (ln(85/92) - ln(90/92)) = 0.469, x = 20 * 1.5**t = 24.2
+    b = Frontier(np.array([10.0, 20.0, 30.0, 40.0]), np.array([100.0, 92.0, 92.0, 92.0]))
+    a = Frontier(np.array([10.0, 20.0, 30.0, 40.0]), np.array([90.0, 90.0, 85.0, 85.0]))
+    w = win_ranges(a, b, {"throughput_per_chip": 1.0}, end_rtol=0.0, tail_fraction=0.0)
+    e = math.log(1 / 1.05)
+    t1 = (e - math.log(0.9)) / (math.log(90 / 92) - math.log(0.9))
+    t2 = (e - math.log(90 / 92)) / (math.log(85 / 92) - math.log(90 / 92))
+    assert _ends(w["throughput_per_chip"]) == [
+        (10.0, round(10 * 2**t1, 3), "loses"),
+        (round(10 * 2**t1, 3), round(20 * 1.5**t2, 3), "even"),
+        (round(20 * 1.5**t2, 3), 40.0, "loses"),
+    ]
+    assert round(10 * 2**t1, 1) == 16.0 and round(20 * 1.5**t2, 1) == 24.2
+    # b at 20 raised to 94: the ratio there is 90/94 = 0.957, 0.5% past the edge (under HYSTERESIS, 1%): one stretch,
+    # its span the true extremes, 0.9 to 0.957
+    b2 = Frontier(np.array([10.0, 20.0, 30.0, 40.0]), np.array([100.0, 94.0, 94.0, 94.0]))
+    w2 = win_ranges(a, b2, {"throughput_per_chip": 1.0}, end_rtol=0.0, tail_fraction=0.0)
+    (seg,) = w2["throughput_per_chip"]
+    assert (seg["from"], seg["to"], seg["result"]) == (10.0, 40.0, "loses")
+    assert seg["ratio_min"] == pytest.approx(90 / 100) and seg["ratio_max"] == pytest.approx(90 / 94)

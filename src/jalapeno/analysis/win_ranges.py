@@ -30,6 +30,15 @@ from jalapeno.analysis.frontier import interp_frontier
 #: the goals"; InferenceX 5.3%, aiconfigurator 5.8% at round 50), so a 5% lead is within one system's typical
 #: error and is not called a win; it also keeps a ratio that wanders around 1 from reading as many short wins.
 EVEN_BAND = 0.05
+#: a stretch that crosses an edge of the even band by no more than this (relative) and comes back takes its
+#: neighbours' result: a ratio wandering along 0.95 would otherwise read as a run of one-point wins and losses
+#: (Kimi K2.5 8K/1K, GB200 against GB300 per chip: eight stretches between 32 and 78 tok/s/user). A presentation
+#: convention; each segment's ratio_min / ratio_max still give the true extremes.
+HYSTERESIS = 0.01
+#: ... and so does a stretch narrower than this (relative speed, to / from - 1) between two like ones: where a
+#: frontier drops steeply at one speed (GB300 NVL72's two points at 62.8 tok/s/user on Kimi K2.5) the ratio
+#: crosses and recrosses within a fraction of a tok/s/user, far inside the model's 5-6% error on per-user speed
+MIN_STRETCH = 0.01
 
 
 def _tail_x(f: Frontier, end_rtol: float, tail_fraction: float) -> float:
@@ -87,7 +96,51 @@ def _segments(a: Frontier, b: Frontier, scale: float, lo: float, hi: float, even
             out.append(
                 {"from": xs[i], "to": xs[i + 1], "result": res, "ratio_min": min(r0, r1), "ratio_max": max(r0, r1)}
             )
-    return out
+    return _settle(out, e)
+
+
+def _past_edge(seg: Mapping, into: str, e: float) -> float:
+    """How far (in log ratio) ``seg`` reaches past the edge of the even band that separates it from ``into``."""
+    lo, hi = math.log(seg["ratio_min"]), math.log(seg["ratio_max"])
+    return {
+        ("loses", "even"): -e - lo,
+        ("wins", "even"): hi - e,
+        ("even", "loses"): hi + e,
+        ("even", "wins"): e - lo,
+    }.get((seg["result"], into), math.inf)
+
+
+def _settle(segs: list[dict], e: float) -> list[dict]:
+    """``segs`` with each stretch that crosses an edge of the even band by no more than :data:`HYSTERESIS` and back,
+    or is narrower than :data:`MIN_STRETCH` (both its neighbours alike, or its one neighbour at an end), given its
+    neighbours' result, and like neighbours merged: a ratio wandering along 0.95 read 'loses 37-38 (0.95-0.95x);
+    even 38-48; loses 48-49'."""
+    h = math.log1p(HYSTERESIS)
+    changed = True
+    while changed and len(segs) > 1:
+        changed = False
+        for i, seg in enumerate(segs):
+            near = {x["result"] for x in (segs[i - 1] if i else None, segs[i + 1] if i + 1 < len(segs) else None) if x}
+            if (
+                len(near) == 1
+                and seg["result"] not in near
+                and (_past_edge(seg, into := next(iter(near)), e) <= h or seg["to"] <= seg["from"] * (1 + MIN_STRETCH))
+            ):
+                seg["result"] = into
+                changed = True
+        merged: list[dict] = []
+        for seg in segs:
+            if merged and merged[-1]["result"] == seg["result"]:
+                m = merged[-1]
+                m["to"] = seg["to"]
+                m["ratio_min"], m["ratio_max"] = (
+                    min(m["ratio_min"], seg["ratio_min"]),
+                    max(m["ratio_max"], seg["ratio_max"]),
+                )
+            else:
+                merged.append(seg)
+        segs = merged
+    return segs
 
 
 def win_ranges(
