@@ -98,7 +98,8 @@ BANDS_HINT = ("how sure: these are point figures; add --bands for each figure's 
 
 def compare(
     model: str = model_option(),
-    workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP),
+    workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP[:-1] + "; or several fixed-length ones, "
+                                 "e.g. 1k1k,8k1k,1k8k: each compared, then how the ratios move across them."),
     isl: int = isl_option(),
     osl: int = osl_option(),
     precision: str = typer.Option(None, "--precision", "-p",
@@ -147,8 +148,14 @@ def compare(
 ) -> None:
     """Compare systems on one model and workload: frontiers, headline figures, ratios, tiers.
 
-    Each system sweeps every released precision its chip computes natively unless -p pins one.
+    Each system sweeps every released precision its chip computes natively unless -p pins one. Several workloads
+    (-w 1k1k,8k1k,1k8k): each compared, then how the ratios move across them.
     """
+    if workload and "," in workload:  # one comparison per workload, then tables across them (ux51)
+        args = dict(locals())  # the parameters only: nothing else is bound yet
+        from jalapeno.cli.compare_workloads import across
+
+        return across(compare, args)
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.cost.sliced import chip_model_pricer
