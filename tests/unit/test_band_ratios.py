@@ -147,3 +147,25 @@ def test_report_page_headline_gives_the_bands_the_terminal_gives(banded):
     assert f" ({klo:,.0f} to {khi:,.0f})" in cells[2], cells[2]
     ilo, ihi = b.max_interactivity.low, b.max_interactivity.high
     assert f" ({ilo:.1f} to {ihi:.1f})" in cells[6], cells[6]
+
+
+def test_where_it_wins_at_each_band_end(banded):
+    """ux51: the where-it-wins ranges again at the band's ends, paired as the ratios are (crossed: GB300's band is
+    its measured error); each span holds the ratio worked by hand at every frontier point inside it."""
+    b = banded.comparisons["jalapeno"].bands
+    for w, bw in (("low", "high"), ("high", "low")):
+        ww = b["where_wins"][w]
+        jal = banded.band_frontiers["jalapeno"][w].frontier
+        gb = banded.band_frontiers["gb300-nvl72"][bw].frontier
+        assert ww["from"] == min(jal[0].interactivity, gb[0].interactivity)
+        assert ww["to"] == min(jal[-1].interactivity, gb[-1].interactivity)
+        start = max(jal[0].interactivity, gb[0].interactivity)
+        checked = 0
+        for s in ww["throughput_per_chip"]:
+            inside = [p.interactivity for p in (*jal, *gb) if s["from"] < p.interactivity < s["to"]]
+            for x in [x for x in inside if x > start]:
+                r = _loglog(jal, x) / _loglog(gb, x)
+                assert s["ratio_min"] * (1 - 1e-9) <= r <= s["ratio_max"] * (1 + 1e-9)
+                checked += 1
+        assert checked >= 2
+    assert "where_wins" not in (banded.comparisons["gb300-nvl72"].bands or {})  # the baseline: none

@@ -138,3 +138,23 @@ def test_a_ratio_wandering_along_an_edge_reads_as_one_stretch():
     (seg,) = w2["throughput_per_chip"]
     assert (seg["from"], seg["to"], seg["result"]) == (10.0, 40.0, "loses")
     assert seg["ratio_min"] == pytest.approx(90 / 100) and seg["ratio_max"] == pytest.approx(90 / 94)
+
+
+def test_the_band_row_reads_both_ends():
+    w = win_ranges(A, B, {"throughput_per_chip": 1.0, "tok_s_per_kw": 1.0, "tokens_per_usd": 1.0})
+    lo = win_ranges(A, A, {"throughput_per_chip": 1.0, "tok_s_per_kw": 1.0, "tokens_per_usd": 1.0})  # even all along
+    d = SimpleNamespace(
+        baseline="b",
+        power_convention="chip",
+        comparisons={"a": SimpleNamespace(where_wins=w, bands={"where_wins": {"low": lo, "high": w}})},
+    )
+    from jalapeno.report.win_tables import where_wins_parts
+
+    _, _, rows, caption = where_wins_parts(d)
+    assert [r[0] for r in rows] == ["a", "a band"]
+    # a against itself: even to its tail, which starts at 0.9 x its last point (40: 36; its 25 stays above 10% of 100)
+    assert (
+        rows[1][2]
+        == f"low: even 10-36; in the tail 36-40 (1.00-1.00x) · high: {segments_text(w['throughput_per_chip'])}"
+    )
+    assert "<system> band (--bands)" in caption

@@ -71,7 +71,8 @@ def band_ratios(
     without a band (every measured system) the band is the system's own.
     ``scales``: ratio kind → {system: y multiplier} (1 per chip; 1000 / W per chip for tok/s/kW; 1 / $ per
     chip-hour for tokens per $), as the calibrated ratios scale their frontiers. ``cross``: either side's band
-    is a measured one: the baseline at the opposite end (:data:`BAND_PAIRING_MEASURED`)."""
+    is a measured one: the baseline at the opposite end (:data:`BAND_PAIRING_MEASURED`). For a system other than the
+    baseline, ``where_wins`` {low, high}: analysis/win_ranges.win_ranges at each end, paired the same way."""
 
     def front(m: str, which: str) -> cmp.Frontier:
         rec = band_fronts.get(m, {}).get(which)
@@ -94,6 +95,11 @@ def band_ratios(
             out["peak_ratio"].setdefault(kind, {})[which] = cmp.peak_ratio(af, bf)
             rows = flag_tails(cmp.iso_interactivity_ratio(af, bf, xs, END_RTOL), af, bf)
             out["iso_interactivity"].setdefault(kind, {})[which] = rows
+        if n != baseline:  # where it wins at this end of the band (analysis/win_ranges; ux51)
+            from jalapeno.analysis.win_ranges import win_ranges
+
+            scale = {kind: sc[n] / sc[baseline] for kind, sc in scales.items()}
+            out.setdefault("where_wins", {})[which] = win_ranges(a, b, scale, END_RTOL, TAIL_FRACTION)
         for key in ("max_interactivity", "min_e2e"):
             hk = key if key == "max_interactivity" else "min_e2e_s"
             out.setdefault(f"{key}_ratio", {})[which] = head(n, hk, which) / head(baseline, hk, bw)

@@ -80,10 +80,22 @@ def where_wins_parts(d: ComparisonRecord) -> tuple[str, list[str], list[list[str
         return None
     even = rows[0][1].get("even_within", 0.05)
     heads = ["system", "speeds compared", *(h.format(conv=d.power_convention) for _, h in WIN_KINDS), "faster reach"]
-    cells = [
-        [n, _range(w["from"], w["to"]), *(segments_text(w[k]) for k, _ in WIN_KINDS), _reach_text(w, n, d.baseline)]
-        for n, w in rows
-    ]
+    cells = []
+    for n, w in rows:
+        cells.append(
+            [n, _range(w["from"], w["to"]), *(segments_text(w[k]) for k, _ in WIN_KINDS), _reach_text(w, n, d.baseline)]
+        )
+        ends = (getattr(d.comparisons[n], "bands", None) or {}).get("where_wins")
+        if ends:  # with --bands: the same at the band's low and high ends (the ratios table's pairing)
+            lo, hi = ends["low"], ends["high"]
+            cells.append(
+                [
+                    f"{n} band",
+                    f"low {_range(lo['from'], lo['to'])}; high {_range(hi['from'], hi['to'])}",
+                    *(f"low: {segments_text(lo[k])} · high: {segments_text(hi[k])}" for k, _ in WIN_KINDS),
+                    f"low: {_reach_text(lo, n, d.baseline)} · high: {_reach_text(hi, n, d.baseline)}",
+                ]
+            )
     caption = (
         f"wins: over that range the ratio (system over {d.baseline}) stays above {1 + even:.2f}x; loses: below "
         f"1/{1 + even:.2f}; even: between (within {even:.0%}, about the model's median error on throughput, "
@@ -94,6 +106,11 @@ def where_wins_parts(d: ComparisonRecord) -> tuple[str, list[str], list[list[str
         "below its first point) to the slower last one; faster reach: the speeds only one system reaches; "
         "crossings solved exactly on the log-log interpolation (analysis/win_ranges.py)"
     )
+    if any(r[0].endswith(" band") for r in cells):
+        caption += (
+            "; <system> band (--bands): the same with both systems at their low efficiency sets (low) and at "
+            "their high sets (high), crossed where a band is a measured error, as the ratios table's band rows"
+        )
     return f"where it wins vs {d.baseline}: per-user speed ranges (tok/s/user) by ratio", heads, cells, caption
 
 
