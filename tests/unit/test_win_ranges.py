@@ -158,3 +158,26 @@ def test_the_band_row_reads_both_ends():
         == f"low: even 10-36; in the tail 36-40 (1.00-1.00x) · high: {segments_text(w['throughput_per_chip'])}"
     )
     assert "<system> band (--bands)" in caption
+
+
+def test_the_rack_line_from_the_catalog():
+    # jalapeno: 128 chips a rack x 1,150 W all-in = 147.2 kW; GB300 NVL72: 72 x 2,100 W = 151.2 kW (catalog, the
+    # same figures `jalapeno hardware show` prints); at peaks of 14,569 and 18,756 tok/s/chip: 1.86 and 1.35 M tok/s;
+    # H100 (8-GPU nodes) has no rack level: left out
+    from jalapeno.report.win_tables import rack_line
+    from jalapeno.specs.catalog import load_system
+
+    syss = [load_system(n) for n in ("jalapeno", "gb300-nvl72", "h100")]
+    d = SimpleNamespace(
+        systems={
+            "jalapeno": SimpleNamespace(headline=SimpleNamespace(peak_throughput_per_chip=14569.0)),
+            "gb300-nvl72": SimpleNamespace(headline=SimpleNamespace(peak_throughput_per_chip=18756.0)),
+            "h100": SimpleNamespace(headline=SimpleNamespace(peak_throughput_per_chip=5000.0)),
+        }
+    )
+    line = rack_line(syss, d)
+    assert line.endswith(
+        "jalapeno 128 chips x 1,150 W = 147 kW, 1.86 M tok/s at peak; gb300-nvl72 72 chips x "
+        "2,100 W = 151 kW, 1.35 M tok/s at peak"
+    )
+    assert rack_line(syss[2:], d) is None

@@ -274,8 +274,11 @@ def compare(
         return
     for t in comparison_tables(rec, estimated_prices(s.system for s in syss), console.width):
         console.print(t)
-    for line in basis_lines(s.system for s in syss):
-        console.print(line, markup=False, soft_wrap=True)
+    from jalapeno.report.win_tables import audit_hints, rack_line
+
+    for line in [*basis_lines(s.system for s in syss), rack_line([s.system for s in syss], rec)]:
+        if line is not None:  # rack_line: None without a rack level (ux51)
+            console.print(line, markup=False, soft_wrap=True)
     if (line := chip_model_line(syss)) is not None:
         console.print(line, markup=False)
         for line in chip_model_band_lines(syss, m.name) if bands else []:
@@ -296,8 +299,6 @@ def compare(
     plain = not (sets or as_deployed or engine or stack or concurrency or serving or mtp or isl or osl) and (
         efficiency, pricer, chip_model) == ("calibrated", "roofline", "flat")
     if plain:  # "what would the chip have to be": the audit that answers it, where it prices what compare did (ux51)
-        from jalapeno.report.win_tables import audit_hints
-
         for line in audit_hints(rec, workload or wl.name, model, dict(zip(names_in, names))):
             console.print(line, markup=False, soft_wrap=True)
     if html:

@@ -279,3 +279,28 @@ def audit_hints(d: ComparisonRecord, workload: str | None, model: str, typed: Ma
             + f" --claim throughput_per_chip@{r['x']:g}_ratio=1.0"
         )
     return out
+
+
+def rack_line(systems, d: ComparisonRecord) -> str | None:
+    """A rack's all-in (facility, provisioned) power and what a rack's worth of chips serves at each system's peak:
+    chips per rack (the system file's ``rack`` level) x all-in W per chip, and x the peak tok/s per chip. ``systems``:
+    the compared :class:`~jalapeno.specs.hardware.System` objects; None when none has a rack level (8-GPU nodes).
+
+    e.g. ``per rack (all-in provisioned power, the facility's): jalapeno 128 chips x 1,150 W = 147 kW, 1.86 M tok/s
+    at peak; gb300-nvl72 72 chips x 2,100 W = 151 kW, 1.35 M tok/s at peak``
+    """
+    parts = []
+    for s in systems:
+        rack = [lv for lv in s.levels if lv.name == "rack"]
+        fr = d.systems.get(s.name)
+        if not rack or fr is None:
+            continue
+        n, w = rack[0].chips, s.allin_power_w_per_chip
+        tput = fr.headline.peak_throughput_per_chip * n
+        parts.append(f"{s.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW, {tput / 1e6:,.2f} M tok/s at peak")
+    if not parts:
+        return None
+    return (
+        "per rack (all-in provisioned power, the facility's; a rack's chips at the peak's tok/s per chip, "
+        "input + output): " + "; ".join(parts)
+    )
