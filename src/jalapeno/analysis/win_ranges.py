@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from jalapeno.analysis.compare import Frontier
-from jalapeno.analysis.frontier import interp_frontier
 
 #: a ratio within this fraction of 1 (1/1.05 to 1.05) reads ``even``: a presentation convention, not a fit. The model's
 #: held-out median error on throughput per chip and on per-user speed is 5-6% (docs/validation.md, "Results against
@@ -63,9 +62,10 @@ def _segments(a: Frontier, b: Frontier, scale: float, lo: float, hi: float, even
     """The speed ranges of ``lo``-``hi`` over which ``scale * y_a / y_b`` is above ``1 + even`` (wins), below
     ``1 / (1 + even)`` (loses) or between (even), merged where consecutive ranges agree."""
     knots = np.unique(np.concatenate(([lo, hi], a.x[(a.x > lo) & (a.x < hi)], b.x[(b.x > lo) & (b.x < hi)])))
-    ya, _ = interp_frontier(a.x, a.y, knots, 0.0)
-    yb, _ = interp_frontier(b.x, b.y, knots, 0.0)
-    lr = np.log(scale * ya / yb)  # linear in log x between knots
+    lk = np.log(knots)  # interp_frontier's log-log rule (the peak below the first point), without its per-call checks:
+    la = np.interp(lk, np.log(a.x), np.log(a.y))  # a Frontier's arrays are checked when it is built
+    lb = np.interp(lk, np.log(b.x), np.log(b.y))
+    lr = math.log(scale) + la - lb  # log ratio, linear in log x between knots
     e = math.log1p(even)
 
     def side(l_mid: float) -> str:
@@ -230,20 +230,23 @@ def iso_bounds(rows: Mapping[str, list[dict]], a, b) -> None:
     when unreachable). ``a``, ``b``: the two systems' :class:`~jalapeno.analysis.system_frontier.SystemFrontier`.
     Changes ``rows`` in place. The nearest point is one side of the log-log interpolation the ratio reads, the one
     closer in log speed: its bound says which spec moves that side there (docs/metrics.md §4, §6)."""
-    from jalapeno.analysis.records import bound_cell
+    from jalapeno.analysis.records import bound_cell, prefill_chip_share
 
     first = next(iter(rows.values()), [])
     xq = [r["x"] for r in first]
     picks = {}
     for side, sf in (("a", a), ("b", b)):
         idx = nearest_points(sf.x, xq)
-        cells = []
+        pts, cells = sf.sweep.points, []  # the point's fields as its PointRecord reads them (records._point_fields)
         for i in idx:
-            if i is None:
-                cells.append("")
-                continue
-            p = sf.point(int(sf.frontier[i]))
-            cells.append(bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share))
+            j = None if i is None else int(sf.frontier[i])
+            cells.append(
+                ""
+                if j is None
+                else bound_cell(
+                    str(pts.bound[j]), str(pts.prefill_bound[j]), prefill_chip_share(pts.prefill_chips[j], pts.chips[j])
+                )
+            )
         picks[side] = (idx, cells)
     for kind_rows in rows.values():
         for j, r in enumerate(kind_rows):
