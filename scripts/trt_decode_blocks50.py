@@ -10,8 +10,9 @@ system's calibrated set (fit/table_lookup.load_any_pricer). Prints:
 1. per (system, KV dtype), the floor c of :func:`fit_block_floor` (time = max(model, c·B·kv_heads)), fitted on every
    torch_flow row with >= 32 sequences (full and 128-token windows, every head shape), and the rows' median / p90 /
    median signed error before and after, on all of them, on >= 256 sequences, on the serving contexts (>= 32
-   sequences, >= 1,024 cached tokens) and on the 128-token windows alone — the figures cost/decode_blocks.BLOCK_S
-   quotes;
+   sequences, >= 1,024 cached tokens) and on the 128-token windows alone — the figures round 50's
+   cost/decode_blocks.BLOCK_S quoted (round 51 re-forms the floor with the query tile and refits it on a split of the
+   rows: scripts/trt_decode_blocks51.py);
 2. the double-count check: a free per-sequence slope over the calibrated op (time = model + t0 + a·B,
    :func:`fit_residual_slope`) on the rows the set's HBM fraction is fitted on (full attention, >= 1,024 cached
    tokens, reads >= 256 MiB, fit/attention_kernels.DECODE_FIT_MIN_BYTES), and on the MLA generation rows

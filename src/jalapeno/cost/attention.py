@@ -236,14 +236,15 @@ def add_gqa_decode_kernel(ob: OpBuilder, rb: RankBatch, n, kvr, d, attn_fmt: str
     layer. ``n``, ``kvr``: query and KV heads per chip; ``d``: head dim; ``kv_vec_bytes``: bytes of
     one head's K (or V) vector (scales included). Scalars or arrays (N,): also what
     scripts/decode_attention_bins.py prices for every measured ``generation_attention_perf`` row.
-    ``rows``: the call's (sequence, KV head) blocks b·kv_r while cost/decode_blocks.TRT_DECODE_BLOCKS_ON (the
-    TensorRT-LLM per-block floor reads them), else 1 as before.
+    ``rows``: the call's (sequence, KV head) blocks b·kv_r weighted by the query tile of n / kv_r heads
+    (cost/decode_blocks.weighted_blocks) while cost/decode_blocks.TRT_DECODE_BLOCKS_ON (the TensorRT-LLM per-block
+    floor reads them), else 1 as before.
     """
     td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
     eff_ctx = np.minimum(ctx, window) if window else ctx
     ob.op(f"attn.decode_{f'sliding{window}' if window else 'full'}", "attention", attn_fmt,
           flop=2.0 * td * n * 2 * d * eff_ctx, kv=b * eff_ctx * 2 * kvr * kv_vec_bytes, act=td * n * d * 4,
-          rows=decode_blocks(b, kvr), count=layers)
+          rows=decode_blocks(b, kvr, n), count=layers)
 
 
 def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_share: float,
