@@ -65,9 +65,15 @@ def model_capacity(points, stack_of) -> dict:
         model, pricer = load_model(p.model), load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
         lay = dep.prefill.layout
         try:
-            pre = prefill_perf(model, with_pool_backends(pricer, dep.prefill, model, lay, dep.precision.kv_cache.name),
-                               lay, dep.precision, point_workload(p), dep.prefill_budget(lay),
-                               pool_overlap(dep.overlap, model, lay))
+            pre = prefill_perf(
+                model,
+                with_pool_backends(pricer, dep.prefill, model, lay, dep.precision.kv_cache.name),
+                lay,
+                dep.precision,
+                point_workload(p),
+                dep.prefill_budget(lay),
+                pool_overlap(dep.overlap, model, lay),
+            )
         except JalapenoError:  # a layout the predictor refuses too (its row reads infeasible in validate)
             continue
         out[p.id] = (pre.tokens_per_s, attention_kind(lay))
@@ -75,13 +81,26 @@ def model_capacity(points, stack_of) -> dict:
 
 
 def main(bound: float) -> None:
+    print(plateau_table(main_frame(bound)).round(2).to_string())
+
+
+def main_frame(bound: float) -> pd.DataFrame:
+    """One line per priced disaggregated row: its pool type, whether it is queued (TTFT ≥ ``bound`` × the lone
+    prompt's), the measured prompt tokens/s per prefill worker and the model's (the table :func:`plateau_table` reads)."""
     from jalapeno.fit.aic_quality import aic_source_flags, aic_ttft_flags
     from jalapeno.fit.validate import load_aiconfigurator, point_stack, predict_points
 
     points, _ = load_aiconfigurator()
     flagged = set(aic_ttft_flags(points)) | set(aic_source_flags(points))
-    pts = [p for p in points if p.mode == "disagg" and p.mapping == "matched" and p.id not in flagged
-           and p.deployment is not None and p.deployment.prefill is not None]
+    pts = [
+        p
+        for p in points
+        if p.mode == "disagg"
+        and p.mapping == "matched"
+        and p.id not in flagged
+        and p.deployment is not None
+        and p.deployment.prefill is not None
+    ]
     got = predict_points(pts).pivot_table(index="id", columns="metric", values="measured")
     lone = predict_points([dataclasses.replace(p, concurrency=1.0) for p in pts])
     lone = lone[lone.metric == "ttft_s"].set_index("id").predicted
@@ -91,12 +110,22 @@ def main(bound: float) -> None:
         if p.id not in cap or p.id not in got.index or not np.isfinite(got.loc[p.id, ["ttft_s", "tpot_s"]]).all():
             continue
         lam = measured_rate(p.concurrency, got.loc[p.id, "ttft_s"], got.loc[p.id, "tpot_s"], p.osl)
-        rows.append({"system": p.system, "engine": p.framework, "model": p.model, "attn": cap[p.id][1], "isl": p.isl,
-                     "precision": p.precision, "layout": layout_label(p.deployment.prefill.layout),
-                     "queued": got.loc[p.id, "ttft_s"] >= bound * lone.get(p.id, np.inf),
-                     "measured_tok_s": lam * p.isl / p.deployment.prefill.workers, "model_tok_s": cap[p.id][0]})
-    df = pd.DataFrame(rows)
-    print(plateau_table(df).round(2).to_string())
+        rows.append(
+            {
+                "id": p.id,
+                "system": p.system,
+                "engine": p.framework,
+                "model": p.model,
+                "attn": cap[p.id][1],
+                "isl": p.isl,
+                "precision": p.precision,
+                "layout": layout_label(p.deployment.prefill.layout),
+                "queued": got.loc[p.id, "ttft_s"] >= bound * lone.get(p.id, np.inf),
+                "measured_tok_s": lam * p.isl / p.deployment.prefill.workers,
+                "model_tok_s": cap[p.id][0],
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def plateau_table(df: pd.DataFrame, within: float = 0.10) -> pd.DataFrame:
@@ -116,14 +145,24 @@ def plateau_table(df: pd.DataFrame, within: float = 0.10) -> pd.DataFrame:
     def one(g):
         top = g.measured_tok_s.max()
         on = (g.queued & (g.measured_tok_s >= (1 - within) * top)).sum()
-        return pd.Series({"rows": len(g), "plateau": int(on), "measured_max": top, "model_tok_s": g.model_tok_s.median(),
-                          "model_over_measured": g.model_tok_s.median() / top})
+        return pd.Series(
+            {
+                "rows": len(g),
+                "plateau": int(on),
+                "measured_max": top,
+                "model_tok_s": g.model_tok_s.median(),
+                "model_over_measured": g.model_tok_s.median() / top,
+            }
+        )
 
     t = df.groupby(keys).apply(one, include_groups=False)
     t = t[t.plateau >= 2]
     return t.astype({"rows": int, "plateau": int})
 
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bound", type=float, default=5.0, help="measured TTFT / lone-prompt TTFT that marks a prefill-bound row")
+    ap.add_argument(
+        "--bound", type=float, default=5.0, help="measured TTFT / lone-prompt TTFT that marks a prefill-bound row"
+    )
     main(ap.parse_args().bound)

@@ -32,6 +32,7 @@ from jalapeno.fit.aic_decode_caps import with_searched_decode_cap
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout, harness_agg_instances, multinode_total_gpu_run
 from jalapeno.fit.aic_moe_exchange import with_prefill_moe_exchange
+from jalapeno.fit.aic_recipe_layout import with_recipe_layout
 from jalapeno.fit.aic_row_engine import (  # noqa: F401 (re-exported: split from here, round 50)
     BEYOND_CAP_DROPS,
     FP8_CONTEXT_FMHA,
@@ -264,6 +265,17 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
                 )
                 dep = Deployment(get_precision(prec), dec, prefill=pre)
                 bs = num(r.decode_batch_size)
+                dep, fixed = with_recipe_layout(
+                    dep,
+                    system,
+                    model,
+                    str(r.backend),
+                    prec,
+                    int(r.isl),
+                    measured_date(getattr(r, "silicon_data_source", "")),
+                    bs,
+                )
+                notes += [fixed] if fixed else []
                 conc = float(bs * dec.workers) if bs else float("nan")
         except (TypeError, ValueError):
             skipped.append((rid, "deployment fields missing"))
