@@ -351,11 +351,35 @@ def resolve_precision(model, precision: str | None, kv_dtype: str | None = None,
 
     Raises:
         UnknownNameError: unknown preset, KV dtype or attention format.
+        SpecError: ``--kv-dtype`` / ``--attention-dtype`` contradicting a ``kv=`` / ``attn=`` that ``precision``
+            itself gives ('-p fp8,kv=bf16 --kv-dtype fp8' ran the option's, silently: break51).
     """
     from jalapeno.specs.formats import get_precision
 
-    return get_precision(precision or model.default_precision).with_options(kv_dtype, attention_dtype,
-                                                                             compute_fallback)
+    p = get_precision(precision or model.default_precision)
+    if precision:
+        _refuse_contradicting_override(precision, p, kv_dtype, attention_dtype)
+    return p.with_options(kv_dtype, attention_dtype, compute_fallback)
+
+
+def _refuse_contradicting_override(precision: str, p, kv_dtype: str | None, attention_dtype: str | None) -> None:
+    """Refuse ``--kv-dtype`` / ``--attention-dtype`` naming another format than the ``kv=`` / ``attn=`` of ``-p``
+    (``p``, already read from it): one of the two would be dropped. The same format twice is no contradiction.
+
+    Raises:
+        SpecError: naming the option, both values and the fix.
+    """
+    from jalapeno.errors import SpecError
+    from jalapeno.specs.kv_cache import get_kv_format
+
+    given = dict(o.strip().partition("=")[::2] for o in str(precision).split(",")[1:])
+    for key, option, value, same in (
+            ("kv", "--kv-dtype", kv_dtype, lambda v: get_kv_format(v) == p.kv_cache),
+            ("attn", "--attention-dtype", attention_dtype, lambda v: str(v).lower() == p.attention_compute)):
+        if value is not None and given.get(key) and not same(value):
+            raise SpecError(option, f"{value} contradicts {key}={given[key]} in --precision {precision!r}: one "
+                            "of the two would be dropped",
+                            f"give it once: drop {option}, or drop {key}= from --precision")
 
 
 def stack_option(engine: bool = True):

@@ -156,16 +156,28 @@ class Precision:
     ) -> Precision:
         """This precision with the KV-cache dtype, attention-math format or fallback overridden.
 
-        The name records every override (``fp8,kv=bf16,attn=fp8``) so results say what ran.
+        The name records every override (``fp8,kv=bf16,attn=fp8``) so results say what ran. An override
+        replaces one the name already records, and one back to the preset's own value leaves the name: a
+        model released at ``fp8,kv=bf16`` (minimax-m2.5) run with ``--kv-dtype fp8`` is named ``fp8``, not
+        ``fp8,kv=bf16,kv=fp8`` (break51: a name :func:`get_precision` refuses as an override given twice).
+
+        >>> get_precision("fp8,kv=bf16").with_options(kv="fp8").name
+        'fp8'
+        >>> get_precision("fp8,kv=bf16,attn=fp8").with_options(kv="fp8_e5m2").name
+        'fp8,attn=fp8,kv=fp8_e5m2'
 
         Raises:
             UnknownNameError: unknown KV dtype or attention format (``--kv-dtype``, ``--attention-dtype``).
         """
         p, suffix = self, []
+        base, *recorded = self.name.split(",")
+        own = PRESETS.get(base)  # None: a precision not built from a preset keeps its name's parts as they are
         if kv is not None:
             fmt = get_kv_format(kv)
             if fmt != p.kv_cache:
-                p, suffix = replace(p, kv_cache=fmt), [*suffix, f"kv={fmt.name}"]
+                p, recorded = replace(p, kv_cache=fmt), [o for o in recorded if not o.startswith("kv=")]
+                if own is None or fmt != own.kv_cache:
+                    suffix.append(f"kv={fmt.name}")
         if attention is not None:
             a = str(attention).lower()
             if a not in ATTENTION_FORMATS:
@@ -175,10 +187,12 @@ class Precision:
                     f"use one of {', '.join(ATTENTION_FORMATS)}",
                 )
             if a != p.attention_compute:
-                p, suffix = replace(p, attention_compute=a), [*suffix, f"attn={a}"]
+                p, recorded = replace(p, attention_compute=a), [o for o in recorded if not o.startswith("attn=")]
+                if own is None or a != own.attention_compute:
+                    suffix.append(f"attn={a}")
         if compute_fallback and not p.compute_fallback:
             p, suffix = replace(p, compute_fallback=True), [*suffix, "fallback"]
-        return replace(p, name=",".join([self.name, *suffix])) if suffix else p
+        return replace(p, name=",".join([base, *recorded, *suffix])) if p is not self else p
 
     def compute_for(self, requested: str, supported: frozenset[str], what: str = "an op") -> str:
         """The compute format ``what`` runs at on a chip with tensor-core formats ``supported``.

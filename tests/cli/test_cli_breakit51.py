@@ -1,0 +1,58 @@
+"""Findings of round 51's break-it pass (break51): ``-p fp8,kv=bf16 --kv-dtype fp8`` ran one of the two KV dtypes and
+dropped the other, silently, under a name ('fp8,kv=bf16,kv=fp8') that --precision itself refuses."""
+
+from __future__ import annotations
+
+import pytest
+from cli_runner import check_error, run
+
+from jalapeno.specs.formats import get_precision
+
+
+@pytest.mark.parametrize(
+    ("precision", "option", "value", "words"),
+    [
+        ("fp8,kv=bf16", "--kv-dtype", "fp8", ("--kv-dtype", "fp8 contradicts kv=bf16", "drop --kv-dtype")),
+        ("fp8,attn=bf16", "--attention-dtype", "fp8", ("--attention-dtype", "contradicts attn=bf16", "drop attn=")),
+    ],
+)
+def test_an_option_contradicting_the_precisions_own_override_is_refused(capsys, precision, option, value, words):
+    # was: exit 0, priced with the option's format and named 'fp8,kv=bf16,kv=fp8' (the -p override dropped)
+    args = ("predict", "-s", "h200", "-m", "llama-3.3-70b", "-w", "1k1k", "-c", "4", "-p", precision)
+    code, out, err = run(capsys, *args, option, value)
+    check_error(code, out, err, *words)
+    # the same format twice (fp8 is e4m3's name) says one thing: it runs
+    code, out, err = run(capsys, *args[:-1], "fp8,kv=fp8", "--kv-dtype", "fp8_e4m3", "--json")
+    assert code == 0, err
+
+
+def test_an_override_replaces_the_one_a_models_default_precision_records():
+    # minimax-m2.5 is released at 'fp8,kv=bf16' (its KV unquantised); --kv-dtype fp8 brings the fp8 preset's own KV
+    # back, so the name is the preset's: 'fp8' (was 'fp8,kv=bf16,kv=fp8', which get_precision refuses)
+    p = get_precision("fp8,kv=bf16").with_options(kv="fp8")
+    assert p.name == "fp8"
+    assert get_precision(p.name) == p  # the name reads back to what ran
+    q = get_precision("fp8,kv=bf16").with_options(kv="fp8_e5m2")
+    assert q.name == "fp8,kv=fp8_e5m2" and get_precision(q.name) == q
+
+
+def test_a_model_default_with_kv_and_the_kv_option_run_under_a_readable_name(capsys):
+    code, out, err = run(
+        capsys,
+        "predict",
+        "-s",
+        "h200",
+        "-m",
+        "minimax-m2.5",
+        "-w",
+        "1k1k",
+        "-c",
+        "4",
+        "--tp",
+        "8",
+        "--kv-dtype",
+        "fp8",
+        "--json",
+    )
+    assert code == 0, err
+    assert '"precision": "fp8"' in out and "kv=bf16" not in out
