@@ -1,5 +1,6 @@
-"""Findings of round 51's break-it pass (break51): ``-p fp8,kv=bf16 --kv-dtype fp8`` ran one of the two KV dtypes and
-dropped the other, silently, under a name ('fp8,kv=bf16,kv=fp8') that --precision itself refuses."""
+"""Findings of round 51's break-it pass (break51): ``-p fp8,kv=bf16 --kv-dtype fp8`` ran one of the two KV dtypes
+and dropped the other, silently, under a name ('fp8,kv=bf16,kv=fp8') that --precision itself refuses;
+``validate --points <(...)`` said "not found" of a pipe (and read as a file, the points read twice, a traceback)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,14 @@ def test_a_model_default_with_kv_and_the_kv_option_run_under_a_readable_name(cap
     )
     assert code == 0, err
     assert '"precision": "fp8"' in out and "kv=bf16" not in out
+
+
+def test_validate_points_from_a_pipe_is_named_not_missing(capsys, tmp_path):
+    # '--points <(cat pts.csv)' said "not found" (it exists: a pipe); read as a file it ended in an AttributeError
+    # traceback, the points being read twice (the pipe's second read empty). A FIFO stands in for bash's <(...)
+    import os
+
+    fifo = tmp_path / "points.csv"
+    os.mkfifo(fifo)
+    code, out, err = run(capsys, "validate", "--points", str(fifo), "--no-aiconfigurator", "--no-mlperf")
+    check_error(code, out, err, "--points", "not a regular file", "save the points to a file")

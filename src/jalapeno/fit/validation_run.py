@@ -99,7 +99,7 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     shipped ones; fit/loso.py's refit).
 
     Raises:
-        SpecError: an empty or missing points path, a folder, or no row of the file could be mapped
+        SpecError: an empty or missing points path, a folder, a pipe or device, or no row of the file could be mapped
             (a ``points_path`` of which no row maps is refused whatever the other sources hold);
             ``held_out`` with ``points_path`` or ``stack`` (fit/heldout.check_held_out); ``systems`` that is
             not a collection of names (a bare string), a switch that is not True/False.
@@ -112,6 +112,10 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     if path.is_dir():
         raise SpecError("--points", f"{path} is a folder, not a CSV file", "pass --points FILE.csv (InferenceX points "
                         "format), or omit --points for the shipped points")
+    if path.exists() and not path.is_file():  # '--points <(...)' was "not found"; it is read twice (the points,
+        # then fit/data_quality.quality_table), and a pipe's second read is empty (break51)
+        raise SpecError("--points", f"{path} is not a regular file (a pipe or a device): the points file is read "
+                        "more than once", "save the points to a file and pass --points FILE.csv")
     if not path.is_file():
         raise SpecError("--points", f"{path} not found", "pass --points FILE.csv (InferenceX points format), or "
                         "omit --points for the shipped points")
