@@ -68,3 +68,16 @@ def test_validate_points_from_a_pipe_is_named_not_missing(capsys, tmp_path):
     os.mkfifo(fifo)
     code, out, err = run(capsys, "validate", "--points", str(fifo), "--no-aiconfigurator", "--no-mlperf")
     check_error(code, out, err, "--points", "not a regular file", "save the points to a file")
+
+
+def test_a_stack_of_another_engine_than_the_recipes_is_not_pinned_at_the_recipes_release(capsys):
+    # was: 'stack trtllm@0.5.6': SGLang 0.5.6 read as a TensorRT-LLM release, so TensorRT-LLM's rule for releases
+    # before 1.2.0rc3 (moe_exchange = nvlink_all_to_all_above_top_k) priced the run, silently
+    args = ("predict", "-s", "b200", "-m", "deepseek-r1", "--engine", "sglang-b200-dsr1-fp4", "-w", "1k1k", "-c", "8")
+    code, out, err = run(capsys, *args, "--stack", "trtllm")
+    assert code == 0, err
+    assert "stack trtllm " in out and "@0.5.6" not in out and "nvlink_all_to_all_above_top_k" not in out
+    # a profile of the recipe's own engine (SGLang on ROCm) still takes the recipe's release
+    code, out, err = run(capsys, *args, "--stack", "sglang-rocm")
+    assert code == 0, err
+    assert "stack sglang-rocm@0.5.6" in out

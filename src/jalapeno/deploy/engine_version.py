@@ -47,12 +47,36 @@ def recipe_stack(recipe: Recipe, system: str, stack: str | Stack | None = None) 
     >>> recipe_stack(get_recipe("trtllm-h200-dsr1-fp8-mtp"), "h200").name
     'trtllm@1.1.0rc2.post2'
 
+    A given profile of another engine than the recipe's is not pinned: the recipe's release is no release of
+    that engine (``--engine sglang-b200-dsr1-fp4 --stack trtllm`` read SGLang 0.5.6 as a TensorRT-LLM release
+    and took TensorRT-LLM's rule for releases before 1.2.0rc3, silently: break51); it keeps its newest behaviour.
+
+    >>> recipe_stack(get_recipe("sglang-b200-dsr1-fp4"), "b200", "trtllm").name
+    'trtllm'
+
     Raises:
         UnknownNameError: unknown stack name. SpecError: a version that is not a release number.
     """
     st = stack_for_framework(recipe.engine.removesuffix("-rocm"), system, "engine") if stack is None else (
         get_stack(stack) if isinstance(stack, str) else stack)
-    return st if st.version else st.at_version(recipe_engine_version(recipe))
+    if st.version or (stack is not None and engine_family(st.name) != engine_family(recipe.engine)):
+        return st
+    return st.at_version(recipe_engine_version(recipe))
+
+
+#: the engines whose releases are numbered alike, by a word every name of theirs holds: a profile's (trtllm,
+#: dynamo-trtllm, sglang-rocm, ...) and a recipe's engine (trt, dynamo-trt, mori-sglang, atom-rocm, ...)
+ENGINE_FAMILIES = ("trt", "sglang", "vllm", "atom")
+
+
+def engine_family(name: str) -> str:
+    """The engine family of a profile or recipe engine name (:data:`ENGINE_FAMILIES`), "" for none (default,
+    kernel, compiled, jalapeno: profiles of no engine, without version rules).
+
+    >>> engine_family("dynamo-trtllm"), engine_family("mori-sglang"), engine_family("kernel")
+    ('trt', 'sglang', '')
+    """
+    return next((f for f in ENGINE_FAMILIES if f in name), "")
 
 
 def point_engine_version(system: str, model: str, framework: str, precision: str, serving: str,
