@@ -81,3 +81,32 @@ def test_a_stack_of_another_engine_than_the_recipes_is_not_pinned_at_the_recipes
     code, out, err = run(capsys, *args, "--stack", "sglang-rocm")
     assert code == 0, err
     assert "stack sglang-rocm@0.5.6" in out
+
+
+@pytest.mark.parametrize("command", ["predict", "step"])
+def test_an_engine_memory_profile_of_another_engine_than_the_stack_is_refused(capsys, command):
+    # was: exit 0, TensorRT-LLM's fixed costs priced over a KV pool sized by vLLM's start-up profiling
+    args = (
+        command,
+        "-s",
+        "h100",
+        "-m",
+        "llama-3.3-70b",
+        "--tp",
+        "8",
+        *(("-w", "1k1k", "-c", "8") * (command == "predict")),
+    )
+    code, out, err = run(capsys, *args, "--stack", "trtllm", "--engine-memory", "vllm-0.11")
+    check_error(
+        code,
+        out,
+        err,
+        "--engine-memory",
+        "vllm-0.11 is vllm's memory profile",
+        "--stack trtllm",
+        "drop --engine-memory",
+    )
+    # the stack's own engine, and a profile of no engine (kernel: a what-if floor), run
+    for stack in ("vllm", "kernel"):
+        code, out, err = run(capsys, *args, "--stack", stack, "--engine-memory", "vllm-0.11")
+        assert code == 0, err

@@ -82,6 +82,25 @@ def check_recipe_memory(recipe, profile) -> None:
                     "(sglang-0.5 for SGLang recipes)")
 
 
+def check_stack_memory(stack: str | None, profile) -> None:
+    """Raises SpecError when an engine memory profile of one engine is given with a ``--stack`` of another
+    (``--stack trtllm --engine-memory vllm-0.11`` priced TensorRT-LLM's fixed costs over a KV pool sized by vLLM's
+    start-up profiling, silently: break51), as :func:`check_recipe_memory` does for a recipe. A profile that serves
+    no named engine (default, kernel, compiled, jalapeno: no ``engines`` in data/stacks.toml) takes any memory
+    profile (a what-if). ``stack``: the option as given (``NAME[@VERSION][+ar_rms]``); None: not given."""
+    if stack is None or profile is None:
+        return
+    from jalapeno.specs.stacks import get_stack
+
+    engines = get_stack(stack).engines
+    if not engines or any(profile.engine in e.split("-") for e in engines):
+        return
+    raise SpecError("--engine-memory", f"{profile.name} is {profile.engine}'s memory profile and --stack "
+                    f"{stack.strip()} prices {'/'.join(engines)}'s fixed costs: one engine would size the KV pool, "
+                    "another run the steps", f"give the memory profile of the stack's engine, a --stack of "
+                    f"{profile.engine}'s, or drop --engine-memory")
+
+
 def memory_breakdown_lines(b: dict) -> list[str]:
     """Lines showing each term of deploy/engine_pool.engine_memory_breakdown ``b`` (GiB)."""
     gib = 2.0**30
@@ -129,7 +148,7 @@ def recipe_run(recipe, system: str | None, stack: str | None, kv_dtype: str | No
 
     Raises:
         UnknownNameError: unknown stack or memory profile. SpecError: a memory profile of another
-            engine than the recipe's (field ``--engine-memory``).
+            engine than the recipe's or the given stack's (field ``--engine-memory``).
     """
     from jalapeno.deploy.engine_memory import recipe_memory
     from jalapeno.deploy.engine_version import recipe_stack
@@ -138,6 +157,8 @@ def recipe_run(recipe, system: str | None, stack: str | None, kv_dtype: str | No
         stack = recipe_stack(recipe, system.lower(), stack).name
     profile, fraction = recipe_memory(recipe, engine_memory)
     check_recipe_memory(recipe, profile)
+    if engine_memory is not None:  # an explicit --stack with an explicit --engine-memory (a recipe's pair agrees)
+        check_stack_memory(stack, profile)
     return RecipeRun(stack, kv_dtype or (recipe.kv_dtype if recipe else None), profile,
                      fraction if memory_fraction is None else memory_fraction)
 

@@ -12,7 +12,7 @@ from jalapeno.cli.common import (
     model_option, print_json, resolve_precision, stack_label, stack_option,
 )
 from jalapeno.cli.serving_opts import refuse_idle_ar_rms
-from jalapeno.cli.engine_opts import check_dispatch_ranks, check_positive, check_positive_limits, engine_memory_option, memory_breakdown_lines
+from jalapeno.cli.engine_opts import check_dispatch_ranks, check_positive, check_positive_limits, check_stack_memory, engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.system_opts import (PRICER_OPTION, SET_OPTION, check_pricer_chip_model, note_unread_efficiency,
                                        system_pricer)
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
@@ -139,6 +139,7 @@ def step(
     for opt, length in (("--context", context), ("--prefix/--prefill-tokens", prefix + prefill_tokens)):
         m.check_context(length, opt)
     profile = get_engine_memory(engine_memory)
+    check_stack_memory(stack, profile)
     if profile is None and (max_running is not None or max_tokens_per_step is not None):
         raise SpecError("--max-running/--max-tokens-per-step", "size an engine's profiling run, and no "
                         "--engine-memory was given", "add --engine-memory NAME, or drop them")
