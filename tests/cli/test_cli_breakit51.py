@@ -110,3 +110,36 @@ def test_an_engine_memory_profile_of_another_engine_than_the_stack_is_refused(ca
     for stack in ("vllm", "kernel"):
         code, out, err = run(capsys, *args, "--stack", stack, "--engine-memory", "vllm-0.11")
         assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (
+            ("step", "-s", "h100", "-m", "llama-3.3-70b", "--tp", "8", "--chip-model", "sliced", "--placement", "best"),
+            "h100 is",
+        ),
+        (
+            ("step", "-s", "a100-sxm", "-m", "llama-3.3-70b", "--tp", "8", "--slices", "--placement", "striped"),
+            "a100-sxm is",
+        ),
+        (
+            ("compare", "-s", "h100,h200", "-m", "llama-3.3-70b", "-w", "1k1k", "--serving", "agg", "-c", "8")
+            + ("--chip-model", "sliced", "--placement", "local_first", "--html", ""),
+            "h100, h200 are",
+        ),
+    ],
+)
+def test_a_placement_on_one_slice_chips_is_refused(capsys, args, names):
+    # H100/H200 are one GH100 die (data/systems/h100.toml slices = 1) and A100 has no [die]: a placement spreads
+    # weights and KV over slices, so there was nothing to place; it ran, named in 'chip model: sliced (h100 1 slice,
+    # best)', and changed nothing
+    code, out, err = run(capsys, *args)
+    check_error(code, out, err, "--placement", names, "one slice", "drop --placement")
+
+
+def test_a_placement_applies_where_one_compared_chip_has_slices(capsys):
+    # B200 is two dies (NV-HBI): the placement moves its figures, so the comparison takes it
+    args = ("compare", "-s", "h100,b200", "-m", "llama-3.3-70b", "-w", "1k1k", "--serving", "agg", "-c", "8")
+    code, out, err = run(capsys, *args, "--chip-model", "sliced", "--placement", "best", "--html", "")
+    assert code == 0, err

@@ -132,7 +132,7 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     from jalapeno.analysis.agentic import DEFAULT_ISO_TASK_MIN, compare_agentic
     from jalapeno.cli.serving_opts import _floats, _floors, refuse_idle_ar_rms
     from jalapeno.cli.system_opts import baseline_name, systems_pricers
-    from jalapeno.cost.sliced import chip_model_pricer
+    from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
     from jalapeno.report.agentic_tables import agentic_tables
 
     m, spec, opts, pinned = _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing,
@@ -142,6 +142,7 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     # --stack / --pricer as the fixed-length comparison takes them (they were dropped, silently)
     syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets, stack, pricer)]
+    refuse_idle_placement(syss, placement)
     refuse_idle_ar_rms(stack, m, syss)  # +ar_rms that no system fuses a step with (break48)
     seen = [s.system.name for s in syss]
     if len(set(seen)) != len(seen):
@@ -189,7 +190,7 @@ def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attent
     from jalapeno.analysis.agentic import agentic_frontier
     from jalapeno.cli.serving_opts import refuse_idle_ar_rms
     from jalapeno.cli.system_opts import system_pricer
-    from jalapeno.cost.sliced import chip_model_pricer
+    from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
     from jalapeno.report.agentic_tables import agentic_frontier_table
 
     m, spec, opts, pinned = _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing,
@@ -197,6 +198,7 @@ def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attent
     if out and not out.lower().endswith((".json", ".csv")):  # before the sweep, not after it
         raise SpecError("--out", f"{out!r}: agentic frontiers are written as .json or .csv", "use a .json or .csv path")
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
+    refuse_idle_placement(pr, placement)
     refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
     af = agentic_frontier(m, pr, spec, _precisions(m, pr, pinned, kv_dtype, attention_dtype, compute_fallback), opts)
     pts = af.points(power)

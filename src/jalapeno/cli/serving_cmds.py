@@ -158,7 +158,7 @@ def compare(
         return across(compare, args)
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.cost.pricer import band_pricers
-    from jalapeno.cost.sliced import chip_model_pricer
+    from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.html import write_html
     from jalapeno.report.cell_notes import estimated_prices
@@ -206,6 +206,7 @@ def compare(
     stacks = {n: recipe_run(rec, n, stack, kv_dtype).stack for n in names} if rec is not None else None
     syss = [chip_model_pricer(p, chip_model, placement)
             for p in systems_pricers(names, efficiency, sets, stack, pricer, stacks=stacks)]
+    refuse_idle_placement(syss, placement)
     seen = [s.system.name for s in syss]
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:
@@ -344,7 +345,7 @@ def frontier(
 ) -> None:
     """Every point of one system's throughput-vs-interactivity frontier, with its deployment."""
     from jalapeno.analysis.comparison import system_frontier
-    from jalapeno.cost.sliced import chip_model_pricer
+    from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
     from jalapeno.report.tables import frontier_table, write_frontier
 
     check_writable(out, "--out")
@@ -386,6 +387,7 @@ def frontier(
     refuse_dense_overlap(overlap, m)  # so was --overlap tbo (break47)
     check_pricer_chip_model(pricer, chip_model)
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
+    refuse_idle_placement(pr, placement)
     note_unread_efficiency(sets, m, prec, pr)
     refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
     s = pr.system

@@ -100,7 +100,7 @@ def step(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Cost of one forward step on one chip: ops, collectives, time and binding constraint."""
-    from jalapeno.cost.sliced import chip_model_pricer, slice_summary
+    from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement, slice_summary
     from jalapeno.specs.routing import with_routing
 
     ep_given = ep
@@ -112,6 +112,7 @@ def step(
     chip_model = chip_model or ("sliced" if slices else "flat")
     check_pricer_chip_model(pricer, chip_model)
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
+    refuse_idle_placement(pr, placement)
     s = pr.system
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     note_unread_efficiency(sets, m, prec, pr)

@@ -224,6 +224,25 @@ def chip_model_pricer(pricer, chip_model: str = "flat", placement: str = ""):
     return SlicedPricer(pricer.system, pricer.efficiency, placement)
 
 
+def refuse_idle_placement(pricers, placement: str) -> None:
+    """Refuse ``--placement`` when every system priced is one slice (H100, H200, or a file without a ``[die]``):
+    a placement spreads weights and KV over slices, and with one there is nothing to place, so it changed nothing
+    while the output named it (``chip model: sliced (h100 1 slice, best)``; break51). ``pricers``: the pricer of
+    each system (one, or a list: a comparison where any system has slices takes it).
+
+    Raises:
+        SpecError: naming the systems and the fix.
+    """
+    prs = pricers if isinstance(pricers, (list, tuple)) else [pricers]
+    sliced = [p for p in prs if isinstance(p, SlicedPricer)]
+    if not placement or not sliced or any(p.die.slices > 1 for p in sliced):
+        return
+    names = ", ".join(dict.fromkeys(p.system.name for p in sliced))
+    raise SpecError("--placement", f"{placement!r} places weights and KV across a chip's slices, and {names} "
+                    f"{'is' if len(sliced) == 1 else 'are'} one slice (no [die] of several): it would change nothing",
+                    "drop --placement, or price a chip with slices (e.g. b200, mi300x, jalapeno; docs/chip.md)")
+
+
 def slice_summary(ops: OpTable, times: OpTimes, pricer: SlicedPricer, i: int = 0) -> dict:
     """Per-slice view of point ``i`` of a step priced by ``pricer`` (what ``jalapeno step --slices`` shows).
 
