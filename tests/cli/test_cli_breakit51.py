@@ -143,3 +143,23 @@ def test_a_placement_applies_where_one_compared_chip_has_slices(capsys):
     args = ("compare", "-s", "h100,b200", "-m", "llama-3.3-70b", "-w", "1k1k", "--serving", "agg", "-c", "8")
     code, out, err = run(capsys, *args, "--chip-model", "sliced", "--placement", "best", "--html", "")
     assert code == 0, err
+
+
+def test_results_export_into_the_stores_own_files_is_refused(capsys, tmp_path):
+    pytest.importorskip("duckdb")
+    pytest.importorskip("pyarrow")
+    store = tmp_path / "st"
+    args = ("frontier", "-s", "h100", "-m", "llama-3.3-70b", "-w", "1k1k", "--serving", "agg", "-c", "8")
+    for _ in range(2):
+        code, out, err = run(capsys, *args, "--store", str(store))
+        assert code == 0, err
+    first, second = sorted(p.name for p in (store / "runs").iterdir())
+    meta = store / "runs" / second / "meta.json"
+    before = meta.read_text()
+    # was: exit 0, the second run's meta.json replaced by the first run's points, and the second run gone from
+    # `results list`, without a word
+    code, out, err = run(capsys, "results", "export", first, "--store", str(store), "-o", str(meta))
+    check_error(code, out, err, "--out", "inside the results store", "outside the store's runs/ folder")
+    assert meta.read_text() == before
+    code, out, err = run(capsys, "results", "export", first, "--store", str(store), "-o", str(tmp_path / "x.csv"))
+    assert code == 0, err

@@ -118,6 +118,21 @@ def store_dir(store: str | Path) -> Path:
     return p
 
 
+def refuse_output_in_store(path: str | Path, store: str | Path, option: str = "--out") -> None:
+    """Refuse an output that would replace a file of the results store ``store``: its ``explore.db`` or a file under
+    ``runs/`` (``results export RUN -o STORE/runs/OTHER/meta.json`` overwrote that run's meta.json with RUN's points,
+    and OTHER left ``results list`` without a word; ``-o .../points.parquet`` replaced its points: break51).
+
+    Raises:
+        SpecError: naming the option, the path and the fix.
+    """
+    out, root = Path(path).resolve(), Path(store).resolve()
+    if out == root / "explore.db" or root / "runs" in out.parents:
+        raise SpecError(option, f"{str(path)!r} is inside the results store {str(store)!r} (its runs/ folder or "
+                        "explore.db), where writing can replace a stored run's file",
+                        "give the output a path outside the store's runs/ folder")
+
+
 def storage_url(store: str | Path, storage: str | None = None) -> str:
     """Optuna's storage: ``storage`` (any SQLAlchemy URL) or SQLite in the store folder."""
     if storage:

@@ -418,6 +418,7 @@ def results_export(
     from jalapeno.cli.common import check_writable
 
     check_writable(out, "--out")  # first: '-o st' (a folder) was told "unknown file type '(none)'"
+    rs.refuse_output_in_store(out, store)  # '-o STORE/runs/OTHER/meta.json' dropped OTHER from the store (break51)
     rs.export(rs.run_dir(store, run), out)
     console.print(f"wrote {out}", markup=False)
 
