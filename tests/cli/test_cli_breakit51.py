@@ -163,3 +163,18 @@ def test_results_export_into_the_stores_own_files_is_refused(capsys, tmp_path):
     assert meta.read_text() == before
     code, out, err = run(capsys, "results", "export", first, "--store", str(store), "-o", str(tmp_path / "x.csv"))
     assert code == 0, err
+
+
+def test_simulate_refuses_an_inapplicable_option_before_loading_kernel_tables(capsys, monkeypatch):
+    # '--no-prefix-cache' on a fixed-length workload was refused only after --pricer table had loaded the system's
+    # measured kernel tables (32 s on a loaded machine for a one-line error): the option check now comes first, so
+    # a pricer that fails when called shows it is not reached
+    import jalapeno.cli.system_opts as so
+
+    def unreachable(*a, **k):
+        raise AssertionError("system_pricer reached before the option check")
+
+    monkeypatch.setattr(so, "system_pricer", unreachable)
+    code, out, err = run(capsys, "simulate", "-s", "b200", "--pricer", "table", "--no-prefix-cache", "-n", "20")
+    check_error(code, out, err, "--no-prefix-cache", "fixed-length workload", "drop --no-prefix-cache")
+

@@ -104,6 +104,23 @@ def simulate(
 
     profile, release = stack_release(stack, rec, system)  # the engine release the run states (vLLM's MoE rule)
     stack, memory_fraction = run.stack, run.memory_fraction
+    # the options' own consistency first: with --pricer table the system's kernel tables take tens of seconds to
+    # load, and '--no-prefix-cache' on a fixed-length workload was refused only after them (break51)
+    given = workload  # None: the default 8k1k, or --isl/--osl (get_workload refuses a preset with them)
+    workload = workload or "8k1k"
+    name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
+    kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
+            "trace" if _is_trace_name(workload) else "fixed")
+    if kind == "trace" and workload.lower().endswith(".toml"):  # was "unknown trace format '.toml'" (or, with
+        # -c, "--concurrency: does not apply to a trace workload") for an agentic file without its prefix (break48)
+        raise SpecError("--workload", f"{workload!r} is a TOML file: simulate reads an agentic session file as "
+                        "agentic:FILE.toml (a trace is a .csv or .jsonl)", f"write --workload agentic:{workload}")
+    check_applicable(kind, {"--concurrency": concurrency, "--rate": rate, "--arrival": arrival, "--requests": requests,
+                            "--sessions": sessions, "--isl": isl, "--osl": osl, "--warmup": warmup,
+                            "--no-prefix-cache": True if no_prefix_cache else None})
+    if warmup is not None and rate is not None:
+        raise SpecError("--warmup", "applies to a closed loop (--concurrency); an open-loop run counts every "
+                        "arrival", "drop --warmup, or use --concurrency C instead of --rate")
     pr = system_pricer(system, efficiency, sets, stack, pricer)
     s = pr.system
     check_recipe_serving(rec, prefill is not None and decode is not None)
@@ -114,15 +131,6 @@ def simulate(
     lim["engine_memory"] = run.engine_memory
     kw: dict = {}
     trace_note = ""
-    given = workload  # None: the default 8k1k, or --isl/--osl (get_workload refuses a preset with them)
-    workload = workload or "8k1k"
-    name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
-    kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
-            "trace" if _is_trace_name(workload) else "fixed")
-    if kind == "trace" and workload.lower().endswith(".toml"):  # was "unknown trace format '.toml'" (or, with
-        # -c, "--concurrency: does not apply to a trace workload") for an agentic file without its prefix (break48)
-        raise SpecError("--workload", f"{workload!r} is a TOML file: simulate reads an agentic session file as "
-                        "agentic:FILE.toml (a trace is a .csv or .jsonl)", f"write --workload agentic:{workload}")
     note_unread_efficiency(sets, m, prec, pr, reuses_prefixes=kind != "fixed")  # kv_tiers.* read on reuse only
     refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
     if concurrency is not None:
@@ -130,12 +138,6 @@ def simulate(
     from jalapeno.analysis.power_cost import power_w_per_chip
 
     watts, _ = power_w_per_chip(s, power)  # an unknown convention fails before the run
-    check_applicable(kind, {"--concurrency": concurrency, "--rate": rate, "--arrival": arrival, "--requests": requests,
-                            "--sessions": sessions, "--isl": isl, "--osl": osl, "--warmup": warmup,
-                            "--no-prefix-cache": True if no_prefix_cache else None})
-    if warmup is not None and rate is not None:
-        raise SpecError("--warmup", "applies to a closed loop (--concurrency); an open-loop run counts every "
-                        "arrival", "drop --warmup, or use --concurrency C instead of --rate")
     if kind == "agentic":
         from jalapeno.specs.agentic import get_agentic
 
