@@ -178,3 +178,27 @@ def test_simulate_refuses_an_inapplicable_option_before_loading_kernel_tables(ca
     code, out, err = run(capsys, "simulate", "-s", "b200", "--pricer", "table", "--no-prefix-cache", "-n", "20")
     check_error(code, out, err, "--no-prefix-cache", "fixed-length workload", "drop --no-prefix-cache")
 
+
+@pytest.mark.parametrize("half", [("--mtp-acceptance", "0.5"), ("--mtp", "2")])
+def test_half_an_mtp_beside_an_mtp_recipe_names_the_recipes_own(capsys, half):
+    # was: "MTP needs both ... (no default acceptance is assumed)", while the recipe runs one: trtllm-b200-dsr1-fp4-mtp
+    # drafts 1 or 3 tokens by load at dynamo/trtllm's fitted DeepSeek-R1 acceptance (data/stack_fits.toml)
+    args = (
+        "predict",
+        "-s",
+        "b200",
+        "-m",
+        "deepseek-r1",
+        "--engine",
+        "trtllm-b200-dsr1-fp4-mtp",
+        "-w",
+        "1k1k",
+        "-c",
+        "8",
+    )
+    code, out, err = run(capsys, *args, *half)
+    check_error(code, out, err, "--mtp/--mtp-acceptance", "recipe trtllm-b200-dsr1-fp4-mtp runs mtp", "pass both")
+    assert "no default acceptance" not in err
+    code, out, err = run(capsys, *args, "--mtp", "1", "--mtp-acceptance", "0.5")  # both: the explicit MTP runs
+    assert code == 0, err
+    assert "MTP1@0.5" in out

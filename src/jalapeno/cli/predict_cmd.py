@@ -135,14 +135,14 @@ def predict(
         check_pool(pre, "--prefill", m, s)
         per_rank = concurrency / (dec.workers * dec.layout.dp) if concurrency else None
         dep = Deployment(prec, dec, prefill=pre,
-                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank, dec.layout.dp),
+                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance, rec), per_rank, dec.layout.dp),
                          memory_fraction=memory_fraction, overlap=overlap, **lim)
     else:
         layout, note = aggregated_layout(m, pr, prec, (tp, dp, ep, pp, eplb),
                                        None if lim["engine_memory"] else memory_fraction)
         per_rank = concurrency / layout.dp if concurrency else None
         dep = Deployment(prec, Pool(layout, moe_backend=rec.moe_backend if rec else None),  # the MoE kernel it forces
-                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank, layout.dp),
+                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance, rec), per_rank, layout.dp),
                          memory_fraction=memory_fraction, overlap=overlap, **lim)
     dep, release_note = release_moe_backend(dep, m, profile, release, s.name)
     _check_engine_pool(m, s, dep, memory_fraction)

@@ -20,7 +20,14 @@ EPLB_HELP = ("EPLB with this many redundant experts (EP must divide experts + R;
              "count, deployments run 32 for 256; default: EPLB off).")
 
 
-def _mtp(k: int | None, acceptance: float | None):
+def _mtp(k: int | None, acceptance: float | None, recipe=None):
+    """The explicit MTP of ``--mtp K --mtp-acceptance A`` (None: neither given). ``recipe``: the ``--engine`` recipe,
+    whose own MTP the explicit one replaces whole: one option alone is refused naming the recipe's draft lengths
+    and acceptance (it said "no default acceptance is assumed" while the recipe runs one: break51).
+
+    Raises:
+        SpecError: a draft length below 1, or one of the two options without the other.
+    """
     from jalapeno.deploy.deployment import MTP
 
     if k is None and acceptance is None:
@@ -28,6 +35,18 @@ def _mtp(k: int | None, acceptance: float | None):
     if k is not None and k < 1:
         raise SpecError("--mtp", f"draft length must be >= 1, got {k}", "to run without MTP leave --mtp out")
     if k is None or acceptance is None:
+        rule = getattr(recipe, "draft_rule", None)
+        if rule is not None:
+            ks = sorted(set(rule.lengths))
+            accs = {d: recipe.mtp_for(d).acceptance for d in ks}
+            own = (f"draft length {' or '.join(map(str, ks))}{' by load' if len(ks) > 1 else ''}, acceptance {accs[ks[0]]:g}"
+                   if len(set(accs.values())) == 1 else ", ".join(f"draft length {d} at acceptance {a:g}"
+                                                                 for d, a in accs.items()))
+            kk = k if k is not None else ks[0]
+            aa = acceptance if acceptance is not None else accs.get(kk, accs[ks[0]])
+            raise SpecError("--mtp/--mtp-acceptance", f"recipe {recipe.name} runs MTP ({own}) and an explicit "
+                            "MTP replaces it whole: one of the two alone leaves the other unsaid",
+                            f"pass both, e.g. --mtp {kk} --mtp-acceptance {aa:g}, or neither for the recipe's")
         raise SpecError("--mtp/--mtp-acceptance", "MTP needs both the draft length and the acceptance rate",
                         "pass --mtp K --mtp-acceptance A (no default acceptance is assumed)")
     return MTP(k, acceptance)
@@ -67,6 +86,7 @@ def _sweep_opts(serving, mtp, acceptance, concurrency, eplb, overlap, recipe, ma
     over it (an explicit --overlap or --memory-fraction beats the recipe's; without either, a
     recipe's overlap, else ``auto``). ``engine_release``: the (profile, release) the run states
     (deploy/vllm_fp8_moe.stack_release; SweepOptions.engine_release)."""
+    _mtp(mtp, acceptance, recipe)  # one of the two alone beside an MTP recipe: named as such
     opts = sweep_options(_options(serving or "both", mtp, acceptance, concurrency, eplb, overlap or "auto"), recipe,
                          serving is not None, max_running, max_tokens, graph)
     if engine_release and engine_release[0] == "vllm":

@@ -164,7 +164,7 @@ def simulate(
         check_workload_context(m, kw["workload"], isl is not None)
     if (prefill is None) != (decode is None):
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools", "pass both, or neither")
-    mt = _mtp(mtp, mtp_acceptance)
+    mt = _mtp(mtp, mtp_acceptance, rec)
     note = ""  # the layout note of an aggregated run without a given layout
     if prefill is not None:
         from jalapeno.cli.predict_cmd import refuse_aggregated_options
