@@ -107,3 +107,27 @@ def test_a_bin_holds_no_more_prompt_steps_than_fit_in_it():
     # test_a_prompt_step_holds_the_decode_clock_back (uncapped: clock 10 only at 15 s, bin 5)
     d, _ = reformed_loads(np.zeros(3), osl=10.0, **dict(_ENGINE, users=3.0))
     assert int(np.argmax(d[0])) == 4 and d[0][4] == pytest.approx(1.0)
+
+
+def test_the_balancing_gate_meets_a_wave_at_its_local_rate():
+    """Round 51 (waves51, later_waves.gate_shift_s): TensorRT-LLM's attention-DP gate with every slot taken waits the
+    coupon collector, ∝ 1/λ. By hand, dp = 2 (serve/adp_balance's doctest, m_1 = 2): W(λ) = 4/(3λ); at λ = 1/s,
+    τ = 0.1 s (cap 60·τ = 6 s, not reached): a wave at twice the rate waits 2/3 s, 2/3 s less; at half the rate
+    8/3 s, 4/3 s more. Users below the slots: the free regime, (dp − 1)/(2λ) = 0.5 s at λ = 1, 0.25 s at 2."""
+    import numpy as np
+
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.serve.admission_waits import running_slots
+    from jalapeno.serve.later_waves import gate_shift_s
+    from jalapeno.specs.formats import get_precision
+
+    dep = Deployment(get_precision("fp8"), Pool(Layout(dp=2, ep=2)), adp_balance_timeout_iters=60, max_running=64)
+    slots = running_slots(dep, dep.decode.layout)
+    g = np.array([2.0, 1.0, 0.5])
+    full = gate_shift_s(dep, g, 1.0, 0.1, slots - 2, slots)
+    assert full.tolist() == pytest.approx([-2 / 3, 0.0, 4 / 3])
+    free = gate_shift_s(dep, g, 1.0, 0.1, slots - 2, slots - 2)
+    assert free.tolist() == pytest.approx([-0.25, 0.0, 0.5])
+    no_gate = Deployment(get_precision("fp8"), Pool(Layout(dp=2, ep=2)), max_running=64)
+    assert gate_shift_s(no_gate, g, 1.0, 0.1, slots - 2, slots).tolist() == [0.0, 0.0, 0.0]

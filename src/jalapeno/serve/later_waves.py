@@ -55,8 +55,13 @@ faster than a fluid). Run TTFT mean / median against the simulator: H200 C 128 +
 MI325X C 64 +14 / +42 → +7 / +26%, GB200 C 256 +4 / +3 → +2 / −6% (docs/gap_aic_ttft.md, round 50).
 
 Named assumptions: the waves' own queueing does not re-spread them (a wave denser than the engine's
-prefill capacity would spread to its rate: Δ is capped by MAX_RHO instead); the poll, batch-wait,
-attention-DP and overlap-lag waits keep their steady values; the decode batch is the steady one.
+prefill capacity would spread to its rate: Δ is capped by MAX_RHO instead); the poll, batch-wait
+and overlap-lag waits keep their steady values; the decode batch is the steady one. TensorRT-LLM's attention-DP
+balancing gate (serve/adp_balance.py) is the exception (round 51, waves51; :data:`WAVE_GATE_ON`,
+:func:`gate_shift_s`): its wait is the time for every rank to receive a prompt, ∝ 1/λ, so a dense stretch of a
+wave waits less, a sparse one more. Left at its steady value, it and the queue's Δ(g) took H200 DeepSeek-R1
+TensorRT-LLM 8k/1k C 256 (InferenceX row 25, attention DP 8, measured TTFT 8.48 s) from 7.57 to 11.43 s; at the
+local rate, 7.41 s.
 Applied only to the InferenceX protocol (``agg_burst_fraction`` None: a fitted share already carries a
 client's bunching) and to drawn lengths (r < 1: with fixed lengths the waves recur, effect 6).
 Shipped behind :data:`LATER_WAVES_ON`.
@@ -70,6 +75,7 @@ import numpy as np
 
 from jalapeno.cost.pricer import Pricer
 from jalapeno.deploy.deployment import Deployment
+from jalapeno.serve.admission_waits import adp_gate_s, running_slots
 from jalapeno.serve.analytic import ServingPoints, agg_head, agg_plan
 from jalapeno.serve.queueing import MAX_RHO, REQUESTS_PER_USER, agg_queue_s
 from jalapeno.specs.model import ModelSpec
@@ -82,6 +88,10 @@ LATER_WAVES_ON = False
 #: (:func:`reformed_loads`), instead of the passive spread (:func:`wave_loads`). Built round 50 (waves50); read
 #: only where :data:`LATER_WAVES_ON` is on.
 WAVE_REFORM_ON = True
+#: Whether a later wave's arrivals meet TensorRT-LLM's attention-DP balancing gate at their local rate g·λ
+#: (:func:`gate_shift_s`) instead of the steady rate's wait. Built round 51 (waves51); read only where
+#: :data:`LATER_WAVES_ON` is on.
+WAVE_GATE_ON = True
 #: at most this many time bins of the fluid over a run's later waves (bins at least one prompt step wide)
 FLUID_BINS = 4000
 #: the fluid's time span in user cycles n/λ per wave it must reach (waves + 2 of them: the first wave's spread and
@@ -241,6 +251,33 @@ def load_shift_s(
     return (tau_g - step_s) / 2 + agg_queue_s(chunk_cost_s, n_g, tau_g, concurrency) - base
 
 
+def gate_shift_s(dep: Deployment, g, rate: float, step_s: float, batch: float, users: float) -> np.ndarray:
+    """What the attention-DP balancing gate moves an arrival's TTFT by at load factor ``g`` (M,) against the
+    steady rate ``rate`` (λ, /s), s, (M,) (serve/admission_waits.adp_gate_s at g·λ minus at λ; 0 without the gate).
+
+    TensorRT-LLM's ``_balance_adp_requests`` holds a rank's prompts until every rank has one or ``timeout_iters``
+    steps have passed (serve/adp_balance.py): a round closes after dp arrivals (slots free) or once every rank has
+    been hit (slots full, the coupon collector), so its wait is ∝ 1/λ, capped at ``timeout_iters``·τ. A wave's
+    dense stretch fills the rounds faster: by the pointwise stationary approximation (module docstring) an arrival
+    at load factor g waits the gate of rate g·λ. ``step_s``: τ; ``batch``: the decode batch; ``users``: the
+    instance's users (slots full where they reach its running slots, as serve/lockstep.py reads it).
+
+    >>> from types import SimpleNamespace as NS
+    >>> dep = NS(adp_balance_timeout_iters=None, decode=NS(layout=NS(dp=8, pp=1)))  # no balancing: no shift
+    >>> gate_shift_s(dep, np.array([0.5, 2.0]), 2.0, 0.1, 64.0, 64.0).tolist()
+    [0.0, 0.0]
+    """
+    g = np.maximum(np.asarray(g, dtype=float), 1e-9)
+    lay = dep.decode.layout
+    if dep.adp_balance_timeout_iters is None or lay.dp * lay.pp <= 1:
+        return np.zeros(g.shape)
+    slots = running_slots(dep, lay)
+    full = np.full(g.shape, slots is not None and users >= slots - 1e-9)
+    b = np.full(g.shape, float(batch))
+    tau = np.full(g.shape, float(step_s))
+    return adp_gate_s(dep, lay, b, g * rate, tau, full) - adp_gate_s(dep, lay, b, np.full(g.shape, rate), tau, full)
+
+
 def run_ttft(ss: dict, first_s: np.ndarray, density: np.ndarray, shift_s: np.ndarray) -> dict:
     """The run's TTFT by key (None = mean, else quantile q): the first wave ``first_s`` (n,) s, at least the
     steady value, weight 1/R, and waves 1..R − 1 (``density`` (R − 1, bins)) at the steady value plus
@@ -338,6 +375,8 @@ def with_later_waves(
             t_pre,
             float(users[i]),
         )
+        if WAVE_GATE_ON:  # the balancing gate at the wave's local rate (gate_shift_s)
+            shift = shift + gate_shift_s(dep, g, lam, tau, float(pts.decode_batch[i]), float(users[i]))
         run = run_ttft({k: float(v[i]) for k, v in ss.items()}, first + extra[i], dens, shift)
         for key in res:
             res[key][i] = run[key]

@@ -16,6 +16,7 @@ from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_ch
 from jalapeno.errors import InfeasibleDeployment
 from jalapeno.serve import kv_admission
 from jalapeno.serve.batch_wait import instance_kw as batch_wait_kw
+from jalapeno.serve.sim import adp_gate
 from jalapeno.serve.limits import prompt_floor_s
 from jalapeno.serve.overlap_loop import lag_steps
 from jalapeno.serve.sim.entities import LowerTier, PrefixCache
@@ -159,7 +160,27 @@ def build_instances(
                     prefill_first=dep.prefill_steps == "separate",
                     prebuilt=eff.disagg_handshake != "none",
                     admission_lag=lag_steps(eff, dep, pool.layout),
+                    adp_gate=_adp_gate(dep, pool.layout, role),
                     **batch_wait_kw(dep, pool.layout),
                 )
             )
     return instances
+
+
+def _adp_gate(dep, layout, role: str) -> adp_gate.AdpGate | None:
+    """An aggregated instance's attention-DP balancing gate (serve/sim/adp_gate.py), or None: off
+    (:data:`~jalapeno.serve.sim.adp_gate.SIM_ADP_GATE_ON`), no ``timeout_iters``, one rank, or no running cap (the
+    per-rank slots are ``max_running`` counted per rank, serve/admission_waits.running_slots, over the ranks)."""
+    from jalapeno.serve.admission_waits import running_slots
+
+    ranks = layout.dp * layout.pp
+    slots = running_slots(dep, layout)
+    if (
+        not adp_gate.SIM_ADP_GATE_ON
+        or role != "agg"
+        or dep.adp_balance_timeout_iters is None
+        or ranks <= 1
+        or slots is None
+    ):
+        return None
+    return adp_gate.AdpGate(ranks, int(round(slots / ranks)), dep.adp_balance_timeout_iters)

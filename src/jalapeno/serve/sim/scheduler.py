@@ -25,7 +25,9 @@ never preempted). Accounting per step:
 - TensorRT-LLM's batch waiting (``batch_wait_iters`` T > 0, ``batch_wait_tokens`` θ): a step whose
   chunks meet a decoding batch runs the decode alone while fewer than T steps were held and the chunks'
   prompts plus the decode rows stay below θ tokens; the step that lets them through resets the count
-  (serve/batch_wait.py).
+  (serve/batch_wait.py);
+- TensorRT-LLM's attention-DP context balancing (``adp_gate``, serve/sim/adp_gate.py): new prompts wait on their
+  rank until every rank has one, or ``timeout_iters`` iterations.
 KV is counted in tokens; the block granularity of a paged cache (16-64 tokens) adds under one
 block per sequence, which the instance capacity absorbs.
 """
@@ -41,6 +43,7 @@ from functools import partial
 import numpy as np
 
 from jalapeno.deploy.deployment import MTP
+from jalapeno.serve.sim.adp_gate import AdpGate
 from jalapeno.serve.sim.entities import PrefixCache, Request, cache_key
 from jalapeno.serve.sim.step_time import StepTimer
 
@@ -66,6 +69,10 @@ def decode_steps(tokens: int, mtp: MTP | None, rng: np.random.Generator) -> int:
         n *= 2
 
 
+def _key(req: Request) -> int:
+    return req.id
+
+
 #: steps :meth:`Instance.lookahead` plays forward on a step-time miss (benchmarks/bench_simulate.py)
 LOOKAHEAD_STEPS = 512
 
@@ -77,7 +84,8 @@ class Instance:
                  max_running: int, token_budget: int, prefix_cache: PrefixCache, mtp: MTP | None,
                  rng: np.random.Generator, max_tokens_per_step: int | None = None, recv_interval: int = 1,
                  reserve_outputs: bool = False, prefill_first: bool = False, batch_wait_iters: int = 0,
-                 batch_wait_tokens: float = 0.0, prebuilt: bool = False, admission_lag: int = 0) -> None:
+                 batch_wait_tokens: float = 0.0, prebuilt: bool = False, admission_lag: int = 0,
+                 adp_gate: AdpGate | None = None) -> None:
         self.id, self.role, self.timer, self.chips = idx, role, timer, chips
         self.capacity = float(capacity_tokens)
         self.rows = 1 + mtp.draft_tokens if mtp else 1  # decode rows per sequence per step
@@ -110,6 +118,8 @@ class Instance:
         self.batch_wait_tokens, self._held = float(batch_wait_tokens), 0
         self._since_poll = 0
         self._last_prefill = False
+        # TensorRT-LLM's attention-DP context balancing (serve/sim/adp_gate.py): new prompts wait on their rank
+        self.gate = adp_gate if role == "agg" else None
         # a decode worker with a prebuilt iteration (SGLang, serve/handshake.py): an admitted request rides
         # one step as a prebuilt batch and its first token leaves at that step's end (``_first_at_end``)
         self.prebuilt = prebuilt and role == "decode"
@@ -256,12 +266,17 @@ class Instance:
         self.admit_order[req.id] = None
         self.decode_ctx_sum += req.isl + req.generated
         heapq.heappush(self.finish, (req.finish_step, req.id))
+        if self.gate is not None:
+            self.gate.decoding((req.id,))
 
     # ---- one step ----------------------------------------------------------------------
     def plan(self, now: float) -> float | None:
         """Poll, admit, build the next batch and return its duration (None when idle)."""
         self._now = now
         self._poll()
+        if self.gate is not None:  # the balancing gate's iteration; what it releases goes first
+            self.gate.take(self.waiting, key=_key)
+            self.waiting.extendleft(reversed(self.gate.tick()))
         self._admit(now)
         budget = self.budget
         if self.max_tokens is not None:
@@ -432,6 +447,8 @@ class Instance:
                     if req.generated >= req.osl:
                         self.used -= req.isl + req.generated
                         req.done_s = now
+                        if self.gate is not None:
+                            self.gate.done(req.id)
                         done.append(req)
                     else:
                         self._start_decode(req)
@@ -450,6 +467,8 @@ class Instance:
         self.used -= ctx if self.role == "decode" else grown
         req.generated = req.osl
         req.done_s = now
+        if self.gate is not None:
+            self.gate.done(req.id)
         if self.role == "decode":
             return  # the prefix cache lives with the prefill workers (simulation.py re-inserts it)
         if req.session >= 0:
@@ -473,6 +492,8 @@ class Instance:
         while self.used > self.capacity and len(self.admit_order) > 1:
             rid = self.admit_order.popitem()[0]
             req = self.decoding.pop(rid)
+            if self.gate is not None:
+                self.gate.preempted(req.id)
             progressed = (self.step_index - req.decode_start_step) * self.a
             held = req.isl + req.generated + progressed
             self.used -= held
