@@ -135,7 +135,8 @@ def test_compare_says_whose_frontier_end_flags_a_ratio(capsys, monkeypatch):
     assert "[at frontier end: this]" not in text and "[at frontier end: both]" not in text
     # jalapeno.toml: cost.usd_per_chip_hour has estimate = true, h200.toml's does not
     assert "est.: at an estimated $/chip-hour (jalapeno;" in text
-    rows = {ln.split("│")[1].strip(): ln for ln in out.splitlines() if ln.count("│") > 3}
+    # the operating tiers table's rows ("N @ S (… $/M tok …)" cells; later tables, e.g. "why", repeat the names)
+    rows = {ln.split("│")[1].strip(): ln for ln in out.splitlines() if ln.count("│") > 3 and " @ " in ln}
     assert "/M tok est.)" in rows["jalapeno"] and " est." not in rows["h200"]
 
 

@@ -101,7 +101,7 @@ def where_wins_parts(d: ComparisonRecord) -> tuple[str, list[str], list[list[str
         f"1/{1 + even:.2f}; even: between (within {even:.0%}, about the model's median error on throughput, "
         "docs/validation.md), each with the ratio's span (its true extremes: a stretch that crosses back by at most "
         "1%, or narrower than 1% of the speed, is read with its neighbours); in the tail: past there a frontier is within 10% of its "
-        "last point or below 10% of its peak, where ratios swing (the ratios table's [at frontier end]): one span, "
+        "last point or below 10% of its peak, where ratios swing (the ratios table's end flag): one span, "
         "its crossings not read; speeds compared: from the slower first frontier point (a frontier reads its peak "
         "below its first point) to the slower last one; faster reach: the speeds only one system reaches; "
         "crossings solved exactly on the log-log interpolation (analysis/win_ranges.py)"
