@@ -43,6 +43,8 @@ SYSTEMS = ("gb300-nvl72", "gb200-nvl72")
 RELEASE = "trtllm@1.2.0rc6.post2"
 _POOL = re.compile(r"D (\d+)x\(attn TP(\d+) DP(\d+)")
 _CAP = re.compile(r"decode max_batch_size (\d+) per")
+#: the columns of a ``validate --json -o`` CSV the three parts read (``quality`` is optional)
+COLUMNS = "source system model precision stack isl osl concurrency deployment metric measured predicted error notes split".split()
 
 
 def decode_shape(deployment: str) -> tuple[int, int, int]:
@@ -177,10 +179,22 @@ def main(argv: list[str] | None = None) -> int:
     if not path.is_file():
         print(f"error: {path}: no such file (write one with `jalapeno validate --json -o FILE.csv`)", file=sys.stderr)
         return 1
-    d = rows(str(path))
-    if "split" not in d or d.empty:
+    try:
+        header = pd.read_csv(path, nrows=0).columns
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as e:
+        print(f"error: {path}: not a CSV ({e}); write one with `jalapeno validate --json -o FILE.csv`", file=sys.stderr)
+        return 1
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
         print(
-            f"error: {path}: no aiconfigurator GB300/GB200 TPOT rows with a split column "
+            f"error: {path}: missing column(s) {', '.join(missing)} (write the CSV with `jalapeno validate --json -o FILE.csv`)",
+            file=sys.stderr,
+        )
+        return 1
+    d = rows(str(path))
+    if d.empty:
+        print(
+            f"error: {path}: no aiconfigurator GB300/GB200 TPOT rows "
             "(write it with `jalapeno validate --json -o FILE.csv`)",
             file=sys.stderr,
         )

@@ -90,3 +90,18 @@ def test_main_errors_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and "validate --json -o" in err[0]
     assert s.main([]) == 2
+
+
+def test_main_names_a_missing_column_in_one_line(tmp_path, capsys):
+    """A CSV without the ``split`` column (a `validate` CSV of an older release, or another tool's) stopped on a
+    pandas KeyError traceback in rows(): the check after it could not be reached. It is one line naming the column."""
+    path = tmp_path / "v.csv"
+    row = _row("gb300-nvl72", REL, TEP8, 4.0, 6.0, 6.4, "held_out")
+    del row["split"]
+    pd.DataFrame([row]).to_csv(path, index=False)
+    assert s.main([str(path)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "missing column(s) split" in err[0] and "validate --json -o" in err[0]
+    (tmp_path / "empty.csv").write_text("")
+    assert s.main([str(tmp_path / "empty.csv")]) == 1
+    assert capsys.readouterr().err.startswith("error:")
