@@ -1,7 +1,7 @@
 """GB300's aiconfigurator TPOT bias split by row attribute and as a per-step gap by engine release (round 51, gb300aic51).
 
-Diagnosis only: nothing is fitted into the package, nothing written (docs/gap_aic_itl.md, "GB300's TPOT bias is a
-per-step constant of one TensorRT-LLM release on both racks (round 51, gb300aic51)").
+Diagnosis only: nothing is fitted into the package, nothing written (docs/gap_aic_itl.md, "GB300's TPOT bias,
+round 51 (gb300aic51)").
 
 Input: a ``jalapeno validate --json -o FILE.csv`` (every row, with the ``split`` column: ``fit`` / ``held_out`` /
 ``none``); flagged rows (a ``quality`` note) are left out, as goals.py does. Rows: aiconfigurator TPOT on GB300 NVL72 (all
