@@ -314,3 +314,14 @@ def test_results_store_help_says_read_not_created_and_the_default_once(capsys):
         assert ("created if missing" in text) == (cmd == "explore"), cmd
         if cmd != "explore":
             assert "a run wrote" in text, cmd
+
+
+def test_a_linked_model_folder_keeps_its_own_name(capsys, tmp_path):
+    """A model folder that is a symbolic link to a checkpoint store (llama-8b -> store/abc123) is named by the link,
+    as `-m DIR/config.json` named it before round 51 (the folder's ``name``); resolving the folder named it abc123
+    (review51). The hub cache's own links are on the files (snapshots/HASH/config.json -> blobs/), not the folder."""
+    _config(tmp_path / "store" / "abc123")
+    (tmp_path / "llama-8b").symlink_to(tmp_path / "store" / "abc123", target_is_directory=True)
+    code, out, err = run(capsys, "models", "show", str(tmp_path / "llama-8b" / "config.json"), "--json")
+    assert code == 0, err
+    assert json.loads(out)["name"] == "llama-8b"

@@ -7,6 +7,7 @@ architectures outside :data:`~jalapeno.specs.model.SUPPORTED_MODEL_TYPES` are re
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -462,7 +463,7 @@ def load_model_file(path: Path, name: str | None = None) -> ModelSpec:
 
 def file_model_name(path: Path) -> str:
     """The name a model file is shown by: its file name without ``.json``, or for a file named ``config.json`` its
-    folder's name (the folder's path resolved, not the file's: a hub cache's config.json links into its blobs/); in
+    folder's name (its path made absolute, ``.``/``..`` folded, links kept: a linked model folder keeps its name); in
     a Hugging Face hub cache (``models--ORG--NAME/snapshots/HASH/config.json``) the repository's NAME, not the
     snapshot hash. ``-m ./config.json`` (or a bare ``config.json``) named the model '' (``Path("config.json")
     .parent.name``): a blank title, and errors reading "TP3 does not divide 's 32 attention heads" (newuser51).
@@ -474,7 +475,7 @@ def file_model_name(path: Path) -> str:
     """
     if path.stem != "config":
         return path.stem
-    folder = path.parent.resolve()
+    folder = Path(os.path.abspath(path.parent))  # not resolve(): a linked model folder keeps its own name
     repo = folder.parent.parent.name
     if folder.parent.name == "snapshots" and repo.startswith("models--"):
         return repo.rsplit("--", 1)[-1]
