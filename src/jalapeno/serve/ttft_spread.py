@@ -27,6 +27,8 @@ closed form given (j, j'): the uniform residual convolved with the uniform L; bi
 mean-plus-length form. The mean is untouched.
 
 Named assumptions: the step budget does not cap a step's chunks (the batch-service form effect 1's mean rests on);
+a workload with a length spread (a dataset's, specs/workload.LengthSpread) is given the same uniform L, its width
+read off the analytic's 0.5 and 0.99 quantiles (serve/analytic.agg_tail), an approximation there;
 the other waits (the scheduler's poll period, attention-DP's gate, the overlap loop's lag) keep their mean values
 (constant shifts); TensorRT-LLM's batch waiting (serve/batch_wait.py) replaces the queue and is left as it is.
 Shipped behind :data:`STEADY_SPREAD_ON`.
