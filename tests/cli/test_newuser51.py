@@ -273,7 +273,8 @@ def test_a_one_chip_instance_reads_1_chip(capsys, tmp_path):
     _config(tmp_path / "llama-8b")
     (tmp_path / "own.toml").write_text(OWN_CHIP)
     common = ("plan", "-s", str(tmp_path / "own.toml"), "-m", str(tmp_path / "llama-8b" / "config.json"))
-    for sized in (PLAN_8B, ("--chips", "3", "--min-interactivity", "50", "-w", "1k1k")):
+    # --chips 1 (review51): the header, the fleet's floor and its chips used read "1 chips" too
+    for sized in (PLAN_8B, *(("--chips", n, "--min-interactivity", "50", "-w", "1k1k") for n in ("3", "1"))):
         code, out, err = run(capsys, *common, *sized)
         assert code == 0, err
         text = " ".join(out.split())

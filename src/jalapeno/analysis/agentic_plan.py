@@ -162,7 +162,7 @@ class AgenticPlan:
             lines.append(f"instances: ceil({self.target_tasks_per_hour:,.1f} / {inst}) = {self.instances:,}")
         else:
             lines.append(
-                f"instances: {self.instances:,} whole instances of {cpi:,} chips in the fleet's "
+                f"instances: {self.instances:,} whole instances of {n_chips(cpi)} in the fleet's "
                 f"{self.fleet_chips:,} (each worker's group whole in its boxes)"
             )
         lines.append(f"chips: {self.instances:,} x {cpi:,} = {self.chips:,}")

@@ -80,7 +80,7 @@ class Footprint:
     def text(self) -> str:
         """``720 chips in 90 trays, 6 racks``: the counts plan prints, outermost level last."""
         boxes = ", ".join(f"{n:,} {name}s" for name, _, n in self.packaging)
-        return f"{self.chips:,} chips in {boxes}" if boxes else f"{self.chips:,} chips"
+        return f"{n_chips(self.chips)} in {boxes}" if boxes else n_chips(self.chips)
 
     def as_dict(self) -> dict:
         """JSON form: chips, boxes per level, throughput per chip, the deployment and the point."""

@@ -83,13 +83,13 @@ class FleetThroughput:
         per_inst = self.point.deployment.chips
         n = self.fleet_chips // per_inst
         if self.packed_by is None:
-            count = f"instances: floor({self.fleet_chips:,} chips / {per_inst:,} per instance) = {n:,}"
+            count = f"instances: floor({n_chips(self.fleet_chips)} / {per_inst:,} per instance) = {n:,}"
         else:  # each worker's stage group whole in a box: fewer instances than the chips alone hold
             name, size = self.packed_by
             sizes = "/".join(str(g) for g in sorted(instance_groups(self.point.deployment, 1), reverse=True))
             boxes, rest = divmod(self.fleet_chips, size)
             have = f"{boxes:,} {name}{'' if boxes == 1 else 's'} of {size}" + (f" and one of {rest}" if rest else "")
-            count = (f"instances: floor({self.fleet_chips:,} chips / {per_inst:,} per instance) = {n:,}, of which "
+            count = (f"instances: floor({n_chips(self.fleet_chips)} / {per_inst:,} per instance) = {n:,}, of which "
                      f"{self.instances:,} fit with each worker's {sizes}-chip group whole in a {name} ({have})")
         # the rate to sensible figures (rate_text: 1,173.6, not the 1,173.552 'chips x rate = delivered' needed, plan49),
         # the same text on every line; the product is carried by one instance's tok/s, to the decimals it needs to check
@@ -101,7 +101,7 @@ class FleetThroughput:
         return [f"operating point: the most {self.target_kind} tok/s the fleet's whole instances deliver at >= "
                 f"{self.min_interactivity:g} tok/s/user: {rate} tok/s/chip at {p.interactivity:.1f} "
                 f"tok/s/user {point_conditions(p)}",
-                f"{count} ({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
+                f"{count} ({n_chips(self.chips_used)} used, {self.fleet_chips - self.chips_used:,} idle)",
                 f"delivered: {self.instances:,} instances x {inst} {self.target_kind} tok/s ({n_chips(per_inst)} at {rate} "
                 f"tok/s/chip) = "
                 f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "

@@ -116,7 +116,7 @@ def plan(
                         "min_interactivity": min_interactivity, **ft.as_dict(), BASIS_FIELD: system_basis(s),
                         "arithmetic": lines})
             return
-        console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · {chips:,} chips at >= "
+        console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · {n_chips(chips)} at >= "
                       f"{min_interactivity:g} tok/s/user")
         console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
         console.print(f"deployment: {ft.point.deployment.label} ({n_chips(ft.point.deployment.chips)} per instance)")
