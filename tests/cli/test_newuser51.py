@@ -114,12 +114,13 @@ def test_a_calibration_folder_without_the_system_names_what_it_holds(capsys, tmp
     from jalapeno.specs.calibration import _DIR
 
     shutil.copy(str(_DIR / "h200.toml"), tmp_path / "h200.toml")  # what calibrate -s h200 --out-dir writes
-    check_error(
-        *run(
+
+    def predict(system: str, *extra: str):
+        return run(
             capsys,
             "predict",
             "-s",
-            "b200",
+            system,
             "-m",
             "llama-3.3-70b",
             "--tp",
@@ -128,27 +129,17 @@ def test_a_calibration_folder_without_the_system_names_what_it_holds(capsys, tmp
             "8",
             "--efficiency",
             str(tmp_path),
-        ),
+            *extra,
+        )
+
+    check_error(
+        *predict("b200"),
         "b200.toml not found",
         "it holds h200",
         f"jalapeno calibrate -s b200 --out-dir {tmp_path}",
         "--systems",
     )
-    code, out, err = run(
-        capsys,
-        "predict",
-        "-s",
-        "h200",
-        "-m",
-        "llama-3.3-70b",
-        "--tp",
-        "8",
-        "-c",
-        "8",
-        "--efficiency",
-        str(tmp_path),
-        "--json",
-    )
+    code, out, err = predict("h200", "--json")
     assert code == 0, err  # the system it holds is priced with it
 
 
