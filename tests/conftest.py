@@ -1,11 +1,32 @@
 """Test configuration: puts tests/ on sys.path so test files can import tiny_fixtures; in CI
 (``JALAPENO_REQUIRE_EXTRAS=1``, set by .ci/run) a skip for a missing extra package fails (tests/extras_guard.py)."""
 
-# Hypothesis' per-example deadline (200 ms by default) times the example on a shared CI machine; timing
-# is not what a property test checks here (speed targets live in benchmarks/), and a loaded run once
-# failed test_iso_ratio_scale_invariant on it alone. One profile for every property test: no deadline.
+import os as _os
+
+import pytest
 from extras_guard import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401  (the hooks: pytest finds them here)
 from hypothesis import settings as _hypothesis_settings
 
+# Hypothesis' per-example deadline (200 ms by default) times the example on a shared CI machine; timing
+# is not what a property test checks here (speed targets live in benchmarks/), and a loaded run once
+# failed test_iso_ratio_scale_invariant on it alone. One profile for every property test: no deadline.
 _hypothesis_settings.register_profile("jalapeno", deadline=None)
 _hypothesis_settings.load_profile("jalapeno")
+
+
+@pytest.fixture(scope="session")
+def default_compare(tmp_path_factory):
+    """``jalapeno compare`` with no argument (DeepSeek-R1 8k1k on the default systems, its HTML page written to the
+    working folder as jalapeno-compare.html), run once for every test that reads it: (exit code, stdout, stderr,
+    the folder it ran in). The sweep behind it is the suite's costliest default; tests that read the same run
+    share it rather than each sweeping again. It runs in a folder of its own, so the page lands there."""
+    from cli_runner import run_captured
+
+    folder = tmp_path_factory.mktemp("default_compare")
+    here = _os.getcwd()
+    _os.chdir(folder)
+    try:
+        code, out, err = run_captured("compare")
+    finally:
+        _os.chdir(here)
+    return code, out, err, folder

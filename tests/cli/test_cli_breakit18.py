@@ -88,7 +88,7 @@ def test_step_tbo_says_its_tables_are_the_unsplit_step(capsys):
     assert "each micro-batch's exchange is priced at half the batch" in text
 
 
-def test_compare_ratio_flags_follow_the_per_kw_bracket(capsys):
+def test_compare_ratio_flags_follow_the_per_kw_bracket(default_compare):
     # was '2.78x (below a frontier's start) (1.96x)': the per-kW bracket read as a second flag
     from jalapeno.report.tables import _ratio
 
@@ -96,7 +96,7 @@ def test_compare_ratio_flags_follow_the_per_kw_bracket(capsys):
     # round 22 printed n/a; round 29: that side reads its peak, flagged after the bracket
     assert _ratio(r) == ("2.78x", "below frontier start: this")  # round 49: naming the side (newuser49)
     assert _ratio({**r, "status_a": "ok", "at_frontier_end": True}) == ("2.78x", "at frontier end")
-    code, out, err = run(capsys, "compare")
+    code, out, err, _ = default_compare  # ``jalapeno compare``, run once (tests/conftest.py)
     text = " ".join(out.split())
     assert code == 0, err
     assert "[at frontier end: " in text and ") (at frontier end)" not in text

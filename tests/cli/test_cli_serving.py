@@ -83,14 +83,13 @@ def test_compare_json_other_seed_models(capsys, tmp_path, model):
     assert (tmp_path / "c.html").stat().st_size > 0
 
 
-def test_compare_default_prints_table_and_writes_html(capsys, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    code, out, err = run(capsys, "compare")
+def test_compare_default_prints_table_and_writes_html(default_compare):
+    code, out, err, folder = default_compare  # ``compare`` run in its own folder (tests/conftest.py)
     assert code == 0, err
     assert "Traceback" not in out + err
     for name in ("jalapeno", "gb200-nvl72", "gb300-nvl72", "vera-rubin-nvl72"):
         assert name in out
-    html = tmp_path / "jalapeno-compare.html"
+    html = folder / "jalapeno-compare.html"
     assert html.is_file()
     text = html.read_text()
     assert "<html" in text.lower() and "jalapeno" in text
