@@ -7,13 +7,28 @@ import re
 from pathlib import Path
 
 import pytest
-from cli_runner import error_line, run
+from cli_runner import error_line, run, run_captured
+
+PLAN_GB300 = ("plan", "--system", "gb300-nvl72", "--target", "5e5", "--min-interactivity", "50")
+PLAN_JALAPENO = ("plan", "--system", "jalapeno", "--target", "5e5", "--min-interactivity", "50")
 
 
-def test_plan_states_the_mean_lengths_its_rates_count(capsys):
+@pytest.fixture(scope="module")
+def plan_gb300():
+    """(exit code, stdout, stderr) of PLAN_GB300, run once for the two tests that read its text."""
+    return run_captured(*PLAN_GB300)
+
+
+@pytest.fixture(scope="module")
+def plan_jalapeno():
+    """(exit code, stdout, stderr) of PLAN_JALAPENO, run once for the two tests that read its text."""
+    return run_captured(*PLAN_JALAPENO)
+
+
+def test_plan_states_the_mean_lengths_its_rates_count(plan_gb300):
     """`plan -w 8k1k` printed 'ISL 8192 / OSL 1024' and rates that count InferenceX's mean lengths
     (uniform in [0.8·L, L]: 7,372.8 / 921.6): a planner multiplying users by 1,024 tokens was 11% off."""
-    code, out, _ = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "5e5", "--min-interactivity", "50")
+    code, out, _ = plan_gb300
     assert code == 0
     # by hand: (1 + 0.8) / 2 x 8192 = 7,372.8, (1 + 0.8) / 2 x 1024 = 921.6
     assert ("lengths: uniform in [0.8·L, L] (InferenceX --random-range-ratio 0.8): mean ISL 7,373 / OSL 921.6 "
@@ -26,12 +41,11 @@ def test_plan_with_fixed_lengths_says_so(capsys):
     assert "lengths:" in out
 
 
-def test_plan_says_how_many_users_it_serves_and_the_target_for_n_users(capsys):
+def test_plan_says_how_many_users_it_serves_and_the_target_for_n_users(capsys, plan_gb300):
     """The planner's question is 'N users at >= 50 tok/s/user'; plan took only a token rate and never
     said how many users its fleet holds. Its users line must agree with Little's law on its own point:
     users per instance = concurrency, one user's output rate = mean OSL / E2E = instance rate / users."""
-    code, out, _ = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "5e5", "--min-interactivity", "50",
-                       "--json")
+    code, out, _ = run(capsys, *PLAN_GB300, "--json")
     assert code == 0
     d = json.loads(out)
     p = d["point"]
@@ -41,16 +55,16 @@ def test_plan_says_how_many_users_it_serves_and_the_target_for_n_users(capsys):
     assert d["mean_osl"] == 921.6 and abs(d["mean_isl"] - 7372.8) < 1e-9
     # below the speed while decoding (TTFT counts in a request's time)
     assert d["output_tok_per_s_per_user"] < p["interactivity"]
-    code, out, _ = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "5e5", "--min-interactivity", "50")
+    code, out, _ = plan_gb300
     m = re.search(r"users: ([\d,.]+) concurrent per instance .* x (\d+) = ([\d,]+); one user averages ([\d.]+) "
                   r"output tok/s .* so N users need --target N x ([\d.]+) --target-kind output", out.replace("\n", " "))
     assert m, out
     assert m.group(4) == m.group(5) == f"{d['output_tok_per_s_per_user']:.1f}"
 
 
-def test_plan_prints_chips_per_instance_with_separators(capsys):
+def test_plan_prints_chips_per_instance_with_separators(plan_jalapeno):
     """'(1310 chips per instance)' and 'whole instances of 1310' beside '1,310 chips' in the same plan."""
-    code, out, _ = run(capsys, "plan", "--system", "jalapeno", "--target", "5e5", "--min-interactivity", "50")
+    code, out, _ = plan_jalapeno
     assert code == 0
     assert not re.search(r"\b\d{4,} chips per instance|whole instances of \d{4,}", out), out
     assert re.search(r"\(\d{1,3}(,\d{3})* chips per instance\)", out)
@@ -216,15 +230,14 @@ def test_a_json_file_where_toml_is_read_is_named(capsys, tmp_path, kind, fix):
     assert "malformed TOML" in line and f"Fix: {fix}" in line, line
 
 
-def test_plan_says_how_sure_and_its_audit_command_prices_the_same_point(capsys):
+def test_plan_says_how_sure_and_its_audit_command_prices_the_same_point(capsys, plan_jalapeno):
     """plan printed one calibrated figure with no word of its uncertainty; a planner who then ran audit
     at the same speed got DeepSeek-R1's released FP8 (6,562 tok/s/chip) where plan had run FP4 (11,496).
     The 'how sure' line names the audit command with the plan's precision; that audit predicts the
     plan's own point (in+out tok/s/chip) and prints it with separators as plan does."""
-    code, out, _ = run(capsys, "plan", "--system", "jalapeno", "--target", "5e5", "--min-interactivity", "50",
-                       "--json")
+    code, out, _ = run(capsys, *PLAN_JALAPENO, "--json")
     p = json.loads(out)["point"]
-    code, out, _ = run(capsys, "plan", "--system", "jalapeno", "--target", "5e5", "--min-interactivity", "50")
+    code, out, _ = plan_jalapeno
     m = re.search(r"how sure: .*`jalapeno (audit [^`]*)--claim throughput_per_chip@([\d.]+)=VALUE`", out.replace("\n", " "))
     assert m, out
     assert "-p fp4" in m.group(1) and "-w 8k1k" in m.group(1)
