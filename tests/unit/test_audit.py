@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_runner import check_error, run
+from cli_runner import check_error, run, run_captured
 
 from jalapeno.analysis.claims import ClaimContext, parse_claim
 from jalapeno.analysis.sweep import SweepOptions
@@ -38,6 +38,23 @@ def _audit(capsys, claim: str, *extra: str) -> dict:
 
 
 @pytest.fixture(scope="module")
+def predicted_max_interactivity() -> float:
+    """``_frontier_max_interactivity`` with no ``--set``, run once for the tests that start from it."""
+    code, out, err = run_captured("frontier", *ARGS, "--json")
+    assert code == 0, err
+    return max(p["interactivity"] for p in json.loads(out)["frontier"])
+
+
+@pytest.fixture(scope="module")
+def audit_trivial_claim() -> str:
+    """``_audit``'s JSON text for ``max_interactivity=1`` (holds trivially; it gives the physical limit and the band),
+    run once for the tests that read it; each test parses its own copy."""
+    code, out, err = run_captured("audit", *ARGS, "--claim", "max_interactivity=1", "--json")
+    assert code == 0, err
+    return out
+
+
+@pytest.fixture(scope="module")
 def ctx():
     m = load_model("gpt-oss-120b")
     return ClaimContext(m, get_workload("8k1k"), get_precision(m.default_precision), SweepOptions(serving="agg"))
@@ -54,8 +71,8 @@ def test_parse_claim_and_its_errors():
             parse_claim(bad)
 
 
-def test_claim_equal_to_the_prediction_holds_with_no_change(capsys):
-    now = _frontier_max_interactivity(capsys)
+def test_claim_equal_to_the_prediction_holds_with_no_change(capsys, predicted_max_interactivity):
+    now = predicted_max_interactivity
     d = _audit(capsys, f"max_interactivity={now}")
     assert d["verdict"] == "holds" and d["changes"] == [] and d["joint_change"] == {}
     assert d["predicted"]["value"] == pytest.approx(now, rel=1e-9)
@@ -65,8 +82,8 @@ def test_claim_equal_to_the_prediction_holds_with_no_change(capsys):
                           "unit": "tok/s/user"}
 
 
-def test_required_value_plugged_back_through_set_reproduces_the_claim(capsys):
-    now = _frontier_max_interactivity(capsys)
+def test_required_value_plugged_back_through_set_reproduces_the_claim(capsys, predicted_max_interactivity):
+    now = predicted_max_interactivity
     claim = round(now * 1.08, 1)  # a little faster than predicted: fixed costs can buy it
     d = _audit(capsys, f"max_interactivity={claim}")
     assert d["verdict"] == "plausible"
@@ -80,16 +97,16 @@ def test_required_value_plugged_back_through_set_reproduces_the_claim(capsys):
     assert d["physical_limit"] > claim
 
 
-def test_hundred_times_the_physical_limit_is_impossible(capsys):
-    limit = _audit(capsys, "max_interactivity=1")["physical_limit"]  # holds trivially; gives the limit
+def test_hundred_times_the_physical_limit_is_impossible(capsys, audit_trivial_claim):
+    limit = json.loads(audit_trivial_claim)["physical_limit"]  # holds trivially; gives the limit
     d = _audit(capsys, f"max_interactivity={100 * limit}")
     assert d["verdict"] == "impossible"
     assert all(c["required"] is None and c["note"] == "none in range" for c in d["changes"])
     assert d["physical_limit"] == pytest.approx(limit, rel=1e-6)
 
 
-def test_outside_the_bands_requires_named_changes(capsys):
-    first = _audit(capsys, "max_interactivity=1")
+def test_outside_the_bands_requires_named_changes(capsys, audit_trivial_claim):
+    first = json.loads(audit_trivial_claim)
     limit = first["physical_limit"]
     d = _audit(capsys, f"max_interactivity={0.6 * limit}")
     assert d["joint_change"]["band_ends"]["value"] < 0.6 * limit  # the bands do not reach it ...
@@ -180,12 +197,12 @@ def test_collective_parameters_are_uncertain_with_their_limits():
     assert "efficiency.all_to_all_fraction" not in dense and "efficiency.link_half_bytes" in dense
 
 
-def test_all_favourable_corner_reaches_the_band_top(capsys):
+def test_all_favourable_corner_reaches_the_band_top(capsys, audit_trivial_claim):
     """Every parameter at its favourable band end is at least the band's far end (the high
     efficiency set): the corner moves every efficiency the high set moves, each at least as far.
     The README's audit showed a band top of 720.6 above an all-favourable 707.5 when the
     all-to-all and custom all-reduce were left out of the list."""
-    high = _audit(capsys, "max_interactivity=1")["predicted"]["high"]
+    high = json.loads(audit_trivial_claim)["predicted"]["high"]
     d = _audit(capsys, f"max_interactivity={3 * high}")
     assert d["verdict"] != "holds"
     assert d["joint_change"]["band_ends"]["value"] >= high * (1 - 1e-6)
