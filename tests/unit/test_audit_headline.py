@@ -14,7 +14,7 @@ import tomllib
 from importlib import resources
 
 import pytest
-from cli_runner import run
+from cli_runner import run, run_captured
 
 from jalapeno.analysis.uncertain import HEADLINE_RANGE, headline_parameters, uncertain_parameters
 from jalapeno.cost.pricer import load_pricer
@@ -53,6 +53,15 @@ def _audit(capsys, claim: str) -> dict:
     return json.loads(out)
 
 
+@pytest.fixture(scope="module")
+def audit_far_claim() -> str:
+    """``_audit``'s JSON text for ``max_interactivity=100000`` (far past every band: every parameter searched), run once
+    for the two tests that read it; each parses its own copy."""
+    code, out, err = run_captured("audit", *ARGS, "--claim", "max_interactivity=100000", "--json")
+    assert code == 0, err
+    return out
+
+
 def _frontier_peak(capsys, *sets: str) -> float:
     args = ["frontier", *ARGS, "--json"]
     for s in sets:
@@ -78,8 +87,8 @@ def test_a_required_headline_spec_plugged_back_reproduces_the_claim(capsys):
     assert all(not c["within_band"] for c in d["spec_changes"])
 
 
-def test_kv_tiers_do_not_move_an_8k1k_claim_and_are_listed_on_one_line(capsys):
-    d = _audit(capsys, "max_interactivity=100000")
+def test_kv_tiers_do_not_move_an_8k1k_claim_and_are_listed_on_one_line(capsys, audit_far_claim):
+    d = json.loads(audit_far_claim)
     tiers = [c for c in d["changes"] if c["parameter"].startswith("kv_tiers.")]
     assert tiers and all(c["moves_metric"] is False for c in tiers)
     # the fixed cost per kernel moves a decode-bound speed (7,000+ kernels a second at 100+ tok/s/user)
@@ -109,7 +118,7 @@ def test_best_alone_is_never_worse_than_as_priced(capsys):
     assert all(c["best_in_range"] >= pv * (1 - 1e-3) for c in rows if c["best_in_range"] is not None)
 
 
-def test_an_end_the_schema_refuses_is_searched_halved_and_reported_so(capsys):
+def test_an_end_the_schema_refuses_is_searched_halved_and_reported_so(audit_far_claim):
     """review34: the search range and 'moves the metric' read the nominal ends, where an end the system's schema
     refuses is searched halved toward the current value (a NaN there counted as moving). Jalapeño's all-in power
     (1.15 kW, data/systems/jalapeno.toml) searched down to a tenth, 0.115 kW, is below the chip's own power
@@ -119,7 +128,7 @@ def test_an_end_the_schema_refuses_is_searched_halved_and_reported_so(capsys):
     chip = data["chip"]
     own_kw = min(chip["tdp_w"]["value"], chip.get("sustained_w", chip["tdp_w"])["value"]) / 1e3
     allin = data["power"]["allin_kw_per_chip"]["value"]
-    d = _audit(capsys, "max_interactivity=100000")
+    d = json.loads(audit_far_claim)
     c = next(c for c in d["changes"] if c["parameter"] == "power.allin_kw_per_chip")
     lo, hi = c["search_range"]
     assert allin / 10 < own_kw <= lo < allin < hi
