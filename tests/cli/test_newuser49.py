@@ -11,9 +11,18 @@ import json
 import re
 from pathlib import Path
 
-from cli_runner import run
+import pytest
+from cli_runner import run, run_captured
 
 BOX = "│┃┏┓┗┛┡┩└┘┳┻╇━─"
+
+
+@pytest.fixture(scope="module")
+def audit_jalapeno_100():
+    """(exit code, stdout, stderr) of ``audit --system jalapeno --claim max_interactivity=100``, run once for the two
+    tests that read its text (stdout is printed at the CLI console's fixed 160 columns when not a terminal,
+    cli/common.py, so a test's COLUMNS setting does not change it)."""
+    return run_captured("audit", "--system", "jalapeno", "--claim", "max_interactivity=100")
 
 
 def _text(out: str) -> str:
@@ -57,11 +66,11 @@ def test_sensitivity_titles_name_the_precision_and_power_they_price(capsys, tmp_
     assert title.startswith("jalapeno · deepseek-r1 · 8k1k · fp8 · power all-in: max_interactivity (tok/s/user)")
 
 
-def test_audit_says_what_its_verdict_and_physical_limit_mean(capsys):
+def test_audit_says_what_its_verdict_and_physical_limit_mean(audit_jalapeno_100):
     """The claim table printed 'HOLDS' / 'REQUIRES' and a 'physical limit' column with no word of either outside
     --help and docs/audit.md. Jalapeño's DeepSeek-R1 8k1k fp8 frontier reaches 135.1 tok/s/user (docs/audit.md §5's
     worked example), so a claim of 100 holds: the prediction alone meets it, and the line under the table says so."""
-    code, out, err = run(capsys, "audit", "--system", "jalapeno", "--claim", "max_interactivity=100")
+    code, out, err = audit_jalapeno_100
     assert code == 0, err
     text = _text(out)
     assert "HOLDS" in text
@@ -188,7 +197,7 @@ def test_hardware_list_groups_thousands_as_every_other_table(capsys, monkeypatch
     assert cells["h100"][6] == "700" and cells["h100"][7] == "8"
 
 
-def test_audit_title_writes_a_ratio_claim_as_a_ratio(capsys, monkeypatch):
+def test_audit_title_writes_a_ratio_claim_as_a_ratio(capsys, monkeypatch, audit_jalapeno_100):
     """A ratio claim's title read '= 1 x' (the unit 'x' after a blank) where every table writes a ratio '1x'. A GB300
     vs GB200 peak ratio of 1.0 holds (GB300's FP8 peak per chip is above GB200's), so the audit needs no search."""
     monkeypatch.setenv("COLUMNS", "200")
@@ -204,7 +213,7 @@ def test_audit_title_writes_a_ratio_claim_as_a_ratio(capsys, monkeypatch):
     code, out, err = run(capsys, *args)
     assert code == 0, err
     assert "claim: peak_throughput_per_chip_ratio = 1x for gb300-nvl72 vs gb200-nvl72" in _text(out)
-    code, out, err = run(capsys, "audit", "--system", "jalapeno", "--claim", "max_interactivity=100")
+    code, out, err = audit_jalapeno_100
     assert code == 0, err
     assert "claim: max_interactivity = 100 tok/s/user for jalapeno" in _text(out)
 
