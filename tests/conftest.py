@@ -14,19 +14,31 @@ _hypothesis_settings.register_profile("jalapeno", deadline=None)
 _hypothesis_settings.load_profile("jalapeno")
 
 
+def _run_in_a_folder_of_its_own(tmp_path_factory, name: str, *args: str):
+    """(exit code, stdout, stderr, folder) of ``jalapeno ARGS`` run in a new folder under pytest's tmp path."""
+    from cli_runner import run_captured
+
+    folder = tmp_path_factory.mktemp(name)
+    here = _os.getcwd()
+    _os.chdir(folder)
+    try:
+        code, out, err = run_captured(*args)
+    finally:
+        _os.chdir(here)
+    return code, out, err, folder
+
+
 @pytest.fixture(scope="session")
 def default_compare(tmp_path_factory):
     """``jalapeno compare`` with no argument (DeepSeek-R1 8k1k on the default systems, its HTML page written to the
     working folder as jalapeno-compare.html), run once for every test that reads it: (exit code, stdout, stderr,
     the folder it ran in). The sweep behind it is the suite's costliest default; tests that read the same run
     share it rather than each sweeping again. It runs in a folder of its own, so the page lands there."""
-    from cli_runner import run_captured
+    return _run_in_a_folder_of_its_own(tmp_path_factory, "default_compare", "compare")
 
-    folder = tmp_path_factory.mktemp("default_compare")
-    here = _os.getcwd()
-    _os.chdir(folder)
-    try:
-        code, out, err = run_captured("compare")
-    finally:
-        _os.chdir(here)
-    return code, out, err, folder
+
+@pytest.fixture(scope="session")
+def default_compare_json(tmp_path_factory):
+    """``jalapeno compare --json --html ''`` (the default comparison's JSON, no page), run once for every test that
+    reads it: (exit code, stdout, stderr, the folder it ran in, where no page may appear)."""
+    return _run_in_a_folder_of_its_own(tmp_path_factory, "default_compare_json", "compare", "--json", "--html", "")

@@ -61,9 +61,11 @@ def check_compare(d: dict, systems: set[str]) -> None:
 # ---------------------------------------------------------------- compare
 
 
-def test_compare_json_deepseek_default_systems(capsys, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    d = run_json(capsys, "compare", "--json", "--html", "")
+def test_compare_json_deepseek_default_systems(default_compare_json):
+    code, out, err, folder = default_compare_json  # ``compare --json --html ''`` run in its own folder (conftest)
+    assert code == 0, err
+    assert "Traceback" not in out + err
+    d = json.loads(out)
     check_compare(d, {"jalapeno", "gb200-nvl72", "gb300-nvl72", "vera-rubin-nvl72"})
     assert d["model"] == "deepseek-r1" and d["baseline"] == "gb300-nvl72"
     assert d["workload"]["isl"] == 8192 and d["workload"]["osl"] == 1024
@@ -71,7 +73,7 @@ def test_compare_json_deepseek_default_systems(capsys, tmp_path, monkeypatch):
     assert kinds <= {"agg", "disagg"} and kinds
     # baseline against itself
     assert d["comparisons"]["gb300-nvl72"]["peak_ratio"]["throughput_per_chip"] == pytest.approx(1.0)
-    assert not (tmp_path / "jalapeno-compare.html").exists()
+    assert list(folder.iterdir()) == []  # no jalapeno-compare.html, nor any other file
 
 
 @pytest.mark.parametrize("model", ["kimi-k2.5", "gpt-oss-120b"])

@@ -21,7 +21,7 @@ def _frontier_ends(rec: dict) -> dict:
     return out
 
 
-def test_the_default_columns_are_35_60_100_and_inside_every_default_frontier(capsys, tmp_path, monkeypatch):
+def test_the_default_columns_are_35_60_100_and_inside_every_default_frontier(default_compare, default_compare_json):
     from jalapeno.analysis.comparison import DEFAULT_ISO_INTERACTIVITY
     import inspect
 
@@ -31,8 +31,7 @@ def test_the_default_columns_are_35_60_100_and_inside_every_default_frontier(cap
     assert DEFAULT_ISO_INTERACTIVITY == (35.0, 60.0, 100.0)
     assert AT_DEFAULT == "35,60,100"  # the CLI's literal (not imported, for start-up) matches the API's
     assert inspect.signature(report).parameters["at"].default.default == AT_DEFAULT  # report's --at too
-    monkeypatch.chdir(tmp_path)
-    code, out, err = run(capsys, "compare", "--html", "")
+    code, out, err, _ = default_compare  # ``jalapeno compare`` and ``compare --json --html ''``, each run once (conftest)
     assert code == 0, err
     header = next(ln for ln in out.splitlines() if "@35 tok/s/user" in ln)
     cols = [c.strip() for c in header.split("┃")[1:-1]]
@@ -40,7 +39,7 @@ def test_the_default_columns_are_35_60_100_and_inside_every_default_frontier(cap
     assert cols == ["system", "peak (kW, $)", "max tok/s/user", "@35 tok/s/user (kW, $)", "@60 tok/s/user (kW, $)",
                     "@100 tok/s/user (kW, $)"]
     assert "[below frontier start: who]:" in " ".join(out.split())  # the footnote
-    code, js, err = run(capsys, "compare", "--json")
+    code, js, err, _ = default_compare_json
     assert code == 0, err
     ends = _frontier_ends(json.loads(js))
     # every default system's frontier (DeepSeek-R1 8k1k, each its native precisions) starts below 35 and ends
