@@ -75,26 +75,45 @@ def run_line(name: str, doc: str) -> str:
     return re.split(r"\s{2,}", m.group(0).strip())[0] if m else ""
 
 
-def cited_in(name: str) -> list[str]:
-    """``page.md §heading`` of each docs/*.md (not this page) that names ``{name}.py``, at its first mention."""
+def doc_lines() -> list[tuple[str, list[tuple[str, str]], str]]:
+    """(page name, its (heading, line) pairs, those lines joined) of each docs/*.md but this page: every line that is
+    neither a fence marker nor a heading outside a fence, with the heading it sits under — the lines
+    :func:`cited_in` searches. Read once per :func:`rows` (the pages are read at render time, so ``--check`` sees the
+    files as they are); the joined text lets a name no page mentions skip the line-by-line search."""
     out = []
     for page in sorted(DOCS.glob("*.md")):
         if page == DEFAULT_OUT:
             continue
-        heading, fenced = "", False
+        heading, fenced, kept = "", False, []
         for ln in page.read_text().splitlines():
             if ln.startswith("```"):
                 fenced = not fenced
             elif not fenced and re.match(r"#{1,6} ", ln):
                 heading = ln.lstrip("#").strip()
-            elif re.search(rf"(?<![\w/]){re.escape(name)}\.py|scripts/{re.escape(name)}\.py", ln):
-                out.append(f"{page.name} §{heading}" if heading else page.name)
+            else:
+                kept.append((heading, ln))
+        out.append((page.name, kept, "\n".join(ln for _, ln in kept)))
+    return out
+
+
+def cited_in(name: str, pages: list[tuple[str, list[tuple[str, str]], str]] | None = None) -> list[str]:
+    """``page.md §heading`` of each docs/*.md (not this page) that names ``{name}.py``, at its first mention.
+    ``pages``: :func:`doc_lines` (None: read now)."""
+    pat = re.compile(rf"(?<![\w/]){re.escape(name)}\.py|scripts/{re.escape(name)}\.py")
+    out = []
+    for page, kept, text in doc_lines() if pages is None else pages:
+        if f"{name}.py" not in text:  # both forms of the pattern contain it: no line of the page can match
+            continue
+        for heading, ln in kept:
+            if pat.search(ln):
+                out.append(f"{page} §{heading}" if heading else page)
                 break
     return out
 
 
 def rows() -> list[tuple[str, str, str, str, str]]:
     """(name, kind, first sentence, run line, citing pages) for every ``scripts/*.py``, sorted by name."""
+    pages = doc_lines()
     out = []
     for path in sorted(SCRIPTS.glob("*.py")):
         doc = ast.get_docstring(ast.parse(path.read_text()))
@@ -103,7 +122,7 @@ def rows() -> list[tuple[str, str, str, str, str]]:
                              "prints or writes (units), then rerun scripts/gen_scripts_doc.py")
         name = path.stem
         out.append((name, kind_of(name, doc), first_sentence(doc), run_line(name, doc),
-                    "; ".join(cited_in(name))))
+                    "; ".join(cited_in(name, pages))))
     return out
 
 
