@@ -108,14 +108,8 @@ def predict(
     stack, memory_fraction = run.stack, run.memory_fraction
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          run.kv_dtype, attention_dtype, compute_fallback, routing)
-    pr = system_pricer(system, efficiency, sets, stack, pricer)
-    note_unread_efficiency(sets, m, prec, pr)
-    refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
-    s = pr.system
-    check_fallback_used(prec, m, [s.chip])
-    check_recipe_serving(rec, prefill is not None and decode is not None)
-    lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
-    lim["engine_memory"] = run.engine_memory
+    # the options' own consistency before the pricer: with --pricer table the system's kernel tables take tens of
+    # seconds to load (followup51; simulate's break51)
     if (concurrency is None) == (rate is None):
         raise SpecError("--concurrency/--rate", "give exactly one of them",
                         "closed loop: --concurrency C; open loop: --rate R (requests/s)")
@@ -127,6 +121,16 @@ def predict(
     if (prefill is None) != (decode is None):
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools",
                         'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')
+    if prefill is None and any(v is not None for v in (tp, dp, ep, pp)):  # what the model alone refuses (PP > layers)
+        _check_given_layout(m, (tp, dp, ep, pp, eplb))
+    pr = system_pricer(system, efficiency, sets, stack, pricer)
+    note_unread_efficiency(sets, m, prec, pr)
+    refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
+    s = pr.system
+    check_fallback_used(prec, m, [s.chip])
+    check_recipe_serving(rec, prefill is not None and decode is not None)
+    lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
+    lim["engine_memory"] = run.engine_memory
     note = ""
     if prefill is not None:
         refuse_aggregated_options({"--tp": tp, "--dp": dp, "--ep": ep, "--pp": pp, "--eplb": eplb})
@@ -300,3 +304,20 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
     return layout, ""
 
 
+
+
+def _check_given_layout(m, given: tuple) -> None:
+    """Refuse a given ``--tp/--dp/--ep/--pp`` (``--eplb``) that ``m`` alone rules out, before the system's pricer
+    loads (with ``--pricer table``, tens of seconds): the model-only part of :func:`aggregated_layout`'s checks
+    (deploy/layout.validate_layout without the system's chip count).
+
+    Raises:
+        SpecError: a degree below 1. InfeasibleDeployment: as deploy/layout.validate_layout (PP over the layers,
+            TP not dividing the heads, EP on a dense model, ...).
+    """
+    from jalapeno.deploy.layout import Layout, for_model, validate_layout
+
+    tp, dp, ep, pp, eplb = given
+    check_positive({"--tp": tp, "--dp": dp, "--ep": ep, "--pp": pp}, ", or leave it out")
+    tp, dp, ep, pp = (1 if v is None else v for v in (tp, dp, ep, pp))
+    validate_layout(for_model(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb), m), m, None)

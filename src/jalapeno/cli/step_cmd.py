@@ -20,7 +20,7 @@ from jalapeno.cost.roofline import compute_limit_labels
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.deploy.engine_memory import get_engine_memory
-from jalapeno.deploy.layout import Layout, for_model
+from jalapeno.deploy.layout import Layout, for_model, validate_layout
 from jalapeno.deploy.engine_pool import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.calibration import derived_from
@@ -111,13 +111,7 @@ def step(
                         "drop --slices, or use --chip-model sliced (or leave it out: --slices implies it)")
     chip_model = chip_model or ("sliced" if slices else "flat")
     check_pricer_chip_model(pricer, chip_model)
-    pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
-    refuse_idle_placement(pr, placement)
-    s = pr.system
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
-    note_unread_efficiency(sets, m, prec, pr)
-    refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
-    check_fallback_used(prec, m, [s.chip])
     if m.moe is None and ep != 1:
         if ep_given:
             raise SpecError("--ep", f"{m.name} is dense; expert parallelism needs MoE layers, and --ep "
@@ -154,6 +148,15 @@ def step(
         profile = profile.with_limits(max_running, max_tokens_per_step)
     check_dispatch_ranks("--dp-dispatch", dp, dp_dispatch.strip().lower())
     lay = Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb, dp_dispatch=dp_dispatch.strip().lower())  # as pools read it
+    # what the options and the model decide first: with --pricer table the system's kernel tables take tens of
+    # seconds to load, and 'step -s b300 --pp 62 --pricer table' was refused only after them (followup51)
+    validate_layout(for_model(lay, m), m, None)
+    pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
+    refuse_idle_placement(pr, placement)
+    s = pr.system
+    note_unread_efficiency(sets, m, prec, pr)
+    refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
+    check_fallback_used(prec, m, [s.chip])
     sc = step_cost(m, pr, for_model(lay, m), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens,
                               prefill_ctx=prefix),

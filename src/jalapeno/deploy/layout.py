@@ -127,8 +127,11 @@ def for_model(layout: Layout, model: ModelSpec) -> Layout:
     return layout if layout.moe == moe else replace(layout, moe=moe)
 
 
-def validate_layout(layout: Layout, model: ModelSpec, system: System, role: str = "") -> None:
+def validate_layout(layout: Layout, model: ModelSpec, system: System | None, role: str = "") -> None:
     """Check that a layout can run ``model`` on ``system`` (``role`` "prefill" for a disaggregated prefill pool).
+
+    ``system`` None checks what the model and the layout alone decide (every check but the chip count): the CLI
+    runs it before ``--pricer table`` loads the system's kernel tables, tens of seconds (followup51).
 
     Raises:
         InfeasibleDeployment: a degree < 1 (cp included), TP not dividing the heads (nor the GQA KV heads, or a
@@ -177,7 +180,7 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System, role: str 
     if layout.pp > model.num_layers:
         raise InfeasibleDeployment("pp", f"PP{layout.pp} exceeds {model.num_layers} layers",
                                    f"use pp <= {model.num_layers}")
-    if layout.chips > system.max_chips:
+    if system is not None and layout.chips > system.max_chips:
         raise InfeasibleDeployment("chips", f"{layout.label} needs {layout.chips} chips, {system.name} "
                                    f"has at most {system.max_chips}", "use smaller parallel degrees")
 

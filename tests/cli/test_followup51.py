@@ -1,0 +1,58 @@
+"""Round 51 follow-ups (followup51) to newuser51 and break51: step and predict refuse what the options and the model
+decide before ``--pricer table`` loads the system's kernel tables (tens of seconds)."""
+
+from __future__ import annotations
+
+import pytest
+from cli_runner import check_error, run
+
+
+def _unreachable(*a, **k):
+    raise AssertionError("system_pricer reached before the input checks")
+
+
+@pytest.mark.parametrize("module, argv", [
+    # DeepSeek-R1 has 61 layers (config.json num_hidden_layers): 62 pipeline stages leave one with none
+    ("step_cmd", ["step", "-s", "b300", "--pp", "62", "--pricer", "table"]),
+    ("predict_cmd", ["predict", "-s", "b300", "--pp", "62", "--pricer", "table", "-c", "8"]),
+])
+def test_a_layout_the_model_refuses_is_refused_before_the_pricer_loads(capsys, monkeypatch, module, argv):
+    # 'step -s b300 --pp 62 --pricer table' took ~48 s to refuse on a loaded machine: the pricer (the measured
+    # kernel tables) loaded first. A pricer that fails when called shows the refusal now comes before it.
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module(f"jalapeno.cli.{module}"), "system_pricer", _unreachable)
+    code, out, err = run(capsys, *argv)
+    check_error(code, out, err, "--pp", "PP62 exceeds 61 layers", "pp <= 61")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["step", "-s", "b300", "--pricer", "table", "--batch", "0"], ("--batch/--prefill-tokens", "no tokens")),
+    (["predict", "-s", "b300", "--pricer", "table", "-c", "8", "--rate", "2"], ("--concurrency/--rate", "exactly one")),
+    (["predict", "-s", "b300", "--pricer", "table", "-c", "8", "--prefill", "tp=8,workers=1"],
+     ("--prefill/--decode", "both pools")),
+])
+def test_option_checks_come_before_the_pricer(capsys, monkeypatch, argv, words):
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module(f"jalapeno.cli.{argv[0]}_cmd"), "system_pricer", _unreachable)
+    code, out, err = run(capsys, *argv)
+    check_error(code, out, err, *words)
+
+
+def test_the_model_only_layout_check_leaves_the_chip_count_to_the_system():
+    # system None checks what the model decides; the chip count is the system's, checked once it is loaded
+    from types import SimpleNamespace as N
+
+    from jalapeno.deploy.layout import Layout, for_model, validate_layout
+    from jalapeno.errors import InfeasibleDeployment
+    from jalapeno.specs.catalog import load_model
+
+    m = load_model("llama-3.3-70b")  # dense, 64 heads, 8 KV heads, 80 layers
+    lay = for_model(Layout(tp=8, dp=4), m)  # 32 chips
+    validate_layout(lay, m, None)
+    with pytest.raises(InfeasibleDeployment, match="needs 32 chips"):
+        validate_layout(lay, m, N(name="toy", max_chips=16))
+    with pytest.raises(InfeasibleDeployment, match="PP81 exceeds 80 layers"):
+        validate_layout(for_model(Layout(tp=1, pp=81), m), m, None)
+
