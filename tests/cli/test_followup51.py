@@ -56,3 +56,17 @@ def test_the_model_only_layout_check_leaves_the_chip_count_to_the_system():
     with pytest.raises(InfeasibleDeployment, match="PP81 exceeds 80 layers"):
         validate_layout(for_model(Layout(tp=1, pp=81), m), m, None)
 
+
+@pytest.mark.parametrize("key, words", [
+    # the capacity and the usable part are both GiB fields: the name says neither, so both are named
+    ("chip.hbm_gib", ("did you mean 'chip.hbm_usable_gib' or 'chip.hbm_capacity_gib'?",)),
+    # a format's TFLOPS is a row of the peak table, not the FP32 vector figure difflib finds closest
+    ("chip.fp8_tflops", ("did you mean 'chip.peak_dense_tflops.fp8'?",)),
+    ("chip.peak_bf16_tflops", ("did you mean 'chip.peak_dense_tflops.bf16'?",)),
+    # one plain slip keeps one suggestion (hbm_usable_gb is far behind hbm_stacks)
+    ("chip.hbm_stack", ("did you mean 'chip.hbm_stacks'?",)),
+])
+def test_an_unknown_system_field_names_the_keys_it_may_mean(capsys, key, words):
+    code, out, err = run(capsys, "step", "-s", "b200", "--set", f"{key}=100")
+    check_error(code, out, err, f"--set: {key}", "unknown system field", *words)
+

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from typing import Any, get_args, get_origin
@@ -22,7 +23,7 @@ from pydantic import BaseModel
 from jalapeno.errors import SpecError
 from jalapeno.specs.files import parse_toml
 from jalapeno.specs.sourced import Sourced
-from jalapeno.specs.system_file import SystemFile
+from jalapeno.specs.system_file import ChipFile, SystemFile
 
 #: Top-level keys of a variant file that are not system fields.
 VARIANT_KEYS = ("base", "calibration")
@@ -177,14 +178,49 @@ def _known_keys(data: Mapping[str, Any], model: type = SystemFile, prefix: str =
     return out
 
 
+#: a second suggestion is shown when its difflib ratio is within this of the first: 'chip.hbm_gib' is as near
+#: 'chip.hbm_capacity_gib' (0.727) as 'chip.hbm_usable_gib' (0.774), while 'chip.hbm_stack' is 'chip.hbm_stacks'
+#: (0.966) and not 'chip.hbm_usable_gb' (0.688); a named assumption, set on those examples (followup51)
+SECOND_SUGGESTION_RATIO_GAP = 0.05
+
+#: 'chip.fp8_tflops', 'chip.peak_fp8_tflops', 'chip.fp8_dense_tflops': the format's row of the peak table
+_TFLOPS_ALIAS = re.compile(r"chip\.(?:peak_)?(?:dense_)?([a-z0-9]+?)_(?:dense_)?(?:peak_)?tflops")
+
+
+def _close_keys(key: str, known: list[str]) -> list[str]:
+    """Up to two known keys ``key`` may mean: a known alias first (``chip.<fmt>_tflops`` is
+    ``chip.peak_dense_tflops.<fmt>`` for the formats SystemFile's peak table takes), else the one or two keys that
+    ``key`` begins, else difflib's closest and its second where as close (:data:`SECOND_SUGGESTION_RATIO_GAP`).
+
+    >>> _close_keys("chip.hbm_gib", ["chip.hbm_usable_gib", "chip.hbm_capacity_gib", "chip.sram_mib"])
+    ['chip.hbm_usable_gib', 'chip.hbm_capacity_gib']
+    >>> _close_keys("chip.fp8_tflops", ["chip.fp32_vector_tflops", "chip.peak_dense_tflops"])
+    ['chip.peak_dense_tflops.fp8']
+    >>> _close_keys("chip.hbm_stack", ["chip.hbm_stacks", "chip.hbm_usable_gb"])
+    ['chip.hbm_stacks']
+    >>> _close_keys("chip.peak", ["chip.name", "chip.tdp_w", "chip.peak_dense_tflops"])
+    ['chip.peak_dense_tflops']
+    """
+    m = _TFLOPS_ALIAS.fullmatch(key)
+    formats = get_args(get_args(ChipFile.model_fields["peak_dense_tflops"].annotation)[0])
+    if m and m.group(1) in formats:
+        return [f"chip.peak_dense_tflops.{m.group(1)}"]
+    longer = [c for c in known if c.startswith(key)]  # cut short: 'chip.peak' is 'chip.peak_dense_tflops'
+    if 0 < len(longer) <= 2:
+        return longer
+    close = difflib.get_close_matches(key, known, n=2)
+    ratio = [difflib.SequenceMatcher(None, key, c).ratio() for c in close]
+    return close[:1] + [c for c, r in zip(close[1:], ratio[1:]) if r >= ratio[0] - SECOND_SUGGESTION_RATIO_GAP]
+
+
 def _unknown_key(key: str, where: str, data: Mapping[str, Any]) -> SpecError:
     head, colon, rest = key.partition(":")
     if colon and where == "--set" and rest.split(".")[0] in SystemFile.model_fields:  # was 'unknown system field'
         return SpecError(f"{where}: {key}", f"{head + ':'!r} picks one of several systems (compare and report "
                          "take --set NAME:KEY=VALUE); this command prices one system",
                          f"drop {head + ':'!r}: --set {rest}=...")
-    close = difflib.get_close_matches(key, _known_keys(data), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    close = _close_keys(key, _known_keys(data))
+    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
     return SpecError(f"{where}: {key}", f"unknown system field{hint}",
                      "use a dotted key of the system TOML (docs/catalog.md), e.g. chip.hbm_stacks, "
                      "chip.peak_dense_tflops.fp8, levels.rack.bandwidth_gb_per_s, power.allin_kw_per_chip, "
