@@ -70,3 +70,14 @@ def test_an_unknown_system_field_names_the_keys_it_may_mean(capsys, key, words):
     code, out, err = run(capsys, "step", "-s", "b200", "--set", f"{key}=100")
     check_error(code, out, err, f"--set: {key}", "unknown system field", *words)
 
+
+def test_a_stack_version_note_waits_for_the_command_line_to_parse(capsys):
+    # 'predict --stack sglang@0.5.9' without --system printed the release's version note, then the usage error:
+    # the note came from --stack's callback while click was still parsing. Now the error comes alone ...
+    code, out, err = run(capsys, "predict", "--stack", "sglang@0.5.9", "-c", "8")
+    assert code == 2 and "Missing option '--system'" in err, err
+    assert "note: --stack" not in err, err
+    # ... and a command line that parses still gets it, once (0.5.9 < 0.5.10rc0: the disagg_prebuilt rule)
+    code, out, err = run(capsys, "predict", "-s", "h200", "--stack", "sglang@0.5.9", "-c", "8")
+    assert code == 0, err
+    assert err.count("note: --stack sglang@0.5.9 takes the version rule") == 1, err

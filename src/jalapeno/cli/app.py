@@ -352,8 +352,26 @@ def _click_app():
     excepthook, which with pretty exceptions off (as here) hands every exception to Python's own."""
     key = (tuple(map(id, app.registered_commands)), tuple(map(id, app.registered_groups)), id(app.registered_callback))
     if not _CLICK or _CLICK[0][0] != key:
-        _CLICK[:] = [(key, typer.main.get_command(app))]
+        _CLICK[:] = [(key, _notes_after_parsing(typer.main.get_command(app)))]
     return _CLICK[0][1]
+
+
+def _notes_after_parsing(cmd):
+    """``cmd`` with each leaf command printing the notes its options' callbacks held (cli/common.defer_note) when
+    it runs, that is once its command line has parsed: a usage error (a missing ``--system``) comes alone."""
+    import types
+
+    from jalapeno.cli.common import print_deferred_notes
+
+    for sub in getattr(cmd, "commands", {}).values():
+        _notes_after_parsing(sub)
+    if not hasattr(cmd, "commands"):
+        def invoke(self, ctx, _run=cmd.invoke):
+            print_deferred_notes(ctx)
+            return _run(ctx)
+
+        cmd.invoke = types.MethodType(invoke, cmd)
+    return cmd
 
 
 def _command(argv: list[str]):

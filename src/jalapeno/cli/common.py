@@ -428,7 +428,7 @@ def uncharged_rule_fields(stack) -> frozenset[str]:
     return off if stack is not None and stack.allreduce_rms_fusion is True else off | frozenset(FUSION_RULE_FIELDS)
 
 
-def note_stack_version(value: str | None) -> str | None:
+def note_stack_version(value: str | None, ctx: typer.Context = None) -> str | None:
     """Callback of ``--stack``: for ``NAME@VERSION`` say on stderr which of the profile's version
     rules that release takes (or that none does), and when the release lies outside every one the
     rules name (``trtllm@0.0.1`` was priced by the rule ``< 1.2.0rc3`` without a word). A name or
@@ -443,8 +443,29 @@ def note_stack_version(value: str | None) -> str | None:
         except (KeyError, JalapenoError):
             return value
         if note:
-            Console(stderr=True).print(f"note: --stack {note}", markup=False, highlight=False, soft_wrap=True)
+            defer_note(f"note: --stack {note}", ctx)
     return value
+
+
+#: click's ``ctx.meta`` key of the notes an option's callback holds until the command line has parsed
+_PENDING_NOTES = "jalapeno.pending_notes"
+
+
+def defer_note(line: str, ctx=None) -> None:
+    """Print ``line`` on stderr once the command line has parsed (:func:`print_deferred_notes`, called by
+    cli/app's commands before they run), not from inside click's parsing: ``predict --stack sglang@0.5.9``
+    printed its version note and then "Missing option '--system'" (followup51). ``ctx``: the command's context
+    (typer passes it to a callback that takes a ``typer.Context``); None (a direct call) prints at once."""
+    if ctx is None:
+        Console(stderr=True).print(line, markup=False, highlight=False, soft_wrap=True)
+    else:
+        ctx.meta.setdefault(_PENDING_NOTES, []).append(line)
+
+
+def print_deferred_notes(ctx) -> None:
+    """Print (and drop) the notes :func:`defer_note` held in ``ctx`` (a click context)."""
+    for line in ctx.meta.pop(_PENDING_NOTES, []):
+        Console(stderr=True).print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def stack_label(stack: str | None) -> str:
