@@ -232,7 +232,10 @@ def test_a_list_option_with_a_thousands_group_is_not_split_silently(capsys, opt,
 
 def test_a_list_of_plain_values_still_runs_and_a_bad_one_is_named(capsys):
     line = error_line(*run(capsys, "compare", "-m", "gpt-oss-120b", "-s", "b200,h200", "--at", "10,0"))
-    assert "--at: needs positive values, got 0." in line
+    # 0 is named as the peak it would be, as --tiers NAME=0 reads it (followup51; was 'needs positive values, got 0')
+    assert "--at: 0 tok/s/user is the peak" in line
+    line = error_line(*run(capsys, "compare", "-m", "gpt-oss-120b", "-s", "b200,h200", "--at", "10,-5"))
+    assert "--at: needs positive values, got -5." in line
 
 
 def test_collective_bytes_with_thousands_groups_is_not_priced_as_zero_byte_messages(capsys):

@@ -81,3 +81,14 @@ def test_a_stack_version_note_waits_for_the_command_line_to_parse(capsys):
     code, out, err = run(capsys, "predict", "-s", "h200", "--stack", "sglang@0.5.9", "-c", "8")
     assert code == 0, err
     assert err.count("note: --stack sglang@0.5.9 takes the version rule") == 1, err
+
+
+def test_at_zero_is_named_as_the_peak_that_a_zero_tier_floor_reads(capsys):
+    # '--tiers fast=0' runs (a floor of 0 tok/s/user: every frontier point qualifies, so the tier reads the peak,
+    # docs/metrics.md) while '--at 0' was refused as 'needs positive values': now the refusal says what 0 would be
+    # and where the peak is printed, and both helps say so
+    code, out, err = run(capsys, "compare", "-m", "gpt-oss-120b", "-s", "b200,h200", "--at", "0")
+    check_error(code, out, err, "--at", "0 tok/s/user is the peak", "--tiers NAME=0", "give speeds above 0")
+    code, out, err = run(capsys, "compare", "--help")
+    text = " ".join(out.split())
+    assert "0 is the peak" in text and "0: the peak" in text, text

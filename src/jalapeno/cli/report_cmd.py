@@ -45,8 +45,10 @@ def report(
     as_deployed: bool = typer.Option(False, "--as-deployed", help=AS_DEPLOYED_HELP),
     bands: bool = typer.Option(False, "--bands/--no-bands",
                                help="Also sweep the low/high efficiency sets (a measured system: its validate error band) and shade each system's band."),
-    tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
-    at: str = typer.Option("35,60,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
+    tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,... "
+                              "(0: the peak)."),
+    at: str = typer.Option("35,60,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios, "
+                           "each above 0 (0 is the peak: the ratios' peak row gives it, as --tiers NAME=0 does)."),
     efficiency: str = efficiency_option(),
     measured: str = typer.Option("shipped", "--measured", help=MEASURED_HELP),
     like_for_like: bool = typer.Option(False, "--like-for-like",
@@ -68,7 +70,7 @@ def report(
     has an engine recipe as deployed, as compare --as-deployed does. --json prints the same data."""
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.cli.common import resolve_precision
-    from jalapeno.cli.serving_opts import _floats, _floors, _options, _setup
+    from jalapeno.cli.serving_opts import _floats, _floors, _options, _setup, check_at_speeds
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.page import measured_warning, report_data, write_report
@@ -114,7 +116,7 @@ def report(
     floors = _floors(tiers)
     res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power,
                           options=_options(serving or "both", None, None, None),
-                          iso_interactivity=_floats(at, "--at"), floors=floors,
+                          iso_interactivity=_floats(at, "--at", check=check_at_speeds), floors=floors,
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
                           precisions=precs, recipes=recipes)
     rec = res.record()

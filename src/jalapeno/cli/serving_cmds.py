@@ -32,6 +32,7 @@ from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-e
     EPLB_HELP,
     _floats,
     _floors,
+    check_at_speeds,
     _mtp,
     _options,
     _setup,
@@ -121,11 +122,12 @@ def compare(
     cuda_graph_max_batch: int = graph_option(),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     overlap: str = typer.Option(None, "--overlap", help=SWEEP_OVERLAP_HELP),
-    at: str = typer.Option(AT_DEFAULT, "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios "
+    at: str = typer.Option(AT_DEFAULT, "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios, "
+                           "each above 0 (0 is the peak: the ratios' peak row gives it, as --tiers NAME=0 does) "
                            "(agentic: task times in minutes, default 5,10,20)."),
     tiers: str = typer.Option(TIERS_DEFAULT, "--tiers", help="Tier floors in tok/s/user, name=value,... (e.g. "
-                              "need=50): the tiers table gives each system's tok/s/chip, tok/s/kW and $/M tok at each "
-                              "(agentic: task-time ceilings in minutes, default fast=10,ultra_fast=5)."),
+                              "need=50; 0: the peak): the tiers table gives each system's tok/s/chip, tok/s/kW and $/M "
+                              "tok at each (agentic: task-time ceilings in minutes, default fast=10,ultra_fast=5)."),
     stack: str = stack_option(),
     efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
@@ -243,7 +245,7 @@ def compare(
 
     with meanwhile(warm_chart if html else None):  # the chart's plotly start-up while the sweeps run in workers
         res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power, options=opts,
-                              iso_interactivity=_floats(at, "--at"), floors=_floors(tiers),
+                              iso_interactivity=_floats(at, "--at", check=check_at_speeds), floors=_floors(tiers),
                               bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
                               precisions=precs, recipes=recipes, strict_baseline=bool(baseline))
     rec = res.record()

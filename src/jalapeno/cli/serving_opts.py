@@ -141,6 +141,20 @@ def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50
     return vals
 
 
+def check_at_speeds(vals: list[float]) -> None:
+    """Refuse 0 in ``--at`` as what it would mean: the peak, which the ratios table's peak row gives; ``--tiers
+    NAME=0`` (a floor of 0 tok/s/user, docs/metrics.md) reads that same point. ``--at 0`` was refused as 'needs
+    positive values' while ``--tiers fast=0`` ran (followup51).
+
+    Raises:
+        SpecError: a value of 0 (negative and non-finite ones :func:`_floats` refuses after this).
+    """
+    if 0 in vals:
+        raise SpecError("--at", "0 tok/s/user is the peak: the ratios table's peak row gives it (a tier floor of 0, "
+                        "--tiers NAME=0, reads the same point)", "give speeds above 0, e.g. --at 35,60,100, and read "
+                        "the peak row")
+
+
 def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=300") -> dict[str, float]:
     """``name=number,...`` tier thresholds (``unit`` and ``example`` word the error).
 
