@@ -92,3 +92,19 @@ def test_at_zero_is_named_as_the_peak_that_a_zero_tier_floor_reads(capsys):
     code, out, err = run(capsys, "compare", "--help")
     text = " ".join(out.split())
     assert "0 is the peak" in text and "0: the peak" in text, text
+
+
+def test_step_slices_on_a_one_slice_chip_says_it_has_one_slice(capsys, monkeypatch):
+    # H200's [die] slices = 1 (data/systems, the GH100 whitepaper: one die): its one row was captioned 'Every
+    # placement is balanced, so the rows are equal', a claim about rows it does not have
+    from jalapeno.cli import common
+
+    monkeypatch.setattr(common.console, "width", 400)
+    code, out, err = run(capsys, "step", "-s", "h200", "--slices")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "The chip has one slice, so there is one row" in text and "rows are equal" not in text, text
+    # a many-slice chip keeps its words (Jalapeño: several slices on one die)
+    code, out, err = run(capsys, "step", "-s", "jalapeno", "--slices")
+    assert code == 0, err
+    assert "so the rows are equal" in " ".join(out.split())

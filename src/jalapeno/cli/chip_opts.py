@@ -64,12 +64,16 @@ def print_slices(summary: dict) -> None:
     net = (f"{summary['topology']} on-die network (port {fmt_si(summary['port_bandwidth_bytes_per_s'], 'B/s')}, "
            f"bisection {fmt_si(summary['bisection_bandwidth_bytes_per_s'], 'B/s')} per direction)"
            if s > 1 else "no on-die network: one slice is the flat chip")
+    # a one-slice chip said 'Every placement is balanced, so the rows are equal' over its one row (followup51)
+    bytes_text = ("HBM read from the slice's own stacks and from other slices' stacks (over the on-die network), and "
+                  "activations exchanged between slices (gathers, partial-sum combines). Every placement is balanced, "
+                  "so the rows are equal" if s > 1 else
+                  "HBM read from the chip's stacks; nothing crosses an on-die network. The chip has one slice, so "
+                  "there is one row, whatever the placement")
     t = Table(title=f"{s} slice{'s' if s != 1 else ''}, placement {summary['placement']}, {net}",
               caption="per slice, over every op of the step: compute, HBM and on-die time each summed whether "
                       "or not it binds the op (the step time and its attribution below take each op's binding "
-                      "time only); bytes per step: HBM read from the slice's own stacks and from other slices' "
-                      "stacks (over the on-die network), and activations exchanged between slices (gathers, "
-                      "partial-sum combines). Every placement is balanced, so the rows are equal")
+                      f"time only); bytes per step: {bytes_text}")
     for col in ("slice", "compute ms (sum)", "HBM ms (sum)", "on-die ms (sum)", "HBM B local", "HBM B remote",
                 "exchange B"):
         t.add_column(col, justify="right")
