@@ -11,11 +11,14 @@ def _unreachable(*a, **k):
     raise AssertionError("system_pricer reached before the input checks")
 
 
-@pytest.mark.parametrize("module, argv", [
-    # DeepSeek-R1 has 61 layers (config.json num_hidden_layers): 62 pipeline stages leave one with none
-    ("step_cmd", ["step", "-s", "b300", "--pp", "62", "--pricer", "table"]),
-    ("predict_cmd", ["predict", "-s", "b300", "--pp", "62", "--pricer", "table", "-c", "8"]),
-])
+@pytest.mark.parametrize(
+    "module, argv",
+    [
+        # DeepSeek-R1 has 61 layers (config.json num_hidden_layers): 62 pipeline stages leave one with none
+        ("step_cmd", ["step", "-s", "b300", "--pp", "62", "--pricer", "table"]),
+        ("predict_cmd", ["predict", "-s", "b300", "--pp", "62", "--pricer", "table", "-c", "8"]),
+    ],
+)
 def test_a_layout_the_model_refuses_is_refused_before_the_pricer_loads(capsys, monkeypatch, module, argv):
     # 'step -s b300 --pp 62 --pricer table' took ~48 s to refuse on a loaded machine: the pricer (the measured
     # kernel tables) loaded first. A pricer that fails when called shows the refusal now comes before it.
@@ -26,12 +29,20 @@ def test_a_layout_the_model_refuses_is_refused_before_the_pricer_loads(capsys, m
     check_error(code, out, err, "--pp", "PP62 exceeds 61 layers", "pp <= 61")
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["step", "-s", "b300", "--pricer", "table", "--batch", "0"], ("--batch/--prefill-tokens", "no tokens")),
-    (["predict", "-s", "b300", "--pricer", "table", "-c", "8", "--rate", "2"], ("--concurrency/--rate", "exactly one")),
-    (["predict", "-s", "b300", "--pricer", "table", "-c", "8", "--prefill", "tp=8,workers=1"],
-     ("--prefill/--decode", "both pools")),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["step", "-s", "b300", "--pricer", "table", "--batch", "0"], ("--batch/--prefill-tokens", "no tokens")),
+        (
+            ["predict", "-s", "b300", "--pricer", "table", "-c", "8", "--rate", "2"],
+            ("--concurrency/--rate", "exactly one"),
+        ),
+        (
+            ["predict", "-s", "b300", "--pricer", "table", "-c", "8", "--prefill", "tp=8,workers=1"],
+            ("--prefill/--decode", "both pools"),
+        ),
+    ],
+)
 def test_option_checks_come_before_the_pricer(capsys, monkeypatch, argv, words):
     import importlib
 
@@ -57,15 +68,18 @@ def test_the_model_only_layout_check_leaves_the_chip_count_to_the_system():
         validate_layout(for_model(Layout(tp=1, pp=81), m), m, None)
 
 
-@pytest.mark.parametrize("key, words", [
-    # the capacity and the usable part are both GiB fields: the name says neither, so both are named
-    ("chip.hbm_gib", ("did you mean 'chip.hbm_usable_gib' or 'chip.hbm_capacity_gib'?",)),
-    # a format's TFLOPS is a row of the peak table, not the FP32 vector figure difflib finds closest
-    ("chip.fp8_tflops", ("did you mean 'chip.peak_dense_tflops.fp8'?",)),
-    ("chip.peak_bf16_tflops", ("did you mean 'chip.peak_dense_tflops.bf16'?",)),
-    # one plain slip keeps one suggestion (hbm_usable_gb is far behind hbm_stacks)
-    ("chip.hbm_stack", ("did you mean 'chip.hbm_stacks'?",)),
-])
+@pytest.mark.parametrize(
+    "key, words",
+    [
+        # the capacity and the usable part are both GiB fields: the name says neither, so both are named
+        ("chip.hbm_gib", ("did you mean 'chip.hbm_usable_gib' or 'chip.hbm_capacity_gib'?",)),
+        # a format's TFLOPS is a row of the peak table, not the FP32 vector figure difflib finds closest
+        ("chip.fp8_tflops", ("did you mean 'chip.peak_dense_tflops.fp8'?",)),
+        ("chip.peak_bf16_tflops", ("did you mean 'chip.peak_dense_tflops.bf16'?",)),
+        # one plain slip keeps one suggestion (hbm_usable_gb is far behind hbm_stacks)
+        ("chip.hbm_stack", ("did you mean 'chip.hbm_stacks'?",)),
+    ],
+)
 def test_an_unknown_system_field_names_the_keys_it_may_mean(capsys, key, words):
     code, out, err = run(capsys, "step", "-s", "b200", "--set", f"{key}=100")
     check_error(code, out, err, f"--set: {key}", "unknown system field", *words)
