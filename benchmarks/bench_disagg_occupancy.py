@@ -47,7 +47,7 @@ from importlib import resources
 
 import numpy as np
 
-from jalapeno.cost.pricer import with_moe_backend
+from jalapeno.cost.pool_backends import with_moe_backend
 from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.fit.entries import with_stack_mtp
 from jalapeno.fit.table_lookup import load_any_pricer

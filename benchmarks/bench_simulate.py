@@ -15,7 +15,8 @@ import time
 
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.serve.sim import step_time
-from jalapeno.serve.sim.simulation import simple_deployment, simulate
+from jalapeno.serve.sim.simulation import simple_deployment
+from jalapeno.serve.sim.run import simulate
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload

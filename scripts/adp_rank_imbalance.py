@@ -118,7 +118,7 @@ def _points(source: str):
 
 
 def main() -> None:
-    from jalapeno.cost.pricer import with_moe_backend
+    from jalapeno.cost.pool_backends import with_moe_backend
     from jalapeno.cost.step import Batch, step_cost
     from jalapeno.fit.mlperf_scenarios import priced_point
     from jalapeno.serve.limits import decode_step_s

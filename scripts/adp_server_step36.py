@@ -46,7 +46,8 @@ from pathlib import Path
 import numpy as np
 
 from jalapeno.cost.adp_rank import expected_max_std_normal
-from jalapeno.cost.pricer import load_pricer, with_pool_backends
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, load_mlperf, submitted_deployment
 from jalapeno.serve.analytic import agg_plan

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.cost.adp_rank import expected_max_std_normal
-from jalapeno.cost.pricer import with_pool_backends
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.cost.priced import moe_all_to_all
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp

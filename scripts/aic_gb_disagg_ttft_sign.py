@@ -140,7 +140,7 @@ def sim_rows(df: pd.DataFrame, points, k: int) -> pd.DataFrame:
     largest shipped |error| with C ≤ 1,024."""
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
-    from jalapeno.serve.sim.simulation import simulate
+    from jalapeno.serve.sim.run import simulate
     from jalapeno.specs.catalog import load_model
 
     by = {p.id: p for p in points}

@@ -188,7 +188,7 @@ def sim_rows(ids) -> pd.DataFrame:
 
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
-    from jalapeno.serve.sim.simulation import simulate
+    from jalapeno.serve.sim.run import simulate
     from jalapeno.specs.catalog import load_model
 
     out = []

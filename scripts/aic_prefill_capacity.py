@@ -49,7 +49,7 @@ def layout_label(layout) -> str:
 
 def model_capacity(points, stack_of) -> dict:
     """id → (the model's prompt tokens/s of one prefill worker, attention kind) for disaggregated points."""
-    from jalapeno.cost.pricer import with_pool_backends
+    from jalapeno.cost.pool_backends import with_pool_backends
     from jalapeno.deploy.deployment import pool_overlap
     from jalapeno.errors import JalapenoError
     from jalapeno.fit.table_lookup import load_any_pricer

@@ -3,7 +3,7 @@ by the calibrated form and by the CUTLASS kernel TensorRT-LLM runs (docs/gap_aic
 
 Table 1: the median signed TPOT error (predicted / measured - 1) of the 126 aggregated rows (plus the one
 1.2.0rc6.post1 row) per layout and concurrency, as validated (the rows' pools take TensorRT-LLM's default MoE
-backend, CUTLASS: fit/aic_rows.ROW_MOE_BACKENDS, priced by the H100 ``moe_perf`` curve, cost/moe_backend.py)
+backend, CUTLASS: fit/aic_row_engine.ROW_MOE_BACKENDS, priced by the H100 ``moe_perf`` curve, cost/moe_backend.py)
 and with the backend removed (the calibrated ``moe[fp8]`` form, as before round 25).
 Table 2 (model-free on the measured side): per workload and concurrency the measured TPOT of the attention-TP4
 (MoE EP4) and TP8 (EP8) runs, their difference, and the difference of the routed-expert time of one decode
@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from jalapeno.cost.pricer import with_pool_backends
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, predict_points

@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jalapeno.cost.pricer import with_pool_backends
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.cost.step import pool_step_cost
 from jalapeno.fit.mlperf_scenarios import priced_point
 from jalapeno.fit.validate import load_aiconfigurator

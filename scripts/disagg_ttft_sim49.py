@@ -87,7 +87,7 @@ def _price(p) -> dict:
     from jalapeno.fit.table_lookup import load_any_pricer, resolve_pricer
     from jalapeno.fit.validate import point_stack, point_workload
     from jalapeno.serve.point import serve_at_concurrency
-    from jalapeno.serve.sim.simulation import simulate
+    from jalapeno.serve.sim.run import simulate
     from jalapeno.specs.catalog import load_model
 
     st = point_stack(p)

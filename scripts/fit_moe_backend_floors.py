@@ -1,6 +1,6 @@
 """Write data/moe_backend_floors.toml: an engine MoE backend's fitted per-layer floor on every measured system
 whose tables hold it (fit/floor_transfer.fit_backend_floors; TensorRT-LLM's Triton MoE on the six NVIDIA systems),
-pooled for a chip without kernel tables (cost/pricer.with_moe_backend).
+pooled for a chip without kernel tables (cost/pool_backends.with_moe_backend).
 
 Reads aiconfigurator-core's installed tables (pip install -e ".[calibrate]").
 Run: python scripts/fit_moe_backend_floors.py [--dry-run]   (seconds)

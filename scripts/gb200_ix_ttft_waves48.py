@@ -9,7 +9,7 @@ misses it? And does the analytic model agree with the simulator within issue 18'
 
 For each row named (``inferencex_points:N``) it prices the deployment validation prices (serve/point.
 serve_at_concurrency: the run's TTFT mean and p50, and the steady state), then simulates the same deployment, stack
-and workload (serve/sim/simulation.simulate, ``warmup=0``: InferenceX's protocol) and prints the simulator's TTFT mean
+and workload (serve/sim/run.simulate, ``warmup=0``: InferenceX's protocol) and prints the simulator's TTFT mean
 and p50 beside the analytic ones, the counted requests split into waves of C by arrival (:func:`wave_table`: each wave's
 median TTFT), and what the measured median needs by Little's law: the users held before their first token
 λ·TTFT against those the simulator holds, and the prefill pool's capacity against the measured rate λ (a steady
@@ -30,7 +30,7 @@ from jalapeno.fit.mlperf_scenarios import priced_point
 from jalapeno.fit.validate import load_inferencex
 from jalapeno.serve.disagg import pool_prefill_perf
 from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.serve.sim.simulation import simulate
+from jalapeno.serve.sim.run import simulate
 
 #: InferenceX's counted prompts per user (benchmark_serving ``--num-prompts`` = 10·C; srt-slurm sa-bench
 #: ``NUM_PROMPTS_MULT`` 10, InferenceX benchmarks/multi_node/srt_bench.sh the same default)

@@ -152,7 +152,7 @@ def step_groups(p, system: str, tokens: float) -> dict:
     ``system`` with the row's stack and pool backends: seconds per op group (:data:`OP_GROUPS`, ``collectives``,
     ``rest``) and the step's ``interval``."""
     from jalapeno.cost.batch import Batch
-    from jalapeno.cost.pricer import with_pool_backends
+    from jalapeno.cost.pool_backends import with_pool_backends
     from jalapeno.cost.step import step_cost
     from jalapeno.deploy.deployment import pool_overlap
     from jalapeno.fit.entries import with_stack_mtp

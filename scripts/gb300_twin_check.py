@@ -106,7 +106,7 @@ def composition(csv: str) -> pd.DataFrame:
 def step_split(system: str | None = None) -> pd.DataFrame:
     """Every GB300 DeepSeek-R1 aiconfigurator point priced on ``system`` (None: its own): TPOT and the parts of
     its decode-only step at the modelled decode batch, s (as scripts/aic_gptoss_split.step_split)."""
-    from jalapeno.cost.pricer import with_moe_backend
+    from jalapeno.cost.pool_backends import with_moe_backend
     from jalapeno.cost.step import Batch, pool_step_cost, step_overhead
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp

@@ -37,7 +37,7 @@ HELD_OUT = ("held_out", "none")
 def _prefill_split(model, pricer, dep, isl: int) -> dict:
     """A lone ``isl``-token prompt's prefill step on ``dep``'s decode pool, s, split into clocked (FP8 GEMM / MoE
     compute-bound), attention, HBM-bound and rest (the step time less the op times: collectives, fixed costs)."""
-    from jalapeno.cost.pricer import with_pool_backends
+    from jalapeno.cost.pool_backends import with_pool_backends
     from jalapeno.cost.step import Batch, step_cost
 
     pool = dep.decode

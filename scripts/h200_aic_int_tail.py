@@ -28,7 +28,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from jalapeno.cost.pricer import with_pool_backends
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_release, point_stack, point_workload, predict_points

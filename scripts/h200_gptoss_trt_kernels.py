@@ -122,7 +122,8 @@ def part2(curves: dict, rows: list[dict]) -> None:
     """Print the decode-step split by pricing (part 2)."""
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cost.moe_backend import MeasuredMoePricer, MoeCurve
-    from jalapeno.cost.pricer import load_pricer, with_moe_backend
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.cost.pool_backends import with_moe_backend
     from jalapeno.cost.step import Batch, step_cost
     from jalapeno.deploy.layout import Layout, for_model
     from jalapeno.specs.catalog import load_model
@@ -194,7 +195,8 @@ def part4(rows: list[dict]) -> None:
     import dataclasses
 
     from jalapeno.cli.common import resolve_precision
-    from jalapeno.cost.pricer import load_pricer, with_moe_backend
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.cost.pool_backends import with_moe_backend
     from jalapeno.cost.step import Batch, step_cost
     from jalapeno.deploy.layout import Layout, for_model
     from jalapeno.specs.catalog import load_model

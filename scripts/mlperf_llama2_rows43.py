@@ -44,7 +44,7 @@ import numpy as np
 
 from jalapeno.fit.latency_limits import engine_within_limits
 from jalapeno.fit.mlperf import load_mlperf
-from jalapeno.fit.mlperf_engines import SubmittedEngine, submitted_deployment
+from jalapeno.fit.submitted_engine import SubmittedEngine, submitted_deployment
 from jalapeno.fit.mlperf_scenarios import priced_point
 from jalapeno.fit.validate import predict_points
 from jalapeno.serve.analytic import aggregated_by_batch

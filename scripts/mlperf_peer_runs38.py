@@ -101,7 +101,7 @@ def model_step_s(system: str, gpus: int, timeout: int, batch: int, per_rank: flo
     """The model's mean TPOT (s) of BASE_ROW's engine with a run's timeout and batch, on ``system``, at
     ``per_rank`` sequences a rank, with ``harness_s`` seconds a step added to the pricer's ``efficiency.step_overhead_s``
     as fit/validate.predict_points adds the engine's harness term (module docstring, block 2: 0, without it)."""
-    from jalapeno.cost.pricer import with_moe_backend
+    from jalapeno.cost.pool_backends import with_moe_backend
     from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, submitted_deployment
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import point_stack

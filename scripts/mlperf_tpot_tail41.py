@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def tail_parts(model, pr, one, wl, pts) -> dict[str, float]:
     """The step's marginal costs and the four model p99 / mean TPOT ratios at ``pts`` (one point)."""
-    from jalapeno.cost.pricer import with_pool_backends
+    from jalapeno.cost.pool_backends import with_pool_backends
     from jalapeno.cost.step import Batch, pool_step_cost
     from jalapeno.serve import tpot_tail
     from jalapeno.serve.open_loop import ISL_GRID

@@ -68,7 +68,7 @@ def _parts(system: str, gpus: int, timeout: int, batch: int, per_rank: float) ->
     (the gate the clock alone gives, G_c and its spread: adp_balance.ADP_CLOCK_MEAN on), with the clock's mean."""
     import mlperf_peer_runs38 as peers
 
-    from jalapeno.cost.pricer import with_moe_backend
+    from jalapeno.cost.pool_backends import with_moe_backend
     from jalapeno.fit.mlperf import DSR1_HARNESS_STEP_S, MLPERF_LIMIT_ENGINES, submitted_deployment
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import point_stack

@@ -1,6 +1,6 @@
 """Which validate rows price their routed experts through the dense-GEMM row rule, and their error (kimimoe40, round 40).
 
-A MoE row's routed experts (op kind ``moe``) are priced by one of five paths (cost/pricer.with_moe_backend):
+A MoE row's routed experts (op kind ``moe``) are priced by one of five paths (cost/pool_backends.with_moe_backend):
 
 - ``measured``: the pool's engine MoE backend measured on the system at the model's shape
   (cost/moe_backend.MeasuredMoePricer; data/moe_backends.toml, aiconfigurator ``moe_perf`` tables);
@@ -37,13 +37,13 @@ from collections import defaultdict
 import pandas as pd
 
 from jalapeno.cost.moe_backend import KernelMoePricer, MeasuredMoePricer
-from jalapeno.cost.pricer import with_moe_backend
+from jalapeno.cost.pool_backends import with_moe_backend
 from jalapeno.fit.mlperf import load_mlperf
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, load_inferencex, point_stack
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.specs.catalog import load_model
-from jalapeno.specs.efficiency import MOE_GEMM_KEY
+from jalapeno.specs.kernel_lookup import MOE_GEMM_KEY
 
 #: bins of rows per expert (upper bounds): few-row decode, tile-sized, up to the FP8 ridge, beyond
 BINS = (4.0, 32.0, 128.0, float("inf"))

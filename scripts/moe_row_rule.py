@@ -32,7 +32,7 @@ from jalapeno.cost.batch import Batch
 from jalapeno.cost.step import step_cost
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.specs.catalog import load_model
-from jalapeno.specs.efficiency import MOE_GEMM_KEY
+from jalapeno.specs.kernel_lookup import MOE_GEMM_KEY
 
 #: bytes per weight element of the experts each compute format streams in the headline runs: FP8 block-scaled
 #: (1 B + one FP32 scale per 128x128 block, ~1.0), NVFP4/MXFP4 (4 bits + an 8-bit scale per 16: 0.5625),

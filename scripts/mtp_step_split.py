@@ -3,7 +3,7 @@
 For each matched InferenceX row (default: the B200 Dynamo + TRT-LLM sweep of
 ``ctx1_gen5_tep8_batch32_eplb0_mtp3``, rows 13-17) the decode pool of the row's validation deployment
 is priced at the sequences per decode worker the row runs (C / workers, capped by the pool's
-``max_running``), with the pool's MoE and attention backends (cost/pricer.with_pool_backends), as
+``max_running``), with the pool's MoE and attention backends (cost/pool_backends.with_pool_backends), as
 serve/disagg.decode_curve does. Columns: the modelled step and its parts (routed experts, the
 attention ops, the collectives, the k drafting passes, the rest), and the step the measured TPOT
 implies at the deployment's MTP setting,
@@ -81,7 +81,7 @@ def per_user_step(step_of, users: int, workers: int, cap: int, sizes=None) -> fl
 
 def _split(p, seqs_per_worker):
     """(model, dep, pricer, StepCost) of the row's decode pool at ``seqs_per_worker`` (array)."""
-    from jalapeno.cost.pricer import with_pool_backends
+    from jalapeno.cost.pool_backends import with_pool_backends
     from jalapeno.cost.step import Batch, step_cost
     from jalapeno.fit.mlperf_scenarios import priced_point
 

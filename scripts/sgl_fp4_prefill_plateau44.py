@@ -183,7 +183,7 @@ def forward_rates(
     from sgl_prefill_forward_vs_served import _point  # noqa: PLC0415  (a sibling script)
 
     from jalapeno.cost.batch import Batch
-    from jalapeno.cost.pricer import with_pool_backends
+    from jalapeno.cost.pool_backends import with_pool_backends
     from jalapeno.cost.step import step_cost
     from jalapeno.deploy.deployment import pool_overlap
     from jalapeno.fit.entries import with_stack_mtp

@@ -118,7 +118,7 @@ def forward_rate(p, st, dp: int, per_rank, isl: float) -> np.ndarray:
     """The model's prompt tokens/s per GPU of a full prefill step at DEP``dp``, ``per_rank`` tokens a rank of
     whole ``isl``-token prompts (no prefix), priced with the row's stack, pricer and pool backends."""
     from jalapeno.cost.batch import Batch
-    from jalapeno.cost.pricer import with_pool_backends
+    from jalapeno.cost.pool_backends import with_pool_backends
     from jalapeno.cost.step import step_cost
     from jalapeno.deploy.deployment import pool_overlap
     from jalapeno.fit.entries import with_stack_mtp

@@ -28,7 +28,7 @@ from jalapeno.errors import JalapenoError
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_inferencex, point_release, point_stack, with_stack_mtp, point_workload
 from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.serve.sim.simulation import simulate
+from jalapeno.serve.sim.run import simulate
 from jalapeno.specs.catalog import load_model
 
 TOL = 0.15  # issue 18 item 6a: the analytic TTFT within 15% of the simulator's

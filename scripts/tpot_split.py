@@ -39,7 +39,7 @@ from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.limits import decode_step_s
 from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.serve.sim.simulation import simulate
+from jalapeno.serve.sim.run import simulate
 from jalapeno.specs.routing import MEASURED_ROUTING_SIGMA
 from jalapeno.specs.workload import Workload
 

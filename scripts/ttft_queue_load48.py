@@ -30,7 +30,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError
 from jalapeno.serve.disagg import pool_prefill_perf
 from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.serve.sim.simulation import simulate
+from jalapeno.serve.sim.run import simulate
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload

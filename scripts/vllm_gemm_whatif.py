@@ -1,7 +1,7 @@
 """What-if (not shipped): vLLM's per-tensor FP8 GEMMs on Hopper priced with the row-count shape of vLLM's own table.
 
 Runs ``jalapeno <args>`` (e.g. ``validate --json -o FILE``) with every pool priced with the ``flash_attn``
-attention backend (the aiconfigurator vLLM rows on H100/H200, fit/aic_rows.ROW_ATTENTION_BACKENDS) on the systems
+attention backend (the aiconfigurator vLLM rows on H100/H200, fit/aic_row_engine.ROW_ATTENTION_BACKENDS) on the systems
 of ``GEMM_SYS`` (comma-separated, default ``h200``) wrapped so that each GEMM op of per-tensor FP8 (kind ``gemm``,
 key ``fp8``) has its compute and memory time multiplied by s(m), m = the op's rows at the point:
 

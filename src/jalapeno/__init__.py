@@ -28,7 +28,7 @@ _API = {
     "Pool": "jalapeno.deploy.deployment", "MTP": "jalapeno.deploy.deployment",
     "Batch": "jalapeno.cost.step", "step_cost": "jalapeno.cost.step",
     "collective_time": "jalapeno.cost.collectives",
-    "serve_at_concurrency": "jalapeno.serve.point", "simulate": "jalapeno.serve.sim.simulation",
+    "serve_at_concurrency": "jalapeno.serve.point", "simulate": "jalapeno.serve.sim.run",
     "sweep": "jalapeno.analysis.sweep", "SweepOptions": "jalapeno.analysis.sweep",
     "system_frontier": "jalapeno.analysis.comparison", "compare_systems": "jalapeno.analysis.comparison",
     "predict_point": "jalapeno.analysis.prediction", "run_validation": "jalapeno.fit.validation_run",

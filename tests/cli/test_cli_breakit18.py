@@ -90,7 +90,7 @@ def test_step_tbo_says_its_tables_are_the_unsplit_step(capsys):
 
 def test_compare_ratio_flags_follow_the_per_kw_bracket(default_compare):
     # was '2.78x (below a frontier's start) (1.96x)': the per-kW bracket read as a second flag
-    from jalapeno.report.tables import _ratio
+    from jalapeno.report.compare_cells import _ratio
 
     r = {"ratio": 2.78, "status_a": "below_frontier_start", "status_b": "ok", "at_frontier_end": False}
     # round 22 printed n/a; round 29: that side reads its peak, flagged after the bracket

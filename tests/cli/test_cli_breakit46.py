@@ -99,7 +99,7 @@ def _space(tmp_path: Path, base: str, model: str, precision: str) -> Path:
 @pytest.mark.parametrize(
     ("base", "model", "precision", "words"),
     [
-        # fp4 is defined by routed experts: a dense model has none (specs/formats.check_precision)
+        # fp4 is defined by routed experts: a dense model has none (specs/precision_checks.check_precision)
         ("jalapeno", "llama-3.3-70b", "fp4", ["routed experts", 'precision = "nvfp4"']),
         # H200 has BF16 and FP8 tensor cores only (data/systems/h200.toml formats)
         ("h200", "deepseek-r1", "fp4", ["no tensor cores", 'precision = "fp8"']),

@@ -67,13 +67,13 @@ def test_unwritable_output_is_refused_before_the_run(capsys, monkeypatch, tmp_pa
     run behind it (validate: seconds) must not start."""
     import jalapeno.analysis.comparison as comparison
     import jalapeno.fit.validation_run as validation_run
-    import jalapeno.serve.sim.simulation as simulation
+    import jalapeno.serve.sim.run as sim_run
 
     def boom(*a, **k):
         raise AssertionError("the run started before the output path was checked")
 
     for mod, name in ((comparison, "system_frontier"), (comparison, "compare_systems"),
-                      (validation_run, "run_validation"), (simulation, "simulate")):
+                      (validation_run, "run_validation"), (sim_run, "simulate")):
         monkeypatch.setattr(mod, name, boom)
     argv = [a.format(d=tmp_path) for a in args]
     check_error(*run(capsys, *argv), opt, "cannot write", "existing folder")

@@ -55,13 +55,13 @@ def test_html_output_needs_an_html_path(capsys, monkeypatch, tmp_path, args):
     """simulate and validate wrote their HTML page to x.txt / x.csv (compare, report, sensitivity
     and explore refuse it); refused before the run."""
     import jalapeno.fit.validation_run as validation_run
-    import jalapeno.serve.sim.simulation as simulation
+    import jalapeno.serve.sim.run as sim_run
 
     def boom(*a, **k):
         raise AssertionError("the run started before the output path was checked")
 
     monkeypatch.setattr(validation_run, "run_validation", boom)
-    monkeypatch.setattr(simulation, "simulate", boom)
+    monkeypatch.setattr(sim_run, "simulate", boom)
     argv = [a.format(d=tmp_path) for a in args]
     check_error(*run(capsys, *argv), "--html", "is not an .html file", "ending in .html")
     assert not any(tmp_path.iterdir())

@@ -175,13 +175,13 @@ def test_table_outputs_check_their_suffix_before_the_run(capsys, monkeypatch, tm
     """``validate -o val.json`` wrote CSV into a .json file; ``simulate --out req.txt`` ran the whole
     simulation, then refused the suffix."""
     import jalapeno.fit.validation_run as validation_run
-    import jalapeno.serve.sim.simulation as simulation
+    import jalapeno.serve.sim.run as sim_run
 
     def boom(*a, **k):
         raise AssertionError("the run started before the output path was checked")
 
     monkeypatch.setattr(validation_run, "run_validation", boom)
-    monkeypatch.setattr(simulation, "simulate", boom)
+    monkeypatch.setattr(sim_run, "simulate", boom)
     check_error(*run(capsys, *[a.format(d=tmp_path) for a in args]), "--out", *words)
     assert not any(tmp_path.iterdir())
 

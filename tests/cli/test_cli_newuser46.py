@@ -44,7 +44,7 @@ from rich.table import Table
 from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
-from jalapeno.report.tables import band_text
+from jalapeno.report.compare_cells import band_text
 from jalapeno.specs.formats import get_precision
 
 

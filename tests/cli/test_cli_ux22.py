@@ -71,7 +71,7 @@ def test_a_near_tie_is_called_one():
 
 def test_a_wide_band_is_flagged(capsys, tmp_path, monkeypatch):
     """Jalapeño's max tok/s/user band spanned ~4x (GPU-like to compiled stacks) with nothing calling it out."""
-    from jalapeno.report.tables import band_text
+    from jalapeno.report.compare_cells import band_text
 
     # by hand: 511.9 / 118.8 = 4.31; 17,012 / 12,449 = 1.37 (under 2x: not flagged)
     assert band_text(118.8, 511.9, ".1f") == " (118.8 to 511.9) [wide band: 4.3x]"
@@ -101,7 +101,7 @@ def test_below_a_frontiers_start_reads_the_peak_flagged(capsys):
     ratio with that side at its peak (analysis/frontier.py, ``below_frontier_start``: y = the peak), flagged,
     since a system serves at least its peak's throughput at a lower per-user speed."""
     from jalapeno.report.page import _ratio_cell
-    from jalapeno.report.tables import _ratio
+    from jalapeno.report.compare_cells import _ratio
 
     r = {"ratio": 2.78, "status_a": "below_frontier_start", "status_b": "at_point", "at_frontier_end": True}
     assert _ratio(r) == ("2.78x", "below frontier start: this")  # round 49: naming the side (newuser49)

@@ -74,7 +74,7 @@ def test_one_band_format_in_every_command(capsys):
 
     from jalapeno.analysis.measured_bands import load_measured_bands
     from jalapeno.analysis.records import band_span
-    from jalapeno.report.tables import band_range, band_text
+    from jalapeno.report.compare_cells import band_range, band_text
 
     assert band_span("-12.3%", "+8.2%") == "-12.3% to +8.2%"
     assert band_text(7043.0, 9852.0, ",.0f") == " (7,043 to 9,852)"

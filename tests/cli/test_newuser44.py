@@ -71,7 +71,7 @@ def test_tier_usd_per_mtok_is_the_chip_hour_price_over_the_tokens():
     at 4,000 tok/s/chip that is 1.8 / 14.4 = 0.125 $/M tok."""
     from types import SimpleNamespace
 
-    from jalapeno.report.tables import tier_usd_per_mtok
+    from jalapeno.report.compare_cells import tier_usd_per_mtok
 
     fr = [SimpleNamespace(usd_per_mtok=0.5, throughput_per_chip=1000.0)]
     assert tier_usd_per_mtok(4000.0, fr) == pytest.approx(0.125)

@@ -23,7 +23,7 @@ def _words(text: str) -> list[str]:
 def test_band_text_puts_the_lower_end_first_and_an_infinite_end_reads_unbounded():
     """A band given high end first printed '(511.9 to 118.8)'; an infinite end printed '[wide band: infx]'. By hand:
     511.9 / 118.8 = 4.31 -> '4.3x'; 12.5 to infinity is unbounded; NaN is undefined (no flag)."""
-    from jalapeno.report.tables import band_text
+    from jalapeno.report.compare_cells import band_text
 
     assert band_text(511.9, 118.8, ".1f") == " (118.8 to 511.9) [wide band: 4.3x]"
     assert band_text(118.8, 511.9, ".1f") == " (118.8 to 511.9) [wide band: 4.3x]"
@@ -258,7 +258,7 @@ def test_a_band_cell_flags_the_frontier_end_once():
     """compare --bands printed gb200-nvl72's band row at @100 as '... [at frontier end] [at frontier end: this]':
     its low end flagged by the tail rule without a side, its high end by its status (this system at its end). One
     flag now, naming the side either end names; two different sides read 'both'."""
-    from jalapeno.report.tables import band_cells
+    from jalapeno.report.compare_cells import band_cells
 
     def row(r: float, status_a: str, end: bool) -> dict:
         return {"x": 100.0, "ratio": r, "status_a": status_a, "status_b": "interpolated", "at_frontier_end": end}

@@ -55,7 +55,8 @@ def test_compare_ratios_give_tokens_per_usd_at_each_speed_as_the_tiers_do():
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.cost.pricer import load_pricer
-    from jalapeno.report.tables import comparison_tables, tier_usd_per_mtok
+    from jalapeno.report.tables import comparison_tables
+    from jalapeno.report.compare_cells import tier_usd_per_mtok
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import get_workload
@@ -91,7 +92,7 @@ def test_compare_ratios_give_tokens_per_usd_at_each_speed_as_the_tiers_do():
 def test_a_band_row_gives_the_per_usd_band_at_each_speed():
     """By hand: a band of 0.60-0.90x per chip, 0.70-1.05x per kW and 0.80-1.20x per $ at the peak and at one
     speed reads so in both cells, per $ after per kW (the band row had per $ at the peak only, in a last column)."""
-    from jalapeno.report.tables import band_cells
+    from jalapeno.report.compare_cells import band_cells
 
     def row(r: float) -> dict:
         return {"x": 50.0, "ratio": r, "status_a": "interpolated", "status_b": "interpolated", "at_frontier_end": False}

@@ -20,7 +20,7 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.serve.sim.simulation import simulate
+from jalapeno.serve.sim.run import simulate
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import Workload

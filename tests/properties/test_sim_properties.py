@@ -33,7 +33,8 @@ from tiny_fixtures import (
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
-from jalapeno.serve.sim.simulation import Simulation, simulate
+from jalapeno.serve.sim.simulation import Simulation
+from jalapeno.serve.sim.run import simulate
 from jalapeno.serve.sim.workloads import (
     AgenticSpec,
     fixed_length_requests,

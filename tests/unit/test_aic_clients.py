@@ -90,7 +90,7 @@ def test_a_launch_setting_picked_by_load_does_not_split_a_deployment():
 def test_a_row_beyond_the_recipes_running_cap_is_not_capped_by_it(concurrency, cap):
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
-    from jalapeno.fit.aic_rows import with_recipe_limits
+    from jalapeno.fit.aic_row_engine import with_recipe_limits
     from jalapeno.specs.formats import get_precision
 
     # InferenceX benchmarks/single_node/dsr1_fp8_b200.sh, TP8 branch: --max-running-requests 128 and

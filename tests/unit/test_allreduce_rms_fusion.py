@@ -16,7 +16,7 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
-from jalapeno.fit.aic_rows import row_allreduce_rms_fusion
+from jalapeno.fit.aic_row_engine import row_allreduce_rms_fusion
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.stacks import get_stack

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from jalapeno.cost.attention_backend import AttentionBackendPricer
-from jalapeno.cost.pricer import with_attention_backend
+from jalapeno.cost.pool_backends import with_attention_backend
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Pool
 from jalapeno.deploy.engines import launch_recipe
@@ -151,7 +151,7 @@ def test_fa3_moves_the_kv_read_and_adds_its_fixed_latency_per_layer():
 
 
 def test_vllm_aiconfigurator_rows_on_hopper_run_fa3_and_trtllm_rows_do_not():
-    from jalapeno.fit.aic_rows import with_row_attention_backend
+    from jalapeno.fit.aic_row_engine import with_row_attention_backend
     from jalapeno.deploy.deployment import Deployment
 
     dep = Deployment(get_precision("fp8-tensor"), Pool(Layout(tp=2)))

@@ -36,7 +36,7 @@ def test_a_chip_that_lowers_both_or_keeps_usable_below_capacity_is_accepted():
 
 
 def test_a_file_with_usable_above_capacity_still_names_the_files_keys():
-    from jalapeno.specs.hardware import system_from_dict
+    from jalapeno.specs.system_load import system_from_dict
 
     data = tomllib.loads((files("jalapeno") / "data/systems/b200.toml").read_text())
     data["chip"]["hbm_capacity_gb"]["value"] = 150  # below the file's 180 GB usable

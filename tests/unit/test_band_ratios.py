@@ -21,7 +21,8 @@ from jalapeno.analysis.comparison import compare_systems
 from jalapeno.analysis.measured_bands import BANDS_PATH
 from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.cost.pricer import band_pricers, load_pricer
-from jalapeno.report.tables import band_range, comparison_tables
+from jalapeno.report.compare_cells import band_range
+from jalapeno.report.tables import comparison_tables
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload

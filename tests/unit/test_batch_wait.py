@@ -20,7 +20,7 @@ from jalapeno.serve.batch_wait import batch_wait_steps, bunched_arrivals_per_ste
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.entities import PrefixCache, Request
 from jalapeno.serve.sim.scheduler import Instance
-from jalapeno.serve.sim.simulation import simulate
+from jalapeno.serve.sim.run import simulate
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import Workload

@@ -771,7 +771,7 @@ def test_fit_amd_fits_deepseeks_moe_shape_and_lends_the_shape_held_out_fit(aiter
 def test_unbound_moe_compute_fills_only_unfitted_formats_with_the_chips_gemm_peak():
     params = {"moe": {"fp8": {"hbm_fraction": 0.7}, "bf16": {"hbm_fraction": 0.8, "peak_fraction": 0.4,
                                                              "half_rows": 30.0}}}
-    # the FP8 MoE takes the block-scale GEMM's peak (specs/efficiency.MOE_GEMM_KEY), not the per-channel one
+    # the FP8 MoE takes the block-scale GEMM's peak (specs/kernel_lookup.MOE_GEMM_KEY), not the per-channel one
     gemm = {"fp8_block": {"peak_fraction": 0.28, "half_rows": 120.0}, "fp8": {"peak_fraction": 0.5}}
     report = {"formats": {"fp8": {}, "bf16": {}, "fp4": {}}}
     amd.unbound_moe_compute(params, gemm, report)

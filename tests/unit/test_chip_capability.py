@@ -11,7 +11,7 @@ import pytest
 from jalapeno.cost.allreduce_rms import device_capability, fused_max_tokens, rule_max_tokens
 from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_system
-from jalapeno.specs.hardware import load_system_file
+from jalapeno.specs.system_load import load_system_file
 
 SYSTEMS = Path(__file__).parents[2] / "src/jalapeno/data/systems"
 

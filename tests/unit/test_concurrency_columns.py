@@ -17,7 +17,8 @@ from jalapeno.analysis.comparison import system_frontier
 from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.report.html import hover_text
-from jalapeno.report.tables import frontier_table, peak_load
+from jalapeno.report.tables import frontier_table
+from jalapeno.report.compare_cells import peak_load
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jalapeno.cost.pricer import load_pricer, with_pool_backends
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout

@@ -86,7 +86,7 @@ def test_graph_mode_rule_on_three_known_scripts():
 def test_lone_prompt_costs_max_host_gpu_in_both_models():
     """At C = 1 the prompt step carries no decode: its host floor is the context-only count (3,609 × 24 µs =
     86.6 ms) against the GPU's 1k prompt step; analytic and simulated TTFT both grow by host − GPU."""
-    from jalapeno.serve.sim.simulation import simulate
+    from jalapeno.serve.sim.run import simulate
 
     m, pr, wl = load_model("deepseek-r1"), load_pricer("b200"), get_workload(None, 1024, 64)
     gpu = float(step_cost(m, pr, Layout(tp=8), get_precision("fp4"),

@@ -144,7 +144,7 @@ def test_limits_reject_bad_values_with_the_option_named():
 
 
 def test_simulator_admits_at_most_max_running(b200):
-    from jalapeno.serve.sim.simulation import simulate
+    from jalapeno.serve.sim.run import simulate
 
     m, pr, _ = b200
     wl = get_workload(None, 256, 32)

@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 
 from jalapeno.cost.moe_backend import KernelMoePricer
-from jalapeno.cost.pricer import load_pricer, with_moe_backend
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.cost.pool_backends import with_moe_backend
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.kernels import moe_rows, moe_table

@@ -1,8 +1,9 @@
-"""specs/formats.priced_as (ux50): the modules whose stored weights are narrower than the compute format the op
+"""specs/precision_checks.priced_as (ux50): the modules whose stored weights are narrower than the compute format the op
 table runs them at, named with the efficiency rows that price them."""
 
 from jalapeno.specs.catalog import load_model, load_system
-from jalapeno.specs.formats import get_precision, priced_as
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.precision_checks import priced_as
 
 
 def _lines(model: str, precision: str, system: str) -> list[str]:

@@ -10,7 +10,8 @@ from jalapeno.deploy.checkpoints import available_precisions
 from jalapeno.errors import SpecError
 from jalapeno.fit.searched import ix_precision as _ix_precision
 from jalapeno.specs.catalog import load_model, load_system
-from jalapeno.specs.formats import check_precision, get_precision
+from jalapeno.specs.precision_checks import check_precision
+from jalapeno.specs.formats import get_precision
 
 
 @pytest.fixture(scope="module")

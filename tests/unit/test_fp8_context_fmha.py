@@ -1,4 +1,4 @@
-"""TensorRT-LLM's FP8 context FMHA for an FP8 per-tensor attention projection (fit/aic_rows.FP8_CONTEXT_FMHA).
+"""TensorRT-LLM's FP8 context FMHA for an FP8 per-tensor attention projection (fit/aic_row_engine.FP8_CONTEXT_FMHA).
 
 The rule is read from TensorRT-LLM's source (tensorrt_llm/_torch/modules/attention.py: the attention output is
 quantized for an FP8 ``o_proj``; cpp/tensorrt_llm/thop/attentionOp.cpp: an FP8 output selects the E4M3 context FMHA),
@@ -17,7 +17,7 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
-from jalapeno.fit.aic_rows import FP8_CONTEXT_FMHA, with_row_attention_math
+from jalapeno.fit.aic_row_engine import FP8_CONTEXT_FMHA, with_row_attention_math
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.stacks import get_stack

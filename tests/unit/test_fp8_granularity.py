@@ -32,7 +32,7 @@ def test_block_entry_falls_back_to_per_tensor_then_bf16():
 
 
 def test_fp8_moe_without_its_own_values_takes_the_block_gemm():
-    """FP8 routed experts are block-scaled (specs/efficiency.MOE_GEMM_KEY)."""
+    """FP8 routed experts are block-scaled (specs/kernel_lookup.MOE_GEMM_KEY)."""
     e = _eff(fp8={"peak_fraction": 0.6, "half_rows": 20.0}, fp8_block={"peak_fraction": 0.3, "half_rows": 90.0})
     assert (e.moe_peak("fp8"), e.moe_half("fp8")) == (0.3, 90.0)
 

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from jalapeno.cost.moe_backend import KernelMoePricer
-from jalapeno.cost.pricer import load_pricer, with_moe_backend
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.cost.pool_backends import with_moe_backend
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.engines import launch_recipe
 from jalapeno.deploy.layout import Layout

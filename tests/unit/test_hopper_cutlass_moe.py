@@ -24,11 +24,11 @@ import numpy as np
 import pytest
 
 from jalapeno.cost.moe_backend import MeasuredMoePricer
-from jalapeno.cost.pricer import with_moe_backend
+from jalapeno.cost.pool_backends import with_moe_backend
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
-from jalapeno.fit.aic_rows import with_row_moe_backend
+from jalapeno.fit.aic_row_engine import with_row_moe_backend
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision

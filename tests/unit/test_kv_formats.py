@@ -20,7 +20,8 @@ from jalapeno.deploy.memory_fit import (
 from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.efficiency import Efficiency
-from jalapeno.specs.formats import MODULES, PRESETS, check_precision, get_precision
+from jalapeno.specs.formats import MODULES, PRESETS, get_precision
+from jalapeno.specs.precision_checks import check_precision
 from jalapeno.specs.kv_cache import KV_FORMATS, get_kv_format
 from jalapeno.specs.model_config import model_from_config
 

@@ -6,7 +6,7 @@ import pytest
 
 from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_system
-from jalapeno.specs.hardware import system_from_dict
+from jalapeno.specs.system_load import system_from_dict
 from jalapeno.specs.kv_tiers import KVTier, tier_status
 
 GB = 1e9

@@ -20,7 +20,7 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.report.html import hover_text
-from jalapeno.report.tables import tier_deployments
+from jalapeno.report.compare_cells import tier_deployments
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload

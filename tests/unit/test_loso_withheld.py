@@ -107,7 +107,7 @@ def test_a_borrowed_set_reads_none_of_the_systems_own_per_system_measurements(tm
     lent = load_pricer("b200", str(tmp_path), stack="trtllm").collective("all_reduce", 8, msg)
     assert own.algorithm[0].endswith("_measured") and not lent.algorithm[0].endswith("_measured")
     # H100's FA3 decode speed (data/attention_backends.toml, fitted on H100's own vLLM table): not under a borrowed set
-    from jalapeno.cost.pricer import with_attention_backend
+    from jalapeno.cost.pool_backends import with_attention_backend
 
     (tmp_path / "h100.toml").write_text(to_toml({"system": "h100", "parameters": {"hbm_fraction": 0.8},
                                                  "provenance": {"derived_from": "b200"}}, "derived"))

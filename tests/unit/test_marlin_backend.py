@@ -29,7 +29,8 @@ import pandas as pd
 import pytest
 
 from jalapeno.cost.moe_backend import KernelMoePricer
-from jalapeno.cost.pricer import load_pricer, with_moe_backend
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.cost.pool_backends import with_moe_backend
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Pool
 from jalapeno.deploy.engines import launch_recipe

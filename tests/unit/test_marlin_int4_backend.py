@@ -32,7 +32,8 @@ import pytest
 from jalapeno.cost.moe_backend import KernelMoePricer
 from jalapeno.cost.ops import add_routed_experts
 from jalapeno.cost.optable import OpBuilder
-from jalapeno.cost.pricer import load_pricer, with_moe_backend
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.cost.pool_backends import with_moe_backend
 from jalapeno.deploy.layout import Layout
 from jalapeno.fit.aic_rows import load_aiconfigurator
 from jalapeno.fit.kernels import moe_rows

@@ -8,7 +8,8 @@ import pytest
 
 import jalapeno.fit.mlperf_engines as me
 from jalapeno.fit.mlperf import load_mlperf
-from jalapeno.fit.mlperf_engines import MLPERF_AMD_LIMIT_ENGINES, limit_engine, submitted_deployment
+from jalapeno.fit.mlperf_engines import MLPERF_AMD_LIMIT_ENGINES, limit_engine
+from jalapeno.fit.submitted_engine import submitted_deployment
 
 _MI300X_INT = "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Interactive"
 _MI300X_SRV = "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server"

@@ -8,7 +8,8 @@ Expected values by hand: DeepSeek-R1 has 3 dense + 58 MoE layers; a mixed eager 
 import pytest
 
 from jalapeno.cost.host_calls import step_host_calls
-from jalapeno.fit.mlperf_engines import MLPERF_ENGINES, MLPERF_LIMIT_ENGINES, submitted_deployment
+from jalapeno.fit.mlperf_engines import MLPERF_ENGINES, MLPERF_LIMIT_ENGINES
+from jalapeno.fit.submitted_engine import submitted_deployment
 from jalapeno.serve.limits import prompt_floor_s
 from jalapeno.specs.catalog import load_model
 

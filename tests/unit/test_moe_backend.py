@@ -48,7 +48,7 @@ import numpy as np
 import pytest
 
 from jalapeno.cost.moe_backend import MeasuredMoePricer, MoeCurve
-from jalapeno.cost.pricer import with_moe_backend
+from jalapeno.cost.pool_backends import with_moe_backend
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Pool
 from jalapeno.deploy.engines import identified_config, recipes

@@ -153,7 +153,7 @@ def test_analytic_and_simulator_agree_with_the_lag_on(c):
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
     from jalapeno.serve.point import serve_at_concurrency
-    from jalapeno.serve.sim.simulation import simulate
+    from jalapeno.serve.sim.run import simulate
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import Workload

@@ -1,9 +1,10 @@
-"""cost/pricer.with_pool_backends is idempotent (round 46, code46; round 45's code45b found it was not).
+"""cost/pool_backends.with_pool_backends is idempotent (round 46, code46; round 45's code45b found it was not).
 
 The attention backend's wrapper (cost/attention_backend.AttentionBackendPricer) rescales the inner pricer's GQA decode
 attention read by the set's HBM fraction over the backend's, so a pricer wrapped twice by it reads the KV cache at the
 square of that ratio. with_pool_backends tags the outermost wrapper it returns with what it applied
-(cost/pricer.pool_backends_key): the same pool again returns that pricer unchanged, another pool's backends raise.
+(cost/pool_backends.pool_backends_key): the same pool again returns that pricer unchanged, another pool's backends
+raise.
 So serve/open_loop.decode_pool_step takes either the bare pricer or one the pool already wrapped, and serve/point.py's
 window step (``_fixed_cycle``, on the pricer ``serve_at_concurrency`` wrapped) is decode_pool_step's.
 """
@@ -16,7 +17,8 @@ import numpy as np
 import pytest
 
 from jalapeno.cost.moe_backend import KernelMoePricer, MeasuredMoePricer
-from jalapeno.cost.pricer import applied_pool_key, load_pricer, with_attention_backend, with_pool_backends
+from jalapeno.cost.pool_backends import applied_pool_key, with_attention_backend, with_pool_backends
+from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, Pool, pool_overlap
 from jalapeno.deploy.layout import Layout

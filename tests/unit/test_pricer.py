@@ -27,7 +27,8 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.serve.analytic import aggregated_by_batch
 from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.serve.sim.simulation import simple_deployment, simulate
+from jalapeno.serve.sim.simulation import simple_deployment
+from jalapeno.serve.sim.run import simulate
 from jalapeno.specs.catalog import load_efficiency, load_model, load_system
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import Workload, get_workload

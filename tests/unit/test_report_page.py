@@ -112,7 +112,7 @@ def test_report_cli_errors(capsys, tmp_path):
 
 def test_tier_cells_name_their_deployments(comparison):
     """Defect 6: a tier interpolated between two frontier points looked like one deployment's."""
-    from jalapeno.report.tables import tier_deployments
+    from jalapeno.report.compare_cells import tier_deployments
 
     res, _ = comparison
     rec = res.record()

@@ -123,7 +123,7 @@ def test_a_lone_user_waits_for_no_step_in_flight_as_in_the_simulator(monkeypatch
     charging the step in flight (τ/2) put it 0.7 τ above."""
     from jalapeno.deploy.deployment import Deployment as Dep
     from jalapeno.serve.point import serve_at_concurrency
-    from jalapeno.serve.sim.simulation import simulate
+    from jalapeno.serve.sim.run import simulate
     from jalapeno.specs.workload import Workload
 
     model, wl = load_model("gpt-oss-120b"), Workload("1k/256", 1024, 256)

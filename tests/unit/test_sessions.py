@@ -17,7 +17,8 @@ from jalapeno.cost.pricer import RooflinePricer, load_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.sessions import sessions_at, sessions_by_batch
-from jalapeno.serve.sim.simulation import Simulation, simulate
+from jalapeno.serve.sim.simulation import Simulation
+from jalapeno.serve.sim.run import simulate
 from jalapeno.specs.agentic import AGENTIC_PRESETS, AgenticSpec
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision

@@ -36,7 +36,8 @@ from jalapeno.deploy.deployment import MTP, Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.sim.entities import PrefixCache, Request
 from jalapeno.serve.sim.scheduler import Instance, decode_steps
-from jalapeno.serve.sim.simulation import Simulation, simulate
+from jalapeno.serve.sim.simulation import Simulation
+from jalapeno.serve.sim.run import simulate
 from jalapeno.serve.sim.workloads import AgenticSpec, RequestSpec
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.model_config import load_model_file

@@ -18,7 +18,8 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.serve.sim import step_time
 from jalapeno.serve.sim.entities import PrefixCache
 from jalapeno.serve.sim.scheduler import Instance
-from jalapeno.serve.sim.simulation import simple_deployment, simulate
+from jalapeno.serve.sim.simulation import simple_deployment
+from jalapeno.serve.sim.run import simulate
 from jalapeno.serve.sim.step_time import StepTimer
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision

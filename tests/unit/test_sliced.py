@@ -21,7 +21,7 @@ from jalapeno.specs.catalog import _system_path, load_model
 from jalapeno.specs.die import ONE_SLICE, Die
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.hardware import system_from_dict
+from jalapeno.specs.system_load import system_from_dict
 
 R1 = load_model("deepseek-r1")
 FP8 = get_precision("fp8")

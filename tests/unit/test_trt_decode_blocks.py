@@ -14,7 +14,7 @@ from script_module import load_script
 import jalapeno.cost.decode_blocks as db
 from jalapeno.cost.attention import RankBatch, add_gqa_decode_kernel
 from jalapeno.cost.optable import OpBuilder
-from jalapeno.cost.pricer import with_decode_blocks
+from jalapeno.cost.pool_backends import with_decode_blocks
 from jalapeno.errors import SpecError
 from jalapeno.fit.table_lookup import load_any_pricer
 

@@ -29,7 +29,7 @@ import pandas as pd
 import pytest
 
 from jalapeno.cost.moe_backend import MeasuredMoePricer
-from jalapeno.cost.pricer import with_moe_backend
+from jalapeno.cost.pool_backends import with_moe_backend
 from jalapeno.deploy.deployment import Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError

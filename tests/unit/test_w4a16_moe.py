@@ -133,7 +133,7 @@ def test_on_prices_gb300_int4_experts_by_the_marlin_stream(switch):
 
 def test_vllm_marlin_pool_keeps_its_backend_form(switch):
     """B200's vLLM pools name ``marlin``: KernelMoePricer's form, not the set's MXINT4 entry, prices them."""
-    from jalapeno.cost.pricer import with_moe_backend
+    from jalapeno.cost.pool_backends import with_moe_backend
 
     model = load_model("kimi-k2.5")
     prec = resolve_precision(model, "int4", None, None, False)

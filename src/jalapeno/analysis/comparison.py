@@ -51,7 +51,7 @@ from jalapeno.specs.workload import Workload
 #: columns are numbers there; the old 10 tok/s/user column sat below the baseline's start (the default
 #: compare's GB300 frontier starts at its 12 tok/s/user disaggregated batch peak) and read n/a on every row.
 #: gpt-oss-120b's frontiers start at 13-58 tok/s/user: its 35 column can read a peak (flagged;
-#: report/tables._ratio).
+#: report/compare_cells._ratio).
 DEFAULT_ISO_INTERACTIVITY = (35.0, 60.0, 100.0)
 
 

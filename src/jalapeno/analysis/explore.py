@@ -325,7 +325,8 @@ def make_evaluator(space: DesignSpace) -> Evaluator:
 
     Raises:
         SpecError: a case's own ``precision`` that its model or the base system's chip cannot run (named
-            ``cases.N.precision``, specs/formats.check_precision: fp4 on a dense model was told to lower the floor).
+            ``cases.N.precision``, specs/precision_checks.check_precision: fp4 on a dense model was told to lower the
+            floor).
         InfeasibleDeployment: the base system itself cannot run a case at the floor (then no
             design can be scored against it; lower min_interactivity or change the base).
     """
@@ -365,7 +366,8 @@ def check_case_precisions(ev: Evaluator, base: System) -> None:
     """Refuse a case's own ``precision`` that its model or ``base``'s chip cannot run, before the base is scored.
 
     Every score is relative to the base, so a precision the base cannot run leaves no design to score, whatever the
-    parameters add; named as the case's key with specs/formats.check_precision's reason, its fix in the file's words
+    parameters add; named as the case's key with specs/precision_checks.check_precision's reason, its fix in the
+    file's words
     (a design search takes no --compute-fallback).
 
     Raises:
@@ -373,7 +375,7 @@ def check_case_precisions(ev: Evaluator, base: System) -> None:
     """
     import re
 
-    from jalapeno.specs.formats import check_precision
+    from jalapeno.specs.precision_checks import check_precision
 
     for i, (c, m, _, prec) in enumerate(ev.cases()):
         if not c.precision:

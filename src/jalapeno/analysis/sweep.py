@@ -49,8 +49,10 @@ from jalapeno.serve.disagg import DecodeCurve, PrefillPerf, decode_curve, disagg
     prefill_workers_needed
 from jalapeno.serve.lockstep import solve_concurrencies
 from jalapeno.serve.overlap_pick import faster_by_point
-from jalapeno.cost.pricer import Pricer, check_pricer, with_pool_backends
-from jalapeno.specs.formats import Precision, check_precision
+from jalapeno.cost.pricer import Pricer, check_pricer
+from jalapeno.cost.pool_backends import with_pool_backends
+from jalapeno.specs.formats import Precision
+from jalapeno.specs.precision_checks import check_precision
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 

@@ -186,7 +186,8 @@ def audit(
     ends = [math.isfinite(v) for v in (res.low, res.high)]
     # one format with compare's (analysis/records.band_span); one end undefined: that setting never reaches @X
     band = _with_unit(band_span(_f(res.low), _f(res.high)), c.unit) if any(ends) else "-"
-    from jalapeno.report.tables import WIDE_BAND, efficiency_label
+    from jalapeno.report.compare_cells import WIDE_BAND
+    from jalapeno.report.tables import efficiency_label
 
     # flagged as compare --bands flags it: Jalapeño's max tok/s/user band 126.8-500.1 (GPU-like to compiled stacks)
     # carried a PLAUSIBLE with no word that its ends are 3.9x apart
@@ -240,7 +241,7 @@ def audit(
                           "tok/s/user either: no tables of what the claim needs", markup=False)
             return
     from jalapeno.analysis.audit import claim_gap
-    from jalapeno.specs.formats import priced_as
+    from jalapeno.specs.precision_checks import priced_as
 
     # the parameter rows name compute formats: gpt-oss-120b's MXFP4 experts are the moe.fp8 rows, W4A8 (ux50)
     for line in priced_as(ctx.precision, ctx.model, pr.system.chip):
@@ -445,7 +446,7 @@ def sensitivity(
     from jalapeno.report.narrow import label_first
 
     console.print(label_first(t, console.width))
-    from jalapeno.specs.formats import priced_as
+    from jalapeno.specs.precision_checks import priced_as
 
     for line in priced_as(ctx.precision, ctx.model, pr.system.chip):  # moe.fp8 rows of MXFP4 experts: W4A8 (ux50)
         console.print("formats: " + line, markup=False, soft_wrap=True)

@@ -39,7 +39,7 @@ from jalapeno.deploy.engine_version import recipe_engine_version
 from jalapeno.deploy.vllm_fp8_moe import release_moe_backend, stack_release
 from jalapeno.deploy.engine_pool import engine_memory_breakdown
 from jalapeno.errors import SpecError
-from jalapeno.specs.formats import check_fallback_used
+from jalapeno.specs.precision_checks import check_fallback_used
 from jalapeno.specs.routing import ROUTING_HELP
 from jalapeno.specs.workload import check_concurrency
 

@@ -60,7 +60,8 @@ from jalapeno.cli.system_opts import (
 )
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
-from jalapeno.specs.formats import check_fallback_used, get_precision
+from jalapeno.specs.precision_checks import check_fallback_used
+from jalapeno.specs.formats import get_precision
 from jalapeno.specs.routing import ROUTING_HELP
 
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"

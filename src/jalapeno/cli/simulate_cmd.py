@@ -18,7 +18,7 @@ from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_op
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
-from jalapeno.specs.formats import check_fallback_used
+from jalapeno.specs.precision_checks import check_fallback_used
 from jalapeno.specs.workload import check_concurrency
 from jalapeno.specs.routing import ROUTING_HELP
 
@@ -82,7 +82,7 @@ def simulate(
                                           recipe_mtp, recipe_overrides, recipe_run)
     from jalapeno.cli.serving_opts import _mtp, check_pool, check_workload_context, parse_pool, refuse_idle_ar_rms
     from jalapeno.deploy.deployment import Deployment, Pool
-    from jalapeno.serve.sim.simulation import simulate as run_sim
+    from jalapeno.serve.sim.run import simulate as run_sim
     from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace
     from jalapeno.cli.system_opts import note_unread_efficiency, system_pricer
     from jalapeno.specs.catalog import load_model

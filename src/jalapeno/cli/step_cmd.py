@@ -25,7 +25,7 @@ from jalapeno.deploy.engine_pool import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.calibration import derived_from
 from jalapeno.specs.catalog import load_model
-from jalapeno.specs.formats import check_fallback_used
+from jalapeno.specs.precision_checks import check_fallback_used
 from jalapeno.specs.routing import ROUTING_HELP
 
 
@@ -213,7 +213,7 @@ def step(
                   fmt_si(r["act_bytes"]), f"{r['time_s'] * 1e6:.1f}",
                   f"compute ({lim})" if bound == "compute" and lim else bound)
     t.caption = rows_caption(batch, dp, pp, m.num_layers, lay.dp_dispatch, prefill_tokens)
-    from jalapeno.specs.formats import priced_as
+    from jalapeno.specs.precision_checks import priced_as
 
     # the fmt column is the compute format: MXFP4 experts read 'fp8' with no word that they are W4A8 (ux50)
     t.caption += "".join(f"\nfmt of the {line}" for line in priced_as(prec, m, s.chip))

@@ -60,8 +60,9 @@ class AttentionBackendPricer(_WrapsPricer):
             kernel, s (>= 0; 0 where not measured).
         backend: the backend's name (``rocm_aiter_unified_attn``), for records.
         label: where the fraction comes from (its source), for records.
-        pool_key: what cost/pricer.with_pool_backends applied when this is the outermost wrapper it returned
-            (cost/pricer.pool_backends_key), so a second call with the same pool returns it unchanged; None: not tagged.
+        pool_key: what cost/pool_backends.with_pool_backends applied when this is the outermost wrapper it returned
+            (cost/pool_backends.pool_backends_key), so a second call with the same pool returns it unchanged; None:
+            not tagged.
     """
 
     inner: object

@@ -183,7 +183,7 @@ class DecodeBlockPricer(_WrapsPricer):
     Attributes:
         inner: the wrapped pricer.
         block_s: the floor per block, s (:data:`BLOCK_S`).
-        pool_key: as cost/attention_backend.AttentionBackendPricer (cost/pricer.with_pool_backends).
+        pool_key: as cost/attention_backend.AttentionBackendPricer (cost/pool_backends.with_pool_backends).
     """
 
     inner: object

@@ -149,7 +149,7 @@ TRITON_MOE_CALLS = (
 TRITON_MOE = len(TRITON_MOE_CALLS)
 #: MoE backends priced with these counts (specs/moe_backends names; None = the recipe names none): TRTLLM's path was
 #: counted; CUTLASS's (fused_moe_cutlass.py: quantize, the fused MoE op, its scale views; the Hopper FP8 default,
-#: fit/aic_rows.ROW_MOE_BACKENDS) was NOT read and is ASSUMED to make as many calls (the MoE part is 23 of a mixed
+#: fit/aic_row_engine.ROW_MOE_BACKENDS) was NOT read and is ASSUMED to make as many calls (the MoE part is 23 of a mixed
 #: DeepSeek layer's 93; MLA's 70 dominate). WIDEEP (fused_moe_wide_ep.py: the MLPerf v5.1 DeepSeek-R1 engines,
 #: fit/mlperf_engines.py) was NOT read either and is ASSUMED to make as many (round 27, hostiter27; it adds an
 #: all-to-all dispatch and combine around the same quantize and grouped GEMMs, so 23 is a lower bound). TRITON's

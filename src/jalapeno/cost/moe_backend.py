@@ -166,8 +166,8 @@ class MeasuredMoePricer(_WrapsPricer):
         reference: for a variant whose chip differs from the measured (root) chip, the same pricer
             on the root's chip; the measurement scales by the variant's roofline over its roofline.
             None: the measured chip itself.
-        pool_key: what cost/pricer.with_pool_backends applied when this is the outermost wrapper it returned
-            (cost/pricer.pool_backends_key); None: not tagged.
+        pool_key: what cost/pool_backends.with_pool_backends applied when this is the outermost wrapper it returned
+            (cost/pool_backends.pool_backends_key); None: not tagged.
     """
 
     inner: object
@@ -205,7 +205,7 @@ class MeasuredMoePricer(_WrapsPricer):
 
     def curves(self) -> dict[tuple[str, str], MoeCurve]:
         """{(compute format, stored weight format): curve} of this pricer and the measured-MoE pricers it wraps
-        (cost/pricer.with_moe_backend wraps one per kernel format of a backend: vLLM's ``flashinfer_trtllm``
+        (cost/pool_backends.with_moe_backend wraps one per kernel format of a backend: vLLM's ``flashinfer_trtllm``
         runs FP8 and NVFP4 experts)."""
         out, p = {}, self
         while isinstance(p, MeasuredMoePricer):
@@ -247,8 +247,8 @@ class KernelMoePricer(_WrapsPricer):
             ``kn[1]``, its rows per expert, ``half_rows``); None: no width term (a backend measured at one expert TP).
             Set, it replaces the inner set's own width term (``Efficiency.moe_width_term``, data/moe_width.toml,
             fitted on TensorRT-LLM's kernels) on the MoE ops: one width term, not both.
-        pool_key: what cost/pricer.with_pool_backends applied when this is the outermost wrapper it returned
-            (cost/pricer.pool_backends_key); None: not tagged.
+        pool_key: what cost/pool_backends.with_pool_backends applied when this is the outermost wrapper it returned
+            (cost/pool_backends.pool_backends_key); None: not tagged.
     """
 
     inner: object

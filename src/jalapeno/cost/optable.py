@@ -44,7 +44,7 @@ class OpTable:
     act_bytes: np.ndarray
     rows: np.ndarray
     kernels: np.ndarray
-    #: (n_ops,) kernel family with its own efficiency entries (specs/efficiency.KERNEL_FAMILIES), ""
+    #: (n_ops,) kernel family with its own efficiency entries (specs/kernel_lookup.KERNEL_FAMILIES), ""
     #: for none; () = none for every op
     kernel: tuple[str, ...] = ()
     #: (n_ops,) the (k, n) of a GEMM-like op's matrix, each a scalar or an array (N,) as given (the

@@ -61,7 +61,8 @@ from jalapeno.deploy.layout import Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import memory_fit
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError
-from jalapeno.specs.formats import Precision, check_precision
+from jalapeno.specs.formats import Precision
+from jalapeno.specs.precision_checks import check_precision
 from jalapeno.specs.model import ModelSpec
 
 BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead", "on_die_network")
@@ -161,7 +162,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     Raises:
         InfeasibleDeployment: the layout cannot run the model on the system.
         SpecError: MTP on a model without an MTP module; a precision the model or chip cannot
-            run (:func:`~jalapeno.specs.formats.check_precision`); an unknown ``overlap``, or
+            run (:func:`~jalapeno.specs.precision_checks.check_precision`); an unknown ``overlap``, or
             ``tbo`` on a layout without an EP all-to-all; an argument of the wrong type (named:
             model, layout, precision, batch, mtp, engine_memory).
     """
@@ -186,7 +187,8 @@ def pool_step_cost(model: ModelSpec, pricer: Pricer, dep: Deployment, layout: La
     for an aggregated instance, or a disaggregated pool's), ``dep``'s precision, MTP, memory fraction and engine
     memory profile, and the overlap that pool runs (deploy/overlap_mode.pool_overlap: ``tbo`` only where the layout
     has an EP all-to-all to hide). ``pricer`` is used as given: a pool priced with its engine backends passes
-    cost/pricer.with_pool_backends's pricer. ``batch``: :class:`Batch` of N points, the pool's per-micro-batch load.
+    cost/pool_backends.with_pool_backends's pricer. ``batch``: :class:`Batch` of N points, the pool's per-micro-batch
+    load.
 
     Returns:
         :class:`StepCost` with arrays of shape (N,), the same object :func:`step_cost` gives for those arguments.

@@ -22,7 +22,8 @@ def checkpoint_for(model: str, preset: str, system: str) -> str:
     ('quark-mxfp4', 'fp4')
     """
     from jalapeno.specs.catalog import load_model, load_system
-    from jalapeno.specs.formats import check_precision, get_precision
+    from jalapeno.specs.precision_checks import check_precision
+    from jalapeno.specs.formats import get_precision
 
     subs = [p for p, _, sub in _data()[1].get(model, ()) if sub == preset]
     if not subs:
@@ -39,12 +40,13 @@ def available_precisions(model: str, default: str, chip_formats, model_spec=None
 
     FP8 needs fp8 math (Hopper and later, CDNA3 and later), FP4 fp4 math (Blackwell, CDNA4);
     a preset whose formats the chip lacks would run upcast, which no deployment does. With
-    ``model_spec`` and ``chip``, presets the model itself cannot run (specs/formats.check_precision)
+    ``model_spec`` and ``chip``, presets the model itself cannot run (specs/precision_checks.check_precision)
     are dropped too. A checkpoint released as a substitute (``[checkpoints]``' third field) is
     offered only where the preset it stands in for is not: MI355X serves DeepSeek-R1 FP4 from
     AMD's MXFP4 checkpoint, B200 from NVIDIA's NVFP4 one.
     """
-    from jalapeno.specs.formats import check_precision, get_precision
+    from jalapeno.specs.precision_checks import check_precision
+    from jalapeno.specs.formats import get_precision
 
     fmts = set(chip_formats)
     out = []

@@ -61,15 +61,15 @@ class Pool:
 
     ``moe_backend``: the engine's MoE kernel backend on these workers when its recipe names one
     (TensorRT-LLM ``moe_config.backend``, lower case; specs/moe_backends.MOE_BACKENDS), priced with
-    that backend's measured-kernel parameters where the system has them (cost/pricer.with_moe_backend);
+    that backend's measured-kernel parameters where the system has them (cost/pool_backends.with_moe_backend);
     None: the calibrated set (the fastest measured kernel per shape). ``attention_backend``: the
     engine's attention backend on these workers when its recipe names one (vLLM
     ``--attention-backend``, lower case; specs/attention_backends.ATTENTION_BACKENDS), its GQA decode
     priced at the backend's published KV-read speed where the system has one
-    (cost/pricer.with_attention_backend); None: the set's HBM fraction. ``moe_exchange``: the MoE token
+    (cost/pool_backends.with_attention_backend); None: the set's HBM fraction. ``moe_exchange``: the MoE token
     exchange these workers' recipe runs where it differs from the stack's (specs/efficiency.MOE_EXCHANGE_NAMES;
     SGLang's ``nvfp4_all_gather`` on a flashinfer_cutlass NVFP4 prefill pool beside a DeepEP decode pool),
-    applied by cost/pricer.with_pool_backends; None: the stack's ``Efficiency.moe_exchange``.
+    applied by cost/pool_backends.with_pool_backends; None: the stack's ``Efficiency.moe_exchange``.
 
     Raises:
         SpecError: an unknown backend or exchange name, or ``workers`` not a whole number >= 1.

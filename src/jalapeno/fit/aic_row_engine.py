@@ -130,7 +130,7 @@ def with_row_moe_backend(
 ) -> tuple[Deployment, str]:
     """(deployment, note): the pools of a row with no MoE backend of their own (none from a sweep's launch
     script) given the one their engine runs the row's expert format on by default on catalog system
-    ``system`` (:data:`ROW_MOE_BACKENDS`, :data:`ROW_MOE_BACKEND_SYSTEMS`; priced by cost/pricer.with_moe_backend
+    ``system`` (:data:`ROW_MOE_BACKENDS`, :data:`ROW_MOE_BACKEND_SYSTEMS`; priced by cost/pool_backends.with_moe_backend
     where the system measured it at the model's shape; a dense model has no routed experts to price);
     ``dep`` and "" otherwise.
 
@@ -163,7 +163,7 @@ ROW_ATTENTION_BACKENDS = {("vllm", "h100"): "flash_attn", ("vllm", "h200"): "fla
 
 def with_row_attention_backend(dep: Deployment, backend: str, system: str) -> Deployment:
     """``dep`` with the pools that name no attention backend of their own given the one their engine picks on
-    ``system`` by default (:data:`ROW_ATTENTION_BACKENDS`; priced by cost/pricer.with_attention_backend where
+    ``system`` by default (:data:`ROW_ATTENTION_BACKENDS`; priced by cost/pool_backends.with_attention_backend where
     the system and the KV format have figures, MLA decode untouched); ``dep`` otherwise.
 
     >>> dep = Deployment(get_precision("fp8"), Pool(Layout(tp=8)))

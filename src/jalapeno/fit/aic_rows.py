@@ -179,7 +179,7 @@ def row_precision(model: str, precision: str, model_path: str = "", gemm_quant_m
     NVFP4 requantisation (the row's precision tells which). An FP4 row of a model whose released FP4
     checkpoint quantises every linear layer (``nvfp4`` in data/engines.toml ``[checkpoints]``, no ``fp4``:
     nvidia/Llama-3.3-70B-Instruct-FP4, whose rows give ``gemm_quant_mode`` nvfp4) runs that checkpoint;
-    the ``fp4`` preset is defined by routed experts, which a dense model lacks (specs/formats.check_precision
+    the ``fp4`` preset is defined by routed experts, which a dense model lacks (specs/precision_checks.check_precision
     refused those rows, so none was predicted).
 
     >>> [row_precision(m, p) for m, p in (("llama-3.3-70b", "fp4"), ("deepseek-r1", "fp4"), ("kimi-k2.5", "fp4"),

@@ -111,7 +111,7 @@ def with_sweep_batch_wait(dep, sweep: Sweep | None, isl: int, osl: int, concurre
 def with_sweep_kernels(dep, sweep: Sweep | None):
     """(deployment, note) of a row its sweep ran: ``dep`` with the launch script's KV-cache dtype
     (``kv_dtype``: the precision's KV format replaced) and MoE kernel backend (``moe_backend``: the decode
-    pool's, priced by cost/pricer.with_moe_backend where the system measured it); ``dep`` and "" when the
+    pool's, priced by cost/pool_backends.with_moe_backend where the system measured it); ``dep`` and "" when the
     sweep sets neither (or there is no sweep).
 
     >>> from jalapeno.deploy.deployment import Deployment, Pool
@@ -205,7 +205,7 @@ def with_sweep_token_limit(dep, sweep: Sweep | None, isl: int, concurrency: floa
     ISL/mean ISL ≈ 1.1 of the [0.8·ISL, ISL] prompts a step, slightly more than the engine's one.
 
     Under attention DP each rank runs its own scheduler with its own T (NVIDIA/TensorRT-LLM: one PyExecutor per rank,
-    fit/aic_rows.RANK_BUDGET_BACKENDS), sized by the script from its ``max_batch_size`` B (the per-rank
+    fit/aic_row_engine.RANK_BUDGET_BACKENDS), sized by the script from its ``max_batch_size`` B (the per-rank
     ``max_batch_dp_attention`` where the script passes one: dsr1_fp8_h200_trt_mtp_slurm.sh @bf3456727
     ``MAX_BATCH_SIZE=$((CONC/TP))`` before ``MAX_NUM_TOKENS``; CONC in the non-MTP scripts, which pass none): one
     whole prompt a rank a step, written as instance totals (T·dp, ISL·dp with ``budget_per`` "instance", so that

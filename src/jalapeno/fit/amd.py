@@ -145,7 +145,8 @@ from jalapeno.fit.aiter_tables import (  # noqa: F401 (re-exported: split from h
 )
 from jalapeno.fit.kernels import FLOOR_EXCLUDED_DTYPES, fit_gemm, fit_moe, gemm_floors
 from jalapeno.errors import SpecError
-from jalapeno.specs.efficiency import MOE_GEMM_KEY, flatten_params, nest_params
+from jalapeno.specs.kernel_lookup import MOE_GEMM_KEY
+from jalapeno.specs.efficiency import flatten_params, nest_params
 from jalapeno.specs.hardware import System
 
 #: AMD systems whose tables hold no fused-MoE rows, and the AMD system whose MoE fit they take

@@ -69,11 +69,10 @@ from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines,
     MLPERF_GEMM_ALLREDUCE,
     MLPERF_LIMIT_ENGINES,
     MLPERF_ROUND_ROBIN_SCENARIOS,
-    SubmittedEngine,
     limit_engine,
-    submitted_deployment,
     with_declared_attention_math,
 )
+from jalapeno.fit.submitted_engine import SubmittedEngine, submitted_deployment  # noqa: F401 (re-exported)
 from jalapeno.fit.mlperf_multi_step import multi_step_spread
 from jalapeno.fit.mlperf_rows import (  # noqa: F401  (a row's own fields, re-exported)
     _PRECISION,

@@ -344,7 +344,7 @@ MLPERF_GEMM_ALLREDUCE = frozenset(
 #: 'enable'`` in the Custom-harness, accuracy-0.99, MaxP entry of inference_results_v5.1 @965182b
 #: closed/Nebius/configs/H200-SXM-141GBx8/{Offline,Server,Interactive}/{llama2-70b,llama3_1-405b}.py, beside
 #: ``kv_cache_dtype: 'fp8'``): the TensorRT-LLM rows of per-tensor FP8 checkpoints (``fp8-tensor``), priced with FP8
-#: attention math as fit/aic_rows.FP8_CONTEXT_FMHA prices aiconfigurator's. The FP4 Llama rows' preset (``nvfp4``)
+#: attention math as fit/aic_row_engine.FP8_CONTEXT_FMHA prices aiconfigurator's. The FP4 Llama rows' preset (``nvfp4``)
 #: states FP8 attention already; the AMD rows (vLLM harness) have no such flag.
 MLPERF_FP8_CONTEXT_FMHA = frozenset(
     f"mlperf51_Nebius_H200-SXM-141GBx8_TRT_{bench}_{scenario}"
@@ -356,14 +356,14 @@ MLPERF_FP8_CONTEXT_FMHA = frozenset(
 def with_declared_attention_math(precision: str, key: str) -> tuple[str, str]:
     """(precision, note): a row's precision preset with FP8 attention math (``,attn=fp8``) where its engine build
     declares FP8 context attention (:data:`MLPERF_FP8_CONTEXT_FMHA`) for a per-tensor FP8 attention projection
-    (fit/aic_rows.FP8_CONTEXT_FMHA, TensorRT-LLM's); ``precision`` and "" otherwise.
+    (fit/aic_row_engine.FP8_CONTEXT_FMHA, TensorRT-LLM's); ``precision`` and "" otherwise.
 
     >>> with_declared_attention_math("fp8-tensor", "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Server")[0]
     'fp8-tensor,attn=fp8'
     >>> with_declared_attention_math("fp8-tensor", "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server")
     ('fp8-tensor', '')
     """
-    from jalapeno.fit.aic_rows import FP8_CONTEXT_FMHA
+    from jalapeno.fit.aic_row_engine import FP8_CONTEXT_FMHA
     from jalapeno.specs.formats import get_precision
 
     prec = get_precision(precision)

@@ -23,7 +23,7 @@ routed-expert shapes of the catalog's MoE models (hidden, expert intermediate, e
 (tokens → latency) per EP size, with no tensor parallelism inside the experts (:data:`MOE_TP`: the layouts
 the recipes naming a backend run; Hopper also at expert TP 2-8, :data:`MOE_TP_OF`). The Hopper curves price
 the aiconfigurator TensorRT-LLM rows of FP8 MoE checkpoints, which run TensorRT-LLM's default backend, CUTLASS
-(fit/aic_rows.ROW_MOE_BACKENDS), and the pools whose recipe names ``CUTLASS`` or ``WIDEEP``.
+(fit/aic_row_engine.ROW_MOE_BACKENDS), and the pools whose recipe names ``CUTLASS`` or ``WIDEEP``.
 TensorRT-LLM's ``CUTEDSL`` backend (the CuTe-DSL NVFP4 grouped GEMMs with the token gather
 fused into the first and the finalize into the second, TensorRT-LLM PRs #8880, #9288, #9618) is
 not in aiconfigurator's TRT-LLM tables. The CuTe-DSL NVFP4 MoE measured on the same chips is
@@ -64,7 +64,7 @@ MIN_EP: dict[str, int] = {"cutedsl": 2}
 #: systems whose own tables are read: Blackwell's hold both NVFP4 paths (B300/GB300's lack the TRT-LLM-gen rows:
 #: fit/kernel_tables.py); Hopper's hold one FP8 block-scale path, CUTLASS (``moe_torch_flow_cutlass``, the only
 #: ``fp8_block`` kernel source of the h100_sxm / h200_sxm tables), the backend TensorRT-LLM runs by default
-#: (fit/aic_rows.ROW_MOE_BACKENDS)
+#: (fit/aic_row_engine.ROW_MOE_BACKENDS)
 SYSTEM_DIRS: dict[str, str] = {"b200": "b200_sxm", "gb200-nvl72": "gb200", "h100": "h100_sxm", "h200": "h200_sxm"}
 #: per system, table formats shipped → the op's compute format (NVFP4: what the Blackwell recipes naming a backend
 #: serve; FP8 block scale: the Hopper checkpoints' routed experts, Qwen3-235B-A22B-FP8 and DeepSeek-R1)
@@ -73,7 +73,7 @@ DTYPES: dict[str, dict[str, str]] = {"b200": {"nvfp4": "fp4"}, "gb200-nvl72": {"
 #: expert-TP sizes shipped (the recipes that name a backend run MoE TP1)
 MOE_TP = (1,)
 #: per system, expert-TP sizes shipped where they differ from :data:`MOE_TP`: on Hopper the rows that take the
-#: CUTLASS default (fit/aic_rows.ROW_MOE_BACKENDS) also run expert TP (aiconfigurator's H200 DeepSeek-R1 TP8 rows,
+#: CUTLASS default (fit/aic_row_engine.ROW_MOE_BACKENDS) also run expert TP (aiconfigurator's H200 DeepSeek-R1 TP8 rows,
 #: MoE TP8 EP1); read from the EP row instead they would lose the narrow slices' penalty (docs/model.md §4)
 MOE_TP_OF: dict[str, tuple[int, ...]] = {"h100": (1, 2, 4, 8), "h200": (1, 2, 4, 8)}
 #: fewest measured token counts for a curve

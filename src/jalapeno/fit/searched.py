@@ -200,8 +200,8 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
     ``[[identified]]`` entry); aggregated runs, and disaggregated runs of other engines (SGLang +
     MoRI on MI355X), their launch recipe's limits where one describes them
     (deploy/engines.launch_limits), and aggregated runs the MoE backend it forces (``moe_backend``:
-    vLLM's Marlin MoE on H100, priced by cost/pricer.with_moe_backend) and the load-sized ``--max_num_tokens`` of a
-    TensorRT-LLM script that sizes it (:func:`with_launch_token_limit`).
+    vLLM's Marlin MoE on H100, priced by cost/pool_backends.with_moe_backend) and the load-sized ``--max_num_tokens``
+    of a TensorRT-LLM script that sizes it (:func:`with_launch_token_limit`).
     """
     from jalapeno.fit.validate import DYNAMO_TRT_RECIPE, VALIDATION_MTP, recipe_budget, recipe_mtp
 
@@ -261,9 +261,9 @@ def with_launch_token_limit(dep: Deployment, system: str, model: str, framework:
 def with_launch_backend(system: str, model: str, framework: str, precision: str, pool: Pool,
                         mtp: bool | None = None) -> Pool:
     """``pool`` (an aggregated one) running the MoE kernel backend its launch recipe forces
-    (deploy/engines ``moe_backend``: vLLM's Marlin MoE on H100, priced by cost/pricer.with_moe_backend)
+    (deploy/engines ``moe_backend``: vLLM's Marlin MoE on H100, priced by cost/pool_backends.with_moe_backend)
     and the attention backend it names (``attention_backend``: vLLM ROCm's ROCM_AITER_UNIFIED_ATTN on
-    MI300X/MI325X, cost/pricer.with_attention_backend); ``pool`` itself when no recipe describes the
+    MI300X/MI325X, cost/pool_backends.with_attention_backend); ``pool`` itself when no recipe describes the
     run or it names neither."""
     r = launch_recipe(system, model, framework, precision, tp=pool.layout.tp, mtp=mtp)
     if r is None:

@@ -51,7 +51,7 @@ def _kv(p: dict) -> str:
 
 def _end(r: dict, d: dict, name: str) -> str:
     """The flag of one iso-task-time ratio cell of ``name`` naming its side, as compare's cells do
-    (report/tables._ratio): ``below frontier start: who`` where a side's slowest point finishes a task sooner
+    (report/compare_cells._ratio): ``below frontier start: who`` where a side's slowest point finishes a task sooner
     than the ceiling asked (it reads its peak: report/cell_notes.below_start_flag), else the end-of-frontier flag
     (report/cell_notes.end_flag: ``this``, ``baseline`` or ``both``, by each side's status and its throughput
     against its frontier's peak tasks/h/chip), in brackets; "" where the cell is not flagged. A 20-minute ceiling
@@ -66,7 +66,7 @@ def _end(r: dict, d: dict, name: str) -> str:
 
 def _unreachable(r: dict) -> str:
     """An iso-task-time cell no frontier point meets, naming whose frontier never finishes a task that fast, as
-    compare's ``unreachable (who)`` (report/tables._ratio): ``this``, ``baseline`` or ``both``."""
+    compare's ``unreachable (who)`` (report/compare_cells._ratio): ``this``, ``baseline`` or ``both``."""
     a, b = r.get("status") == "unreachable", r.get("baseline_status") == "unreachable"
     return f"unreachable ({'both' if a and b else 'this' if a else 'baseline'})"
 

@@ -36,11 +36,29 @@ from jalapeno.report.cell_notes import (BELOW_START, ESTIMATE_MARK, below_start_
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.win_tables import bound_parts, power_ratio_line, where_wins_parts
 from jalapeno.report.html import _esc, hover_text
-from jalapeno.report.tables import (BAND_ROW_CAPTION, CONCURRENCY_CAPTION, HEADLINE_BAND_CAPTION, PEAK_COLUMN,
-                                    TOKENS_CAPTION, uncovered_lines,
-                                    band_cells, band_moves, band_peaks, headline_band, headline_bounds, iso_rows, peak_load,
-                                    peak_usd_cell, power_caption, ratio_columns,
-                                    tier_deployments, tier_energy_cost, usd_text)
+from jalapeno.report.tables import (
+    BAND_ROW_CAPTION,
+    CONCURRENCY_CAPTION,
+    HEADLINE_BAND_CAPTION,
+    PEAK_COLUMN,
+    TOKENS_CAPTION,
+    uncovered_lines,
+    band_peaks,
+    headline_bounds,
+    power_caption,
+    usd_text,
+)
+from jalapeno.report.compare_cells import (
+    band_cells,
+    band_moves,
+    headline_band,
+    iso_rows,
+    peak_load,
+    peak_usd_cell,
+    ratio_columns,
+    tier_deployments,
+    tier_energy_cost,
+)
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, PointRecord
@@ -195,7 +213,7 @@ def _ratio_cell(r: Mapping, kw: Mapping | None = None, usd: Mapping | None = Non
     if kw is not None and isinstance(kw["ratio"], (int, float)) and math.isfinite(kw["ratio"]):
         u = usd["ratio"] if usd is not None else None
         cell += f" ({kw['ratio']:.2f}×, " + (f"{u:.2f}×)" if isinstance(u, (int, float)) and math.isfinite(u) else "-)")
-    if below := below_start_flag(r):  # that side reads its peak (report/tables._ratio)
+    if below := below_start_flag(r):  # that side reads its peak (report/compare_cells._ratio)
         return cell + f' <span class="flag">{_esc(below)}</span>'
     flag = end_flag(r, peaks, baseline_row)
     return cell + (f' <span class="flag">{_esc(flag)}</span>' if flag else "")

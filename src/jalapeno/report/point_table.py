@@ -4,7 +4,7 @@
 interactivity, the request lengths (:func:`lengths_text`), TTFT mean / p99 and its parts (:func:`ttft_parts_text`),
 TPOT, E2E, the admission queue, the concurrency cap and the requests in flight (:func:`load_rows`), the decode
 batch, chips, power, tok/s per kW, J and $ per token, the efficiency set, the bound and the KV hand-off.
-Cells print as the other tables' (report/tables._f, _small). Moved from report/tables.py (round 46, module
+Cells print as the other tables' (report/compare_cells._f, _small). Moved from report/tables.py (round 46, module
 budget). Pure: no I/O.
 """
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from jalapeno.analysis.power_cost import usd_text
-from jalapeno.report.tables import _f, _small
+from jalapeno.report.compare_cells import _f, _small
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import PointRecord

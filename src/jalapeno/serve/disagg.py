@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.cost.pricer import Pricer, with_pool_backends
+from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import MTP, query_len
@@ -126,7 +127,7 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
 
 def pool_prefill_perf(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload) -> PrefillPerf:
     """:func:`prefill_perf` of a disaggregated ``dep``'s prefill pool as it runs: its layout, token budget and
-    overlap, priced with the pool's engine backends (cost/pricer.with_pool_backends) on ``pricer``."""
+    overlap, priced with the pool's engine backends (cost/pool_backends.with_pool_backends) on ``pricer``."""
     lay = dep.prefill.layout
     pr = with_pool_backends(pricer, dep.prefill, model, lay, dep.precision.kv_cache.name)
     floor = prompt_floor_s(model, dep, dep.prefill, pricer)  # an eager TensorRT-LLM prefill worker's host floor
@@ -146,9 +147,9 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     (serve/limits.py). ``cap_name`` names the binding cap. The KV capacity uses the engine's
     ``limits.memory_fraction`` (Deployment.memory_fraction). ``overlap``: ``none`` or ``tbo``
     (two-batch overlap; needs an EP all-to-all, cost/overlap.py). The decode pool's MoE backend
-    (``limits.decode.moe_backend``) prices its routed experts (cost/pricer.with_moe_backend), its
+    (``limits.decode.moe_backend``) prices its routed experts (cost/pool_backends.with_moe_backend), its
     attention backend (``limits.decode.attention_backend``) its GQA decode attention
-    (cost/pricer.with_attention_backend).
+    (cost/pool_backends.with_attention_backend).
     """
     if limits is not None:
         pricer = with_pool_backends(pricer, limits.decode, model, layout, precision.kv_cache.name)

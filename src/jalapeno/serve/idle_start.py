@@ -121,7 +121,8 @@ def _fixed_cycle(
 
     The decode-only steps of the window between two waves are priced at the batch still decoding
     (CUDA-graph ceiling applied, serve/limits.py) at the end of the requests' lives, context ISL + OSL:
-    serve/open_loop.decode_pool_step (``pricer`` already carries the pool's backends; cost/pricer.with_pool_backends
+    serve/open_loop.decode_pool_step (``pricer`` already carries the pool's backends;
+    cost/pool_backends.with_pool_backends
     returns it unchanged).
     """
     lay = dep.decode.layout

@@ -62,7 +62,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jalapeno.cost.pricer import Pricer, with_pool_backends
+from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.cost.step import Batch, StepCost, pool_step_cost
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.errors import SpecError
@@ -379,7 +380,7 @@ def poisson_ttft_parts(
 def decode_pool_step(model: ModelSpec, pricer: Pricer, dep: Deployment, decode_ctx, decode_seqs) -> StepCost:
     """The decode-only step of ``dep``'s (decode) instance decoding ``decode_seqs`` (N,) sequences at mean context
     ``decode_ctx`` (tokens; a float or (N,)) with no prompt in it, as the engine runs it: the pool's engine backends
-    (cost/pricer.with_pool_backends: MoE backend, attention backend with the KV cache's format, MoE exchange) on
+    (cost/pool_backends.with_pool_backends: MoE backend, attention backend with the KV cache's format, MoE exchange) on
     ``pricer``, the sequences spread over the PP micro-batches (``decode_seqs / pp`` a step), padded to the
     captured CUDA-graph batch (serve/limits.graph_padded), with the deployment's MTP, memory fraction, overlap
     and memory profile. One PP micro-batch step (cost/step.StepCost, N points); the CUDA-graph ceiling is not
@@ -390,7 +391,7 @@ def decode_pool_step(model: ModelSpec, pricer: Pricer, dep: Deployment, decode_c
 
     Raises:
         SpecError: an unknown backend name on the pool, or ``pricer`` already wrapped by another pool's backends
-            (cost/pricer.with_pool_backends).
+            (cost/pool_backends.with_pool_backends).
     """
     pool = dep.decode
     lay = pool.layout

@@ -6,7 +6,8 @@ import dataclasses
 
 import numpy as np
 
-from jalapeno.cost.pricer import Pricer, check_pricer, with_pool_backends
+from jalapeno.cost.pricer import Pricer, check_pricer
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import check_mtp
 from jalapeno.deploy.layout import validate_layout
@@ -103,8 +104,8 @@ def serve_at_concurrency(
     of a closed queueing network (:func:`_prefill_saturation`); ``False`` (open loop,
     :func:`serve_at_rate`): the threshold ends the steady range. Each
     pool's routed experts are priced by its named MoE backend (``Pool.moe_backend``;
-    cost/pricer.with_moe_backend) and its GQA decode attention by its named attention backend
-    (``Pool.attention_backend``; cost/pricer.with_attention_backend).
+    cost/pool_backends.with_moe_backend) and its GQA decode attention by its named attention backend
+    (``Pool.attention_backend``; cost/pool_backends.with_attention_backend).
     """
     check_pricer(pricer, "serve_at_concurrency")
     for name, on in (("idle_start", idle_start), ("recurring_waves", recurring_waves), ("saturate", saturate)):

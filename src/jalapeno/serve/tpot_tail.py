@@ -50,7 +50,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jalapeno.cost.pricer import Pricer, with_pool_backends
+from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.errors import SpecError

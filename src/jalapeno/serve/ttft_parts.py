@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jalapeno.cost.pricer import Pricer, with_pool_backends
+from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.serve.analytic import ServingPoints, frontend_s, mean_prompt_prefill_s
 from jalapeno.serve.disagg import pool_prefill_perf

@@ -10,8 +10,8 @@ is published (each entry with its source and the arithmetic), and where measured
 latency per decode call over the kernel the set was calibrated on (``decode_extra_s``); an entry may
 hold for some KV-cache formats only (``kv_formats``). A pool whose recipe names the backend
 (``Pool.attention_backend``, data/engines.toml; for aiconfigurator rows the backend their engine picks on
-the chip, fit/aic_rows.ROW_ATTENTION_BACKENDS) has its GQA decode attention priced at it
-(cost/pricer.with_attention_backend, cost/attention_backend.py). A backend with no entry on the
+the chip, fit/aic_row_engine.ROW_ATTENTION_BACKENDS) has its GQA decode attention priced at it
+(cost/pool_backends.with_attention_backend, cost/attention_backend.py). A backend with no entry on the
 system and KV format keeps the set's value. docs/model.md §8.6.
 """
 

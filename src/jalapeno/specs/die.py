@@ -33,7 +33,7 @@ from pydantic import ValidationError
 
 from jalapeno import units
 from jalapeno.errors import SpecError
-from jalapeno.specs.hardware import _pydantic_to_spec_error
+from jalapeno.specs.system_load import _pydantic_to_spec_error
 from jalapeno.specs.sourced import Banded
 from jalapeno.specs.system_file import DieFile
 

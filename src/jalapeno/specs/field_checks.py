@@ -13,7 +13,7 @@ from contextvars import ContextVar
 
 from jalapeno.errors import SpecError
 
-#: True while specs/hardware.system_from_dict builds a system from a file: the file path's own checks (pydantic, then
+#: True while specs/system_load.system_from_dict builds a system from a file: the file path's own checks (pydantic, then
 #: specs/plausibility's ranges and relations under the file's keys and units) run in place of the constructors',
 #: so a value that overflows in SI (1e300 TB/s -> inf) is named as the file's key with its plausible range, not as
 #: ``Chip.hbm_bandwidth_bytes_per_s`` (tests/cli/test_cli_breakit16.py).
@@ -60,7 +60,7 @@ def check_number(
 def check_usable(usable: float, capacity: float) -> None:
     """Refuse a directly built chip whose engine-visible HBM ``usable`` exceeds its nominal ``capacity`` (bytes): the
     memory fit would admit KV cache the chip does not have (``replace(chip, hbm_capacity_bytes=96e9)`` on a 141 GB
-    H200 kept 141 GB usable). The file path checks the same under the file's keys (specs/hardware.system_from_dict),
+    H200 kept 141 GB usable). The file path checks the same under the file's keys (specs/system_load.system_from_dict),
     with the same 1e-4 relative slack (a GB/GiB rounding is not refused).
 
     Raises:

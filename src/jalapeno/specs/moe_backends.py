@@ -7,7 +7,7 @@ configuration; ``data/moe_backends.toml`` (written by scripts/fit_moe_backends.p
 rows of one path only, fit/moe_backends.py) holds the measured per-layer latency of one backend
 on one system at the routed-expert shapes of the catalog's MoE models. A pool whose recipe names a
 backend (``Pool.moe_backend``, data/engines.toml) has its routed experts priced by them
-(cost/pricer.with_moe_backend, cost/moe_backend.py); a backend or shape with no measurement on the
+(cost/pool_backends.with_moe_backend, cost/moe_backend.py); a backend or shape with no measurement on the
 system (``deepgemm`` on B200/GB200; B300/GB300; a user's system) keeps the calibrated set. ``cutedsl`` curves are
 SGLang's FlashInfer CuTe-DSL rows (fit/moe_backends.py). docs/model.md §8.6.
 """

@@ -1,6 +1,6 @@
 """The TOML schema of a system file (``data/systems/*.toml``, a user's ``--system FILE``): its tables and keys
 with their units and checks, validated by pydantic (``extra="forbid"``; every number an inline table
-``{ value = ..., source = "..." }``, specs/sourced.Sourced). specs/hardware.system_from_dict turns a validated
+``{ value = ..., source = "..." }``, specs/sourced.Sourced). specs/system_load.system_from_dict turns a validated
 file into the SI dataclasses; reference: ``docs/catalog.md``.
 """
 

@@ -293,7 +293,8 @@ def apply_overrides(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]
     ``efficiency.<parameter>`` / ``efficiency.gemm.fp8.peak_fraction``. A bare value on a sourced
     entry replaces its ``value`` and records the override in its ``source``; a ``{value, source}``
     table replaces the entry. A capacity in the other unit (``chip.hbm_capacity_gib`` where the
-    base gives ``hbm_capacity_gb``; likewise ``hbm_usable_*``) replaces the base's. The result is not validated here: specs/hardware.system_from_dict does it
+    base gives ``hbm_capacity_gb``; likewise ``hbm_usable_*``) replaces the base's. The result is not validated here:
+    specs/system_load.system_from_dict does it
     (specs/variants.load_variant / with_overrides call it), so every check on a catalog file applies.
 
     Raises:

@@ -40,7 +40,8 @@ from typing import Any
 from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.calibration import EFFICIENCY_SETS, base_efficiency
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params, nest_params
-from jalapeno.specs.hardware import System, SystemOrigin, read_system_toml, system_from_dict
+from jalapeno.specs.hardware import System, SystemOrigin
+from jalapeno.specs.system_load import read_system_toml, system_from_dict
 from jalapeno.specs.files import base_reference, chain_stamp
 from jalapeno.specs.system_overrides import (  # noqa: F401  (parse_sets re-exported: the overrides lived here)
     VARIANT_KEYS,

@@ -22,7 +22,8 @@ from jalapeno.serve.overlap_loop import lag_steps
 from jalapeno.serve.sim.entities import LowerTier, PrefixCache
 from jalapeno.serve.sim.scheduler import Instance
 from jalapeno.serve.sim.step_time import StepTimer
-from jalapeno.cost.pricer import Pricer, with_pool_backends
+from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.specs.model import ModelSpec
 
 

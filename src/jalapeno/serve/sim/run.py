@@ -21,7 +21,7 @@ from jalapeno.serve.sim.simulation import SimResult, Simulation
 from jalapeno.serve.sim.trace import Trace, first_failing_row
 from jalapeno.serve.sim.workloads import AgenticSpec, RequestSpec, fixed_length_requests, open_loop_arrivals
 from jalapeno.cost.pricer import Pricer, check_pricer
-from jalapeno.specs.formats import check_precision
+from jalapeno.specs.precision_checks import check_precision
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
