@@ -29,7 +29,7 @@ cost/pool_backends.py (split from here in round 50, module budget); they stay im
 from __future__ import annotations
 
 from dataclasses import dataclass, is_dataclass, replace
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -40,13 +40,14 @@ from jalapeno.cost.engine_allreduce import measured_all_reduce
 from jalapeno.cost.optable import CollectiveTable, OpTable
 from jalapeno.cost.roofline import OpTimes, op_times
 from jalapeno.errors import SpecError
+from jalapeno.moved import moved_names
 from jalapeno.specs.calibration import derived_from
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
 
 #: Names that lived here until round 50 and now live in cost/pool_backends.py; ``from jalapeno.cost.pricer import
-#: with_pool_backends`` keeps working, resolved on first use by the module ``__getattr__`` below
-#: (cost/pool_backends.py imports this module, so not at import time).
+#: with_pool_backends`` keeps working for callers outside the package, resolved on first use (jalapeno/moved.py:
+#: cost/pool_backends.py imports this module, so not at import time).
 MOVED_TO_POOL_BACKENDS = (
     "with_moe_backend",
     "with_attention_backend",
@@ -56,26 +57,7 @@ MOVED_TO_POOL_BACKENDS = (
     "applied_pool_key",
     "_root_chip_pricer",
 )
-
-
-if TYPE_CHECKING:  # what the module __getattr__ resolves at run time, named for type checkers and readers
-    from jalapeno.cost.pool_backends import _root_chip_pricer as _root_chip_pricer
-    from jalapeno.cost.pool_backends import applied_pool_key as applied_pool_key
-    from jalapeno.cost.pool_backends import pool_backends_key as pool_backends_key
-    from jalapeno.cost.pool_backends import with_attention_backend as with_attention_backend
-    from jalapeno.cost.pool_backends import with_decode_blocks as with_decode_blocks
-    from jalapeno.cost.pool_backends import with_moe_backend as with_moe_backend
-    from jalapeno.cost.pool_backends import with_pool_backends as with_pool_backends
-
-
-def __getattr__(name: str):
-    """A name of :data:`MOVED_TO_POOL_BACKENDS`, returned from cost/pool_backends.py; any other missing name raises
-    AttributeError."""
-    if name in MOVED_TO_POOL_BACKENDS:
-        from jalapeno.cost import pool_backends
-
-        return getattr(pool_backends, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved_names(__name__, {"jalapeno.cost.pool_backends": MOVED_TO_POOL_BACKENDS})
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.kv_cache import KVCacheFormat, get_kv_format
+from jalapeno.moved import moved_names
 from jalapeno.specs.number_formats import (  # noqa: F401  (re-exported: split from here, round 49)
     COMPUTE_FALLBACK,
     FORMATS,
@@ -35,8 +35,8 @@ from jalapeno.specs.number_formats import (  # noqa: F401  (re-exported: split f
 MODULES = ("attention", "dense_ffn", "routed_experts", "shared_experts", "embedding", "lm_head")
 
 #: Names that lived here until round 50 and now live in specs/precision_checks.py; ``from jalapeno.specs.formats
-#: import check_precision`` keeps working, resolved on first use by the module ``__getattr__`` below
-#: (specs/precision_checks.py imports this module, so not at import time).
+#: import check_precision`` keeps working for callers outside the package, resolved on first use (jalapeno/moved.py:
+#: specs/precision_checks.py imports this module, so not at import time).
 MOVED_TO_PRECISION_CHECKS = (
     "check_precision",
     "check_fallback_used",
@@ -45,25 +45,7 @@ MOVED_TO_PRECISION_CHECKS = (
     "_check_fp4_blocks",
     "_FP4_BLOCKS",
 )
-
-
-if TYPE_CHECKING:  # what the module __getattr__ resolves at run time, named for type checkers and readers
-    from jalapeno.specs.precision_checks import _FP4_BLOCKS as _FP4_BLOCKS
-    from jalapeno.specs.precision_checks import _check_fp4_blocks as _check_fp4_blocks
-    from jalapeno.specs.precision_checks import _present_modules as _present_modules
-    from jalapeno.specs.precision_checks import check_fallback_used as check_fallback_used
-    from jalapeno.specs.precision_checks import check_precision as check_precision
-    from jalapeno.specs.precision_checks import priced_as as priced_as
-
-
-def __getattr__(name: str):
-    """A name of :data:`MOVED_TO_PRECISION_CHECKS`, returned from specs/precision_checks.py; any other missing name
-    raises AttributeError."""
-    if name in MOVED_TO_PRECISION_CHECKS:
-        from jalapeno.specs import precision_checks
-
-        return getattr(precision_checks, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved_names(__name__, {"jalapeno.specs.precision_checks": MOVED_TO_PRECISION_CHECKS})
 
 
 #: Compute formats attention math (scores and softmax·V) may run in: FP8 attention kernels exist

@@ -12,21 +12,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jalapeno.errors import SpecError
 from jalapeno.specs.field_checks import check_number, check_usable
+from jalapeno.moved import moved_names
 
 #: Names of the system file's schema that lived here until round 38 and now live in specs/system_file.py.
-#: ``from jalapeno.specs.hardware import ChipFile`` keeps working (module ``__getattr__`` below) with a
-#: DeprecationWarning naming the new place; new code imports them from jalapeno.specs.system_file.
-#: (SystemFile, DieFile and COUNT_KEYS, which this module uses, are imported above and read without a warning.)
+#: ``from jalapeno.specs.hardware import ChipFile`` keeps working (jalapeno/moved.py) with a DeprecationWarning
+#: naming the new place; new code imports them from jalapeno.specs.system_file.
 MOVED_TO_SYSTEM_FILE = ("ChipFile", "LevelFile", "HostFile", "PowerFile", "CostFile", "TOPOLOGIES")
 
 
 #: Names of the file → System path that lived here until round 50 and now live in specs/system_load.py; they stay
-#: importable from here without a warning (``from jalapeno.specs.hardware import system_from_dict``), resolved on
-#: first use by the module ``__getattr__`` below (specs/system_load.py imports this module, so not at import time).
+#: importable from here without a warning for callers outside the package (``from jalapeno.specs.hardware import
+#: system_from_dict``), resolved on first use (jalapeno/moved.py: specs/system_load.py imports this module, so not
+#: at import time).
 LOADER_NAMES = (
     "system_from_dict",
     "efficiency_overrides",
@@ -34,37 +35,11 @@ LOADER_NAMES = (
     "load_system_file",
     "_pydantic_to_spec_error",
 )
-
-
-if TYPE_CHECKING:  # what the module __getattr__ resolves at run time, named for type checkers and readers
-    from jalapeno.specs.system_load import _pydantic_to_spec_error as _pydantic_to_spec_error
-    from jalapeno.specs.system_load import efficiency_overrides as efficiency_overrides
-    from jalapeno.specs.system_load import load_system_file as load_system_file
-    from jalapeno.specs.system_load import read_system_toml as read_system_toml
-    from jalapeno.specs.system_load import system_from_dict as system_from_dict
-
-
-def __getattr__(name: str):
-    """A name of the file → System path (:data:`LOADER_NAMES`), returned from specs/system_load.py; a schema name
-    moved to specs/system_file.py (:data:`MOVED_TO_SYSTEM_FILE`), returned from there with a DeprecationWarning; any
-    other missing name raises AttributeError as usual."""
-    if name in LOADER_NAMES:
-        from jalapeno.specs import system_load
-
-        return getattr(system_load, name)
-    if name in MOVED_TO_SYSTEM_FILE:
-        import warnings
-
-        from jalapeno.specs import system_file
-
-        warnings.warn(
-            f"jalapeno.specs.hardware.{name} moved to jalapeno.specs.system_file.{name} (round 38); "
-            f"import it from there",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(system_file, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved_names(
+    __name__,
+    {"jalapeno.specs.system_load": LOADER_NAMES},
+    deprecated={"jalapeno.specs.system_file": (MOVED_TO_SYSTEM_FILE, "round 38")},
+)
 
 
 # ---- SI dataclasses ----------------------------------------------------------------------

@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -40,25 +39,14 @@ from jalapeno.serve.sim.trace import Trace, first_failing_row
 from jalapeno.serve.sim.workloads import AgenticSpec, RequestSpec, agentic_turns
 from jalapeno.cost.pricer import Pricer
 from jalapeno.specs.model import ModelSpec
+from jalapeno.moved import moved_names
 
 
 #: Names that lived here until round 50 and now live in serve/sim/run.py; ``from jalapeno.serve.sim.simulation
-#: import simulate`` keeps working, resolved on first use by the module ``__getattr__`` below (serve/sim/run.py
-#: imports this module, so not at import time).
+#: import simulate`` keeps working for callers outside the package, resolved on first use (jalapeno/moved.py:
+#: serve/sim/run.py imports this module, so not at import time).
 MOVED_TO_RUN = ("simulate",)
-
-
-if TYPE_CHECKING:  # what the module __getattr__ resolves at run time, named for type checkers and readers
-    from jalapeno.serve.sim.run import simulate as simulate
-
-
-def __getattr__(name: str):
-    """A name of :data:`MOVED_TO_RUN`, returned from serve/sim/run.py; any other missing name raises AttributeError."""
-    if name in MOVED_TO_RUN:
-        from jalapeno.serve.sim import run
-
-        return getattr(run, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved_names(__name__, {"jalapeno.serve.sim.run": MOVED_TO_RUN})
 
 
 @dataclass(frozen=True)
