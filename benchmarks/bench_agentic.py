@@ -28,8 +28,10 @@ def in_process(repeats: int = 3) -> None:
 
     m = load_model("deepseek-r1")
     syss = [load_pricer(n) for n in ("jalapeno", "gb200-nvl72", "gb300-nvl72", "vera-rubin-nvl72")]
-    precs = {s.system.name: list(available_precisions(m.name, m.default_precision, s.system.chip.formats, m,
-                                                      s.system.chip)) for s in syss}
+    precs = {
+        s.system.name: list(available_precisions(m.name, m.default_precision, s.system.chip.formats, m, s.system.chip))
+        for s in syss
+    }
     opts = SweepOptions(serving="agg", overlap="none", max_stage_factor=AGENTIC_STAGE_FACTOR)
     best_wall = best_cpu = float("inf")
     for _ in range(repeats):
@@ -38,22 +40,27 @@ def in_process(repeats: int = 3) -> None:
         best_wall = min(best_wall, time.perf_counter() - w0)
         best_cpu = min(best_cpu, time.process_time() - c0)
     n = sum(s["points_evaluated"] for s in res.as_dict()["systems"].values())
-    print(f"agentic comparison (4 systems, DeepSeek-R1, coding-agent): {best_wall:.2f} s wall, {best_cpu:.2f} s CPU "
-          f"(best of {repeats}); {n:,} session points")
+    print(
+        f"agentic comparison (4 systems, DeepSeek-R1, coding-agent): {best_wall:.2f} s wall, {best_cpu:.2f} s CPU "
+        f"(best of {repeats}); {n:,} session points"
+    )
 
 
 def whole_command() -> None:
     exe = os.path.join(os.path.dirname(sys.executable), "jalapeno")
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
-        subprocess.run([exe, "compare", "--workload", "agentic:coding-agent"], cwd=d, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [exe, "compare", "--workload", "agentic:coding-agent"], cwd=d, check=True, stdout=subprocess.DEVNULL
+        )
         wall = time.perf_counter() - t0
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = ru.ru_utime + ru.ru_stime
-    print(f"`jalapeno compare --workload agentic:coding-agent` wall: {wall:.2f} s, CPU {cpu:.2f} s "
-          f"(goal <= 5 s wall on 2 cores: {'met' if wall <= 5 else 'NOT met' + (' (CPU time met: the machine is shared)' if cpu <= 5 else '')}); "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"`jalapeno compare --workload agentic:coding-agent` wall: {wall:.2f} s, CPU {cpu:.2f} s "
+        f"(goal <= 5 s wall on 2 cores: {'met' if wall <= 5 else 'NOT met' + (' (CPU time met: the machine is shared)' if cpu <= 5 else '')}); "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -245,8 +245,10 @@ def sweep_only(repeats: int = 3) -> None:
         res = compare_systems(m, systems, wl, p, baseline="gb300-nvl72")
         best = min(best, time.perf_counter() - t0)
     n = sum(h.points_evaluated for h in res.headlines.values())
-    print(f"sweep + frontiers + comparisons: {best:.3f} s (best of {repeats}); {n:,} points; "
-          f"{n / best:,.0f} points/s; goal <= 1 s: {'met' if best <= 1 else 'NOT met'}")
+    print(
+        f"sweep + frontiers + comparisons: {best:.3f} s (best of {repeats}); {n:,} points; "
+        f"{n / best:,.0f} points/s; goal <= 1 s: {'met' if best <= 1 else 'NOT met'}"
+    )
 
 
 def whole_command(repeats: int = 3, args: tuple[str, ...] = (), goal_s: float = 3.0) -> None:
@@ -268,11 +270,13 @@ def whole_command(repeats: int = 3, args: tuple[str, ...] = (), goal_s: float = 
                 cpus.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
     rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     wall, cpu = min(walls), min(cpus)
-    print(f"`jalapeno {' '.join(('compare', *args))}` wall: {wall:.2f} s, CPU {cpu:.2f} s (best of {repeats}; "
-          f"goal <= {goal_s:g} s, "
-          f"with margin <= {goal_s - 0.5:g} s: {'met' if wall <= goal_s - 0.5 else 'NOT met'}; load average "
-          f"{os.getloadavg()[0]:.1f}); peak RSS {rss_mb:.0f} MB (goal <= 1024 MB: "
-          f"{'met' if rss_mb <= 1024 else 'NOT met'})")
+    print(
+        f"`jalapeno {' '.join(('compare', *args))}` wall: {wall:.2f} s, CPU {cpu:.2f} s (best of {repeats}; "
+        f"goal <= {goal_s:g} s, "
+        f"with margin <= {goal_s - 0.5:g} s: {'met' if wall <= goal_s - 0.5 else 'NOT met'}; load average "
+        f"{os.getloadavg()[0]:.1f}); peak RSS {rss_mb:.0f} MB (goal <= 1024 MB: "
+        f"{'met' if rss_mb <= 1024 else 'NOT met'})"
+    )
 
 
 if __name__ == "__main__":

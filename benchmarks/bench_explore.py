@@ -24,12 +24,20 @@ def main() -> None:
     from jalapeno.analysis.search import open_study, run_search
     from jalapeno.specs.design_space import design_space_from_dict
 
-    space = design_space_from_dict({
-        "name": "bench", "base": "jalapeno", "seed": 1, "trials": a.trials,
-        "objective": {"metrics": ["tok_s_per_kw"], "min_interactivity": 50, "power": "chip"},
-        "cases": [{"model": "deepseek-r1", "workload": "8k1k"}],
-        "params": {"chip.peak_dense_tflops.fp8": {"low": 2000, "high": 5000},
-                   "chip.hbm_bandwidth_tb_per_s": {"low": 8, "high": 20}}})
+    space = design_space_from_dict(
+        {
+            "name": "bench",
+            "base": "jalapeno",
+            "seed": 1,
+            "trials": a.trials,
+            "objective": {"metrics": ["tok_s_per_kw"], "min_interactivity": 50, "power": "chip"},
+            "cases": [{"model": "deepseek-r1", "workload": "8k1k"}],
+            "params": {
+                "chip.peak_dense_tflops.fp8": {"low": 2000, "high": 5000},
+                "chip.hbm_bandwidth_tb_per_s": {"low": 8, "high": 20},
+            },
+        }
+    )
     ev = make_evaluator(space)
     times = {}
     with tempfile.TemporaryDirectory() as d:
@@ -38,9 +46,11 @@ def main() -> None:
             t0 = time.perf_counter()
             run_search(space, ev, study, a.trials, batch=a.batch, workers=workers)
             times[workers] = time.perf_counter() - t0
-            print(f"{a.trials} trials, {workers} worker(s){' (Ray)' if workers > 1 else ''}: "
-                  f"{times[workers]:.1f} s = {a.trials / times[workers]:.1f} trials/s"
-                  f"{'' if a.trials != 1000 else ('; goal <= 120 s: ' + ('met' if times[workers] <= 120 else 'NOT met'))}")
+            print(
+                f"{a.trials} trials, {workers} worker(s){' (Ray)' if workers > 1 else ''}: "
+                f"{times[workers]:.1f} s = {a.trials / times[workers]:.1f} trials/s"
+                f"{'' if a.trials != 1000 else ('; goal <= 120 s: ' + ('met' if times[workers] <= 120 else 'NOT met'))}"
+            )
     print(f"Ray speed-up on 2 workers: {times[1] / times[2]:.2f}x (Ray start-up included)")
 
 

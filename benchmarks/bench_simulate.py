@@ -41,19 +41,28 @@ def main() -> None:
     for _ in range(args.repeat):
         calls[0] = 0
         w0, c0 = time.perf_counter(), time.process_time()
-        res = simulate(m, s, simple_deployment(p, tp=1, dp=8, ep=8), workload=get_workload("8k1k"),
-                       concurrency=256, num_requests=10_000, seed=0)
+        res = simulate(
+            m,
+            s,
+            simple_deployment(p, tp=1, dp=8, ep=8),
+            workload=get_workload("8k1k"),
+            concurrency=256,
+            num_requests=10_000,
+            seed=0,
+        )
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0
         if best is None or cpu < best[1]:
             best = (wall, cpu, res, calls[0])
     wall, cpu, res, n_calls = best
     sm = res.summary
     sim_s = sm["simulated_s"]
-    print(f"10,000 counted requests (+512 warm-up) at concurrency 256: simulated {sim_s:.0f} s; "
-          f"wall {wall:.2f} s ({sim_s / wall:,.0f}x), CPU {cpu:.2f} s ({sim_s / cpu:,.0f}x; goal >= {GOAL:,.0f}x: "
-          f"{'met' if sim_s / cpu >= GOAL else 'NOT met'}); {sm['events']:,} events; "
-          f"{sm['step_cost_evaluations']} distinct step inputs priced in {n_calls} step-cost calls; "
-          f"throughput {sm['throughput_per_chip']:.0f} tok/s/chip, TPOT p50 {sm['tpot_s']['p50'] * 1e3:.1f} ms")
+    print(
+        f"10,000 counted requests (+512 warm-up) at concurrency 256: simulated {sim_s:.0f} s; "
+        f"wall {wall:.2f} s ({sim_s / wall:,.0f}x), CPU {cpu:.2f} s ({sim_s / cpu:,.0f}x; goal >= {GOAL:,.0f}x: "
+        f"{'met' if sim_s / cpu >= GOAL else 'NOT met'}); {sm['events']:,} events; "
+        f"{sm['step_cost_evaluations']} distinct step inputs priced in {n_calls} step-cost calls; "
+        f"throughput {sm['throughput_per_chip']:.0f} tok/s/chip, TPOT p50 {sm['tpot_s']['p50'] * 1e3:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

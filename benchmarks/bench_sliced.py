@@ -35,8 +35,10 @@ def main(repeats: int = 3) -> None:
     print(f"flat sweep: {flat:.3f} s (best of {repeats})")
     for placement in ("", "local_first", "striped", "best"):
         t = timed("sliced", placement)
-        print(f"sliced sweep, placement {placement or 'chip default'}: {t:.3f} s = {t / flat:.2f}x flat "
-              f"(goal <= 3x: {'met' if t <= 3 * flat else 'NOT met'})")
+        print(
+            f"sliced sweep, placement {placement or 'chip default'}: {t:.3f} s = {t / flat:.2f}x flat "
+            f"(goal <= 3x: {'met' if t <= 3 * flat else 'NOT met'})"
+        )
 
 
 if __name__ == "__main__":

@@ -37,9 +37,16 @@ def main(n: int = 10_000, repeats: int = 7) -> None:
 def _run(system, n: int, repeats: int) -> None:
     model, prec = load_model("deepseek-r1"), get_precision("fp8")
     rng = np.random.default_rng(0)
-    batch = Batch.make(decode_seqs=rng.integers(1, 1024, n), decode_ctx=rng.integers(128, 16384, n),
-                       prefill_tokens=rng.integers(0, 8192, n))
-    layouts = {"TP1 DP8 EP8": Layout(tp=1, dp=8, ep=8), "TP8": Layout(tp=8), "TP4 DP16 EP64": Layout(tp=4, dp=16, ep=64)}
+    batch = Batch.make(
+        decode_seqs=rng.integers(1, 1024, n),
+        decode_ctx=rng.integers(128, 16384, n),
+        prefill_tokens=rng.integers(0, 8192, n),
+    )
+    layouts = {
+        "TP1 DP8 EP8": Layout(tp=1, dp=8, ep=8),
+        "TP8": Layout(tp=8),
+        "TP4 DP16 EP64": Layout(tp=4, dp=16, ep=64),
+    }
     for name, lay in layouts.items():
         step_cost(model, system, lay, prec, batch)  # warm-up
         times = []
@@ -48,8 +55,10 @@ def _run(system, n: int, repeats: int) -> None:
             step_cost(model, system, lay, prec, batch)
             times.append(time.perf_counter() - t0)
         med = statistics.median(times)
-        print(f"{name:14s}: {n} step costs in {med * 1e3:6.1f} ms (median of {repeats}); "
-              f"{n / med:,.0f} points/s; goal <= 50 ms: {'met' if med <= 0.05 else 'NOT met'}")
+        print(
+            f"{name:14s}: {n} step costs in {med * 1e3:6.1f} ms (median of {repeats}); "
+            f"{n / med:,.0f} points/s; goal <= 50 ms: {'met' if med <= 0.05 else 'NOT met'}"
+        )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="jalapeno-bench-") as d:
         trace = Path(d) / "trace.csv"
         write_trace(trace, n, rate)
-        cmd = [sys.executable, "-m", "jalapeno.cli.app", "simulate", "-s", "h200", "-m", "gpt-oss-120b",
-               "--replicas", "8", "-w", str(trace), "--requests", str(n), "--json"]  # past the 200,000 default
+        cmd = [
+            sys.executable,
+            "-m",
+            "jalapeno.cli.app",
+            "simulate",
+            "-s",
+            "h200",
+            "-m",
+            "gpt-oss-120b",
+            "--replicas",
+            "8",
+            "-w",
+            str(trace),
+            "--requests",
+            str(n),
+            "--json",
+        ]  # past the 200,000 default
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.perf_counter() - t0
@@ -51,10 +66,12 @@ def main() -> None:
     import json
 
     sm = json.loads(proc.stdout)["summary"]
-    print(f"{n:,}-request trace, 8 replicas: wall {wall:.1f} s (goal <= 60 s: {'met' if wall <= 60 else 'NOT met'}), "
-          f"CPU {cpu:.1f} s, peak RSS {rss_mb:,.0f} MB (goal <= 1,000 MB: {'met' if rss_mb <= 1000 else 'NOT met'}); "
-          f"simulated {sm['simulated_s']:,.0f} s, {sm['events']:,} events, "
-          f"TTFT p50 {sm['ttft_s']['p50'] * 1e3:.0f} ms, TPOT p50 {sm['tpot_s']['p50'] * 1e3:.1f} ms")
+    print(
+        f"{n:,}-request trace, 8 replicas: wall {wall:.1f} s (goal <= 60 s: {'met' if wall <= 60 else 'NOT met'}), "
+        f"CPU {cpu:.1f} s, peak RSS {rss_mb:,.0f} MB (goal <= 1,000 MB: {'met' if rss_mb <= 1000 else 'NOT met'}); "
+        f"simulated {sm['simulated_s']:,.0f} s, {sm['events']:,} events, "
+        f"TTFT p50 {sm['ttft_s']['p50'] * 1e3:.0f} ms, TPOT p50 {sm['tpot_s']['p50'] * 1e3:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def write_or_check(render: Callable[[], str], default_out: Path, doc: str, script: str,
-                   argv: list[str] | None = None) -> int:
+def write_or_check(
+    render: Callable[[], str], default_out: Path, doc: str, script: str, argv: list[str] | None = None
+) -> int:
     """Render the page; write it to ``--out``, or with ``--check`` exit 1 if the file differs."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--out", type=Path, default=default_out)

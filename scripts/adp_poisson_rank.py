@@ -77,7 +77,9 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--table", action="store_true", help="print E[ceil(S/dp)] / f(n) by mean step and dp")
     ap.add_argument("--validate", metavar="OUT.csv", help="run validate with the Poisson busiest rank into OUT.csv")
-    ap.add_argument("--run", metavar="ARGS", help="run any jalapeno command line (quoted) with the Poisson busiest rank")
+    ap.add_argument(
+        "--run", metavar="ARGS", help="run any jalapeno command line (quoted) with the Poisson busiest rank"
+    )
     a = ap.parse_args()
     if a.table or not (a.validate or a.run):
         table()

@@ -108,9 +108,23 @@ def rows(validate_csv: str):
 
     pts, split = trt_disagg_points(validate_csv)  # scripts/dynamo_disagg_front_end36.py: the same rows, read checked
     cold = cold_client_ids(pts)
-    tab = pd.DataFrame([{"id": p.id, "system": p.system, "isl": p.isl, "osl": p.osl, "C": p.concurrency,
-                         "dp": p.deployment.prefill.layout.dp, "ep": p.deployment.prefill.layout.ep,
-                         "split": split[p.id], "cold": p.id in cold, "meas": p.measured["ttft_s"]} for p in pts])
+    tab = pd.DataFrame(
+        [
+            {
+                "id": p.id,
+                "system": p.system,
+                "isl": p.isl,
+                "osl": p.osl,
+                "C": p.concurrency,
+                "dp": p.deployment.prefill.layout.dp,
+                "ep": p.deployment.prefill.layout.ep,
+                "split": split[p.id],
+                "cold": p.id in cold,
+                "meas": p.measured["ttft_s"],
+            }
+            for p in pts
+        ]
+    )
     return pts, tab.set_index("id")
 
 
@@ -151,8 +165,11 @@ def main() -> None:
         grid = (grid[1],) if args.quick else grid
         fits = {v: predict(pts, kind, v) for v in grid}
         best = min(fits, key=lambda v: loss(fits[v], tab))
-        print(f"{kind}: fit-split loss by value (µs): "
-              + ", ".join(f"{v * 1e6:g} {loss(s, tab):.4f}" for v, s in fits.items()) + f"; argmin {best * 1e6:g} µs")
+        print(
+            f"{kind}: fit-split loss by value (µs): "
+            + ", ".join(f"{v * 1e6:g} {loss(s, tab):.4f}" for v, s in fits.items())
+            + f"; argmin {best * 1e6:g} µs"
+        )
         cases[f"{kind} {best * 1e6:g}µs"] = fits[best]
 
     adp = tab[(tab.dp > 1) & (tab.C <= 96) & (tab.osl == 1024)].sort_values(["system", "dp", "isl", "C"])
@@ -169,7 +186,9 @@ def main() -> None:
         for sysname in ("ALL", *SYSTEMS):
             g = tab[tab.split == sp] if sysname == "ALL" else tab[(tab.split == sp) & (tab.system == sysname)]
             if len(g):
-                print(f"  {sp:8} {sysname:12} n {len(g):3}  " + " | ".join(_med(cases[c][g.index], g.meas) for c in names))
+                print(
+                    f"  {sp:8} {sysname:12} n {len(g):3}  " + " | ".join(_med(cases[c][g.index], g.meas) for c in names)
+                )
     csv = pd.read_csv(args.validate_csv)
     csv = csv[(csv.source == "aiconfigurator") & (csv.metric == "ttft_s") & csv.quality.isna() & csv.error.notna()]
     for label, sub in (("held-out", csv[csv.split != "fit"]), ("all", csv)):

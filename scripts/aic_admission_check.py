@@ -26,8 +26,10 @@ def main() -> None:
     for p, a in rows:
         if a["concurrency"] >= 256:
             camp.setdefault((p.system, p.model, p.framework), []).append(a["batch"] / a["concurrency"])
-    print(f"{len(rows)} aggregated rows; rule F factor {ADMIT_FACTOR:g}, prefill share {PREFILL_SHARE:g}; "
-          f"{sum(a['ratio'] < ADMIT_FACTOR and a['prefill_share'] < PREFILL_SHARE for _, a in rows)} flagged")
+    print(
+        f"{len(rows)} aggregated rows; rule F factor {ADMIT_FACTOR:g}, prefill share {PREFILL_SHARE:g}; "
+        f"{sum(a['ratio'] < ADMIT_FACTOR and a['prefill_share'] < PREFILL_SHARE for _, a in rows)} flagged"
+    )
     print("\n| campaign (concurrency >= 256) | rows | median decoding / concurrency |\n|---|---|---|")
     for k, v in sorted(camp.items(), key=lambda kv: np.median(kv[1])):
         print(f"| {' '.join(k)} | {len(v)} | {np.median(v):.2f} |")
@@ -36,18 +38,24 @@ def main() -> None:
     flag = lambda a: a["ratio"] < ADMIT_FACTOR and a["prefill_share"] < PREFILL_SHARE  # noqa: E731
     shown = [r for r in rows if r[1]["ratio"] < ADMIT_FACTOR] + [r for r in rows if r[1]["ratio"] >= ADMIT_FACTOR][:8]
     for p, a in shown:
-        print(f"| {p.id} | {p.isl}/{p.osl} | {p.concurrency:g} | {p.deployment.decode.layout.label} "
-              f"| {a['batch']:.1f} | {a['kv_room']:.0f} | {a['admitted']:.0f} | {a['ratio']:.2f} | "
-              f"{a['prefill_share']:.1%} | {'F' if flag(a) else ''} |")
+        print(
+            f"| {p.id} | {p.isl}/{p.osl} | {p.concurrency:g} | {p.deployment.decode.layout.label} "
+            f"| {a['batch']:.1f} | {a['kv_room']:.0f} | {a['admitted']:.0f} | {a['ratio']:.2f} | "
+            f"{a['prefill_share']:.1%} | {'F' if flag(a) else ''} |"
+        )
     flags = aic_admission_flags(pts)
     keys = {campaign_key(p) for p, a in rows if flag(a)}
     keys = {k for k in keys if sum(campaign_key(p) == k and flag(a) for p, a in rows) >= MIN_CAPPED_ROWS}
     print(f"\ncampaign clause (>= {MIN_CAPPED_ROWS} rule-F rows at one concurrency; B within {SAME_B:.0%}):")
-    print("| row | ISL/OSL | C | layout | decoding | admitted | ratio | prefill share | flag |\n|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| row | ISL/OSL | C | layout | decoding | admitted | ratio | prefill share | flag |\n|---|---|---|---|---|---|---|---|---|"
+    )
     for p, a in sorted(((p, a) for p, a in rows if campaign_key(p) in keys), key=lambda pa: pa[0].id):
         tag = "F" if flag(a) else ("clause" if p.id in flags else "")
-        print(f"| {p.id} | {p.isl}/{p.osl} | {p.concurrency:g} | {p.deployment.decode.layout.label} | {a['batch']:.1f} "
-              f"| {a['admitted']:.0f} | {a['ratio']:.2f} | {a['prefill_share']:.1%} | {tag} |")
+        print(
+            f"| {p.id} | {p.isl}/{p.osl} | {p.concurrency:g} | {p.deployment.decode.layout.label} | {a['batch']:.1f} "
+            f"| {a['admitted']:.0f} | {a['ratio']:.2f} | {a['prefill_share']:.1%} | {tag} |"
+        )
 
 
 if __name__ == "__main__":

@@ -51,15 +51,19 @@ def seqs_per_attention_rank(deployment: str, concurrency: float) -> tuple[float,
 
 def table(frame: pd.DataFrame, model: str, source: str, frameworks: tuple[str, ...]) -> pd.DataFrame:
     """The cells (count, median TPOT error) of ``frame``'s rows of ``model``/``source``/``frameworks``."""
-    a = frame[(frame.metric == "tpot_s") & (frame.model == model) & (frame.source == source)
-              & frame.deployment.notna()].copy()
+    a = frame[
+        (frame.metric == "tpot_s") & (frame.model == model) & (frame.source == source) & frame.deployment.notna()
+    ].copy()
     a = a[a.framework.astype(str).str.split().str[0].isin(frameworks)]
     split = [seqs_per_attention_rank(d, c) for d, c in zip(a.deployment, a.concurrency)]
     a["seqs_per_rank"] = pd.cut([s for s, _ in split], SEQ_BANDS)
     a["attention"] = [k for _, k in split]
     a["isl_band"] = pd.cut(a.isl, ISL_BANDS)
-    return (a.groupby(["mode", "attention", "isl_band", "seqs_per_rank"], observed=True)
-             .error.agg(n="count", median_error="median").round(3))
+    return (
+        a.groupby(["mode", "attention", "isl_band", "seqs_per_rank"], observed=True)
+        .error.agg(n="count", median_error="median")
+        .round(3)
+    )
 
 
 def main() -> None:

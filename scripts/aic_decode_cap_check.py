@@ -24,20 +24,41 @@ import yaml
 #: (catalog system, model, engine release, precision, measured date) -> (InferenceX commit, configuration key,
 #: srt-slurm commit of its recipes at the run's date; "" where the configuration sets the cap inline)
 SWEEPS = {
-    ("gb200-nvl72", "deepseek-r1", "trtllm 0.5.1-rc0.pre3", "fp4", "2025-12-19"):
-        ("c040b5cf2", "dsr1-fp4-gb200-dynamo-trt", ""),
-    ("gb200-nvl72", "deepseek-r1", "trtllm 0.8.1.post2", "fp4", "2026-03-23"):
-        ("f316a0ef6", "dsr1-fp4-gb200-dynamo-trt", "5063eb43"),
-    ("gb200-nvl72", "deepseek-r1", "trtllm 0.8.1.post2", "fp8", "2026-02-05"):
-        ("c50fd355d", "dsr1-fp8-gb200-dynamo-trt", "5063eb43"),
-    ("gb300-nvl72", "deepseek-r1", "trtllm 0.8.1.post2", "fp4", "2026-02-03"):
-        ("3eb1b779c", "dsr1-fp4-gb300-dynamo-trt", "5063eb43"),
-    ("gb300-nvl72", "deepseek-r1", "trtllm 0.8.1.post2", "fp8", "2026-02-07"):
-        ("7f11856ed", "dsr1-fp8-gb300-dynamo-trt", "5063eb43"),
-    ("gb200-nvl72", "kimi-k2.5", "trtllm 1.1.0-dev.2", "fp4", "2026-04-18"):
-        ("e8924a6a4", "kimik2.5-fp4-gb200-dynamo-trt", "94903bdb"),
-    ("gb200-nvl72", "kimi-k2.5", "vllm 0.18.0", "fp4", "2026-04-07"):
-        ("235b232d2", "kimik2.5-fp4-gb200-dynamo-vllm", "8294e64e"),
+    ("gb200-nvl72", "deepseek-r1", "trtllm 0.5.1-rc0.pre3", "fp4", "2025-12-19"): (
+        "c040b5cf2",
+        "dsr1-fp4-gb200-dynamo-trt",
+        "",
+    ),
+    ("gb200-nvl72", "deepseek-r1", "trtllm 0.8.1.post2", "fp4", "2026-03-23"): (
+        "f316a0ef6",
+        "dsr1-fp4-gb200-dynamo-trt",
+        "5063eb43",
+    ),
+    ("gb200-nvl72", "deepseek-r1", "trtllm 0.8.1.post2", "fp8", "2026-02-05"): (
+        "c50fd355d",
+        "dsr1-fp8-gb200-dynamo-trt",
+        "5063eb43",
+    ),
+    ("gb300-nvl72", "deepseek-r1", "trtllm 0.8.1.post2", "fp4", "2026-02-03"): (
+        "3eb1b779c",
+        "dsr1-fp4-gb300-dynamo-trt",
+        "5063eb43",
+    ),
+    ("gb300-nvl72", "deepseek-r1", "trtllm 0.8.1.post2", "fp8", "2026-02-07"): (
+        "7f11856ed",
+        "dsr1-fp8-gb300-dynamo-trt",
+        "5063eb43",
+    ),
+    ("gb200-nvl72", "kimi-k2.5", "trtllm 1.1.0-dev.2", "fp4", "2026-04-18"): (
+        "e8924a6a4",
+        "kimik2.5-fp4-gb200-dynamo-trt",
+        "94903bdb",
+    ),
+    ("gb200-nvl72", "kimi-k2.5", "vllm 0.18.0", "fp4", "2026-04-07"): (
+        "235b232d2",
+        "kimik2.5-fp4-gb200-dynamo-vllm",
+        "8294e64e",
+    ),
 }
 
 
@@ -78,8 +99,12 @@ def configuration_caps(cfg: dict, read_recipe):
             if e.get("spec-decoding", "none") != "none":
                 continue
             d, conc = e["decode"], [int(c) for c in e["conc-list"]]
-            files = [s.split("=", 1)[1] for s in e["prefill"].get("additional-settings", []) if s.startswith("CONFIG_FILE=")]
-            inline = [s.split("=", 1)[1] for s in d.get("additional-settings", []) if s.startswith("DECODE_MAX_BATCH_SIZE=")]
+            files = [
+                s.split("=", 1)[1] for s in e["prefill"].get("additional-settings", []) if s.startswith("CONFIG_FILE=")
+            ]
+            inline = [
+                s.split("=", 1)[1] for s in d.get("additional-settings", []) if s.startswith("DECODE_MAX_BATCH_SIZE=")
+            ]
             if files:
                 recipe = read_recipe(files[0])
                 cap, name = (recipe_cap(recipe) if recipe else None), files[0].rsplit("/", 1)[-1]
@@ -123,8 +148,12 @@ def main(ix: str, ss: str) -> None:
             if (p.system, p.model, p.framework, p.precision) != (system, model, fw, prec):
                 continue
             lay = dep.decode.layout
-            hit = {c for isl, osl, w, chips, conc, c, _ in entries if (isl, osl, w, chips) ==
-                   (p.isl, p.osl, dep.decode.workers, lay.tp * lay.dp) and int(p.concurrency) in conc}
+            hit = {
+                c
+                for isl, osl, w, chips, conc, c, _ in entries
+                if (isl, osl, w, chips) == (p.isl, p.osl, dep.decode.workers, lay.tp * lay.dp)
+                and int(p.concurrency) in conc
+            }
             mine = hit.pop() if len(hit) == 1 else None
             shipped = None if dep.max_running is None else dep.max_running * dep.rank_scale(lay) // lay.dp
             binds = mine is not None and p.concurrency > mine * lay.dp * dep.decode.workers
@@ -140,8 +169,10 @@ def main(ix: str, ss: str) -> None:
             errs = []
             for d in (base, replace(base, max_running=mine * lay.dp // base.rank_scale(lay))):
                 r = serve_at_concurrency(load_model(p.model), pr, d, wl, [p.concurrency])
-                errs.append(f"TPOT {r.tpot_s[0] / p.measured['tpot_s'] - 1:+.3f} TTFT "
-                            f"{r.ttft_s[0] / p.measured['ttft_s'] - 1:+.3f}")
+                errs.append(
+                    f"TPOT {r.tpot_s[0] / p.measured['tpot_s'] - 1:+.3f} TTFT "
+                    f"{r.ttft_s[0] / p.measured['ttft_s'] - 1:+.3f}"
+                )
             print(f"{p.id:60s} {lay.label:30s} shipped {shipped} recipe {mine}: {errs[0]} -> {errs[1]}")
     print(f"{agree} rows of these sweeps: the shipped cap and the recipe's agree (or neither binds)")
 

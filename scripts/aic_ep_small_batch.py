@@ -28,18 +28,42 @@ def main(argv=None) -> None:
     ap.add_argument("--tp", type=int, default=2, help="the rows' tensor-parallel size (2, 4 or 8)")
     args = ap.parse_args(argv)
     f = pd.read_csv(files("aiconfigurator_core") / "systems" / "silicon_sample.csv")
-    f = f[f["id"].str.contains("gpt_oss_120b_h200_sxm_trtllm") & f["id"].str.contains(f"_tp{args.tp}_")
-          & f["silicon_data_source"].str.contains("measured=2025-11-02")]
+    f = f[
+        f["id"].str.contains("gpt_oss_120b_h200_sxm_trtllm")
+        & f["id"].str.contains(f"_tp{args.tp}_")
+        & f["silicon_data_source"].str.contains("measured=2025-11-02")
+    ]
     pts = load_aiconfigurator(f)[0]
-    as_tp = [dataclasses.replace(p, deployment=dataclasses.replace(p.deployment, decode=dataclasses.replace(
-        p.deployment.decode, layout=dataclasses.replace(p.deployment.decode.layout, ep=1)))) for p in pts]
+    as_tp = [
+        dataclasses.replace(
+            p,
+            deployment=dataclasses.replace(
+                p.deployment,
+                decode=dataclasses.replace(
+                    p.deployment.decode, layout=dataclasses.replace(p.deployment.decode.layout, ep=1)
+                ),
+            ),
+        )
+        for p in pts
+    ]
     ep, tp = (d[d["metric"] == "tpot_s"].set_index("id") for d in (predict_points(pts), predict_points(as_tp)))
     out = ep[["isl", "osl", "concurrency", "measured", "predicted", "error"]].join(
-        tp[["predicted", "error"]].add_suffix("_tp"))
+        tp[["predicted", "error"]].add_suffix("_tp")
+    )
     out = out.groupby(["isl", "osl", "concurrency"]).mean(numeric_only=True)
-    print(pd.DataFrame({"measured_ms": 1e3 * out["measured"], "ep_ms": 1e3 * out["predicted"],
-                        "tp_ms": 1e3 * out["predicted_tp"], "ep_err_%": 100 * out["error"],
-                        "tp_err_%": 100 * out["error_tp"]}).round(2).to_string())
+    print(
+        pd.DataFrame(
+            {
+                "measured_ms": 1e3 * out["measured"],
+                "ep_ms": 1e3 * out["predicted"],
+                "tp_ms": 1e3 * out["predicted_tp"],
+                "ep_err_%": 100 * out["error"],
+                "tp_err_%": 100 * out["error_tp"],
+            }
+        )
+        .round(2)
+        .to_string()
+    )
 
 
 if __name__ == "__main__":

@@ -22,15 +22,21 @@ def main() -> None:
 
     pts, _ = load_aiconfigurator()
     rows = sorted(((p, f) for p in pts if (f := decode_floor(p)) is not None), key=lambda pf: pf[1]["ratio"])
-    print(f"{len(rows)} rows bounded; rule E factor {FLOOR_FACTOR:g}; "
-          f"{sum(f['ratio'] < FLOOR_FACTOR for _, f in rows)} flagged")
-    print("| row | model | release | ISL/OSL | C | batch / instance | chips | weights GB | KV GB | floor ms | "
-          "TPOT ms | ratio | flag |")
+    print(
+        f"{len(rows)} rows bounded; rule E factor {FLOOR_FACTOR:g}; "
+        f"{sum(f['ratio'] < FLOOR_FACTOR for _, f in rows)} flagged"
+    )
+    print(
+        "| row | model | release | ISL/OSL | C | batch / instance | chips | weights GB | KV GB | floor ms | "
+        "TPOT ms | ratio | flag |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p, f in rows if a.all else rows[:20]:
-        print(f"| {p.id} | {p.model} | {p.framework} | {p.isl}/{p.osl} | {p.concurrency:g} | {f['batch']:.1f} | "
-              f"{f['chips']} | {f['weight_bytes'] / 1e9:.1f} | {f['kv_bytes'] / 1e9:.2f} | {f['floor_s'] * 1e3:.2f} | "
-              f"{p.measured['tpot_s'] * 1e3:.2f} | {f['ratio']:.2f} | {'rule E' if f['ratio'] < FLOOR_FACTOR else ''} |")
+        print(
+            f"| {p.id} | {p.model} | {p.framework} | {p.isl}/{p.osl} | {p.concurrency:g} | {f['batch']:.1f} | "
+            f"{f['chips']} | {f['weight_bytes'] / 1e9:.1f} | {f['kv_bytes'] / 1e9:.2f} | {f['floor_s'] * 1e3:.2f} | "
+            f"{p.measured['tpot_s'] * 1e3:.2f} | {f['ratio']:.2f} | {'rule E' if f['ratio'] < FLOOR_FACTOR else ''} |"
+        )
 
 
 if __name__ == "__main__":

@@ -82,21 +82,36 @@ def _rows(points):
             continue
         st = point_stack(p)
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
-        derived = dataclasses.replace(pricer, efficiency=dataclasses.replace(pricer.efficiency,
-                                                                             prefill_burst_fraction=None))
+        derived = dataclasses.replace(
+            pricer, efficiency=dataclasses.replace(pricer.efficiency, prefill_burst_fraction=None)
+        )
         dep = with_stack_mtp(p.deployment, st, p.model)
         d = serve_at_concurrency(load_model(p.model), derived, dep, point_workload(p), [p.concurrency]).record(0)
         lay = dep.prefill.layout
         gpus = dep.prefill.workers * lay.tp * lay.dp
         m = meas.loc[p.id]
-        rows.append({
-            "id": p.id, "system": p.system, "engine": p.framework.split()[0], "release": p.framework,
-            "model": p.model, "precision": p.precision, "isl": p.isl, "osl": p.osl, "c": p.concurrency,
-            "prefill": f"{dep.prefill.workers}x TP{lay.tp} DP{lay.dp}", "attn": "DEP" if lay.dp > 1 else "TEP",
-            "band": load_band(p.concurrency, gpus), "measured": m.ttft_s, "shipped": pred.loc[p.id, "ttft_s"],
-            "derived": d["ttft_s"], "queued": m.ttft_s >= QUEUED * lone.get(p.id, np.inf),
-            "tok_s_gpu": tokens_per_gpu(p.concurrency, m.ttft_s, m.tpot_s, p.osl, p.isl, gpus),
-            "model_tok_s_gpu": cap[p.id][0] / (lay.tp * lay.dp)})
+        rows.append(
+            {
+                "id": p.id,
+                "system": p.system,
+                "engine": p.framework.split()[0],
+                "release": p.framework,
+                "model": p.model,
+                "precision": p.precision,
+                "isl": p.isl,
+                "osl": p.osl,
+                "c": p.concurrency,
+                "prefill": f"{dep.prefill.workers}x TP{lay.tp} DP{lay.dp}",
+                "attn": "DEP" if lay.dp > 1 else "TEP",
+                "band": load_band(p.concurrency, gpus),
+                "measured": m.ttft_s,
+                "shipped": pred.loc[p.id, "ttft_s"],
+                "derived": d["ttft_s"],
+                "queued": m.ttft_s >= QUEUED * lone.get(p.id, np.inf),
+                "tok_s_gpu": tokens_per_gpu(p.concurrency, m.ttft_s, m.tpot_s, p.osl, p.isl, gpus),
+                "model_tok_s_gpu": cap[p.id][0] / (lay.tp * lay.dp),
+            }
+        )
     df = pd.DataFrame(rows)
     df["err_shipped"] = df.shipped / df.measured - 1
     df["err_derived"] = df.derived / df.measured - 1
@@ -107,11 +122,18 @@ def _rows(points):
 def band_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per engine and load band: n, TTFT median |error| / median error as shipped and at the derived share (%),
     and the median measured prefill utilisation against the model's capacity."""
+
     def one(g):
-        return pd.Series({"n": len(g), "shipped_med": 100 * g.err_shipped.abs().median(),
-                          "shipped_bias": 100 * g.err_shipped.median(),
-                          "derived_med": 100 * g.err_derived.abs().median(),
-                          "derived_bias": 100 * g.err_derived.median(), "rho_measured": g.rho.median()})
+        return pd.Series(
+            {
+                "n": len(g),
+                "shipped_med": 100 * g.err_shipped.abs().median(),
+                "shipped_bias": 100 * g.err_shipped.median(),
+                "derived_med": 100 * g.err_derived.abs().median(),
+                "derived_bias": 100 * g.err_derived.median(),
+                "rho_measured": g.rho.median(),
+            }
+        )
 
     order = {f: i for i, f in enumerate(sorted(df.band.unique(), key=_band_key))}
     t = df.groupby(["engine", "band"]).apply(one, include_groups=False).reset_index()
@@ -129,7 +151,8 @@ def plateau_table(df: pd.DataFrame) -> pd.DataFrame:
     measured prompt tokens/s per prefill GPU (a lower bound of the pool's capacity), the model's, and their ratio."""
     q = df[df.queued]
     t = q.groupby(["system", "engine", "precision", "isl", "attn"]).agg(
-        rows=("id", "size"), measured_max=("tok_s_gpu", "max"), model=("model_tok_s_gpu", "median"))
+        rows=("id", "size"), measured_max=("tok_s_gpu", "max"), model=("model_tok_s_gpu", "median")
+    )
     t = t[t.rows >= 2]
     t["model_over_measured"] = t.model / t.measured_max
     return t.round(2)
@@ -150,10 +173,24 @@ def sim_rows(df: pd.DataFrame, points, k: int) -> pd.DataFrame:
         p = by[r.id]
         st = point_stack(p)
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
-        s = simulate(load_model(p.model), pricer, with_stack_mtp(p.deployment, st, p.model), workload=point_workload(p),
-                     concurrency=int(p.concurrency), seed=0, warmup=0).summary
-        out.append({"id": r.id.replace("aic:", ""), "measured": r.measured, "shipped": r.shipped, "derived": r.derived,
-                    "simulated": s["ttft_s"]["mean"]})
+        s = simulate(
+            load_model(p.model),
+            pricer,
+            with_stack_mtp(p.deployment, st, p.model),
+            workload=point_workload(p),
+            concurrency=int(p.concurrency),
+            seed=0,
+            warmup=0,
+        ).summary
+        out.append(
+            {
+                "id": r.id.replace("aic:", ""),
+                "measured": r.measured,
+                "shipped": r.shipped,
+                "derived": r.derived,
+                "simulated": s["ttft_s"]["mean"],
+            }
+        )
     return pd.DataFrame(out).round(3)
 
 
@@ -163,16 +200,26 @@ def main(sim: int) -> None:
 
     points, _ = load_aiconfigurator()
     flagged = set(aic_ttft_flags(points)) | set(aic_source_flags(points))
-    points = [p for p in points if p.system in SYSTEMS and p.mode == "disagg" and p.mapping == "matched"
-              and p.id not in flagged and p.deployment is not None and p.deployment.prefill is not None]
+    points = [
+        p
+        for p in points
+        if p.system in SYSTEMS
+        and p.mode == "disagg"
+        and p.mapping == "matched"
+        and p.id not in flagged
+        and p.deployment is not None
+        and p.deployment.prefill is not None
+    ]
     df = _rows(points)
     pd.set_option("display.width", 200)
     print(f"TTFT error by engine and load per prefill GPU (n {len(df)}; %):")
     print(band_table(df).round(2).to_string())
     for eng, g in df.groupby("engine"):
-        print(f"{eng}: all n {len(g)}, shipped {100 * g.err_shipped.abs().median():.1f}% / "
-              f"{100 * g.err_shipped.median():+.1f}%, derived share {100 * g.err_derived.abs().median():.1f}% / "
-              f"{100 * g.err_derived.median():+.1f}%")
+        print(
+            f"{eng}: all n {len(g)}, shipped {100 * g.err_shipped.abs().median():.1f}% / "
+            f"{100 * g.err_shipped.median():+.1f}%, derived share {100 * g.err_derived.abs().median():.1f}% / "
+            f"{100 * g.err_derived.median():+.1f}%"
+        )
     print("\nMeasured prefill plateau, prompt tokens/s per prefill GPU (queued rows):")
     print(plateau_table(df).to_string())
     if sim:

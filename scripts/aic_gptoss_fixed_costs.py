@@ -61,10 +61,13 @@ def _front_whatif(st):
 
 def _labels(df: pd.DataFrame, pts) -> pd.DataFrame:
     by_id = {p.id: p for p in pts}
-    return df.assign(engine=df.id.map(lambda i: _engine(by_id[i])), client=df.id.map(lambda i: by_id[i].timed_by),
-                     tp=df.deployment.str.extract(r"attn TP(\d+)", expand=False).astype(float),
-                     dp=df.deployment.str.extract(r"DP(\d+)", expand=False).astype(float),
-                     precision=df.deployment.str.extract(r"\[([^\],]+)", expand=False))
+    return df.assign(
+        engine=df.id.map(lambda i: _engine(by_id[i])),
+        client=df.id.map(lambda i: by_id[i].timed_by),
+        tp=df.deployment.str.extract(r"attn TP(\d+)", expand=False).astype(float),
+        dp=df.deployment.str.extract(r"DP(\d+)", expand=False).astype(float),
+        precision=df.deployment.str.extract(r"\[([^\],]+)", expand=False),
+    )
 
 
 def tpot_table(pts) -> pd.DataFrame:
@@ -105,17 +108,31 @@ def whatif_table() -> list[str]:
     """Table 3: the B200 gpt-oss group and the TRT-LLM export-client groups under the what-ifs."""
     every = load_aiconfigurator()[0]
     source = frozenset(aic_source_flags(every))  # the validation's flags (fit/validation_run.py)
-    flagged = {"ttft_s": source | frozenset(aic_ttft_flags(every)), "interactivity": source | frozenset(aic_decode_flags(every))}
+    flagged = {
+        "ttft_s": source | frozenset(aic_ttft_flags(every)),
+        "interactivity": source | frozenset(aic_decode_flags(every)),
+    }
     pts = [p for p in every if p.mapping == "matched" and p.mode == "agg"]
     gptoss = [p for p in pts if p.system == "b200" and p.model == "gpt-oss-120b"]
-    export = [p for p in pts if _engine(p) == "trtllm" and p.timed_by == "inferencex-db"
-              and not (p.system == "b200" and p.model == "gpt-oss-120b")]
-    cases = {"shipped": lambda st: st, f"front end {WHATIF_FRONT_S} s": _front_whatif,
-             "no per-rank cost": lambda st: replace(st, tp_rank_step_s=0.0),
-             "both": lambda st: replace(_front_whatif(st), tp_rank_step_s=0.0)}
+    export = [
+        p
+        for p in pts
+        if _engine(p) == "trtllm"
+        and p.timed_by == "inferencex-db"
+        and not (p.system == "b200" and p.model == "gpt-oss-120b")
+    ]
+    cases = {
+        "shipped": lambda st: st,
+        f"front end {WHATIF_FRONT_S} s": _front_whatif,
+        "no per-rank cost": lambda st: replace(st, tp_rank_step_s=0.0),
+        "both": lambda st: replace(_front_whatif(st), tp_rank_step_s=0.0),
+    }
     lines = []
     for case, f in cases.items():
-        lines.append(f"{case:18s} B200 gpt-oss-120b: " + _summary(predict_points(gptoss, stack_of=lambda p: f(point_stack(p))), flagged))
+        lines.append(
+            f"{case:18s} B200 gpt-oss-120b: "
+            + _summary(predict_points(gptoss, stack_of=lambda p: f(point_stack(p))), flagged)
+        )
         if case in ("shipped", f"front end {WHATIF_FRONT_S} s"):
             df = predict_points(export, stack_of=lambda p: f(point_stack(p)))
             for (s, m), g in df.groupby(["system", "model"]):
@@ -127,11 +144,15 @@ def main() -> None:
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
     pts = [p for p in load_points() if p.source == "aiconfigurator" and p.mode == "agg" and _engine(p) in ENGINES]
-    print(f"== 1. Low-load TPOT (C <= {TPOT_MAX_CONCURRENCY}, attention DP 1), median ms: measured, model, "
-          "model without the per-TP-rank step cost")
+    print(
+        f"== 1. Low-load TPOT (C <= {TPOT_MAX_CONCURRENCY}, attention DP 1), median ms: measured, model, "
+        "model without the per-TP-rank step cost"
+    )
     print(tpot_table(pts).to_string())
-    print(f"\n== 2. Low-load TTFT (C <= {FRONTEND_MAX_CONCURRENCY}), median s: measured, model without a front end, "
-          "and the front end the group implies")
+    print(
+        f"\n== 2. Low-load TTFT (C <= {FRONTEND_MAX_CONCURRENCY}), median s: measured, model without a front end, "
+        "and the front end the group implies"
+    )
     print(ttft_table(pts).to_string())
     print("\n== 3. What-ifs (median |error| / median signed error)")
     print("\n".join(whatif_table()))

@@ -66,9 +66,12 @@ def refit(name: str) -> None:
     def gated(df, touched_rule="uniform", dtypes=None, distributions=("balanced",)):
         ml = df.kernel_source == MIN_LATENCY
         a, b = orig(df[~ml], touched_rule, dtypes, distributions), orig(df[ml], touched_rule, dtypes, distributions)
-        lt = [grouped_gate_rank0(int(r.num_tokens), int(r.num_experts), int(r.topk), int(r.moe_ep_size))
-              if r.num_experts % N_GROUP == 0 and r.num_experts >= 2 * N_GROUP else (r.load, r.touched)
-              for r in b.itertuples()]
+        lt = [
+            grouped_gate_rank0(int(r.num_tokens), int(r.num_experts), int(r.topk), int(r.moe_ep_size))
+            if r.num_experts % N_GROUP == 0 and r.num_experts >= 2 * N_GROUP
+            else (r.load, r.touched)
+            for r in b.itertuples()
+        ]
         b = b.assign(load=[x[0] for x in lt], touched=[x[1] for x in lt])
         d = pd.concat([a, b], ignore_index=True).sort_values("latency", kind="stable")
         return d.drop_duplicates(list(kern.MOE_KEYS), keep="first").reset_index(drop=True)
@@ -80,8 +83,11 @@ def refit(name: str) -> None:
         for tag, fn in (("as now", orig), ("grouped gate", gated)):
             kern.moe_rows = fn
             p, r = kern.fit_moe(df, s)
-            errs = {k: f"median {v['median_ape']:.1%} p90 {v['p90_ape']:.1%}" for k, v in r["formats"]["fp4"].items()
-                    if isinstance(v, dict) and "median_ape" in v}
+            errs = {
+                k: f"median {v['median_ape']:.1%} p90 {v['p90_ape']:.1%}"
+                for k, v in r["formats"]["fp4"].items()
+                if isinstance(v, dict) and "median_ape" in v
+            }
             print(f"  fit {tag:12s}: hbm_fraction {p['moe']['fp4']['hbm_fraction']:.3f}  {errs}")
     finally:
         kern.moe_rows = orig
@@ -107,8 +113,12 @@ def main() -> None:
     for name in a.system:
         bw = load_system(name).chip.hbm_bandwidth_bytes_per_s
         df, ver = load_table(AIC_SYSTEM_DIRS[name], "moe", "moe_perf")
-        d = df[(df.moe_dtype == "nvfp4") & (df.distribution == "balanced") & (df.moe_tp_size == 1)
-               & df.kernel_source.isin([MIN_LATENCY, CUTLASS])]
+        d = df[
+            (df.moe_dtype == "nvfp4")
+            & (df.distribution == "balanced")
+            & (df.moe_tp_size == 1)
+            & df.kernel_source.isin([MIN_LATENCY, CUTLASS])
+        ]
         if not (d.kernel_source == MIN_LATENCY).any():
             print(f"{name} ({ver}): no {MIN_LATENCY} rows")
             continue
@@ -122,10 +132,11 @@ def main() -> None:
                 continue
             t = sat[min(1, len(sat) - 1)]
             ml, cu = float(p.loc[t, MIN_LATENCY]), float(p.loc[t, CUTLASS])
-            gg_rank = (f"{grouped_gate_rank0(int(t), int(e), int(k), int(ep))[1]:.0f}" if e % N_GROUP == 0
-                       else "-")
-            print(f"  {h:6d} {i:5d} {e:3d} {k:2d} {ep:3d} {t:4d}  {ml * 1e3:10.0f}  {cu * 1e3:10.0f}  {ml / cu:5.2f}"
-                  f"  {e // ep:12d}  {hbm_bound_experts(ml * 1e-3, bw, h, i):9.1f}  {gg_rank}")
+            gg_rank = f"{grouped_gate_rank0(int(t), int(e), int(k), int(ep))[1]:.0f}" if e % N_GROUP == 0 else "-"
+            print(
+                f"  {h:6d} {i:5d} {e:3d} {k:2d} {ep:3d} {t:4d}  {ml * 1e3:10.0f}  {cu * 1e3:10.0f}  {ml / cu:5.2f}"
+                f"  {e // ep:12d}  {hbm_bound_experts(ml * 1e-3, bw, h, i):9.1f}  {gg_rank}"
+            )
         if a.refit:
             refit(name)
 

@@ -37,8 +37,12 @@ def harness_rows(frame: pd.DataFrame, layers_of=None) -> pd.DataFrame:
     if layers_of is None:
         layers_of = _catalog_layers
     src = frame["silicon_data_source"].fillna("")
-    keep = (src.str.contains("gtl_") & (frame["backend"] == "trtllm") & (frame["mode"] == "agg")
-            & frame["backend_version"].astype(str).str.startswith("1.3.0rc"))
+    keep = (
+        src.str.contains("gtl_")
+        & (frame["backend"] == "trtllm")
+        & (frame["mode"] == "agg")
+        & frame["backend_version"].astype(str).str.startswith("1.3.0rc")
+    )
     rows = frame[keep].copy()
     rows["concurrency"] = pd.to_numeric(src[keep].str.extract(r"silicon_concurrency=(\d+)")[0])
     rows["conc_per_batch"] = rows["concurrency"] / rows["batch_size"]
@@ -75,8 +79,9 @@ def within_deployment_pairs(rows: pd.DataFrame) -> list[dict]:
                     continue
                 ty, py = y["silicon_ttft_ms"] / 1e3, y["silicon_tpot_ms"] / 1e3
                 bound = py * max(1.0, bx / _decoding(y["concurrency"], ty, py, y["osl"]))
-                out.append({"x": x["id"], "y": y["id"], "decode_x_ms": dx * 1e3, "bound_ms": bound * 1e3,
-                            "ratio": dx / bound})
+                out.append(
+                    {"x": x["id"], "y": y["id"], "decode_x_ms": dx * 1e3, "bound_ms": bound * 1e3, "ratio": dx / bound}
+                )
     return sorted(out, key=lambda q: -q["ratio"])
 
 
@@ -86,16 +91,20 @@ def main() -> None:
     frame = pd.read_csv(files("aiconfigurator_core") / "systems" / "silicon_sample.csv")
     rows = harness_rows(frame)
     print("Table 1: the harness's TensorRT-LLM 1.3.0rc aggregated rows (raw fields)\n")
-    print("| system | checkpoint | release | ISL/OSL | C | batch_size | C / batch | tp | moe tp x ep | TTFT ms "
-          "| TPOT ms | layers | TPOT / layer ms |")
+    print(
+        "| system | checkpoint | release | ISL/OSL | C | batch_size | C / batch | tp | moe tp x ep | TTFT ms "
+        "| TPOT ms | layers | TPOT / layer ms |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for _, r in rows.iterrows():
         per = "" if math.isnan(r["tpot_per_layer_ms"]) else f"{r['tpot_per_layer_ms']:.2f}"
         layers = "" if r["layers"] is None or r["layers"] != r["layers"] else f"{int(r['layers'])}"
-        print(f"| {r['system']} | {r['model_path']} | {r['backend_version']} | {r['isl']}/{r['osl']} | "
-              f"{r['concurrency']:g} | {r['batch_size']:g} | {r['conc_per_batch']:.1f} | {r['tp_size']:g} | "
-              f"{r['moe_tp_size']:g} x {r['moe_ep_size']:g} | {r['silicon_ttft_ms']:.0f} | {r['silicon_tpot_ms']:.1f} "
-              f"| {layers} | {per} |")
+        print(
+            f"| {r['system']} | {r['model_path']} | {r['backend_version']} | {r['isl']}/{r['osl']} | "
+            f"{r['concurrency']:g} | {r['batch_size']:g} | {r['conc_per_batch']:.1f} | {r['tp_size']:g} | "
+            f"{r['moe_tp_size']:g} x {r['moe_ep_size']:g} | {r['silicon_ttft_ms']:.0f} | {r['silicon_tpot_ms']:.1f} "
+            f"| {layers} | {per} |"
+        )
     pairs = within_deployment_pairs(rows)
     print(f"\nTable 2: pairs of one deployment above {SIBLING_TPOT_FACTOR} (of {len(pairs)} pairs)\n")
     print("| X | Y | decode X ms | bound ms | ratio |\n|---|---|---|---|---|")

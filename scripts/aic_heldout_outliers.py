@@ -105,11 +105,28 @@ def minimax_moe_table() -> None:
     import pandas as pd
 
     for version, kernel in (("0.19.0", "vllm_fused_moe"), ("0.24.0", "vllm_fp8moe_triton_tritonexperts")):
-        path = files("aiconfigurator_core") / "systems" / "data" / "h200_sxm" / "moe" / "vllm" / version / "moe_perf.parquet"
+        path = (
+            files("aiconfigurator_core")
+            / "systems"
+            / "data"
+            / "h200_sxm"
+            / "moe"
+            / "vllm"
+            / version
+            / "moe_perf.parquet"
+        )
         d = pd.read_parquet(str(path))
-        d = d[(d.hidden_size == 3072) & (d.inter_size == 1536) & (d.num_experts == 256) & (d.topk == 8)
-              & (d.moe_dtype == "fp8_block") & (d.kernel_source == kernel) & (d.moe_tp_size == 4)
-              & (d.moe_ep_size == 1) & d.num_tokens.isin([4, 8, 16, 32, 64])]
+        d = d[
+            (d.hidden_size == 3072)
+            & (d.inter_size == 1536)
+            & (d.num_experts == 256)
+            & (d.topk == 8)
+            & (d.moe_dtype == "fp8_block")
+            & (d.kernel_source == kernel)
+            & (d.moe_tp_size == 4)
+            & (d.moe_ep_size == 1)
+            & d.num_tokens.isin([4, 8, 16, 32, 64])
+        ]
         print(f"vLLM {version} {kernel}, ms per layer:")
         print(d.groupby(["num_tokens", "distribution"]).latency.median().unstack().round(4).to_string(), "\n")
 
@@ -130,10 +147,15 @@ def main() -> None:
     groups: dict[tuple, list[str]] = defaultdict(list)
     for i in outliers:
         groups[tuple(rows[i]["interactivity"][k] for k in GROUP)].append(i)
-    ho = [m["interactivity"] for m in rows.values() if "interactivity" in m and held_out(m["interactivity"])
-          and not math.isnan(_f(m["interactivity"]["error"]))]
-    print(f"held-out aiconfigurator interactivity rows: {len(ho)}; over-predicted by more than "
-          f"{OUTLIER:.0%}: {len(outliers)} in {len(groups)} groups\n")
+    ho = [
+        m["interactivity"]
+        for m in rows.values()
+        if "interactivity" in m and held_out(m["interactivity"]) and not math.isnan(_f(m["interactivity"]["error"]))
+    ]
+    print(
+        f"held-out aiconfigurator interactivity rows: {len(ho)}; over-predicted by more than "
+        f"{OUTLIER:.0%}: {len(outliers)} in {len(groups)} groups\n"
+    )
     for g in sorted(groups, key=lambda k: (-len(groups[k]), k)):
         ids = groups[g]
         print(f"== {' | '.join(g)}: {len(ids)} outlier(s)")
@@ -157,12 +179,17 @@ def main() -> None:
                 a, b = line_fit(xs, ys)
                 tp = ", ".join(f"{x:g}:{y:+.1f}" for x, y in zip(xs, ys))
                 print(f"    dTPOT ms by C: {tp}  ->  a = {a:+.1f} ms, b = {b * 1e3:+.2f} us per sequence")
-        camp = [m["interactivity"] for m in rows.values() if "interactivity" in m
-                and tuple(m["interactivity"][k] for k in GROUP) == g]
+        camp = [
+            m["interactivity"]
+            for m in rows.values()
+            if "interactivity" in m and tuple(m["interactivity"][k] for k in GROUP) == g
+        ]
         camp_ho = [r for r in camp if held_out(r)]
         fit = [_f(r["error"]) for r in camp if r["split"] == "fit" and not r["quality"]]
         within = sum(abs(_f(r["error"])) <= 0.25 for r in camp_ho)
-        fit_txt = f"fit-split median error {sorted(fit)[len(fit) // 2]:+.0%} (n {len(fit)})" if fit else "no fit-split rows"
+        fit_txt = (
+            f"fit-split median error {sorted(fit)[len(fit) // 2]:+.0%} (n {len(fit)})" if fit else "no fit-split rows"
+        )
         print(f"  group: {len(camp)} rows, {len(camp_ho)} held out ({within} within 25%), {fit_txt}\n")
 
 

@@ -31,15 +31,22 @@ def _image(source: str) -> str:
 
 
 def b300_beside_b200(frame: pd.DataFrame) -> None:
-    dsr1 = frame[frame.model_path.astype(str).str.contains("DeepSeek") & (frame["mode"] == "agg")
-                 & (frame.backend == "sglang")]
+    dsr1 = frame[
+        frame.model_path.astype(str).str.contains("DeepSeek") & (frame["mode"] == "agg") & (frame.backend == "sglang")
+    ]
     b300 = dsr1[dsr1.system == "b300_sxm"].copy()
     b200 = dsr1[dsr1.system == "b200_sxm"].drop_duplicates(KEY)
     both = b300.merge(b200, on=KEY, suffixes=("_b300", "_b200"))
     both["image_b300"] = both.silicon_data_source_b300.map(_image)
     both["image_b200"] = both.silicon_data_source_b200.map(_image)
-    cols = KEY + ["silicon_tpot_ms_b200", "silicon_tpot_ms_b300", "silicon_ttft_ms_b200", "silicon_ttft_ms_b300",
-                  "image_b200", "image_b300"]
+    cols = KEY + [
+        "silicon_tpot_ms_b200",
+        "silicon_tpot_ms_b300",
+        "silicon_ttft_ms_b200",
+        "silicon_ttft_ms_b300",
+        "image_b200",
+        "image_b300",
+    ]
     print(f"== B300 rows beside the B200 row of the same layout and load ({len(both)} of {len(b300)} B300 rows)")
     print(both[cols].sort_values(KEY).round(2).to_string(index=False))
     r = both.silicon_tpot_ms_b300 / both.silicon_tpot_ms_b200
@@ -56,20 +63,34 @@ def b300_against_model() -> None:
             continue
         bm, bp = (np.polyfit(s.concurrency, s[c], 1)[0] * 1e3 for c in ("measured", "predicted"))
         t4 = ttft[(ttft.deployment == dep) & (ttft.isl == isl) & (ttft.concurrency == 4)]
-        t4s = (f"TTFT@4 measured {t4.measured.iloc[0]:.2f} model {t4.predicted.iloc[0]:.2f}" if len(t4) else "")
-        print(f"{prec} {dep} ISL {isl}: slope measured {bm:.2f} model {bp:.2f} "
-              f"(excess x 1023 tokens = {(bm - bp) * 1.023:.2f} s); {t4s}")
+        t4s = f"TTFT@4 measured {t4.measured.iloc[0]:.2f} model {t4.predicted.iloc[0]:.2f}" if len(t4) else ""
+        print(
+            f"{prec} {dep} ISL {isl}: slope measured {bm:.2f} model {bp:.2f} "
+            f"(excess x 1023 tokens = {(bm - bp) * 1.023:.2f} s); {t4s}"
+        )
 
 
 def h200_qwen3(frame: pd.DataFrame) -> None:
-    q = frame[frame.model_path.astype(str).str.contains("Qwen3-235B") & (frame["mode"] == "agg")
-              & (frame.system == "h200_sxm")]
+    q = frame[
+        frame.model_path.astype(str).str.contains("Qwen3-235B")
+        & (frame["mode"] == "agg")
+        & (frame.system == "h200_sxm")
+    ]
     print("\n== H200 Qwen3-235B-A22B-FP8 aggregated: measured TPOT (ms) by engine and layout")
-    print(q.groupby(["backend", "backend_version", "tp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size"],
-                    dropna=False)
-          .agg(n=("id", "size"), batch=("batch_size", "median"), isl=("isl", "median"),
-               tpot_median=("silicon_tpot_ms", "median"), tpot_min=("silicon_tpot_ms", "min"),
-               tpot_max=("silicon_tpot_ms", "max")).to_string())
+    print(
+        q.groupby(
+            ["backend", "backend_version", "tp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size"], dropna=False
+        )
+        .agg(
+            n=("id", "size"),
+            batch=("batch_size", "median"),
+            isl=("isl", "median"),
+            tpot_median=("silicon_tpot_ms", "median"),
+            tpot_min=("silicon_tpot_ms", "min"),
+            tpot_max=("silicon_tpot_ms", "max"),
+        )
+        .to_string()
+    )
     print("collections:", sorted({str(s).split(";")[0] for s in q.silicon_data_source}))
 
 

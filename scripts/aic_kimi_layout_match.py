@@ -69,8 +69,15 @@ def _points():
 
     every = load_aiconfigurator()[0]
     flagged = {**aic_decode_flags(every), **aic_source_flags(every)}
-    return [p for p in every if p.model in MODELS and p.mapping == "matched" and p.deployment is not None
-            and p.measured.get("tpot_s") and not flagged.get(p.id)]
+    return [
+        p
+        for p in every
+        if p.model in MODELS
+        and p.mapping == "matched"
+        and p.deployment is not None
+        and p.measured.get("tpot_s")
+        and not flagged.get(p.id)
+    ]
 
 
 def _decode_tpot_s(model, pricer, dep, wl, batch: float) -> float:
@@ -103,14 +110,28 @@ def rows() -> pd.DataFrame:
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
         workers = dep.decode.workers if dep.prefill is not None else 1
         little = _decoding_batch(p, workers) if p.measured.get("ttft_s") else float("nan")
-        at_little = (_decode_tpot_s(model, pricer, dep, wl, little)
-                     if dep.prefill is not None and np.isfinite(little) else float("nan"))
-        out.append({"model": p.model, "system": p.system, "mode": p.mode, "engine": engine_family(p.framework),
-                    "layout": layout_label(lay, workers), "isl": p.isl, "concurrency": p.concurrency,
-                    "batch": float(run.decode_batch[0]), "batch_little": little,
-                    "ttft_meas_s": p.measured.get("ttft_s", float("nan")),
-                    "tpot_meas_s": p.measured["tpot_s"], "tpot_model_s": float(run.tpot_s[0]),
-                    "tpot_at_little_s": at_little})
+        at_little = (
+            _decode_tpot_s(model, pricer, dep, wl, little)
+            if dep.prefill is not None and np.isfinite(little)
+            else float("nan")
+        )
+        out.append(
+            {
+                "model": p.model,
+                "system": p.system,
+                "mode": p.mode,
+                "engine": engine_family(p.framework),
+                "layout": layout_label(lay, workers),
+                "isl": p.isl,
+                "concurrency": p.concurrency,
+                "batch": float(run.decode_batch[0]),
+                "batch_little": little,
+                "ttft_meas_s": p.measured.get("ttft_s", float("nan")),
+                "tpot_meas_s": p.measured["tpot_s"],
+                "tpot_model_s": float(run.tpot_s[0]),
+                "tpot_at_little_s": at_little,
+            }
+        )
     df = pd.DataFrame(out)
     labels = [batch_band(b) for b in (*BANDS, BANDS[-1] + 1)]
     df["band"] = pd.Categorical(df.batch.map(batch_band), categories=labels, ordered=True)
@@ -122,8 +143,11 @@ def rows() -> pd.DataFrame:
 def same_layout_table(df: pd.DataFrame) -> pd.DataFrame:
     """Table 1: n, median signed TPOT error and median excess (ms) per system, decode layout, batch band, model and
     engine, in the cells where Kimi K2.5 has rows."""
-    g = (df.groupby(["system", "layout", "band", "model", "engine"], observed=True)
-         .agg(n=("error", "size"), error=("error", "median"), excess_ms=("excess_ms", "median")).reset_index())
+    g = (
+        df.groupby(["system", "layout", "band", "model", "engine"], observed=True)
+        .agg(n=("error", "size"), error=("error", "median"), excess_ms=("excess_ms", "median"))
+        .reset_index()
+    )
     kimi = g[g.model == "kimi-k2.5"][["system", "layout", "band"]].drop_duplicates()
     return g.merge(kimi, on=["system", "layout", "band"])
 
@@ -134,15 +158,29 @@ def main() -> None:
     df = rows()
     t = same_layout_table(df)
     t["error"] = (100 * t.error).round(1)
-    print("== 1. TPOT at the same decode layout and batch band (attention DP 1, no MTP): median signed error %, "
-          "median excess ms")
+    print(
+        "== 1. TPOT at the same decode layout and batch band (attention DP 1, no MTP): median signed error %, "
+        "median excess ms"
+    )
     print(t.round(2).to_string(index=False))
     d = df[(df.model == "kimi-k2.5") & (df.system == "gb200-nvl72")].copy()
     d["error_at_little"] = d.tpot_at_little_s / d.tpot_meas_s - 1
-    print("\n== 2. GB200 disaggregated Kimi K2.5 rows: decode batch per instance, model and Little's law on the "
-          "measured TTFT/TPOT; TPOT error at each")
-    cols = ["engine", "layout", "isl", "concurrency", "ttft_meas_s", "batch", "batch_little", "tpot_meas_s",
-            "error", "error_at_little"]
+    print(
+        "\n== 2. GB200 disaggregated Kimi K2.5 rows: decode batch per instance, model and Little's law on the "
+        "measured TTFT/TPOT; TPOT error at each"
+    )
+    cols = [
+        "engine",
+        "layout",
+        "isl",
+        "concurrency",
+        "ttft_meas_s",
+        "batch",
+        "batch_little",
+        "tpot_meas_s",
+        "error",
+        "error_at_little",
+    ]
     d[["tpot_meas_s", "ttft_meas_s"]] = d[["tpot_meas_s", "ttft_meas_s"]] * 1e3
     d = d.rename(columns={"tpot_meas_s": "tpot_meas_ms", "ttft_meas_s": "ttft_meas_ms"})
     cols = [c.replace("_meas_s", "_meas_ms") for c in cols]

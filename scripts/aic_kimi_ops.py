@@ -74,8 +74,9 @@ class Tables:
         return loglog(message_bytes, g.index, g.to_numpy(float)) * 1e-3
 
 
-def row_split(tab: Tables, model, precision: str, tp: int, moe_tp: int, ep: int, batch: int, context: float,
-              kv: str) -> dict:
+def row_split(
+    tab: Tables, model, precision: str, tp: int, moe_tp: int, ep: int, batch: int, context: float, kv: str
+) -> dict:
     """Per-step kernel times (s) of one decode step from the tables (module docstring)."""
     m, h, moe = int(batch), model.hidden_size, model.moe
     f = FFN_GEMM[precision]
@@ -87,26 +88,40 @@ def row_split(tab: Tables, model, precision: str, tp: int, moe_tp: int, ep: int,
         "experts": model.num_moe_layers * loglog(batch, tokens, lat),
         "shared": model.num_moe_layers * (tab.gemm_s(f, m, 2 * si, h) + tab.gemm_s(f, m, h, si)),
         "router": model.num_moe_layers * tab.gemm_s("bfloat16", m, moe.num_experts, h),
-        "dense_ffn": (model.num_layers - model.num_moe_layers) * (tab.gemm_s(f, m, 2 * dense_i, h)
-                                                                + tab.gemm_s(f, m, h, dense_i)),
+        "dense_ffn": (model.num_layers - model.num_moe_layers)
+        * (tab.gemm_s(f, m, 2 * dense_i, h) + tab.gemm_s(f, m, h, dense_i)),
         "lm_head": tab.gemm_s("bfloat16", m, model.vocab_size / tp, h),
     }
     parts["kernels"] = sum(parts.values())
     # the same experts' table read at the experts uniform top-k routing touches (cost/moe_backend.MoeCurve.routed)
     k, n = moe.top_k, moe.num_experts / ep
-    curve = MoeCurve(float(h), float(moe.expert_intermediate / moe_tp), "fp4", np.asarray(tokens) * k / ep,
-                     np.asarray(lat), experts_on_rank=n)
+    curve = MoeCurve(
+        float(h),
+        float(moe.expert_intermediate / moe_tp),
+        "fp4",
+        np.asarray(tokens) * k / ep,
+        np.asarray(lat),
+        experts_on_rank=n,
+    )
     touched = n * (1.0 - (1.0 - k / moe.num_experts) ** batch)
-    parts["experts_uniform"] = model.num_moe_layers * float(curve.routed(np.array([batch * k / ep]),
-                                                                         np.array([touched]))[0])
+    parts["experts_uniform"] = model.num_moe_layers * float(
+        curve.routed(np.array([batch * k / ep]), np.array([touched]))[0]
+    )
     return parts
 
 
 def main() -> None:
     pd.set_option("display.width", 250)
     model = load_model("kimi-k2.5")
-    pts = [p for p in load_aiconfigurator()[0] if p.model == "kimi-k2.5" and p.system == "b200"
-           and p.framework.startswith("vllm") and p.deployment is not None and p.deployment.prefill is None]
+    pts = [
+        p
+        for p in load_aiconfigurator()[0]
+        if p.model == "kimi-k2.5"
+        and p.system == "b200"
+        and p.framework.startswith("vllm")
+        and p.deployment is not None
+        and p.deployment.prefill is None
+    ]
     pred = predict_points(pts)
     pred = pred[pred.metric == "tpot_s"].set_index("id")
     tab, out = Tables(), []
@@ -117,21 +132,46 @@ def main() -> None:
         dep = with_stack_mtp(p.deployment, st, p.model)
         lay = dep.decode.layout
         kv = "fp8" if dep.precision.kv_cache.name.startswith("fp8") else "bfloat16"
-        parts = row_split(tab, model, p.precision, lay.tp, lay.moe_tp, lay.ep, int(p.concurrency),
-                          point_workload(p).decode_ctx, kv)
+        parts = row_split(
+            tab, model, p.precision, lay.tp, lay.moe_tp, lay.ep, int(p.concurrency), point_workload(p).decode_ctx, kv
+        )
         eff = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st).efficiency
         meas = float(p.measured["tpot_s"])
-        out.append({"checkpoint": p.precision, "engine": p.framework,
-                    "layout": f"TP{lay.tp} MoE-TP{lay.moe_tp} EP{lay.ep}", "batch": int(p.concurrency),
-                    **{k: v * 1e3 for k, v in parts.items()}, "measured": meas * 1e3,
-                    "exposed": (meas - parts["kernels"]) * 1e3,
-                    "exposed_uniform": (meas - parts["kernels"] + parts["experts"] - parts["experts_uniform"]) * 1e3, "model_fixed": step_overhead(eff, lay) * 1e3,
-                    "model": float(pred.loc[p.id, "predicted"]) * 1e3})
+        out.append(
+            {
+                "checkpoint": p.precision,
+                "engine": p.framework,
+                "layout": f"TP{lay.tp} MoE-TP{lay.moe_tp} EP{lay.ep}",
+                "batch": int(p.concurrency),
+                **{k: v * 1e3 for k, v in parts.items()},
+                "measured": meas * 1e3,
+                "exposed": (meas - parts["kernels"]) * 1e3,
+                "exposed_uniform": (meas - parts["kernels"] + parts["experts"] - parts["experts_uniform"]) * 1e3,
+                "model_fixed": step_overhead(eff, lay) * 1e3,
+                "model": float(pred.loc[p.id, "predicted"]) * 1e3,
+            }
+        )
     df = pd.DataFrame(out)
-    cols = ["mla", "experts", "shared", "router", "allreduce", "dense_ffn", "lm_head", "kernels", "measured",
-            "exposed", "experts_uniform", "exposed_uniform", "model_fixed", "model"]
-    print("== Kimi K2.5 on B200 (vLLM, aggregated): measured TPOT vs the sum of vLLM's measured kernels, ms per step"
-          " (medians)")
+    cols = [
+        "mla",
+        "experts",
+        "shared",
+        "router",
+        "allreduce",
+        "dense_ffn",
+        "lm_head",
+        "kernels",
+        "measured",
+        "exposed",
+        "experts_uniform",
+        "exposed_uniform",
+        "model_fixed",
+        "model",
+    ]
+    print(
+        "== Kimi K2.5 on B200 (vLLM, aggregated): measured TPOT vs the sum of vLLM's measured kernels, ms per step"
+        " (medians)"
+    )
     g = df.groupby(["checkpoint", "engine", "layout", "batch"])
     t = g[cols].median().round(2)
     t.insert(0, "n", g.size())

@@ -41,10 +41,20 @@ from jalapeno.specs.catalog import load_model
 #: INT4 on H200: kimik2.5_int4_h200.sh (@d689db817) sets no MoE switch, vLLM's Marlin W4A16 MoE (vLLM 0.19.0 rows).
 MOE_KERNELS: dict[tuple[str, str], tuple[str, str, str, str, str]] = {
     ("b200", "fp4"): ("b200_sxm", "vllm", "0.19.0", "vllm_flashinfer_trtllm_moe_fp4", "nvfp4"),
-    ("b300", "fp4"): ("b300_sxm", "vllm", "0.24.0",
-                      "vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmonolithic", "nvfp4"),
-    ("gb200-nvl72", "fp4"): ("gb200", "vllm", "0.24.0",
-                             "vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmonolithic", "nvfp4"),
+    ("b300", "fp4"): (
+        "b300_sxm",
+        "vllm",
+        "0.24.0",
+        "vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmonolithic",
+        "nvfp4",
+    ),
+    ("gb200-nvl72", "fp4"): (
+        "gb200",
+        "vllm",
+        "0.24.0",
+        "vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmonolithic",
+        "nvfp4",
+    ),
     ("b200", "int4"): ("b200_sxm", "sglang", "0.5.14", "sglang_flashinfer_trtllm_moe", "int4_wo"),
 }
 #: the attention projections' format of each checkpoint, as aiconfigurator's MLA module table names it: BF16 in
@@ -103,8 +113,12 @@ def errors_by_group(pts) -> pd.DataFrame:
     got = predict_points(pts)
     t = got[got.metric == "tpot_s"]
     print("== Kimi K2.5 aiconfigurator TPOT error (predicted / measured - 1) by checkpoint and layout")
-    print(t.groupby(["system", "precision", "framework", "deployment"])["error"]
-          .agg(n="count", median="median").round(3).to_string())
+    print(
+        t.groupby(["system", "precision", "framework", "deployment"])["error"]
+        .agg(n="count", median="median")
+        .round(3)
+        .to_string()
+    )
     print("\nper system and checkpoint:")
     print(t.groupby(["system", "precision"])["error"].agg(n="count", median="median", mean="mean").round(3).to_string())
     return got
@@ -118,9 +132,16 @@ def _moe_curve(system: str, precision: str, hidden: int, inter: int, experts: in
     sdir, fw, ver, src, dtype = key
     path = files("aiconfigurator_core") / "systems" / "data" / sdir / "moe" / fw / ver / "moe_perf.parquet"
     df = pd.read_parquet(str(path))
-    d = df[(df.kernel_source == src) & (df.moe_dtype == dtype) & (df.distribution == "balanced")
-           & (df.hidden_size == hidden) & (df.inter_size == inter) & (df.num_experts == experts)
-           & (df.moe_tp_size == moe_tp) & (df.moe_ep_size == ep)]
+    d = df[
+        (df.kernel_source == src)
+        & (df.moe_dtype == dtype)
+        & (df.distribution == "balanced")
+        & (df.hidden_size == hidden)
+        & (df.inter_size == inter)
+        & (df.num_experts == experts)
+        & (df.moe_tp_size == moe_tp)
+        & (df.moe_ep_size == ep)
+    ]
     if d.empty:
         return None
     g = d.groupby("num_tokens").latency.min().sort_index()
@@ -141,16 +162,19 @@ def split_rows(pts, got: pd.DataFrame) -> pd.DataFrame:
         batch = p.concurrency / pool.workers if dep.prefill is not None else p.concurrency
         ck = (p.system, p.precision, lay.moe_tp, lay.ep)
         if ck not in curves:
-            curves[ck] = _moe_curve(p.system, p.precision, model.hidden_size, m.expert_intermediate, m.num_experts,
-                                    lay.moe_tp, lay.ep)
+            curves[ck] = _moe_curve(
+                p.system, p.precision, model.hidden_size, m.expert_intermediate, m.num_experts, lay.moe_tp, lay.ep
+            )
         curve = curves[ck]
         if curve is None:
             continue
-        pricer = with_pool_backends(load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p)),
-                                    pool, model, lay)
+        pricer = with_pool_backends(
+            load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p)), pool, model, lay
+        )
         wl = point_workload(p)
-        sc = pool_step_cost(model, pricer, dep, lay,
-                            Batch.make(decode_seqs=np.array([batch / lay.pp]), decode_ctx=wl.decode_ctx))
+        sc = pool_step_cost(
+            model, pricer, dep, lay, Batch.make(decode_seqs=np.array([batch / lay.pp]), decode_ctx=wl.decode_ctx)
+        )
         rows = sc.op_rows()
         moe_model = sum(r["time_s"] for r in rows if r["kind"] == "moe")
         attn_model = sum(r["time_s"] for r in rows if r["op"].startswith("attn."))
@@ -166,21 +190,47 @@ def split_rows(pts, got: pd.DataFrame) -> pd.DataFrame:
         one = mla_tables[mk][key]
         attn_meas = float("nan") if one is None else one * model.num_layers
         meas, mod = float(p.measured["tpot_s"]), float(pred.loc[p.id, "predicted"])
-        out.append({"system": p.system, "precision": p.precision, "framework": p.framework,
-                    "layout": f"TP{lay.tp} MoE-TP{lay.moe_tp} EP{lay.ep}", "isl": p.isl, "osl": p.osl,
-                    "batch": batch, "tpot_meas_ms": meas * 1e3, "tpot_model_ms": mod * 1e3,
-                    "moe_meas_ms": moe_meas * 1e3, "moe_model_ms": moe_model * 1e3,
-                    "attn_meas_ms": attn_meas * 1e3, "attn_model_ms": attn_model * 1e3,
-                    "rest_meas_ms": (meas - moe_meas - attn_meas) * 1e3, "rest_model_ms": (mod - moe_model - attn_model) * 1e3})
+        out.append(
+            {
+                "system": p.system,
+                "precision": p.precision,
+                "framework": p.framework,
+                "layout": f"TP{lay.tp} MoE-TP{lay.moe_tp} EP{lay.ep}",
+                "isl": p.isl,
+                "osl": p.osl,
+                "batch": batch,
+                "tpot_meas_ms": meas * 1e3,
+                "tpot_model_ms": mod * 1e3,
+                "moe_meas_ms": moe_meas * 1e3,
+                "moe_model_ms": moe_model * 1e3,
+                "attn_meas_ms": attn_meas * 1e3,
+                "attn_model_ms": attn_model * 1e3,
+                "rest_meas_ms": (meas - moe_meas - attn_meas) * 1e3,
+                "rest_model_ms": (mod - moe_model - attn_model) * 1e3,
+            }
+        )
     df = pd.DataFrame(out)
     for part in ("moe", "attn", "rest"):
         df[f"{part}_ratio"] = df[f"{part}_model_ms"] / df[f"{part}_meas_ms"]
-    print("\n== vLLM rows: TPOT = routed experts + MLA attention module + rest, measured and model (ms; medians),"
-          " model / measured")
-    cols = ["tpot_meas_ms", "tpot_model_ms", "moe_meas_ms", "moe_model_ms", "attn_meas_ms", "attn_model_ms",
-            "rest_meas_ms", "rest_model_ms"]
-    agg = {"n": ("batch", "size"), **{c: (c, "median") for c in cols},
-           **{f"{p}_ratio": (f"{p}_ratio", "median") for p in ("moe", "attn", "rest")}}
+    print(
+        "\n== vLLM rows: TPOT = routed experts + MLA attention module + rest, measured and model (ms; medians),"
+        " model / measured"
+    )
+    cols = [
+        "tpot_meas_ms",
+        "tpot_model_ms",
+        "moe_meas_ms",
+        "moe_model_ms",
+        "attn_meas_ms",
+        "attn_model_ms",
+        "rest_meas_ms",
+        "rest_model_ms",
+    ]
+    agg = {
+        "n": ("batch", "size"),
+        **{c: (c, "median") for c in cols},
+        **{f"{p}_ratio": (f"{p}_ratio", "median") for p in ("moe", "attn", "rest")},
+    }
     print(df.groupby(["system", "precision", "framework"]).agg(**agg).round(2).to_string())
     print("\nby layout and batch (B200):")
     b = df[df.system == "b200"]

@@ -42,14 +42,39 @@ def table() -> list[tuple]:
         st = stack_for_framework(p.framework, p.system)
         rules_before = ",".join(r.field for r in st.rules_at(before)) or "-"
         rules_now = ",".join(r.field for r in st.rules_at(now)) or "-"
-        groups[(p.source, p.system, p.framework, stated or "-", recipe or "-", before or "-", now or "-", st.name,
-                rules_before, rules_now, "CROSSED" if rules_before != rules_now else "")] += 1
+        groups[
+            (
+                p.source,
+                p.system,
+                p.framework,
+                stated or "-",
+                recipe or "-",
+                before or "-",
+                now or "-",
+                st.name,
+                rules_before,
+                rules_now,
+                "CROSSED" if rules_before != rules_now else "",
+            )
+        ] += 1
     return [(n, *k) for k, n in sorted(groups.items())]
 
 
 def main() -> None:
-    head = ("rows", "source", "system", "framework", "stated", "recipe", "before", "now", "profile", "rules before",
-            "rules now", "")
+    head = (
+        "rows",
+        "source",
+        "system",
+        "framework",
+        "stated",
+        "recipe",
+        "before",
+        "now",
+        "profile",
+        "rules before",
+        "rules now",
+        "",
+    )
     print(" | ".join(head))
     for row in table():
         print(" | ".join(str(x) for x in row))

@@ -126,11 +126,30 @@ MODEL_ALIASES = {
     "nvidia/DeepSeek-R1-NVFP4": "deepseek-ai/DeepSeek-R1",
 }
 OUT_COLUMNS = [
-    "id", "system", "model_path", "mode", "measured_ttft_ms", "measured_tpot_ms", "aic_ttft_ms", "aic_tpot_ms",
+    "id",
+    "system",
+    "model_path",
+    "mode",
+    "measured_ttft_ms",
+    "measured_tpot_ms",
+    "aic_ttft_ms",
+    "aic_tpot_ms",
     "status",
     # diagnostics
-    "backend", "row_backend_version", "aic_model_path", "aic_quant", "aic_db_version", "isl", "osl", "concurrency", "aic_batch_size",
-    "aic_prefill_batch_size", "aic_decode_batch_size", "wall_s", "aic_warning", "silicon_error",
+    "backend",
+    "row_backend_version",
+    "aic_model_path",
+    "aic_quant",
+    "aic_db_version",
+    "isl",
+    "osl",
+    "concurrency",
+    "aic_batch_size",
+    "aic_prefill_batch_size",
+    "aic_decode_batch_size",
+    "wall_s",
+    "aic_warning",
+    "silicon_error",
 ]
 
 
@@ -229,7 +248,8 @@ def quant_modes(row: dict, policy: str) -> tuple[str | None, str | None, str]:
     if model == "openai/gpt-oss-120b":
         return None, None, "checkpoint"
     if model in ("deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3", "Qwen/Qwen3-235B-A22B-FP8") and gemm in (
-        "fp8", "fp8_block"
+        "fp8",
+        "fp8_block",
     ):
         return None, None, "checkpoint"
     if model == "moonshotai/Kimi-K2.5" and moe == "int4_wo":
@@ -256,19 +276,27 @@ def build_kwargs(row: dict, quant_policy: str = "checkpoint") -> dict:
         tp, pp, dp = _int(row["tp_size"], 1), _int(row["pp_size"], 1), _int(row["attention_dp_size"], 1)
         conc = _int(row.get("concurrency"))
         batch = max(1, round(conc / (dp * pp))) if conc else _int(row["batch_size"])
-        kw.update(tp_size=tp, pp_size=pp, attention_dp_size=dp, moe_tp_size=_int(row["moe_tp_size"]),
-                  moe_ep_size=_int(row["moe_ep_size"]), batch_size=batch)
+        kw.update(
+            tp_size=tp,
+            pp_size=pp,
+            attention_dp_size=dp,
+            moe_tp_size=_int(row["moe_tp_size"]),
+            moe_ep_size=_int(row["moe_ep_size"]),
+            batch_size=batch,
+        )
     else:
         for side in ("prefill", "decode"):
-            kw.update({
-                f"{side}_tp_size": _int(row[f"{side}_tp_size"], 1),
-                f"{side}_pp_size": _int(row[f"{side}_pp_size"], 1),
-                f"{side}_attention_dp_size": _int(row[f"{side}_attention_dp_size"], 1),
-                f"{side}_moe_tp_size": _int(row[f"{side}_moe_tp_size"]),
-                f"{side}_moe_ep_size": _int(row[f"{side}_moe_ep_size"]),
-                f"{side}_batch_size": _int(row[f"{side}_batch_size"], 1),
-                f"{side}_num_workers": _int(row[f"{side}_num_workers"]),
-            })
+            kw.update(
+                {
+                    f"{side}_tp_size": _int(row[f"{side}_tp_size"], 1),
+                    f"{side}_pp_size": _int(row[f"{side}_pp_size"], 1),
+                    f"{side}_attention_dp_size": _int(row[f"{side}_attention_dp_size"], 1),
+                    f"{side}_moe_tp_size": _int(row[f"{side}_moe_tp_size"]),
+                    f"{side}_moe_ep_size": _int(row[f"{side}_moe_ep_size"]),
+                    f"{side}_batch_size": _int(row[f"{side}_batch_size"], 1),
+                    f"{side}_num_workers": _int(row[f"{side}_num_workers"]),
+                }
+            )
     return kw
 
 
@@ -294,8 +322,12 @@ def _worker(conn, aic_path: str | None) -> None:
         t0 = time.perf_counter()
         try:
             r = cli_estimate(**kw)
-            out = {"ttft": float(r.ttft), "tpot": float(r.tpot), "version": r.backend_version,
-                   "warning": getattr(r, "kv_cache_warning", None) or ""}
+            out = {
+                "ttft": float(r.ttft),
+                "tpot": float(r.tpot),
+                "version": r.backend_version,
+                "warning": getattr(r, "kv_cache_warning", None) or "",
+            }
         except Exception as exc:  # noqa: BLE001
             msg = f"{type(exc).__name__}: {exc}".replace("\n", " ")
             out = {"error": msg[:300]}
@@ -358,8 +390,9 @@ def _missing_data(res: dict) -> bool:
     return "error" in res and res["error"].startswith("PerfDataNotAvailableError")
 
 
-def run_rows(rows: list[dict], jobs: int, timeout_s: float, aic_path: str | None, quant: str,
-             hybrid_fallback: bool) -> list[dict]:
+def run_rows(
+    rows: list[dict], jobs: int, timeout_s: float, aic_path: str | None, quant: str, hybrid_fallback: bool
+) -> list[dict]:
     """Predict every row; returns per row {'silicon': result, 'hybrid': result or None}.
 
     A result is {'ttft', 'tpot', 'version', 'warning', 'wall_s'}, {'error', 'wall_s'} or
@@ -395,9 +428,11 @@ def run_rows(rows: list[dict], jobs: int, timeout_s: float, aic_path: str | None
                     pending.insert(0, (i, "HYBRID"))
                 else:
                     done += 1
-                print(f"[{done}/{len(rows)} {time.perf_counter() - t_start:6.0f}s] {db_mode:7s} {state:7s} "
-                      f"{res.get('wall_s', 0):5.1f}s {rows[i]['id']}" + ("  -> retry HYBRID" if retry else ""),
-                      flush=True)
+                print(
+                    f"[{done}/{len(rows)} {time.perf_counter() - t_start:6.0f}s] {db_mode:7s} {state:7s} "
+                    f"{res.get('wall_s', 0):5.1f}s {rows[i]['id']}" + ("  -> retry HYBRID" if retry else ""),
+                    flush=True,
+                )
     finally:
         for w in workers:
             w.close()
@@ -431,22 +466,33 @@ def result_frame(rows: list[dict], results: list[dict], timeout_s: float, quant:
             status = "ok_hybrid" if status == "ok" else status + " (HYBRID retry; SILICON: " + silicon_error + ")"
             used = res["hybrid"]
         good = status.startswith("ok")
-        out.append({
-            "id": row["id"], "system": row["system"], "model_path": row["model_path"], "mode": row["mode"],
-            "measured_ttft_ms": row["silicon_ttft_ms"], "measured_tpot_ms": row["silicon_tpot_ms"],
-            "aic_ttft_ms": used.get("ttft") if good else np.nan,
-            "aic_tpot_ms": used.get("tpot") if good else np.nan,
-            "status": status,
-            "backend": row["backend"], "row_backend_version": row["backend_version"],
-            "aic_model_path": kw["model_path"],
-            "aic_quant": f"{kw['gemm_quant_mode'] or 'auto'}/{kw['moe_quant_mode'] or 'auto'}",
-            "aic_db_version": used.get("version", ""), "isl": row["isl"], "osl": row["osl"],
-            "concurrency": row.get("concurrency"), "aic_batch_size": kw.get("batch_size"),
-            "aic_prefill_batch_size": kw.get("prefill_batch_size"),
-            "aic_decode_batch_size": kw.get("decode_batch_size"),
-            "wall_s": round(sum(float(r.get("wall_s", 0.0)) for r in res.values() if r), 2),
-            "aic_warning": used.get("warning", ""), "silicon_error": silicon_error,
-        })
+        out.append(
+            {
+                "id": row["id"],
+                "system": row["system"],
+                "model_path": row["model_path"],
+                "mode": row["mode"],
+                "measured_ttft_ms": row["silicon_ttft_ms"],
+                "measured_tpot_ms": row["silicon_tpot_ms"],
+                "aic_ttft_ms": used.get("ttft") if good else np.nan,
+                "aic_tpot_ms": used.get("tpot") if good else np.nan,
+                "status": status,
+                "backend": row["backend"],
+                "row_backend_version": row["backend_version"],
+                "aic_model_path": kw["model_path"],
+                "aic_quant": f"{kw['gemm_quant_mode'] or 'auto'}/{kw['moe_quant_mode'] or 'auto'}",
+                "aic_db_version": used.get("version", ""),
+                "isl": row["isl"],
+                "osl": row["osl"],
+                "concurrency": row.get("concurrency"),
+                "aic_batch_size": kw.get("batch_size"),
+                "aic_prefill_batch_size": kw.get("prefill_batch_size"),
+                "aic_decode_batch_size": kw.get("decode_batch_size"),
+                "wall_s": round(sum(float(r.get("wall_s", 0.0)) for r in res.values() if r), 2),
+                "aic_warning": used.get("warning", ""),
+                "silicon_error": silicon_error,
+            }
+        )
     return pd.DataFrame(out, columns=OUT_COLUMNS)
 
 
@@ -462,9 +508,11 @@ def summarize(df: pd.DataFrame) -> str:
     def line(label: str, part: pd.DataFrame) -> str:
         if part.empty:
             return f"  {label:<20s} n=  0"
-        return (f"  {label:<20s} n={len(part):3d}  "
-                f"TPOT median|err| {part['tpot_err'].abs().median():6.1f}%  bias {part['tpot_err'].median():+6.1f}%   "
-                f"TTFT median|err| {part['ttft_err'].abs().median():6.1f}%  bias {part['ttft_err'].median():+6.1f}%")
+        return (
+            f"  {label:<20s} n={len(part):3d}  "
+            f"TPOT median|err| {part['tpot_err'].abs().median():6.1f}%  bias {part['tpot_err'].median():+6.1f}%   "
+            f"TTFT median|err| {part['ttft_err'].abs().median():6.1f}%  bias {part['ttft_err'].median():+6.1f}%"
+        )
 
     def block(title: str, ok: pd.DataFrame) -> list[str]:
         out = [title, line("overall", ok)]
@@ -476,8 +524,10 @@ def summarize(df: pd.DataFrame) -> str:
     n_fail = int(df["status"].str.startswith("error").sum())
     n_to = int(df["status"].str.startswith("timeout").sum())
     n_ok, n_hyb = int((df["status"] == "ok").sum()), int((df["status"] == "ok_hybrid").sum())
-    header = (f"rows sampled {len(df)}: predicted with SILICON data {n_ok}, only with HYBRID fallback {n_hyb}, "
-              f"failed {n_fail}, timed out {n_to}")
+    header = (
+        f"rows sampled {len(df)}: predicted with SILICON data {n_ok}, only with HYBRID fallback {n_hyb}, "
+        f"failed {n_fail}, timed out {n_to}"
+    )
     lines = [header]
     lines += block("aiconfigurator default (database_mode=SILICON), status == ok:", err[err["status"] == "ok"])
     if (err["status"] == "ok_hybrid").any():
@@ -496,32 +546,51 @@ def summarize(df: pd.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--n", type=int, default=150, help="rows to sample (default 150)")
     ap.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     ap.add_argument("--out", default="/tmp/aic_own_error.csv", help="output CSV (default /tmp/aic_own_error.csv)")
     ap.add_argument("--timeout", type=float, default=20.0, help="per-row wall-clock limit in s (default 20)")
-    ap.add_argument("--jobs", type=int, default=1,
-                    help="estimator worker processes (default 1; more only pays with idle cores, and "
-                         "CPU contention inflates the per-row times the --timeout limit is checked against)")
-    ap.add_argument("--no-hybrid-fallback", dest="hybrid_fallback", action="store_false",
-                    help="do not retry rows whose SILICON estimate lacks perf data with database_mode=HYBRID")
-    ap.add_argument("--quant", choices=("checkpoint", "csv"), default="checkpoint",
-                    help="quantization passed: 'checkpoint' (default) lets aiconfigurator infer the served "
-                         "checkpoint's modes where the CSV label only names its precision family; 'csv' passes "
-                         "the CSV labels verbatim")
-    ap.add_argument("--aic-path", default=os.environ.get("AIC_PATH"),
-                    help="directory holding the upper 'aiconfigurator' package, put first on sys.path "
-                         "(default: $AIC_PATH, else the normal import path)")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="estimator worker processes (default 1; more only pays with idle cores, and "
+        "CPU contention inflates the per-row times the --timeout limit is checked against)",
+    )
+    ap.add_argument(
+        "--no-hybrid-fallback",
+        dest="hybrid_fallback",
+        action="store_false",
+        help="do not retry rows whose SILICON estimate lacks perf data with database_mode=HYBRID",
+    )
+    ap.add_argument(
+        "--quant",
+        choices=("checkpoint", "csv"),
+        default="checkpoint",
+        help="quantization passed: 'checkpoint' (default) lets aiconfigurator infer the served "
+        "checkpoint's modes where the CSV label only names its precision family; 'csv' passes "
+        "the CSV labels verbatim",
+    )
+    ap.add_argument(
+        "--aic-path",
+        default=os.environ.get("AIC_PATH"),
+        help="directory holding the upper 'aiconfigurator' package, put first on sys.path "
+        "(default: $AIC_PATH, else the normal import path)",
+    )
     args = ap.parse_args(argv)
 
     core_version = importlib.metadata.version("aiconfigurator-core")
     sample_all = select_rows(load_silicon_sample())
     sample = stratified_sample(sample_all, args.n, args.seed)
-    print(f"aiconfigurator-core {core_version}; eligible rows {len(sample_all)} "
-          f"(agg {int((sample_all['mode'] == 'agg').sum())}, disagg {int((sample_all['mode'] == 'disagg').sum())}); "
-          f"sampled {len(sample)} in {sample.groupby(['system', 'model_path', 'mode']).ngroups} groups", flush=True)
+    print(
+        f"aiconfigurator-core {core_version}; eligible rows {len(sample_all)} "
+        f"(agg {int((sample_all['mode'] == 'agg').sum())}, disagg {int((sample_all['mode'] == 'disagg').sum())}); "
+        f"sampled {len(sample)} in {sample.groupby(['system', 'model_path', 'mode']).ngroups} groups",
+        flush=True,
+    )
 
     rows = sample.to_dict("records")
     t0 = time.perf_counter()
@@ -531,8 +600,10 @@ def main(argv: list[str] | None = None) -> None:
     df = result_frame(rows, results, args.timeout, args.quant)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.out, index=False)
-    print(f"\nwrote {args.out}; {len(df)} rows in {wall:.0f} s wall with {args.jobs} job(s), "
-          f"median {df['wall_s'].median():.1f} s per row")
+    print(
+        f"\nwrote {args.out}; {len(df)} rows in {wall:.0f} s wall with {args.jobs} job(s), "
+        f"median {df['wall_s'].median():.1f} s per row"
+    )
     print(summarize(df))
 
 

@@ -28,8 +28,11 @@ from jalapeno.specs.catalog import load_model
 
 def rows():
     """The H100 Qwen3-235B-A22B TensorRT-LLM aggregated rows (fit/aic_rows.py points)."""
-    return [p for p in load_aiconfigurator()[0] if p.system == "h100" and p.model == "qwen3-235b-a22b"
-            and p.framework.startswith("trtllm") and p.mode == "agg"]
+    return [
+        p
+        for p in load_aiconfigurator()[0]
+        if p.system == "h100" and p.model == "qwen3-235b-a22b" and p.framework.startswith("trtllm") and p.mode == "agg"
+    ]
 
 
 def without_backend(p):
@@ -49,8 +52,11 @@ def error_table(pts) -> pd.DataFrame:
     for name, ps in (("cutlass", pts), ("calibrated", [without_backend(p) for p in pts])):
         got = predict_points(ps)
         t = got[got.metric == "tpot_s"].set_index("id")["error"]
-        out += [{"pricing": name, "layout": layout(p.deployment), "C": p.concurrency, "error": float(t[p.id])}
-                for p in ps if p.id in t.index]
+        out += [
+            {"pricing": name, "layout": layout(p.deployment), "C": p.concurrency, "error": float(t[p.id])}
+            for p in ps
+            if p.id in t.index
+        ]
     df = pd.DataFrame(out)
     tab = df.pivot_table(index=["layout", "C"], columns="pricing", values="error", aggfunc="median")
     n = df[df.pricing == "cutlass"].groupby(["layout", "C"]).size().rename("n")
@@ -70,8 +76,13 @@ def moe_step_ms(p, batch: float) -> float:
     st = point_stack(p)
     pool, lay = p.deployment.decode, p.deployment.decode.layout
     pricer = with_pool_backends(load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st), pool, model, lay)
-    sc = step_cost(model, pricer, lay, p.deployment.precision,
-                   Batch.make(decode_seqs=np.array([batch]), decode_ctx=point_workload(p).decode_ctx))
+    sc = step_cost(
+        model,
+        pricer,
+        lay,
+        p.deployment.precision,
+        Batch.make(decode_seqs=np.array([batch]), decode_ctx=point_workload(p).decode_ctx),
+    )
     return sum(r["time_s"] for r in sc.op_rows() if r["op"] == "moe.experts") * 1e3
 
 
@@ -89,8 +100,19 @@ def layout_table(pts) -> pd.DataFrame:
             continue
         t4, t8 = p4.measured["tpot_s"] * 1e3, p8.measured["tpot_s"] * 1e3
         m4, m8 = moe_step_ms(p4, c), moe_step_ms(p8, c)
-        out.append({"isl": isl, "osl": osl, "C": c, "tpot_tp4": t4, "tpot_tp8": t8, "measured_diff": t4 - t8,
-                    "moe_tp4": m4, "moe_tp8": m8, "moe_diff": m4 - m8})
+        out.append(
+            {
+                "isl": isl,
+                "osl": osl,
+                "C": c,
+                "tpot_tp4": t4,
+                "tpot_tp8": t8,
+                "measured_diff": t4 - t8,
+                "moe_tp4": m4,
+                "moe_tp8": m8,
+                "moe_diff": m4 - m8,
+            }
+        )
     df = pd.DataFrame(out)
     print("\n== Table 2: TP4 (EP4) - TP8 (EP8), ms: measured TPOT and the CUTLASS-priced routed experts at batch C")
     print(df.round(2).to_string(index=False))

@@ -29,16 +29,20 @@ def main() -> None:
     for metric in ("ttft_s", "tpot_s", "interactivity"):
         a = _summary(spread[spread.metric == metric], ["metric"])
         b = _summary(recur[recur.metric == metric], ["metric"])
-        print(f"{metric}: spread {a['median'].iloc[0]:.1%} (bias {a['bias'].iloc[0]:+.1%}), recurring "
-              f"{b['median'].iloc[0]:.1%} (bias {b['bias'].iloc[0]:+.1%}), n {int(a['n'].iloc[0])}")
+        print(
+            f"{metric}: spread {a['median'].iloc[0]:.1%} (bias {a['bias'].iloc[0]:+.1%}), recurring "
+            f"{b['median'].iloc[0]:.1%} (bias {b['bias'].iloc[0]:+.1%}), n {int(a['n'].iloc[0])}"
+        )
     a = _summary(spread[spread.metric == "ttft_s"], keys)
     b = _summary(recur[recur.metric == "ttft_s"], keys)
     t = a.join(b.add_suffix(" recurring"))
     print("\n| system | model | engine | mode | n | TTFT spread | bias | TTFT recurring | bias |")
     print("|---|---|---|---|---|---|---|---|---|")
     for (s, m, e, mode), r in t.iterrows():
-        print(f"| {s} | {m} | {e} | {mode} | {int(r['n'])} | {r['median']:.1%} | {r['bias']:+.1%} | "
-              f"{r['median recurring']:.1%} | {r['bias recurring']:+.1%} |")
+        print(
+            f"| {s} | {m} | {e} | {mode} | {int(r['n'])} | {r['median']:.1%} | {r['bias']:+.1%} | "
+            f"{r['median recurring']:.1%} | {r['bias recurring']:+.1%} |"
+        )
 
 
 if __name__ == "__main__":

@@ -44,8 +44,11 @@ def tpot_rows() -> pd.DataFrame:
     # validate leaves the MiniMax rows out (data/stack_fits.toml is not fitted on them); this diagnosis maps
     # them as their checkpoints ran (fit/aic_rows.row_precision: fp8 -> the block-FP8 release, fp4 -> NVFP4)
     AIC_MODELS.setdefault("MiniMaxAI/MiniMax-M2.5", "minimax-m2.5")
-    pts = [p for p in load_aiconfigurator()[0] if p.model in ("minimax-m2.5", "kimi-k2.5")
-           and p.framework.startswith("vllm ")]
+    pts = [
+        p
+        for p in load_aiconfigurator()[0]
+        if p.model in ("minimax-m2.5", "kimi-k2.5") and p.framework.startswith("vllm ")
+    ]
     got = predict_points(pts)
     t = got[got.metric == "tpot_s"].copy()
     t["new_release"] = [release(f) >= (0, 17) for f in t.framework]
@@ -75,14 +78,17 @@ def main() -> None:
     t = tpot_rows()
     print("1. TPOT signed error (median) per model, system, precision, vLLM release")
     table = t.groupby(["model", "system", "precision", "framework"]).agg(
-        n=("error", "size"), bias=("error", "median"), measured_ms=("measured", lambda x: 1e3 * x.median()))
+        n=("error", "size"), bias=("error", "median"), measured_ms=("measured", lambda x: 1e3 * x.median())
+    )
     print(table.round(3).to_string())
 
     mm = t[(t.model == "minimax-m2.5") & t.system.isin(BLACKWELL) & t.new_release]
     fit = split(mm)
     c = fit_step_cost(mm[fit])
-    print(f"\n2. MiniMax-M2.5, Blackwell, vLLM >= 0.17: fitted per-step cost c = {1e3 * c:+.2f} ms "
-          f"(fit half n {int(fit.sum())})")
+    print(
+        f"\n2. MiniMax-M2.5, Blackwell, vLLM >= 0.17: fitted per-step cost c = {1e3 * c:+.2f} ms "
+        f"(fit half n {int(fit.sum())})"
+    )
     for fw, g in mm[fit].groupby("framework"):
         print(f"   {fw:34s} alone: c = {1e3 * fit_step_cost(g):+.2f} ms (fit n {len(g)})")
     print(f"   MiniMax held out  before: {errors(mm[~fit])}")

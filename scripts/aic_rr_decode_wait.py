@@ -53,8 +53,10 @@ def main(validate_csv: str) -> None:
         if p.concurrency != d.decode.workers * slots:
             continue
         wait = sum(mean_wait_s(d.decode.workers, slots, p.osl, p.measured["tpot_s"], s) for s in range(5)) / 5
-        print(f"{p.id[4:]} | {d.decode.workers} x {slots} | {p.osl} | {p.measured['ttft_s']:.2f} | "
-              f"{pred.loc[p.id, 'predicted']:.2f} | {wait:.2f}")
+        print(
+            f"{p.id[4:]} | {d.decode.workers} x {slots} | {p.osl} | {p.measured['ttft_s']:.2f} | "
+            f"{pred.loc[p.id, 'predicted']:.2f} | {wait:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -29,9 +29,11 @@ def worst_pairs(points) -> list[dict]:
 def pair_line(q: dict, flag: str = "") -> str:
     """One row's worst pair as a table line (ms, per-instance batches, ratio, flag)."""
     x, y = q["x"], q["y"]
-    return (f"| {x.system} vs {y.system} | {x.model} | {x.framework} | {x.isl}/{x.osl} | {x.mode}/{y.mode} | "
-            f"{q['batch_x']:.1f} / {q['batch_y']:.1f} | {x.measured['tpot_s'] * 1e3:.1f} - {q['stall_x_s'] * 1e3:.1f} "
-            f"| {q['bound_y_s'] * 1e3:.1f} | {q['ratio']:.2f} | {flag} |")
+    return (
+        f"| {x.system} vs {y.system} | {x.model} | {x.framework} | {x.isl}/{x.osl} | {x.mode}/{y.mode} | "
+        f"{q['batch_x']:.1f} / {q['batch_y']:.1f} | {x.measured['tpot_s'] * 1e3:.1f} - {q['stall_x_s'] * 1e3:.1f} "
+        f"| {q['bound_y_s'] * 1e3:.1f} | {q['ratio']:.2f} | {flag} |"
+    )
 
 
 def main() -> None:
@@ -43,10 +45,14 @@ def main() -> None:
     pts, _ = load_aiconfigurator()
     flags = aic_sibling_flags(pts)
     pairs = worst_pairs(pts)
-    print(f"{len(sibling_pairs(pts))} pairs, {len(pairs)} rows compared, rule D factor {SIBLING_TPOT_FACTOR:g}; "
-          f"{len(flags)} rows flagged")
-    print("| rows | model | release | ISL/OSL | modes | batch X / Y | TPOT X - stall (ms) | sibling bound (ms) | "
-          "ratio | flag |")
+    print(
+        f"{len(sibling_pairs(pts))} pairs, {len(pairs)} rows compared, rule D factor {SIBLING_TPOT_FACTOR:g}; "
+        f"{len(flags)} rows flagged"
+    )
+    print(
+        "| rows | model | release | ISL/OSL | modes | batch X / Y | TPOT X - stall (ms) | sibling bound (ms) | "
+        "ratio | flag |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for q in pairs:
         if a.all or q["ratio"] > 0.9:

@@ -36,8 +36,15 @@ def repeat_spread(points) -> dict:
         return lr[lo] + (lr[min(lo + 1, len(lr) - 1)] - lr[lo]) * (x - lo)
 
     q1, q2, q3 = q(0.25), q(0.5), q(0.75)
-    return {"pairs": lr, "groups": len(reps), "q1": q1, "q2": q2, "q3": q3,
-            "fence": math.exp(q3 + 1.5 * (q3 - q1)), "far_out": math.exp(q3 + 3 * (q3 - q1))}
+    return {
+        "pairs": lr,
+        "groups": len(reps),
+        "q1": q1,
+        "q2": q2,
+        "q3": q3,
+        "fence": math.exp(q3 + 1.5 * (q3 - q1)),
+        "far_out": math.exp(q3 + 3 * (q3 - q1)),
+    }
 
 
 def main() -> None:
@@ -46,11 +53,15 @@ def main() -> None:
     pts, _ = load_aiconfigurator()
     s = repeat_spread(pts)
     print("Table 1: TPOT repeat spread\n")
-    print(f"{s['groups']} groups of repeats, {len(s['pairs'])} pairs; |ln ratio| quartiles {s['q1']:.2%}, {s['q2']:.2%}, "
-          f"{s['q3']:.2%}; Tukey fence x{s['fence']:.3f}, far-out fence x{s['far_out']:.3f}; "
-          f"REPEAT_TPOT_FACTOR {REPEAT_TPOT_FACTOR}; pairs above it: {sum(math.exp(x) > REPEAT_TPOT_FACTOR for x in s['pairs'])}")
+    print(
+        f"{s['groups']} groups of repeats, {len(s['pairs'])} pairs; |ln ratio| quartiles {s['q1']:.2%}, {s['q2']:.2%}, "
+        f"{s['q3']:.2%}; Tukey fence x{s['fence']:.3f}, far-out fence x{s['far_out']:.3f}; "
+        f"REPEAT_TPOT_FACTOR {REPEAT_TPOT_FACTOR}; pairs above it: {sum(math.exp(x) > REPEAT_TPOT_FACTOR for x in s['pairs'])}"
+    )
     flags = aic_consistency_flags(pts)
-    print("\nTable 2: conflicts (* flagged)\n\n| rule | system | model | framework | ISL/OSL | C (TPOT ms) | C (TPOT ms) |")
+    print(
+        "\nTable 2: conflicts (* flagged)\n\n| rule | system | model | framework | ISL/OSL | C (TPOT ms) | C (TPOT ms) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for a, b, rule in tpot_conflicts(pts):
         cell = lambda p: f"{'*' if p.id in flags else ''}{p.concurrency:g} ({p.measured['tpot_s'] * 1e3:.2f})"  # noqa: E731

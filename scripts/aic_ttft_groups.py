@@ -29,9 +29,15 @@ def _stat(e: pd.Series) -> str:
 
 def _rows(df: pd.DataFrame) -> pd.DataFrame:
     """aiconfigurator TTFT and TPOT side by side, one line per row."""
-    p = df[df.metric.isin(["ttft_s", "tpot_s"])].pivot_table(
-        index=["id", "framework", "isl", "concurrency", "deployment"], columns="metric",
-        values=["measured", "predicted"]).reset_index()
+    p = (
+        df[df.metric.isin(["ttft_s", "tpot_s"])]
+        .pivot_table(
+            index=["id", "framework", "isl", "concurrency", "deployment"],
+            columns="metric",
+            values=["measured", "predicted"],
+        )
+        .reset_index()
+    )
     p.columns = ["_".join(c).strip("_") for c in p.columns]
     return p.sort_values(["framework", "deployment", "isl", "concurrency"]).drop(columns="id")
 
@@ -40,8 +46,7 @@ def sglang_separate() -> None:
     """The aggregated SGLang rows' TTFT and TPOT with prompt chunks in the decode step and with
     prefill-only steps (every fitted constant unchanged)."""
     pts = [p for p in load_aiconfigurator()[0] if p.framework.startswith("sglang") and p.mode == "agg"]
-    sep = [dataclasses.replace(p, deployment=dataclasses.replace(p.deployment, prefill_steps="separate"))
-           for p in pts]
+    sep = [dataclasses.replace(p, deployment=dataclasses.replace(p.deployment, prefill_steps="separate")) for p in pts]
     for name, got in (("mixed", predict_points(pts)), ("separate", predict_points(sep))):
         for metric in ("ttft_s", "tpot_s"):
             e = got[got.metric == metric]
@@ -70,25 +75,41 @@ def main(show_rows: bool) -> None:
     print(g.groupby(["system", "engine", "precision", "moe", "isl"]).error.agg(_stat).unstack().to_string())
     print("\n== TensorRT-LLM aggregated at C <= 4: measured / predicted medians (s)")
     g = ttft[(ttft.engine == "trtllm") & (ttft["mode"] == "agg") & (ttft.concurrency <= 4)]
-    print(g.groupby(["system", "model", "isl"]).agg(err=("error", _stat), measured=("measured", "median"),
-                                                    predicted=("predicted", "median")).to_string())
+    print(
+        g.groupby(["system", "model", "isl"])
+        .agg(err=("error", _stat), measured=("measured", "median"), predicted=("predicted", "median"))
+        .to_string()
+    )
     print("\n== Disaggregated, TensorRT-LLM / SGLang: prefill worker layout")
     g = ttft[ttft["mode"] == "disagg"]
-    print(g.groupby(["engine", "system", "model", "prefill"]).agg(
-        err=("error", _stat), measured=("measured", "median"), predicted=("predicted", "median"),
-        c_median=("concurrency", "median")).to_string())
+    print(
+        g.groupby(["engine", "system", "model", "prefill"])
+        .agg(
+            err=("error", _stat),
+            measured=("measured", "median"),
+            predicted=("predicted", "median"),
+            c_median=("concurrency", "median"),
+        )
+        .to_string()
+    )
     if show_rows:
         for system in ("h100", "h200"):
             print(f"\n== {system} DeepSeek-R1 disaggregated rows")
-            print(_rows(aic[(aic.system == system) & (aic.model == "deepseek-r1") & (aic["mode"] == "disagg")])
-                  .to_string())
+            print(
+                _rows(
+                    aic[(aic.system == system) & (aic.model == "deepseek-r1") & (aic["mode"] == "disagg")]
+                ).to_string()
+            )
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", action="store_true", help="also print the H100/H200 disaggregated rows")
-    ap.add_argument("--sglang-separate", action="store_true",
-                    help="only compare the aggregated SGLang rows with mixed and with prefill-only steps")
+    ap.add_argument(
+        "--sglang-separate",
+        action="store_true",
+        help="only compare the aggregated SGLang rows with mixed and with prefill-only steps",
+    )
     args = ap.parse_args()
     if args.sglang_separate:
         sglang_separate()

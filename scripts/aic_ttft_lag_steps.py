@@ -124,18 +124,30 @@ def what_if(points) -> None:
     def table(df):
         t = df[df.metric == "ttft_s"].assign(ae=lambda x: x.error.abs())
         return t.groupby(["system", "framework", "precision"]).apply(
-            lambda g: f"{g.ae.median():.1%} / {g.error.median():+.1%} n{len(g)}", include_groups=False)
+            lambda g: f"{g.ae.median():.1%} / {g.error.median():+.1%} n{len(g)}", include_groups=False
+        )
 
     trt = [p for p in points if p.model == "deepseek-r1" and p.framework.startswith("trtllm")]
     print("\n== what-if: TensorRT-LLM DeepSeek-R1 rows at their scripts' --max_num_tokens (shipped -> what-if)")
-    print(pd.concat({"shipped": table(predict_points(trt)),
-                     "script budget": table(predict_points([_script_budget(p) for p in trt]))}, axis=1).to_string())
-    sgl = [p for p in points if p.model == "deepseek-r1" and p.framework.startswith("sglang")
-           and p.client == "inferencex-db"]
+    print(
+        pd.concat(
+            {
+                "shipped": table(predict_points(trt)),
+                "script budget": table(predict_points([_script_budget(p) for p in trt])),
+            },
+            axis=1,
+        ).to_string()
+    )
+    sgl = [
+        p
+        for p in points
+        if p.model == "deepseek-r1" and p.framework.startswith("sglang") and p.client == "inferencex-db"
+    ]
     cols = {"shipped": table(predict_points(sgl))}
     for w in (0.3, 0.1):
-        cols[f"share {w}"] = table(predict_points(sgl, stack_of=lambda p, w=w: replace(point_stack(p),
-                                                                                       agg_burst_fraction=w)))
+        cols[f"share {w}"] = table(
+            predict_points(sgl, stack_of=lambda p, w=w: replace(point_stack(p), agg_burst_fraction=w))
+        )
     print("\n== what-if: SGLang DeepSeek-R1 rows, the export client's aggregated burst share (shipped -> 0.3, 0.1)")
     print(pd.concat(cols, axis=1).to_string())
 
@@ -147,9 +159,17 @@ def _frame():
     points, _ = load_aiconfigurator()
     flagged = set(aic_ttft_flags(points)) | set(aic_source_flags(points))
     pts = [p for p in points if p.mode == "agg" and p.id not in flagged]
-    meta = pd.DataFrame([{"id": p.id, "release": p.framework, "mtp": bool(p.deployment and p.deployment.mtp),
-                          "a": p.deployment.mtp.tokens_per_step if p.deployment and p.deployment.mtp else 1.0}
-                         for p in pts]).set_index("id")
+    meta = pd.DataFrame(
+        [
+            {
+                "id": p.id,
+                "release": p.framework,
+                "mtp": bool(p.deployment and p.deployment.mtp),
+                "a": p.deployment.mtp.tokens_per_step if p.deployment and p.deployment.mtp else 1.0,
+            }
+            for p in pts
+        ]
+    ).set_index("id")
     df = predict_parts(pts).join(meta)
     df = df[df.noburst.notna() & df.measured_ttft_s.notna() & (df.predicted_tpot_s > 0)].copy()
     df["steps"] = lag_steps(df.measured_ttft_s, df.noburst, df.predicted_tpot_s, df.a)
@@ -164,25 +184,40 @@ def main(with_what_if: bool = False) -> None:
     pd.set_option("display.max_rows", 300)
     low = df[(df.model == "deepseek-r1") & (df.conc <= LOW_LOAD)]
     print(f"== DeepSeek-R1 aggregated, C <= {LOW_LOAD}: measured minus the steady TTFT (no burst), median")
-    print(low.groupby(["engine", "release", "system", "mtp", "isl"]).agg(
-        n=("steps", "size"), steps=("steps", "median"), ms=("ms", "median"), tau_ms=("tau_ms", "median"))
-        .round(1).to_string())
+    print(
+        low.groupby(["engine", "release", "system", "mtp", "isl"])
+        .agg(n=("steps", "size"), steps=("steps", "median"), ms=("ms", "median"), tau_ms=("tau_ms", "median"))
+        .round(1)
+        .to_string()
+    )
     exp = df[df.client == "inferencex-db"].assign(cb=pd.cut(df.conc, list(CONC_BINS)))
     print("\n== InferenceX export client, every model: the same in steps (median) by concurrency")
-    print(exp.pivot_table(index=["model", "release"], columns="cb", values="steps", aggfunc="median",
-                          observed=True).round(1).to_string())
-    print("\n== InferenceX TensorRT-LLM DeepSeek-R1 scripts: --max_num_tokens and the whole prompts a step admits "
-          "(ISL = the longest prompt, B decoding beside it)")
+    print(
+        exp.pivot_table(index=["model", "release"], columns="cb", values="steps", aggfunc="median", observed=True)
+        .round(1)
+        .to_string()
+    )
+    print(
+        "\n== InferenceX TensorRT-LLM DeepSeek-R1 scripts: --max_num_tokens and the whole prompts a step admits "
+        "(ISL = the longest prompt, B decoding beside it)"
+    )
     rows = []
     for isl in (1024, 8192):
         for conc in (4, 16, 64, 256):
             for k, floor, label in ((0, 0, "no MTP, 1.1.0rc2"), (0, 8192, "no MTP, 1.2.0rc6"), (3, 0, "MTP3")):
                 t = script_max_num_tokens(isl, conc, k, floor)
-                rows.append({"isl": isl, "conc": conc, "script": label, "max_num_tokens": t,
-                             "prompts per step": whole_prompts_per_step(t, (k + 1) * (conc - 1), isl)})
-    print(pd.DataFrame(rows).pivot_table(index=["isl", "conc"], columns="script", values="prompts per step")
-          .to_string())
-
+                rows.append(
+                    {
+                        "isl": isl,
+                        "conc": conc,
+                        "script": label,
+                        "max_num_tokens": t,
+                        "prompts per step": whole_prompts_per_step(t, (k + 1) * (conc - 1), isl),
+                    }
+                )
+    print(
+        pd.DataFrame(rows).pivot_table(index=["isl", "conc"], columns="script", values="prompts per step").to_string()
+    )
 
     if with_what_if:
         from jalapeno.fit.aic_quality import aic_source_flags, aic_ttft_flags

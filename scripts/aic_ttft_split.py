@@ -71,12 +71,15 @@ def needed_share(measured, noburst, burst, share):
     """
     share = np.asarray(share, dtype=float)
     if np.any((share <= 0) | (share > 1)):
-        raise ValueError("share: a burst share must be in (0, 1]; give the client's agg/prefill_burst_fraction "
-                         "or 0.1 (one wave in ten) where it sets none")
+        raise ValueError(
+            "share: a burst share must be in (0, 1]; give the client's agg/prefill_burst_fraction "
+            "or 0.1 (one wave in ten) where it sets none"
+        )
     excess = np.asarray(burst, dtype=float) / share
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(excess > 0, (np.asarray(measured, dtype=float) - np.asarray(noburst, dtype=float)) / excess,
-                        np.nan)
+        return np.where(
+            excess > 0, (np.asarray(measured, dtype=float) - np.asarray(noburst, dtype=float)) / excess, np.nan
+        )
 
 
 def wave_per_prompt_over_step(burst, share, users, tpot_s):
@@ -137,6 +140,7 @@ def predict_parts(points) -> pd.DataFrame:
                     kw.update(request_overhead_s=0.0, prompt_overhead_s_per_token=0.0)
                 memo[key] = (st, dataclasses.replace(st, **kw) if kw else st)
             return memo[key][1]
+
         return stack_of
 
     def ttft(got):
@@ -146,10 +150,12 @@ def predict_parts(points) -> pd.DataFrame:
     cols = {"full": ttft(full)}
     for kind in ("noburst", "bare"):
         cols[kind] = ttft(predict_points(points, stack_of=variant(kind)))
-    cols["lone"] = ttft(predict_points([dataclasses.replace(p, concurrency=1.0) for p in points],
-                                       stack_of=variant("bare")))
-    base = full[full.metric.isin(["ttft_s", "tpot_s"])].pivot_table(index="id", columns="metric",
-                                                                     values=["measured", "predicted"])
+    cols["lone"] = ttft(
+        predict_points([dataclasses.replace(p, concurrency=1.0) for p in points], stack_of=variant("bare"))
+    )
+    base = full[full.metric.isin(["ttft_s", "tpot_s"])].pivot_table(
+        index="id", columns="metric", values=["measured", "predicted"]
+    )
     base.columns = [f"{a}_{b}" for a, b in base.columns]
 
     def share(p):
@@ -157,9 +163,24 @@ def predict_parts(points) -> pd.DataFrame:
         w = st.prefill_burst_fraction if p.mode == "disagg" else st.agg_burst_fraction
         return DEFAULT_SHARE if w is None else w
 
-    meta = pd.DataFrame([{"id": p.id, "system": p.system, "model": p.model, "engine": p.framework.split()[0],
-                          "client": p.client, "mode": p.mode, "precision": p.precision, "isl": p.isl, "osl": p.osl, "conc": p.concurrency,
-                          "share": share(p)} for p in points]).set_index("id")
+    meta = pd.DataFrame(
+        [
+            {
+                "id": p.id,
+                "system": p.system,
+                "model": p.model,
+                "engine": p.framework.split()[0],
+                "client": p.client,
+                "mode": p.mode,
+                "precision": p.precision,
+                "isl": p.isl,
+                "osl": p.osl,
+                "conc": p.concurrency,
+                "share": share(p),
+            }
+            for p in points
+        ]
+    ).set_index("id")
     return meta.join(base).join(pd.DataFrame(cols))
 
 
@@ -178,8 +199,9 @@ def derived_frame(df: pd.DataFrame) -> pd.DataFrame:
     """
     excess = np.where(df.burst > 0, df.burst / df.share, 0.0)
     derived = df.noburst + DEFAULT_SHARE * excess
-    out = df.assign(excess=excess, derived=derived, rest_ms=1e3 * (df.m - derived) / df.conc,
-                    prompt_ms=2e3 * excess / df.conc)
+    out = df.assign(
+        excess=excess, derived=derived, rest_ms=1e3 * (df.m - derived) / df.conc, prompt_ms=2e3 * excess / df.conc
+    )
     if "lone" in df:
         out["serial"] = df.noburst + DEFAULT_SHARE * np.maximum(excess, np.maximum(df.conc - 1, 0) / 2 * df.lone)
     return out
@@ -190,24 +212,36 @@ def derived_table(df: pd.DataFrame) -> None:
     against the shipped fitted shares, overall and by system, model and mode (groups of 20 rows or more); and the
     aggregated rows' remainder per user at C >= 16 beside the wave's time per prompt (ms)."""
     d = derived_frame(df)
-    print(f"\n== derived share 1/W = {DEFAULT_SHARE} for every row: shipped {_stat(d.full / d.m - 1)} -> "
-          f"derived {_stat(d.derived / d.m - 1)}")
-    print(f"what-if, the wave served one prompt at a time at its lone cost: {_stat(d.serial / d.m - 1)}; aggregated "
-          f"{_stat(d[d['mode'] == 'agg'].full / d[d['mode'] == 'agg'].m - 1)} -> "
-          f"{_stat(d[d['mode'] == 'agg'].serial / d[d['mode'] == 'agg'].m - 1)}")
+    print(
+        f"\n== derived share 1/W = {DEFAULT_SHARE} for every row: shipped {_stat(d.full / d.m - 1)} -> "
+        f"derived {_stat(d.derived / d.m - 1)}"
+    )
+    print(
+        f"what-if, the wave served one prompt at a time at its lone cost: {_stat(d.serial / d.m - 1)}; aggregated "
+        f"{_stat(d[d['mode'] == 'agg'].full / d[d['mode'] == 'agg'].m - 1)} -> "
+        f"{_stat(d[d['mode'] == 'agg'].serial / d[d['mode'] == 'agg'].m - 1)}"
+    )
     g = d.groupby(["system", "model", "mode"]).filter(lambda x: len(x) >= 20).groupby(["system", "model", "mode"])
     print("shipped -> derived 1/W | one prompt at a time")
-    print(g.apply(lambda x: f"{_stat(x.full / x.m - 1)} -> {_stat(x.derived / x.m - 1)} | {_stat(x.serial / x.m - 1)}",
-                  include_groups=False).to_string())
+    print(
+        g.apply(
+            lambda x: f"{_stat(x.full / x.m - 1)} -> {_stat(x.derived / x.m - 1)} | {_stat(x.serial / x.m - 1)}",
+            include_groups=False,
+        ).to_string()
+    )
     a = d[(d["mode"] == "agg") & (d.conc >= 16)]
     a = a.assign(cb=pd.cut(a.conc, [8, 32, 128, 4096]))
     keys = ["engine", "client", "model", "isl"]
     print("\n== aggregated, C >= 16: (measured - steady - wave/W) / C, ms per user (median), by concurrency")
-    print(a.pivot_table(index=keys, columns="cb", values="rest_ms", aggfunc="median", observed=True).round(2)
-          .to_string())
+    print(
+        a.pivot_table(index=keys, columns="cb", values="rest_ms", aggfunc="median", observed=True).round(2).to_string()
+    )
     print("== the same rows' wave time per prompt, 2·excess/C, ms (median)")
-    print(a.pivot_table(index=keys, columns="cb", values="prompt_ms", aggfunc="median", observed=True).round(1)
-          .to_string())
+    print(
+        a.pivot_table(index=keys, columns="cb", values="prompt_ms", aggfunc="median", observed=True)
+        .round(1)
+        .to_string()
+    )
 
 
 def main(what_if: bool, derived: bool = False) -> None:
@@ -226,17 +260,47 @@ def main(what_if: bool, derived: bool = False) -> None:
     pd.set_option("display.max_colwidth", 200)
     keys = ["engine", "client", "model", "mode"]
     print("== TTFT parts (medians, s) and the error with the burst, without it, without the front end too")
-    print(df.groupby(keys).apply(lambda g: pd.Series({
-        "n": len(g), "measured": g.m.median(), "predicted": g.full.median(), "lone": g.lone.median(),
-        "load": g.load.median(), "front": g.front.median(), "burst": g.burst.median(),
-        "error": _stat(g.full / g.m - 1), "no burst": _stat(g.noburst / g.m - 1),
-        "no front": _stat(g.bare / g.m - 1)}), include_groups=False).round(3).to_string())
+    print(
+        df.groupby(keys)
+        .apply(
+            lambda g: pd.Series(
+                {
+                    "n": len(g),
+                    "measured": g.m.median(),
+                    "predicted": g.full.median(),
+                    "lone": g.lone.median(),
+                    "load": g.load.median(),
+                    "front": g.front.median(),
+                    "burst": g.burst.median(),
+                    "error": _stat(g.full / g.m - 1),
+                    "no burst": _stat(g.noburst / g.m - 1),
+                    "no front": _stat(g.bare / g.m - 1),
+                }
+            ),
+            include_groups=False,
+        )
+        .round(3)
+        .to_string()
+    )
     low = df[df.conc <= LOW_LOAD]
     print(f"\n== C <= {LOW_LOAD}: measured against one prompt alone plus the front end (medians, s)")
-    print(low.groupby([*keys, "precision", "system", "isl"]).apply(lambda g: pd.Series({
-        "n": len(g), "measured": g.m.median(), "lone + front": (g.lone + g.front).median(),
-        "predicted": g.full.median(), "measured - lone - front": (g.m - g.lone - g.front).median()}),
-        include_groups=False).round(3).to_string())
+    print(
+        low.groupby([*keys, "precision", "system", "isl"])
+        .apply(
+            lambda g: pd.Series(
+                {
+                    "n": len(g),
+                    "measured": g.m.median(),
+                    "lone + front": (g.lone + g.front).median(),
+                    "predicted": g.full.median(),
+                    "measured - lone - front": (g.m - g.lone - g.front).median(),
+                }
+            ),
+            include_groups=False,
+        )
+        .round(3)
+        .to_string()
+    )
     agg = df[(df["mode"] == "agg") & (df.burst > 1e-4)].copy()
     agg["excess"] = agg.burst / agg.share
     agg["w_need"] = needed_share(agg.m, agg.noburst, agg.burst, agg.share)
@@ -246,10 +310,12 @@ def main(what_if: bool, derived: bool = False) -> None:
         derived_table(df)
     big = agg[agg.conc >= 16]
     print("\n== aggregated, C >= 16: the share each row needs (median) by y = wave time per prompt / decode step")
-    print(big.pivot_table(index="y_bin", columns="model", values="w_need", aggfunc="median", observed=True)
-          .round(2).to_string())
-    print(big.pivot_table(index="y_bin", columns="model", values="w_need", aggfunc="count", observed=True)
-          .to_string())
+    print(
+        big.pivot_table(index="y_bin", columns="model", values="w_need", aggfunc="median", observed=True)
+        .round(2)
+        .to_string()
+    )
+    print(big.pivot_table(index="y_bin", columns="model", values="w_need", aggfunc="count", observed=True).to_string())
     if not what_if:
         return
     print("\n== what-if: aggregated rows with w = k/(1 + y), k per engine and client on the even rows")
@@ -261,19 +327,28 @@ def main(what_if: bool, derived: bool = False) -> None:
             continue
         k = fit_k(fit.m, fit.noburst, fit.excess, fit.y)
         g = g.assign(new=g.noburst + share_form(g.y, k) * g.excess, held=order == 1)
-        print(key, f"k = {k:.2f}: shipped {_stat(g.full / g.m - 1)} -> {_stat(g.new / g.m - 1)}; held out "
-              f"{_stat(g[g.held].full / g[g.held].m - 1)} -> {_stat(g[g.held].new / g[g.held].m - 1)}")
+        print(
+            key,
+            f"k = {k:.2f}: shipped {_stat(g.full / g.m - 1)} -> {_stat(g.new / g.m - 1)}; held out "
+            f"{_stat(g[g.held].full / g[g.held].m - 1)} -> {_stat(g[g.held].new / g[g.held].m - 1)}",
+        )
         out.append(g)
     r = pd.concat(out)
     print("aggregated rows:", _stat(r.full / r.m - 1), "->", _stat(r.new / r.m - 1))
-    print(r.groupby(["system", "model"]).apply(
-        lambda g: f"{_stat(g.full / g.m - 1)} -> {_stat(g.new / g.m - 1)}", include_groups=False).to_string())
+    print(
+        r.groupby(["system", "model"])
+        .apply(lambda g: f"{_stat(g.full / g.m - 1)} -> {_stat(g.new / g.m - 1)}", include_groups=False)
+        .to_string()
+    )
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--what-if", action="store_true", help="also price the aggregated rows with w = k/(1 + y)")
-    ap.add_argument("--derived", action="store_true",
-                    help="also price every row with the queueing-derived share, one wave in W = 10")
+    ap.add_argument(
+        "--derived",
+        action="store_true",
+        help="also price every row with the queueing-derived share, one wave in W = 10",
+    )
     args = ap.parse_args()
     main(args.what_if, args.derived)

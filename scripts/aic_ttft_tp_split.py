@@ -41,8 +41,10 @@ def tp_split(tp, residual_ms) -> tuple[float, float]:
     t = np.asarray(tp, dtype=float)
     r = np.asarray(residual_ms, dtype=float)
     if len(np.unique(t)) < MIN_TP_SIZES:
-        raise ValueError(f"tp: the split needs {MIN_TP_SIZES} or more TP sizes, got {sorted(set(t.tolist()))}; "
-                         "give a group measured at more TP sizes")
+        raise ValueError(
+            f"tp: the split needs {MIN_TP_SIZES} or more TP sizes, got {sorted(set(t.tolist()))}; "
+            "give a group measured at more TP sizes"
+        )
     (const, per_tp), *_ = np.linalg.lstsq(np.c_[np.ones_like(t), 1.0 / t], r, rcond=None)
     return round(float(const), 6), round(float(per_tp), 6)
 
@@ -50,8 +52,13 @@ def tp_split(tp, residual_ms) -> tuple[float, float]:
 def low_load_rows(df: pd.DataFrame, max_concurrency: float = LOW_LOAD) -> pd.DataFrame:
     """The unflagged aggregated aiconfigurator TTFT rows of a validate CSV at concurrency ≤ ``max_concurrency``
     with attention TP and no attention DP, with ``tp``, ``engine`` and ``residual_ms`` (predicted − measured)."""
-    a = df[(df.source == "aiconfigurator") & (df.metric == "ttft_s") & df.quality.isna() & (df["mode"] == "agg")
-           & (df.concurrency <= max_concurrency)].copy()
+    a = df[
+        (df.source == "aiconfigurator")
+        & (df.metric == "ttft_s")
+        & df.quality.isna()
+        & (df["mode"] == "agg")
+        & (df.concurrency <= max_concurrency)
+    ].copy()
     a["tp"] = a.deployment.str.extract(r"attn TP(\d+) DP1 ", expand=False).astype(float)
     a = a[a.tp.notna()]
     return a.assign(engine=a.framework.str.split().str[0], residual_ms=(a.predicted - a.measured) * 1e3)
@@ -72,7 +79,9 @@ def split_table(rows: pd.DataFrame) -> pd.DataFrame:
 def main(path: str, max_concurrency: float) -> None:
     t = split_table(low_load_rows(pd.read_csv(path), max_concurrency))
     pd.set_option("display.width", 200)
-    print(f"== aggregated aiconfigurator TTFT at C <= {max_concurrency:g}: predicted - measured = const + per_tp / TP (ms)")
+    print(
+        f"== aggregated aiconfigurator TTFT at C <= {max_concurrency:g}: predicted - measured = const + per_tp / TP (ms)"
+    )
     print(t.round(1).to_string(index=False))
 
 

@@ -57,8 +57,17 @@ def workgroups(m: float, n: float) -> float:
 
 def profile_rates(m: float = 64.0) -> pd.DataFrame:
     """Per-workgroup weight streaming rate (bytes/s) each :data:`PROFILE_V059` timing implies (FP8 weights, 1 B)."""
-    rows = [{"kernel": name, "n": n, "k": k, "us": us, "workgroups": workgroups(m, n),
-             "rate_gb_s": n * k / (us * 1e-6) / workgroups(m, n) / 1e9} for name, (n, k, us) in PROFILE_V059.items()]
+    rows = [
+        {
+            "kernel": name,
+            "n": n,
+            "k": k,
+            "us": us,
+            "workgroups": workgroups(m, n),
+            "rate_gb_s": n * k / (us * 1e-6) / workgroups(m, n) / 1e9,
+        }
+        for name, (n, k, us) in PROFILE_V059.items()
+    ]
     return pd.DataFrame(rows)
 
 
@@ -106,8 +115,16 @@ def main(rate_gb_s: float | None) -> None:
     out = shipped[keep][["id", "system", "concurrency", "isl", "metric", "measured"]].copy()
     out["shipped %"] = 100 * shipped[keep].error
     out["generic-config %"] = 100 * generic[keep].error.to_numpy()
-    print(out.to_string(index=False, formatters={"measured": "{:.4g}".format, "shipped %": "{:+.1f}".format,
-                                                  "generic-config %": "{:+.1f}".format}))
+    print(
+        out.to_string(
+            index=False,
+            formatters={
+                "measured": "{:.4g}".format,
+                "shipped %": "{:+.1f}".format,
+                "generic-config %": "{:+.1f}".format,
+            },
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -41,32 +41,95 @@ _CFG = "mlcommons/inference_results_v5.1 @965182b {}/code/llama2-70b-99/harness_
 #: / ``VLLM_USE_V1: 0`` or unset (vLLM 0.9's ROCm default for these options); V1: ``VLLM_USE_V1: 1``.
 #: steps: ``num_scheduler_steps``; batch: ``VLLM_LLAMA2_MLPERF_MAX_TARGET_DECODE_BATCH`` (else ``max_num_seqs``)
 ENGINES = {
-    "mi300x Offline": {"cfg": _CFG.format("closed/AMD", "offline_mi300x"), "engine": "V0", "eager": True,
-                       "steps": 11, "batch": 1536, "tokens": 40960, "chunked": False},
-    "mi325x Offline": {"cfg": _CFG.format("closed/AMD", "offline_mi325x"), "engine": "V0", "eager": True,
-                       "steps": 7, "batch": 2048, "tokens": 65536, "chunked": False},
-    "mi355x Offline": {"cfg": _CFG.format("open/AMD", "offline_mi355x"), "engine": "V0", "eager": False,
-                       "steps": 19, "batch": 3072, "tokens": 40960, "chunked": False},
-    "mi355x MangoBoost Offline": {"cfg": "open/AMD_MangoBoost/code/llama2-70b-99/apps/mlperf/vllm_args.json",
-                                  "engine": "V0", "eager": False, "steps": 19, "batch": 3450, "tokens": 65536,
-                                  "chunked": False},
-    "mi300x Server": {"cfg": _CFG.format("closed/AMD", "server_mi300x"), "engine": "V0", "eager": True,
-                      "steps": 9, "batch": 608, "tokens": 40960, "chunked": False},
-    "mi300x Interactive": {"cfg": _CFG.format("closed/AMD", "interactive_mi300x"), "engine": "V0", "eager": True,
-                           "steps": 8, "batch": 600, "tokens": 40960, "chunked": False},
-    "mi325x Interactive": {"cfg": _CFG.format("closed/AMD", "interactive_mi325x"), "engine": "V1", "eager": True,
-                           "steps": 1, "batch": 2048, "tokens": 43008, "chunked": True},
+    "mi300x Offline": {
+        "cfg": _CFG.format("closed/AMD", "offline_mi300x"),
+        "engine": "V0",
+        "eager": True,
+        "steps": 11,
+        "batch": 1536,
+        "tokens": 40960,
+        "chunked": False,
+    },
+    "mi325x Offline": {
+        "cfg": _CFG.format("closed/AMD", "offline_mi325x"),
+        "engine": "V0",
+        "eager": True,
+        "steps": 7,
+        "batch": 2048,
+        "tokens": 65536,
+        "chunked": False,
+    },
+    "mi355x Offline": {
+        "cfg": _CFG.format("open/AMD", "offline_mi355x"),
+        "engine": "V0",
+        "eager": False,
+        "steps": 19,
+        "batch": 3072,
+        "tokens": 40960,
+        "chunked": False,
+    },
+    "mi355x MangoBoost Offline": {
+        "cfg": "open/AMD_MangoBoost/code/llama2-70b-99/apps/mlperf/vllm_args.json",
+        "engine": "V0",
+        "eager": False,
+        "steps": 19,
+        "batch": 3450,
+        "tokens": 65536,
+        "chunked": False,
+    },
+    "mi300x Server": {
+        "cfg": _CFG.format("closed/AMD", "server_mi300x"),
+        "engine": "V0",
+        "eager": True,
+        "steps": 9,
+        "batch": 608,
+        "tokens": 40960,
+        "chunked": False,
+    },
+    "mi300x Interactive": {
+        "cfg": _CFG.format("closed/AMD", "interactive_mi300x"),
+        "engine": "V0",
+        "eager": True,
+        "steps": 8,
+        "batch": 600,
+        "tokens": 40960,
+        "chunked": False,
+    },
+    "mi325x Interactive": {
+        "cfg": _CFG.format("closed/AMD", "interactive_mi325x"),
+        "engine": "V1",
+        "eager": True,
+        "steps": 1,
+        "batch": 2048,
+        "tokens": 43008,
+        "chunked": True,
+    },
 }
 
 #: The 8-GPU Offline runs (inference_results_v5.1 @965182b {closed,open}/AMD/results/<system>/llama2-70b-99/Offline/
 #: performance/run_1/mlperf_log_summary.txt: samples/s, output tok/s; MI325X: system _1): precision as mapped
 OFFLINE_RUNS = {
-    "mi300x": {"samples_per_s": 92.1544, "output_tok_s": 27803.9, "batch": 1536, "tokens": 40960,
-               "precision": "fp8-tensor"},
-    "mi325x": {"samples_per_s": 114.7, "output_tok_s": 34520.4, "batch": 2048, "tokens": 65536,
-               "precision": "fp8-tensor"},
-    "mi355x": {"samples_per_s": 333.216, "output_tok_s": 93045.8, "batch": 3072, "tokens": 40960,
-               "precision": "w4a4-mxfp4"},
+    "mi300x": {
+        "samples_per_s": 92.1544,
+        "output_tok_s": 27803.9,
+        "batch": 1536,
+        "tokens": 40960,
+        "precision": "fp8-tensor",
+    },
+    "mi325x": {
+        "samples_per_s": 114.7,
+        "output_tok_s": 34520.4,
+        "batch": 2048,
+        "tokens": 65536,
+        "precision": "fp8-tensor",
+    },
+    "mi355x": {
+        "samples_per_s": 333.216,
+        "output_tok_s": 93045.8,
+        "batch": 3072,
+        "tokens": 40960,
+        "precision": "w4a4-mxfp4",
+    },
 }
 #: OpenOrca's mean input, tokens (fit/mlperf.MLPERF_LENGTHS: 222.33 over 24,576 samples)
 MEAN_ISL = 222.33
@@ -76,12 +139,27 @@ MEAN_ISL = 222.33
 #: ``result_samples_per_second``, ``result_tokens_per_second``, ``requested_offline_expected_qps`` (target_qps),
 #: ``result_{min,mean,max}_latency_ns``)
 SCALE_RUNS = {
-    8: {"who": "AMD", "samples_per_s": 333.216, "output_tok_s": 93045.8, "target_qps": 330,
-        "lat_s": (3921.599, 3947.625, 3982.714)},
-    32: {"who": "MangoBoost", "samples_per_s": 1221.76, "output_tok_s": 350820.0, "target_qps": 1280,
-         "lat_s": (2000.786, 2049.752, 2091.977)},
-    64: {"who": "MangoBoost", "samples_per_s": 2265.65, "output_tok_s": 648248.0, "target_qps": 2560,
-         "lat_s": (35.222, 1123.670, 2245.375)},
+    8: {
+        "who": "AMD",
+        "samples_per_s": 333.216,
+        "output_tok_s": 93045.8,
+        "target_qps": 330,
+        "lat_s": (3921.599, 3947.625, 3982.714),
+    },
+    32: {
+        "who": "MangoBoost",
+        "samples_per_s": 1221.76,
+        "output_tok_s": 350820.0,
+        "target_qps": 1280,
+        "lat_s": (2000.786, 2049.752, 2091.977),
+    },
+    64: {
+        "who": "MangoBoost",
+        "samples_per_s": 2265.65,
+        "output_tok_s": 648248.0,
+        "target_qps": 2560,
+        "lat_s": (35.222, 1123.670, 2245.375),
+    },
 }
 
 
@@ -93,8 +171,13 @@ def offline_residual(system: str, gemms: str = "model") -> dict:
     run = OFFLINE_RUNS[system]
     osl, b, t = run["output_tok_s"] / run["samples_per_s"], run["batch"], run["tokens"]
     pricer = load_any_pricer(system, "calibrated", pricer="roofline", stack="vllm-rocm")
-    batch = Batch.make(decode_seqs=[b, 0], decode_ctx=[MEAN_ISL + osl / 2, 0], prefill_tokens=[0, t],
-                       prefill_seqs=[0, int(t // MEAN_ISL)], prefill_ctx=0)
+    batch = Batch.make(
+        decode_seqs=[b, 0],
+        decode_ctx=[MEAN_ISL + osl / 2, 0],
+        prefill_tokens=[0, t],
+        prefill_seqs=[0, int(t // MEAN_ISL)],
+        prefill_ctx=0,
+    )
     sc = step_cost(load_model("llama-2-70b"), pricer, Layout(tp=1), get_precision(run["precision"]), batch)
     dec, pre = (float(x) for x in sc.step_time_s)
     if gemms == "hipblaslt":
@@ -102,9 +185,15 @@ def offline_residual(system: str, gemms: str = "model") -> dict:
         dec += sum(HIPBLASLT_FP8[SHAPES[o]][2048] * 1e-6 * 80 * b / 2048 - ops[o] for o in SHAPES)
     model_s = osl * dec / b + MEAN_ISL * pre / t
     measured_s = 8 / run["samples_per_s"]
-    return {"osl": osl, "decode_step_s": dec, "prefill_step_s": pre, "model_s": model_s, "measured_s": measured_s,
-            "overhead_s": float(sc.attribution_s["overhead"][0]),
-            "per_seq_step_s": (measured_s - model_s) / osl}
+    return {
+        "osl": osl,
+        "decode_step_s": dec,
+        "prefill_step_s": pre,
+        "model_s": model_s,
+        "measured_s": measured_s,
+        "overhead_s": float(sc.attribution_s["overhead"][0]),
+        "per_seq_step_s": (measured_s - model_s) / osl,
+    }
 
 
 def scale_table() -> list[dict]:
@@ -114,31 +203,48 @@ def scale_table() -> list[dict]:
     out = []
     for gpus, r in SCALE_RUNS.items():
         lo, mean, hi = r["lat_s"]
-        out.append({"gpus": gpus, "who": r["who"], "samples_per_gpu": r["samples_per_s"] / gpus,
-                    "tok_per_gpu": r["output_tok_s"] / gpus, "target_per_gpu": r["target_qps"] / gpus,
-                    "achieved_of_target": r["samples_per_s"] / r["target_qps"],
-                    "osl": r["output_tok_s"] / r["samples_per_s"], "mean_of_max": mean / hi, "first_s": lo})
+        out.append(
+            {
+                "gpus": gpus,
+                "who": r["who"],
+                "samples_per_gpu": r["samples_per_s"] / gpus,
+                "tok_per_gpu": r["output_tok_s"] / gpus,
+                "target_per_gpu": r["target_qps"] / gpus,
+                "achieved_of_target": r["samples_per_s"] / r["target_qps"],
+                "osl": r["output_tok_s"] / r["samples_per_s"],
+                "mean_of_max": mean / hi,
+                "first_s": lo,
+            }
+        )
     return out
 
 
 def main() -> None:
     print("Part 1: the submitted engines (the model prices every AMD row with the vllm-rocm profile: V1, graphs)")
     for k, e in ENGINES.items():
-        print(f"  {k:26s} {e['engine']} eager={str(e['eager']):5s} scheduler steps {e['steps']:2d} batch "
-              f"{e['batch']:5d} batched tokens {e['tokens']:6d} chunked prefill {e['chunked']}")
-    print("Part 2: one request's GPU time on the 8-GPU Offline engines (ms); residual per sequence per decode step (us)")
+        print(
+            f"  {k:26s} {e['engine']} eager={str(e['eager']):5s} scheduler steps {e['steps']:2d} batch "
+            f"{e['batch']:5d} batched tokens {e['tokens']:6d} chunked prefill {e['chunked']}"
+        )
+    print(
+        "Part 2: one request's GPU time on the 8-GPU Offline engines (ms); residual per sequence per decode step (us)"
+    )
     for s in OFFLINE_RUNS:
         for g in ("model", "hipblaslt") if s != "mi355x" else ("model",):
             r = offline_residual(s, g)
-            print(f"  {s} ({g} GEMMs): decode step {r['decode_step_s'] * 1e3:.1f} ms (profile overhead "
-                  f"{r['overhead_s'] * 1e3:.2f} ms), prefill step {r['prefill_step_s'] * 1e3:.0f} ms; request model "
-                  f"{r['model_s'] * 1e3:.2f} / measured {r['measured_s'] * 1e3:.2f} ms "
-                  f"({r['measured_s'] / r['model_s'] - 1:+.1%}); residual {r['per_seq_step_s'] * 1e6:+.1f} us")
+            print(
+                f"  {s} ({g} GEMMs): decode step {r['decode_step_s'] * 1e3:.1f} ms (profile overhead "
+                f"{r['overhead_s'] * 1e3:.2f} ms), prefill step {r['prefill_step_s'] * 1e3:.0f} ms; request model "
+                f"{r['model_s'] * 1e3:.2f} / measured {r['measured_s'] * 1e3:.2f} ms "
+                f"({r['measured_s'] / r['model_s'] - 1:+.1%}); residual {r['per_seq_step_s'] * 1e6:+.1f} us"
+            )
     print("Part 3: MI355X Offline per GPU against the submitters' target_qps")
     for r in scale_table():
-        print(f"  {r['gpus']:2d} GPUs ({r['who']}): {r['samples_per_gpu']:.2f} samples/s ({r['tok_per_gpu']:,.0f} "
-              f"output tok/s) per GPU, target {r['target_per_gpu']:.2f} ({r['achieved_of_target']:.1%}); OSL "
-              f"{r['osl']:.1f}; first response {r['first_s']:.0f} s, mean / max latency {r['mean_of_max']:.3f}")
+        print(
+            f"  {r['gpus']:2d} GPUs ({r['who']}): {r['samples_per_gpu']:.2f} samples/s ({r['tok_per_gpu']:,.0f} "
+            f"output tok/s) per GPU, target {r['target_per_gpu']:.2f} ({r['achieved_of_target']:.1%}); OSL "
+            f"{r['osl']:.1f}; first response {r['first_s']:.0f} s, mean / max latency {r['mean_of_max']:.3f}"
+        )
 
 
 if __name__ == "__main__":

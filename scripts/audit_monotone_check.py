@@ -52,8 +52,10 @@ def neighbours(points, deps, at: float) -> str:
     ok = np.flatnonzero(points.feasible & (points.throughput_per_chip > 0) & np.isfinite(points.interactivity))
     fi = ok[frontier_indices(points.interactivity[ok], points.throughput_per_chip[ok])]
     j = int(np.searchsorted(points.interactivity[fi], at))
-    return "; ".join(f"{points.interactivity[i]:.1f} tok/s/user {points.throughput_per_chip[i]:,.0f} tok/s/chip "
-                     f"{deps[int(i)].label}" for i in fi[max(0, j - 1):j + 1])
+    return "; ".join(
+        f"{points.interactivity[i]:.1f} tok/s/user {points.throughput_per_chip[i]:,.0f} tok/s/chip {deps[int(i)].label}"
+        for i in fi[max(0, j - 1) : j + 1]
+    )
 
 
 def main() -> None:

@@ -37,33 +37,59 @@ def main(lines: list[str]) -> None:
     for p in points:
         r = cells[p.id]
         best = r.get("point_type") == "max_throughput_per_gpu" or not p.measured.get("interactivity")
-        if (wanted and p.id not in wanted) or not best or not p.measured.get("throughput_per_chip") \
-                or p.mapping not in ("matched", "best_entry@concurrency") and not p.mapping.startswith("searched") \
-                or p.mapping == "matched" and not p.identified_from:
+        if (
+            (wanted and p.id not in wanted)
+            or not best
+            or not p.measured.get("throughput_per_chip")
+            or p.mapping not in ("matched", "best_entry@concurrency")
+            and not p.mapping.startswith("searched")
+            or p.mapping == "matched"
+            and not p.identified_from
+        ):
             continue
         g = implied_gpus(p.measured, p.isl, p.osl, p.concurrency)
-        print(f"== {p.id} {p.system} {p.framework} {p.isl}/{p.osl} C={p.concurrency} measured "
-              f"{p.measured['throughput_per_chip']:.1f} tok/s/GPU; mapping {p.mapping}"
-              f"{' (was ' + p.identified_from + ')' if p.identified_from else ''}; implied GPUs "
-              f"{'-' if g is None else f'{g:.2f}'}")
+        print(
+            f"== {p.id} {p.system} {p.framework} {p.isl}/{p.osl} C={p.concurrency} measured "
+            f"{p.measured['throughput_per_chip']:.1f} tok/s/GPU; mapping {p.mapping}"
+            f"{' (was ' + p.identified_from + ')' if p.identified_from else ''}; implied GPUs "
+            f"{'-' if g is None else f'{g:.2f}'}"
+        )
         if not p.concurrency:
             print("   no concurrency: the best of every run up to each entry's conc-end (not identified)")
             continue
         stated = {"mtp": True, "none": False}.get((r.get("spec") or "").strip())
-        ents = identified_candidates(p.system, p.model, r["framework"].strip(), p.precision, p.isl, p.osl,
-                                     p.concurrency, stated)
-        runs = [e.deployment() for e in ents] if len(ents) >= 2 else [d for d, _ in searched_runs(
-            p.system, p.model, p.isl, p.osl, matching_spaces(p.system, p.model, r["precision"], r["framework"],
-                                                             p.isl, p.osl, r["disagg"], r["date"]),
-            stated, p.concurrency)]
+        ents = identified_candidates(
+            p.system, p.model, r["framework"].strip(), p.precision, p.isl, p.osl, p.concurrency, stated
+        )
+        runs = (
+            [e.deployment() for e in ents]
+            if len(ents) >= 2
+            else [
+                d
+                for d, _ in searched_runs(
+                    p.system,
+                    p.model,
+                    p.isl,
+                    p.osl,
+                    matching_spaces(
+                        p.system, p.model, r["precision"], r["framework"], p.isl, p.osl, r["disagg"], r["date"]
+                    ),
+                    stated,
+                    p.concurrency,
+                )
+            ]
+        )
         alts = [replace(p, id=f"{p.id}#{k}", deployment=d, mapping="matched") for k, d in enumerate(runs)]
         err = predict_points(alts, calibrated_systems()) if alts else None
         for k, d in enumerate(runs):
             e = err[err.id == f"{p.id}#{k}"].set_index("metric").error * 100 if err is not None else {}
             errs = "  ".join(f"{m.split('_')[0]} {e[m]:+6.1f}%" for m in METRICS if m in e)
             mark = "<- matched" if p.deployment is not None and d.label == p.deployment.label else ""
-            print(f"   {d.chips:3d} GPUs {'admitted' if admits(d.chips, g) else 'excluded':8s} "
-                  f"{'-' if g is None else f'{d.chips / g:4.2f}'} {d.label}: {errs} {mark}")
+            print(
+                f"   {d.chips:3d} GPUs {'admitted' if admits(d.chips, g) else 'excluded':8s} "
+                f"{'-' if g is None else f'{d.chips / g:4.2f}'} {d.label}: {errs} {mark}"
+            )
+
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -107,6 +107,7 @@ def balanced_roofline_moe(systems=terms.SYSTEMS):
     def patched(system, *args, **kwargs):
         pr = orig(system, *args, **kwargs)
         return pr.with_efficiency(pr.efficiency.with_overrides(params[load_system(system).name]))
+
     terms.load_any_pricer = patched
     try:
         yield params
@@ -130,6 +131,7 @@ def balanced_moe_everywhere(systems: tuple | None = None):
         if efficiency == "calibrated" and pr.system.name in params:
             pr = pr.with_efficiency(pr.efficiency.with_overrides(params[pr.system.name]))
         return pr
+
     pricer_mod.load_pricer = patched
     try:
         yield params
@@ -138,8 +140,10 @@ def balanced_moe_everywhere(systems: tuple | None = None):
 
 
 #: the what-ifs ``--validate`` runs: (context, extra validate arguments)
-WHAT_IFS = {"roofline-balanced": (balanced_moe_everywhere, []),
-            "table-balanced": (balanced_table_reading, ["--pricer", "table", "-s", "b200,b300,gb200-nvl72,gb300-nvl72"])}
+WHAT_IFS = {
+    "roofline-balanced": (balanced_moe_everywhere, []),
+    "table-balanced": (balanced_table_reading, ["--pricer", "table", "-s", "b200,b300,gb200-nvl72,gb300-nvl72"]),
+}
 
 
 def validate_what_if(name: str, out: str) -> None:
@@ -165,8 +169,15 @@ def slope_table(s: pd.DataFrame) -> pd.DataFrame:
     for k, g in s[s.lay == "ATP"].groupby(["system", "engine"]):
         _, sm = terms.line(g.B, g.measured)
         _, sp = terms.line(g.B, g.model)
-        out.append({"system": k[0], "engine": k[1], "n": len(g), "err%": round(float(g["err%"].median()), 1),
-                    "s_ratio": round(sm / sp, 2) if sp else np.nan})
+        out.append(
+            {
+                "system": k[0],
+                "engine": k[1],
+                "n": len(g),
+                "err%": round(float(g["err%"].median()), 1),
+                "s_ratio": round(sm / sp, 2) if sp else np.nan,
+            }
+        )
     return pd.DataFrame(out).set_index(["system", "engine"])
 
 
@@ -183,9 +194,15 @@ def agg_rows(csv: str, disagg: bool = False) -> pd.DataFrame:
     """aiconfigurator interactivity rows of Blackwell DeepSeek-R1 / Kimi K2.5 whose (decode) attention runs TP (DP 1),
     no MTP, no quality flag: aggregated ones, or with ``disagg`` the disaggregated ones (the decode pool's layout)."""
     d = pd.read_csv(csv)
-    d = d[(d.source == "aiconfigurator") & (d.metric == "interactivity") & ((d["mode"] == "disagg") == disagg)
-          & d.quality.isna() & d.model.isin(["deepseek-r1", "kimi-k2.5"])
-          & d.system.isin(["b200", "b300", "gb200-nvl72", "gb300-nvl72"]) & ~d.deployment.str.contains("MTP")]
+    d = d[
+        (d.source == "aiconfigurator")
+        & (d.metric == "interactivity")
+        & ((d["mode"] == "disagg") == disagg)
+        & d.quality.isna()
+        & d.model.isin(["deepseek-r1", "kimi-k2.5"])
+        & d.system.isin(["b200", "b300", "gb200-nvl72", "gb300-nvl72"])
+        & ~d.deployment.str.contains("MTP")
+    ]
     tp = d.deployment.map(lambda s: re.search(("D \\d+x\\(" if disagg else "") + r"attn TP(\d+) DP(\d+)", s))
     d = d[tp.map(lambda m: m is not None and int(m.group(1)) > 1 and int(m.group(2)) == 1)]
     return d
@@ -198,8 +215,9 @@ def disagg_table(all_csv: str, table_csv: str) -> pd.DataFrame:
     t = pd.read_csv(table_csv)[["source", "id", "metric", "error"]]
     d = d.merge(t, on=["source", "id", "metric"], how="left", suffixes=("", "_table"))
     g = d.groupby("system")
-    return pd.DataFrame({"n": g.size(), "roofline": (g.error.median() * 100).round(1),
-                         "table": (g.error_table.median() * 100).round(1)})
+    return pd.DataFrame(
+        {"n": g.size(), "roofline": (g.error.median() * 100).round(1), "table": (g.error_table.median() * 100).round(1)}
+    )
 
 
 def agg_table(all_csv: str, table_csv: str | None) -> pd.DataFrame:
@@ -242,9 +260,11 @@ def main() -> None:
         validate_what_if(sys.argv[2], sys.argv[3])
         return
     if len(sys.argv) < 2:
-        raise SystemExit("usage: python scripts/bw_atp_table_slope.py ALL.csv [TABLE.csv] "
-                         "(write them with: jalapeno validate --json -o ALL.csv; "
-                         "jalapeno validate --pricer table -s b200,b300,gb200-nvl72,gb300-nvl72 --json -o TABLE.csv)")
+        raise SystemExit(
+            "usage: python scripts/bw_atp_table_slope.py ALL.csv [TABLE.csv] "
+            "(write them with: jalapeno validate --json -o ALL.csv; "
+            "jalapeno validate --pricer table -s b200,b300,gb200-nvl72,gb300-nvl72 --json -o TABLE.csv)"
+        )
     csv = sys.argv[1]
     pd.set_option("display.width", 250)
     u, b = touched_per_rank([1, 2, 4, 8, 16, 32, 64])
@@ -256,21 +276,29 @@ def main() -> None:
         runs["table, balanced reading"] = terms.rows(csv, "table")
     with balanced_roofline_moe() as params:
         runs["roofline, MoE refit balanced"] = terms.rows(csv, "roofline")
-    print("   MoE HBM fractions refitted under the balanced rule (calibrated sets: the uniform rule): "
-          + "; ".join(f"{n} " + ", ".join(f"{f} {v['hbm_fraction']:.3f}" for f, v in p["moe"].items() if "hbm_fraction" in v)
-                      for n, p in params.items()))
+    print(
+        "   MoE HBM fractions refitted under the balanced rule (calibrated sets: the uniform rule): "
+        + "; ".join(
+            f"{n} " + ", ".join(f"{f} {v['hbm_fraction']:.3f}" for f, v in p["moe"].items() if "hbm_fraction" in v)
+            for n, p in params.items()
+        )
+    )
     runs = {k: v[v.q == ""] for k, v in runs.items()}
     print("\n== 2. attention-TP rows per (system, engine): error median % and measured / model slope, by pricer")
     print(pd.concat({k: slope_table(v) for k, v in runs.items()}, axis=1).to_string())
     for k, v in runs.items():
-        print(f"\n-- {k}: attention-TP error median % by B band (n {int((v.lay == 'ATP').sum())}); "
-              f"attention-DP rows median {v[v.lay == 'ADP']['err%'].median():.1f}")
+        print(
+            f"\n-- {k}: attention-TP error median % by B band (n {int((v.lay == 'ATP').sum())}); "
+            f"attention-DP rows median {v[v.lay == 'ADP']['err%'].median():.1f}"
+        )
         print(band_table(v).to_string())
     if len(sys.argv) > 2:
         print("\n-- the validate CSVs: disaggregated attention-TP rows (decode pool TP, DP 1; no MTP), error median %")
         print(disagg_table(csv, sys.argv[2]).to_string())
-    print("\n== 3. aggregated attention-TP rows (B200/B300/GB200/GB300 DeepSeek-R1, Kimi K2.5; no MTP): error median % "
-          "by concurrency")
+    print(
+        "\n== 3. aggregated attention-TP rows (B200/B300/GB200/GB300 DeepSeek-R1, Kimi K2.5; no MTP): error median % "
+        "by concurrency"
+    )
     print(agg_table(csv, sys.argv[2] if len(sys.argv) > 2 else None).to_string())
 
 

@@ -49,11 +49,15 @@ MB_BINS = ([0, 32, 128, 256, 512, 1024, 1e9], ["<32", "32-128", "128-256", "256-
 
 
 def _binned(df: pd.DataFrame, pricer) -> pd.DataFrame:
-    df = df.assign(ratio=df.model_us / df.meas_us,
-                   bw_frac=df.kv_bytes / (df.meas_us * 1e-6) / pricer.system.chip.hbm_bandwidth_bytes_per_s)
-    return df.assign(B=pd.cut(df.batch_size, bins=BATCH_BINS[0], labels=BATCH_BINS[1]),
-                     Lb=pd.cut(df.ctx, bins=CTX_BINS[0], labels=CTX_BINS[1]),
-                     MB=pd.cut(df.kv_bytes / 1e6, bins=MB_BINS[0], labels=MB_BINS[1]))
+    df = df.assign(
+        ratio=df.model_us / df.meas_us,
+        bw_frac=df.kv_bytes / (df.meas_us * 1e-6) / pricer.system.chip.hbm_bandwidth_bytes_per_s,
+    )
+    return df.assign(
+        B=pd.cut(df.batch_size, bins=BATCH_BINS[0], labels=BATCH_BINS[1]),
+        Lb=pd.cut(df.ctx, bins=CTX_BINS[0], labels=CTX_BINS[1]),
+        MB=pd.cut(df.kv_bytes / 1e6, bins=MB_BINS[0], labels=MB_BINS[1]),
+    )
 
 
 def gqa_frame(system: str, backend: str) -> pd.DataFrame:
@@ -71,8 +75,16 @@ def gqa_frame(system: str, backend: str) -> pd.DataFrame:
         z = np.zeros_like(b)
         ob = OpBuilder(len(d))
         vec = np.array([get_kv_format(kv_name).vector_bytes(int(h)) for h in d.head_dim])
-        add_gqa_decode_kernel(ob, RankBatch(b, b, ctx, z, z, z), d.num_heads.to_numpy(float),
-                              d.num_key_value_heads.to_numpy(float), d.head_dim.to_numpy(float), fmt, vec, 1.0)
+        add_gqa_decode_kernel(
+            ob,
+            RankBatch(b, b, ctx, z, z, z),
+            d.num_heads.to_numpy(float),
+            d.num_key_value_heads.to_numpy(float),
+            d.head_dim.to_numpy(float),
+            fmt,
+            vec,
+            1.0,
+        )
         tab = ob.build()[0]
         t = pricer.op_times(tab).time_s[0]
         out.append(d.assign(kv=kv_name, ctx=ctx, meas_us=d.latency * 1e3, model_us=t * 1e6, kv_bytes=tab.kv_bytes[0]))
@@ -90,8 +102,9 @@ def _md(df: pd.DataFrame, index: bool = True) -> str:
     cols = ([df.index.name or ""] if index else []) + [str(c) for c in df.columns]
     out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for i, r in df.iterrows():
-        cells = ([str(i)] if index else []) + ["" if isinstance(v, float) and np.isnan(v) else
-                                                f"{v:.3g}" if isinstance(v, float) else str(v) for v in r]
+        cells = ([str(i)] if index else []) + [
+            "" if isinstance(v, float) and np.isnan(v) else f"{v:.3g}" if isinstance(v, float) else str(v) for v in r
+        ]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
@@ -106,9 +119,15 @@ def _print(title: str, d: pd.DataFrame) -> None:
 def summary(system: str, what: str, d: pd.DataFrame) -> dict:
     """Median ratio and median |error| in the end-to-end regime (64-512 sequences, 1K-8K context)."""
     r = d[d.batch_size.between(64, 512) & d.ctx.between(1024, 8192)].ratio
-    return {"system": system, "table": what, "rows": len(r), "ratio median": round(float(r.median()), 3),
-            "median |err|": round(float((r - 1).abs().median()), 3), "ratio p10": round(float(r.quantile(0.1)), 3),
-            "ratio p90": round(float(r.quantile(0.9)), 3)}
+    return {
+        "system": system,
+        "table": what,
+        "rows": len(r),
+        "ratio median": round(float(r.median()), 3),
+        "median |err|": round(float((r - 1).abs().median()), 3),
+        "ratio p10": round(float(r.quantile(0.1)), 3),
+        "ratio p90": round(float(r.quantile(0.9)), 3),
+    }
 
 
 def main() -> None:

@@ -42,9 +42,17 @@ from jalapeno.cost.moe import touched_fraction
 from jalapeno.specs.routing import MEASURED_ROUTING_SIGMA
 
 
-def expert_read_growth(expert_bytes: float, kv_bytes_per_seq: float, batch_lo: float, batch_hi: float,
-                       num_experts: int, top_k: int, chips: int, hbm_bytes_per_s: float,
-                       sigma: float = 0.0) -> float:
+def expert_read_growth(
+    expert_bytes: float,
+    kv_bytes_per_seq: float,
+    batch_lo: float,
+    batch_hi: float,
+    num_experts: int,
+    top_k: int,
+    chips: int,
+    hbm_bytes_per_s: float,
+    sigma: float = 0.0,
+) -> float:
     """ΔF_σ of the module docstring, s: the extra expert and KV reads of a step of ``batch_hi`` decoding
     sequences over one of ``batch_lo``, streamed by ``chips`` chips at ``hbm_bytes_per_s`` each.
 
@@ -59,16 +67,30 @@ def expert_read_growth(expert_bytes: float, kv_bytes_per_seq: float, batch_lo: f
 def run_key(p) -> tuple:
     """The rows of one run: source, system, model, release, precision, mode, decode layout and instances, lengths."""
     d = p.deployment
-    return (p.source, p.system, p.model, p.framework, p.precision, p.mode, str(d.decode.layout),
-            int(getattr(d.decode, "workers", 1) or 1), p.isl, p.osl)
+    return (
+        p.source,
+        p.system,
+        p.model,
+        p.framework,
+        p.precision,
+        p.mode,
+        str(d.decode.layout),
+        int(getattr(d.decode, "workers", 1) or 1),
+        p.isl,
+        p.osl,
+    )
 
 
 def _rows(models: tuple[str, ...]):
     """(point, batch, expert bytes, KV bytes per sequence, chips, chip, model, η) of every matched non-MTP MoE
     decode row (η: the system's calibrated routed-expert HBM fraction at the experts' compute format)."""
     from jalapeno.deploy.layout import Layout
-    from jalapeno.deploy.memory_fit import (ROUTER_BYTES, kv_bytes_per_seq_per_chip, weight_bytes_per_chip,
-                                            weight_elems_per_chip)
+    from jalapeno.deploy.memory_fit import (
+        ROUTER_BYTES,
+        kv_bytes_per_seq_per_chip,
+        weight_bytes_per_chip,
+        weight_elems_per_chip,
+    )
     from jalapeno.fit.aic_bounds import _catalogued, _decoding_batch, _floor_catalog
     from jalapeno.fit.validate import load_aiconfigurator, load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
@@ -88,8 +110,11 @@ def _rows(models: tuple[str, ...]):
         prec = p.deployment.precision
         elems = weight_elems_per_chip(model, one)
         total = weight_bytes_per_chip(model, one, prec)
-        experts = total - sum(n * (ROUTER_BYTES if k == "router" else prec.weight_bytes(k))
-                              for k, n in elems.items() if k != "routed_experts")
+        experts = total - sum(
+            n * (ROUTER_BYTES if k == "router" else prec.weight_bytes(k))
+            for k, n in elems.items()
+            if k != "routed_experts"
+        )
         kv = float(kv_bytes_per_seq_per_chip(model, one, prec, INFERENCEX_RANGE_RATIO * p.isl))
         eta = load_efficiency(p.system).moe_hbm(prec.modules["routed_experts"].compute)
         out.append((p, _decoding_batch(p, inst), experts, kv, pool.layout.chips, chip, model, eta))
@@ -105,8 +130,10 @@ def main() -> None:
     for r in _rows(tuple(a.model)):
         runs[run_key(r[0])].append(r)
     print(f"σ = 0 (uniform) and σ = {MEASURED_ROUTING_SIGMA} (natural text, specs/routing.py); ms per step")
-    print("| source | system | model | release | mode | decode layout ×inst | ISL/OSL | B_lo → B_hi | ΔT | "
-          "ΔF uniform | ratio uniform | 1/η | below 1/η | ΔF σ | ratio σ |")
+    print(
+        "| source | system | model | release | mode | decode layout ×inst | ISL/OSL | B_lo → B_hi | ΔT | "
+        "ΔF uniform | ratio uniform | 1/η | below 1/η | ΔF σ | ratio σ |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     summary = defaultdict(list)
     for key in sorted(runs):
@@ -116,14 +143,20 @@ def main() -> None:
             continue
         p, _, x, kv, n, chip, model, eta = hi
         dt = hi[0].measured["tpot_s"] - lo[0].measured["tpot_s"]
-        f0, fs = (expert_read_growth(x, kv, lo[1], hi[1], model.moe.num_experts, model.moe.top_k, n,
-                                     chip.hbm_bandwidth_bytes_per_s, s) for s in (0.0, MEASURED_ROUTING_SIGMA))
+        f0, fs = (
+            expert_read_growth(
+                x, kv, lo[1], hi[1], model.moe.num_experts, model.moe.top_k, n, chip.hbm_bandwidth_bytes_per_s, s
+            )
+            for s in (0.0, MEASURED_ROUTING_SIGMA)
+        )
         r0, rs = dt / f0, dt / fs
         summary[(p.model, p.framework.split()[0], p.system)].append((r0, r0 < 1 / eta))
         src, system, mdl, fw, _, mode, lay, inst, isl, osl = key
-        print(f"| {src} | {system} | {mdl} | {fw} | {mode} | {lay} ×{inst} | {isl}/{osl} | {lo[1]:.1f} → {hi[1]:.1f} | "
-              f"{dt * 1e3:.2f} | {f0 * 1e3:.2f} | {r0:.2f} | {1 / eta:.2f} | {'yes' if r0 < 1 / eta else ''} | "
-              f"{fs * 1e3:.2f} | {rs:.2f} |")
+        print(
+            f"| {src} | {system} | {mdl} | {fw} | {mode} | {lay} ×{inst} | {isl}/{osl} | {lo[1]:.1f} → {hi[1]:.1f} | "
+            f"{dt * 1e3:.2f} | {f0 * 1e3:.2f} | {r0:.2f} | {1 / eta:.2f} | {'yes' if r0 < 1 / eta else ''} | "
+            f"{fs * 1e3:.2f} | {rs:.2f} |"
+        )
     print("\nratio uniform per (model, engine, system): median, min, runs below 1/η of runs")
     for k in sorted(summary):
         v = [r for r, _ in summary[k]]

@@ -39,8 +39,10 @@ def main(rows: list[str]) -> None:
         wl = point_workload(p)
         cands = p.candidates if p.candidates else ((p.deployment, (p.concurrency,)),)
         cands = [c if isinstance(c, tuple) else (c, (p.concurrency,)) for c in cands]
-        print(f"== row {p.id.split(':')[1]} {p.system} ISL/OSL {p.isl}/{p.osl} C={p.concurrency}: measured "
-              f"{p.measured['throughput_per_chip']:.0f} tok/s/chip, TPOT {p.measured['tpot_s'] * 1e3:.1f} ms")
+        print(
+            f"== row {p.id.split(':')[1]} {p.system} ISL/OSL {p.isl}/{p.osl} C={p.concurrency}: measured "
+            f"{p.measured['throughput_per_chip']:.0f} tok/s/chip, TPOT {p.measured['tpot_s'] * 1e3:.1f} ms"
+        )
         for dep, _ in cands:
             if dep.decode is None or dep.decode.layout.dp <= 1:
                 continue  # TEP decode: no all-to-all in decode
@@ -60,19 +62,29 @@ def main(rows: list[str]) -> None:
             tokens = per_rank * (1 + (d.mtp.draft_tokens if d.mtp else 0))  # the slots bind at these loads
             print(f"  {d.label[:100]}")
             for k, (thr, tpot, _, _) in out.items():
-                print(f"    {k:10s}: {thr:7.1f} tok/s/chip ({thr / p.measured['throughput_per_chip'] - 1:+.0%}), "
-                      f"TPOT {tpot * 1e3:6.1f} ms ({tpot / p.measured['tpot_s'] - 1:+.0%}), step {tpot * a * 1e3:6.1f} ms")
+                print(
+                    f"    {k:10s}: {thr:7.1f} tok/s/chip ({thr / p.measured['throughput_per_chip'] - 1:+.0%}), "
+                    f"TPOT {tpot * 1e3:6.1f} ms ({tpot / p.measured['tpot_s'] - 1:+.0%}), step {tpot * a * 1e3:6.1f} ms"
+                )
             layers = model.num_moe_layers
             for mode in ("low_latency", "normal"):
-                c = [deepep_call(mode, kind, lay.ep, tokens, model.hidden_size, model.moe.top_k, pricer.system,
-                                 pricer.efficiency) for kind in ("dispatch", "combine")]
+                c = [
+                    deepep_call(
+                        mode, kind, lay.ep, tokens, model.hidden_size, model.moe.top_k, pricer.system, pricer.efficiency
+                    )
+                    for kind in ("dispatch", "combine")
+                ]
                 t = sum(x.time_s for x in c)
-                print(f"    DeepEP {mode:11s} at {tokens:.0f} tokens/rank: dispatch {c[0].time_s * 1e6:5.1f} + combine "
-                      f"{c[1].time_s * 1e6:5.1f} us per layer ({c[0].bound}/{c[1].bound}), x{layers} MoE layers = {t * layers * 1e3:5.2f} ms")
+                print(
+                    f"    DeepEP {mode:11s} at {tokens:.0f} tokens/rank: dispatch {c[0].time_s * 1e6:5.1f} + combine "
+                    f"{c[1].time_s * 1e6:5.1f} us per layer ({c[0].bound}/{c[1].bound}), x{layers} MoE layers = {t * layers * 1e3:5.2f} ms"
+                )
             meas_step = p.measured["tpot_s"] * a
             gap = meas_step - out["all_to_all"][1] * a
-            print(f"    measured step at {a:.2f} tokens/step: {meas_step * 1e3:.1f} ms; gap to the all-to-all step "
-                  f"{gap * 1e3:+.1f} ms = {gap / layers * 1e6:+.0f} us per MoE layer")
+            print(
+                f"    measured step at {a:.2f} tokens/step: {meas_step * 1e3:.1f} ms; gap to the all-to-all step "
+                f"{gap * 1e3:+.1f} ms = {gap / layers * 1e6:+.0f} us per MoE layer"
+            )
 
 
 if __name__ == "__main__":

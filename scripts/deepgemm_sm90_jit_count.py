@@ -94,8 +94,10 @@ def main() -> None:
     for isl in (1024, 8192):
         for conc in (4, 8, 16, 32, 64):
             counts = [first_wave_new_kernels(isl, conc, seed) for seed in range(50)]
-            print(f"ISL {isl:5d} C {conc:3d}: {statistics.median(counts):4.0f} new kernels "
-                  f"(range {min(counts)}-{max(counts)})")
+            print(
+                f"ISL {isl:5d} C {conc:3d}: {statistics.median(counts):4.0f} new kernels "
+                f"(range {min(counts)}-{max(counts)})"
+            )
 
 
 if __name__ == "__main__":

@@ -39,16 +39,22 @@ import numpy as np
 #: TP1 Llama-70B projections (Llama-2-70B and Llama-3.3-70B: hidden 8,192, FFN 28,672, 64 / 8 heads of 128):
 #: name -> (n, k) shapes of the table nearest to the layer's (qkv 10,240 x 8,192, o 8,192 x 8,192, gate_up
 #: 57,344 x 8,192, down 8,192 x 28,672)
-SHAPES = {"qkv": [(10240, 8192)], "o": [(8192, 8192)], "gate_up": [(51200, 8192), (65536, 8192)],
-          "down": [(8192, 16384), (8192, 51200)]}
+SHAPES = {
+    "qkv": [(10240, 8192)],
+    "o": [(8192, 8192)],
+    "gate_up": [(51200, 8192), (65536, 8192)],
+    "down": [(8192, 16384), (8192, 51200)],
+}
 #: the MLPerf H200 Llama-2-70B Interactive run's decode batch per GPU (Little's law; scripts/mlperf_interactive_tail37.py)
 H200_RUN = 107
 #: rows (tokens) of the GEMMs shown
 ROWS = (128, 256, 512)
 #: (label, model, decode batch, mean context tokens) of the decode-only steps priced
-STEPS = (("MLPerf B200 Llama-2-70B Interactive load", "llama-2-70b", 255, 360),
-         ("aiconfigurator TP1 1k/1k c128", "llama-3.3-70b", 128, 1536),
-         ("MLPerf B200 Llama-2-70B Server load", "llama-2-70b", 1528, 360))
+STEPS = (
+    ("MLPerf B200 Llama-2-70B Interactive load", "llama-2-70b", 255, 360),
+    ("aiconfigurator TP1 1k/1k c128", "llama-3.3-70b", 128, 1536),
+    ("MLPerf B200 Llama-2-70B Server load", "llama-2-70b", 1528, 360),
+)
 
 
 def shape_ratios(system: str, dtype: str = "nvfp4") -> dict:
@@ -85,8 +91,13 @@ def decode_step_s(system: str, model: str, batch: int, ctx: int, pricer: str, pr
 
     m = load_model(model)
     pr = load_any_pricer(system, "calibrated", (), pricer, "trtllm@1.2.0rc2")
-    sc = step_cost(m, pr, for_model(Layout(tp=1, dp=1, ep=1), m), resolve_precision(m, precision),
-                   Batch.make(decode_seqs=batch, decode_ctx=ctx))
+    sc = step_cost(
+        m,
+        pr,
+        for_model(Layout(tp=1, dp=1, ep=1), m),
+        resolve_precision(m, precision),
+        Batch.make(decode_seqs=batch, decode_ctx=ctx),
+    )
     return float(np.asarray(sc.step_time_s)[0])
 
 
@@ -96,21 +107,29 @@ def main() -> None:
         print(f"{system}: nvfp4 GEMM, measured serving time / served roofline (m = {', '.join(map(str, ROWS))})")
         for name, shapes in SHAPES.items():
             for n, k in shapes:
-                print(f"  {name:8s} n {n:6d} k {k:6d}: " + "  ".join(f"{r.get((n, k, mm), float('nan')):.2f}"
-                                                                   for mm in ROWS))
+                print(
+                    f"  {name:8s} n {n:6d} k {k:6d}: "
+                    + "  ".join(f"{r.get((n, k, mm), float('nan')):.2f}" for mm in ROWS)
+                )
         for label, model, b, c in STEPS:
             ro, ta = (decode_step_s(system, model, b, c, p) for p in ("roofline", "table"))
-            print(f"  decode step, {label} ({b} x {c}): roofline {ro * 1e3:5.2f} ms, table {ta * 1e3:5.2f} ms "
-                  f"({ta / ro:.2f}x)")
+            print(
+                f"  decode step, {label} ({b} x {c}): roofline {ro * 1e3:5.2f} ms, table {ta * 1e3:5.2f} ms "
+                f"({ta / ro:.2f}x)"
+            )
     # the cross-check: H200's Llama-2-70B Interactive run (same engine path, per-tensor FP8) is 1.19x the model's step
     r = shape_ratios("h200", "fp8")
     print(f"h200: per-tensor fp8 GEMM, measured serving time / served roofline (m = {', '.join(map(str, ROWS))})")
     for name, shapes in SHAPES.items():
         for n, k in shapes:
-            print(f"  {name:8s} n {n:6d} k {k:6d}: " + "  ".join(f"{r.get((n, k, mm), float('nan')):.2f}" for mm in ROWS))
+            print(
+                f"  {name:8s} n {n:6d} k {k:6d}: " + "  ".join(f"{r.get((n, k, mm), float('nan')):.2f}" for mm in ROWS)
+            )
     ro, ta = (decode_step_s("h200", "llama-2-70b", H200_RUN, 360, p, "fp8-tensor") for p in ("roofline", "table"))
-    print(f"  decode step, MLPerf H200 Llama-2-70B Interactive load ({H200_RUN} x 360): roofline {ro * 1e3:5.2f} ms, "
-          f"table {ta * 1e3:5.2f} ms ({ta / ro:.2f}x)")
+    print(
+        f"  decode step, MLPerf H200 Llama-2-70B Interactive load ({H200_RUN} x 360): roofline {ro * 1e3:5.2f} ms, "
+        f"table {ta * 1e3:5.2f} ms ({ta / ro:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -65,12 +65,19 @@ def main() -> None:
         dep, wl = with_stack_mtp(p.deployment, st, p.model), point_workload(p)
         lay = dep.decode.layout
         even = replace(dep, decode=replace(dep.decode, layout=replace(lay, dp_dispatch="balanced")))
-        eplb = replace(dep, decode=replace(dep.decode, layout=replace(lay, eplb=32))) \
-            if lay.dp == 32 and st.name.startswith("sglang") else dep
+        eplb = (
+            replace(dep, decode=replace(dep.decode, layout=replace(lay, eplb=32)))
+            if lay.dp == 32 and st.name.startswith("sglang")
+            else dep
+        )
         key = (p.system, st.name.split("@")[0], layout_key(lay))
         tpot = p.measured["tpot_s"]
-        for name, model, d in (("shipped", base, dep), ("balanced", base, even), ("generated", gen, dep),
-                               ("eplb32", base, eplb)):
+        for name, model, d in (
+            ("shipped", base, dep),
+            ("balanced", base, even),
+            ("generated", gen, dep),
+            ("eplb32", base, eplb),
+        ):
             r = serve_at_concurrency(model, pr, d, wl, [p.concurrency])
             errs[key][name].append(r.tpot_s[0] / tpot - 1 if r.feasible[0] else np.nan)
             if name == "shipped" and lay.dp == 32 and p.measured.get("ttft_s"):
@@ -82,8 +89,10 @@ def main() -> None:
     print("TPOT median error (predicted / measured - 1) by decode layout; NaN: rows not predicted")
     for k in sorted(errs):
         e = {n: np.nanmedian(v) if np.isfinite(v).any() else np.nan for n, v in errs[k].items()}
-        print(f"{k[0]:12s} {k[1]:7s} {k[2]:10s} n {len(errs[k]['shipped']):3d}  shipped {e['shipped']:+.3f}  "
-              f"balanced {e['balanced']:+.3f}  generated {e['generated']:+.3f}  eplb32 {e['eplb32']:+.3f}")
+        print(
+            f"{k[0]:12s} {k[1]:7s} {k[2]:10s} n {len(errs[k]['shipped']):3d}  shipped {e['shipped']:+.3f}  "
+            f"balanced {e['balanced']:+.3f}  generated {e['generated']:+.3f}  eplb32 {e['eplb32']:+.3f}"
+        )
     print("\nDEP32 decode slope, ms per sequence per rank (measured by Little's law / model)")
     for cfg in sorted(slopes):
         m = slopes[cfg]["meas"]
@@ -91,8 +100,10 @@ def main() -> None:
             continue
         sm = slope_ms_per_seq(*zip(*m))
         sp = slope_ms_per_seq(*zip(*slopes[cfg]["model"]))
-        print(f"{' '.join(map(str, cfg)):52s} per rank {min(b for b, _ in m):5.1f}-{max(b for b, _ in m):5.1f}  "
-              f"measured {sm:.3f}  model {sp:.3f}")
+        print(
+            f"{' '.join(map(str, cfg)):52s} per rank {min(b for b, _ in m):5.1f}-{max(b for b, _ in m):5.1f}  "
+            f"measured {sm:.3f}  model {sp:.3f}"
+        )
 
 
 if __name__ == "__main__":

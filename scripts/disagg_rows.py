@@ -29,8 +29,10 @@ def main(rows: list[str]) -> None:
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
         wl = point_workload(p)
         m = p.measured
-        print(f"== {p.id} {p.system} {p.framework} C={p.concurrency:g} mapping={p.mapping} measured "
-              f"thr={m['throughput_per_chip']} tpot={m['tpot_s']} ttft={m['ttft_s']}")
+        print(
+            f"== {p.id} {p.system} {p.framework} C={p.concurrency:g} mapping={p.mapping} measured "
+            f"thr={m['throughput_per_chip']} tpot={m['tpot_s']} ttft={m['ttft_s']}"
+        )
         cands = p.candidates or (p.deployment,)
         for c in cands:
             dep = with_stack_mtp(c[0] if isinstance(c, tuple) else c, stack, p.model)
@@ -38,11 +40,13 @@ def main(rows: list[str]) -> None:
             thr, ttft, tpot = r.throughput_per_chip[0], r.ttft_p50_s[0], r.tpot_s[0]
             lam = m["throughput_per_chip"] * dep.chips / (wl.mean_isl + wl.mean_osl)
             e2e = p.concurrency / lam
-            print(f"  {dep.label}\n    model: thr {thr:.1f} ({thr / m['throughput_per_chip'] - 1:+.1%}) "
-                  f"TTFT {ttft:.2f} s TPOT {tpot * 1e3:.2f} ms limit '{r.limit[0]}'\n"
-                  f"    implied on {dep.chips} GPUs: lambda {lam:.2f}/s E2E {e2e:.2f} s; TPOT after model TTFT "
-                  f"{(e2e - ttft) / (wl.mean_osl - 1) * 1e3:.2f} ms; TTFT after model TPOT "
-                  f"{e2e - (wl.mean_osl - 1) * tpot:.2f} s")
+            print(
+                f"  {dep.label}\n    model: thr {thr:.1f} ({thr / m['throughput_per_chip'] - 1:+.1%}) "
+                f"TTFT {ttft:.2f} s TPOT {tpot * 1e3:.2f} ms limit '{r.limit[0]}'\n"
+                f"    implied on {dep.chips} GPUs: lambda {lam:.2f}/s E2E {e2e:.2f} s; TPOT after model TTFT "
+                f"{(e2e - ttft) / (wl.mean_osl - 1) * 1e3:.2f} ms; TTFT after model TPOT "
+                f"{e2e - (wl.mean_osl - 1) * tpot:.2f} s"
+            )
 
 
 if __name__ == "__main__":

@@ -47,8 +47,9 @@ from jalapeno.specs.kv_cache import get_kv_format
 RECIPE_KV = "fp8_e4m3"
 
 
-def closed_loop_split(tput_per_gpu: float, gpus: float, mean_isl: float, mean_osl: float, ttft_s: float,
-                      tpot_s: float) -> tuple[float, float, float]:
+def closed_loop_split(
+    tput_per_gpu: float, gpus: float, mean_isl: float, mean_osl: float, ttft_s: float, tpot_s: float
+) -> tuple[float, float, float]:
     """(λ requests/s, requests decoding, requests before their first token) of a measured closed-loop point.
 
     λ = throughput per GPU · GPUs / (mean ISL + mean OSL); decoding = λ·(mean OSL − 1)·TPOT (Little's law over the
@@ -70,8 +71,10 @@ def prefill_rate_bound(lam: float, mean_isl: float, tpot_s: float, decode_step_s
     """
     share = 1.0 - decode_step_s / tpot_s
     if share <= 0:
-        raise SystemExit(f"the pure decode step {decode_step_s * 1e3:.1f} ms is not shorter than TPOT "
-                         f"{tpot_s * 1e3:.1f} ms: no time left for prefill (fix: check the row's decode batch)")
+        raise SystemExit(
+            f"the pure decode step {decode_step_s * 1e3:.1f} ms is not shorter than TPOT "
+            f"{tpot_s * 1e3:.1f} ms: no time left for prefill (fix: check the row's decode batch)"
+        )
     return lam * mean_isl / share
 
 
@@ -100,8 +103,12 @@ def _setup(p):
     dep = dep[0] if isinstance(dep, tuple) else dep
     if dep is None:
         raise SystemExit(f"{p.id}: validation prices no single deployment for it (fix: name a matched row)")
-    return load_model(p.model), load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st), \
-        point_workload(p), with_stack_mtp(dep, st, p.model)
+    return (
+        load_model(p.model),
+        load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st),
+        point_workload(p),
+        with_stack_mtp(dep, st, p.model),
+    )
 
 
 def _step_at(model, pricer, dep, wl, per_instance: float, kv: str | None):
@@ -113,15 +120,24 @@ def _step_at(model, pricer, dep, wl, per_instance: float, kv: str | None):
 def disagg_row(model, pricer, wl, dep, p) -> dict:
     """Every candidate of the module docstring priced at row ``p``'s measured split; a dict of the figures printed."""
     m = p.measured
-    lam, dec, first = closed_loop_split(m["throughput_per_chip"], dep.chips, wl.mean_isl, wl.mean_osl, m["ttft_s"],
-                                        m["tpot_s"])
+    lam, dec, first = closed_loop_split(
+        m["throughput_per_chip"], dep.chips, wl.mean_isl, wl.mean_osl, m["ttft_s"], m["tpot_s"]
+    )
     inst = dep.decode.workers
     out = {"lam": lam, "decoding": dec, "first": first, "per_instance": dec / inst}
     for key, kv in (("as_validated", None), ("recipe_kv", RECIPE_KV)):
         tpot, prec = _step_at(model, pricer, dep, wl, dec / inst, kv)
-        whole = decode_batch_cap(model, pricer.system, dep.decode.layout, prec, wl.mean_isl + wl.mean_osl,
-                                 pricer.efficiency, dep.mtp, memory_fraction=dep.memory_fraction,
-                                 engine=dep.memory_profile)
+        whole = decode_batch_cap(
+            model,
+            pricer.system,
+            dep.decode.layout,
+            prec,
+            wl.mean_isl + wl.mean_osl,
+            pricer.efficiency,
+            dep.mtp,
+            memory_fraction=dep.memory_fraction,
+            engine=dep.memory_profile,
+        )
         sent = lam * wl.mean_isl * model.kv_bytes_per_token(prec.kv_cache, int(wl.mean_isl)) / dep.prefill.workers
         out[key] = {"kv": prec.kv_cache.name, "tpot_s": tpot, "kv_cap_whole": whole, "sent_bytes_per_s": sent}
     pre = pool_prefill_perf(model, pricer, dep, wl)
@@ -133,18 +149,24 @@ def disagg_row(model, pricer, wl, dep, p) -> dict:
 def _print_disagg(p, dep, r) -> None:
     m = p.measured
     print(f"== {p.id} {p.system} {p.model} {p.isl}/{p.osl} C={float(p.concurrency):g}: {dep.label}")
-    print(f"  measured: TTFT p50 {m['ttft_s']:.2f} s, TPOT {m['tpot_s'] * 1e3:.1f} ms; lambda {r['lam']:.2f}/s, "
-          f"decoding {r['decoding']:.0f} ({r['per_instance']:.0f} per decode instance), before first token "
-          f"{r['first']:.0f}")
+    print(
+        f"  measured: TTFT p50 {m['ttft_s']:.2f} s, TPOT {m['tpot_s'] * 1e3:.1f} ms; lambda {r['lam']:.2f}/s, "
+        f"decoding {r['decoding']:.0f} ({r['per_instance']:.0f} per decode instance), before first token "
+        f"{r['first']:.0f}"
+    )
     same = r["as_validated"]["kv"] == r["recipe_kv"]["kv"]
     for key in ("as_validated",) if same else ("as_validated", "recipe_kv"):
         s = r[key]
-        print(f"  KV {s['kv']:>9}: model TPOT at the measured batch {s['tpot_s'] * 1e3:.2f} ms "
-              f"({s['tpot_s'] / m['tpot_s'] - 1:+.1%}); KV cap at ISL+OSL reserved {s['kv_cap_whole']:.0f} per "
-              f"instance (measured decoding / cap {r['per_instance'] / s['kv_cap_whole']:.2f}); hand-off "
-              f"{s['sent_bytes_per_s'] / 1e9:.2f} GB/s per prefill worker")
-    print(f"  prefill pool (model): {r['prefill_cap_req_s']:.1f} req/s ({r['prefill_tok_s_worker']:.0f} prompt tok/s "
-          f"per worker); measured lambda uses rho = {r['lam'] / r['prefill_cap_req_s']:.2f}")
+        print(
+            f"  KV {s['kv']:>9}: model TPOT at the measured batch {s['tpot_s'] * 1e3:.2f} ms "
+            f"({s['tpot_s'] / m['tpot_s'] - 1:+.1%}); KV cap at ISL+OSL reserved {s['kv_cap_whole']:.0f} per "
+            f"instance (measured decoding / cap {r['per_instance'] / s['kv_cap_whole']:.2f}); hand-off "
+            f"{s['sent_bytes_per_s'] / 1e9:.2f} GB/s per prefill worker"
+        )
+    print(
+        f"  prefill pool (model): {r['prefill_cap_req_s']:.1f} req/s ({r['prefill_tok_s_worker']:.0f} prompt tok/s "
+        f"per worker); measured lambda uses rho = {r['lam'] / r['prefill_cap_req_s']:.2f}"
+    )
 
 
 def decode_step_threshold(tpot_s: float, prompt_tok_s_per_gpu: float, demand_tok_s_per_gpu: float) -> float:
@@ -163,25 +185,32 @@ def agg_sibling(p, demands: dict) -> None:
     the measured λ asks)), the pure decode step :func:`decode_step_threshold` below which that demand could be the pool's rate."""
     model, pricer, wl, dep = _setup(p)
     m = p.measured
-    lam, dec, first = closed_loop_split(m["throughput_per_chip"], dep.chips, wl.mean_isl, wl.mean_osl, m["ttft_s"],
-                                        m["tpot_s"])
+    lam, dec, first = closed_loop_split(
+        m["throughput_per_chip"], dep.chips, wl.mean_isl, wl.mean_osl, m["ttft_s"], m["tpot_s"]
+    )
     r = serve_at_concurrency(model, pricer, dep, wl, [float(p.concurrency)])
     print(f"== aggregated sibling {p.id} {p.system} {p.model} {p.isl}/{p.osl} C={float(p.concurrency):g}: {dep.label}")
-    print(f"  model: throughput {r.throughput_per_chip[0] / m['throughput_per_chip'] - 1:+.1%}, TPOT "
-          f"{r.tpot_s[0] / m['tpot_s'] - 1:+.1%}; measured lambda {lam:.2f}/s ({lam * wl.mean_isl / dep.chips:.0f} "
-          f"prompt tok/s per GPU while decoding {dec:.0f})")
+    print(
+        f"  model: throughput {r.throughput_per_chip[0] / m['throughput_per_chip'] - 1:+.1%}, TPOT "
+        f"{r.tpot_s[0] / m['tpot_s'] - 1:+.1%}; measured lambda {lam:.2f}/s ({lam * wl.mean_isl / dep.chips:.0f} "
+        f"prompt tok/s per GPU while decoding {dec:.0f})"
+    )
     for kv in dict.fromkeys((None, RECIPE_KV)):
         tau, prec = _step_at(model, pricer, dep, wl, dec, kv)
         if kv is not None and prec.kv_cache == dep.precision.kv_cache:
             continue
         bound = prefill_rate_bound(lam, wl.mean_isl, m["tpot_s"], tau)
-        print(f"  KV {prec.kv_cache.name}: pure decode step at that batch (model) {tau * 1e3:.1f} ms of the "
-              f"{m['tpot_s'] * 1e3:.1f} ms TPOT: a prefill-only GPU does >= {bound / dep.chips:.0f} prompt tok/s")
+        print(
+            f"  KV {prec.kv_cache.name}: pure decode step at that batch (model) {tau * 1e3:.1f} ms of the "
+            f"{m['tpot_s'] * 1e3:.1f} ms TPOT: a prefill-only GPU does >= {bound / dep.chips:.0f} prompt tok/s"
+        )
         for pid, (mname, isl, demand) in demands.items():
             if (mname, isl) == (p.model, p.isl):
                 t = decode_step_threshold(m["tpot_s"], lam * wl.mean_isl / dep.chips, demand)
-                print(f"    {pid} asks {demand:.0f} prompt tok/s per prefill GPU: a pool that slow needs this row's "
-                      f"pure decode step <= {t * 1e3:.1f} ms ({t / tau - 1:+.0%} on the model's)")
+                print(
+                    f"    {pid} asks {demand:.0f} prompt tok/s per prefill GPU: a pool that slow needs this row's "
+                    f"pure decode step <= {t * 1e3:.1f} ms ({t / tau - 1:+.0%} on the model's)"
+                )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -204,8 +233,10 @@ def main(argv: list[str] | None = None) -> None:
         demands[p.id] = (p.model, p.isl, r["lam"] * wl.mean_isl / dep.prefill.chips)
     if "41" in sent and "47" in sent:
         w = lane_window(sent["41"], sent["47"])
-        print("hand-off lane that saturates row 41 and not row 47 (FP8 KV, per prefill worker): "
-              + ("none" if w is None else f"{w[0] / 1e9:.2f} < throughput <= {w[1] / 1e9:.2f} GB/s"))
+        print(
+            "hand-off lane that saturates row 41 and not row 47 (FP8 KV, per prefill worker): "
+            + ("none" if w is None else f"{w[0] / 1e9:.2f} < throughput <= {w[1] / 1e9:.2f} GB/s")
+        )
     for n in a.agg or ():
         agg_sibling(_point(points, n), demands)
 

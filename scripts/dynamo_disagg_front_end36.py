@@ -69,8 +69,10 @@ def fit_front_end(d: pd.DataFrame, share_scale: float = 1.0) -> tuple[float, flo
     |log(recomposed / measured)| of rows ``d`` (columns of :func:`recompose` plus ``meas``) that carry a front end."""
     d = d[d.front > 0]
     if d.empty:
-        raise SystemExit("no row with a front end to fit: the rows' 'front' column is 0 everywhere (fix: pass the "
-                         "disaggregated TensorRT-LLM rows of a validate CSV)")
+        raise SystemExit(
+            "no row with a front end to fit: the rows' 'front' column is 0 everywhere (fix: pass the "
+            "disaggregated TensorRT-LLM rows of a validate CSV)"
+        )
     base = (d.core + share_scale * d.burst).to_numpy()
     x, m = MEAN_ISL * d.isl.to_numpy(), d.meas.to_numpy()
     pred = base[None, None, :] + A_GRID_S[:, None, None] + B_GRID_S_PER_TOKEN[None, :, None] * x[None, None, :]
@@ -84,8 +86,10 @@ def fit_share(d: pd.DataFrame, a_s: float, b_s_per_token: float) -> float:
     (a, b)."""
     from jalapeno.fit.stack_fit import BURST_GRID
 
-    loss = [np.mean(np.abs(np.log(recompose(d, a_s, b_s_per_token, w / SHIPPED_SHARE) / d.meas.to_numpy())))
-            for w in BURST_GRID]
+    loss = [
+        np.mean(np.abs(np.log(recompose(d, a_s, b_s_per_token, w / SHIPPED_SHARE) / d.meas.to_numpy())))
+        for w in BURST_GRID
+    ]
     return float(BURST_GRID[int(np.argmin(loss))])
 
 
@@ -105,8 +109,11 @@ def trt_disagg_points(validate_csv: str) -> tuple[list, pd.Series]:
         raise SystemExit(f"{validate_csv}: missing column(s) {sorted(need - set(csv.columns))} {fix}")
     csv = csv[(csv.source == "aiconfigurator") & (csv.metric == "ttft_s") & csv.quality.isna()]
     split = csv.set_index("id").split
-    pts = [p for p in load_aiconfigurator()[0] if p.mode == "disagg" and p.framework.startswith("trtllm")
-           and p.id in split.index]
+    pts = [
+        p
+        for p in load_aiconfigurator()[0]
+        if p.mode == "disagg" and p.framework.startswith("trtllm") and p.id in split.index
+    ]
     return pts, split
 
 
@@ -124,15 +131,35 @@ def parts(validate_csv: str) -> pd.DataFrame:
 
     full = ttft(point_stack)
     no_burst = ttft(lambda p: dataclasses.replace(point_stack(p), prefill_burst_fraction=_NO_BURST))
-    bare = ttft(lambda p: dataclasses.replace(point_stack(p), prefill_burst_fraction=_NO_BURST,
-                                              request_overhead_s=0.0, prompt_overhead_s_per_token=0.0))
+    bare = ttft(
+        lambda p: dataclasses.replace(
+            point_stack(p), prefill_burst_fraction=_NO_BURST, request_overhead_s=0.0, prompt_overhead_s_per_token=0.0
+        )
+    )
     from jalapeno.fit.client_warmup import cold_client_ids
 
     cold = cold_client_ids(pts)
-    return pd.DataFrame([{"id": p.id, "system": p.system, "framework": p.framework, "isl": p.isl, "osl": p.osl,
-                          "C": p.concurrency, "cold": p.id in cold, "prefill_dp": p.deployment.prefill.layout.dp, "split": split[p.id],
-                          "meas": p.measured["ttft_s"], "full": full[p.id], "burst": full[p.id] - no_burst[p.id],
-                          "front": no_burst[p.id] - bare[p.id], "core": bare[p.id]} for p in pts])
+    return pd.DataFrame(
+        [
+            {
+                "id": p.id,
+                "system": p.system,
+                "framework": p.framework,
+                "isl": p.isl,
+                "osl": p.osl,
+                "C": p.concurrency,
+                "cold": p.id in cold,
+                "prefill_dp": p.deployment.prefill.layout.dp,
+                "split": split[p.id],
+                "meas": p.measured["ttft_s"],
+                "full": full[p.id],
+                "burst": full[p.id] - no_burst[p.id],
+                "front": no_burst[p.id] - bare[p.id],
+                "core": bare[p.id],
+            }
+            for p in pts
+        ]
+    )
 
 
 def _med(pred, meas) -> str:
@@ -157,8 +184,12 @@ def main() -> None:
     w3 = fit_share(fit, a2, b2)
     a3, b3, _ = fit_front_end(fit, w3 / SHIPPED_SHARE)
     w3 = fit_share(fit, a3, b3)
-    cases = {"shipped": (None, None, SHIPPED_SHARE), "c<=4": (a1, b1, SHIPPED_SHARE), "all loads": (a2, b2, SHIPPED_SHARE),
-             "+ share": (a3, b3, w3)}
+    cases = {
+        "shipped": (None, None, SHIPPED_SHARE),
+        "c<=4": (a1, b1, SHIPPED_SHARE),
+        "all loads": (a2, b2, SHIPPED_SHARE),
+        "+ share": (a3, b3, w3),
+    }
     print(f"\nfit rows at C <= {FRONT_MAX_C} with a front end: {int(((fit.C <= FRONT_MAX_C) & (fit.front > 0)).sum())}")
     for name, (a, b, w) in cases.items():
         if a is None:

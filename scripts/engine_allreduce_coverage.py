@@ -65,9 +65,15 @@ def main(pairs: list[str]) -> None:
             key = (engine, root, int(group))
             meas = np.array([str(a).endswith("_measured") for a in np.atleast_1d(r.algorithm)])
             curve = ea.engine_all_reduce_curve(root, engine, group)
-            why = ("group beyond the innermost level" if group > self.system.levels[0].chips
-                   else "no curve (TP size or system)" if curve is None
-                   else "spread" if placement != "packed" else "beyond the largest size / variant")
+            why = (
+                "group beyond the innermost level"
+                if group > self.system.levels[0].chips
+                else "no curve (TP size or system)"
+                if curve is None
+                else "spread"
+                if placement != "packed"
+                else "beyond the largest size / variant"
+            )
             counts[key]["table"] += int(meas.sum())
             counts[key][why] += int((~meas).sum())
             largest[key] = max(largest[key], float(m.max()))
@@ -76,6 +82,7 @@ def main(pairs: list[str]) -> None:
     Stack.apply, pricer_mod.SystemPricer.collective = apply_with_table, counted
     try:
         from jalapeno.cli.app import main as cli
+
         with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
             cli(["validate", "--json"])
     finally:
@@ -84,8 +91,11 @@ def main(pairs: list[str]) -> None:
     for key in sorted(counts):
         c = counts[key]
         rest = ", ".join(f"{v} {k}" for k, v in c.items() if k != "table" and v)
-        print(f"{key[0]} {key[1]} TP{key[2]}: {c['table']} table" + (f"; {rest}" if rest else "")
-              + f"; largest {largest[key] / 2**20:.1f} MiB")
+        print(
+            f"{key[0]} {key[1]} TP{key[2]}: {c['table']} table"
+            + (f"; {rest}" if rest else "")
+            + f"; largest {largest[key] / 2**20:.1f} MiB"
+        )
     print("running minimum (no message priced slower than a larger one) changes:")
     for engine in sorted(set(targets.values())):
         print("\n".join(_running_min_changes(engine)) or f"{engine}: none")
@@ -93,6 +103,11 @@ def main(pairs: list[str]) -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--stack", action="append", default=None, metavar="STACK=ENGINE",
-                    help="price STACK's all-reduces from ENGINE's table (default: vllm=vllm and sglang=sglang)")
+    ap.add_argument(
+        "--stack",
+        action="append",
+        default=None,
+        metavar="STACK=ENGINE",
+        help="price STACK's all-reduces from ENGINE's table (default: vllm=vllm and sglang=sglang)",
+    )
     main(ap.parse_args().stack or ["vllm=vllm", "sglang=sglang"])

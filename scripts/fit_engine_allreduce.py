@@ -26,8 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _toml_tables import emit  # noqa: E402
 
 #: engine → (aiconfigurator backend folder, kernel_source kept, or None for the table's only one)
-ENGINES = {"trtllm": ("trtllm", None), "sglang": ("sglang", "SGLang_CustomAllReduce_graph"),
-           "vllm": ("vllm", "vLLM_custom_graph")}
+ENGINES = {
+    "trtllm": ("trtllm", None),
+    "sglang": ("sglang", "SGLang_CustomAllReduce_graph"),
+    "vllm": ("vllm", "vLLM_custom_graph"),
+}
 
 HEADER = """\
 # Written by scripts/fit_engine_allreduce.py - do not edit by hand; rerun the script.
@@ -57,8 +60,10 @@ def _above_larger(g) -> list[str]:
     for i in range(len(t) - 1):
         j = min(range(i + 1, len(t)), key=lambda k: t[k])
         if t[i] > LISTED_ABOVE * t[j]:
-            out.append(f"# as in the source: {b[i]} B measured {t[i] * 1e3:.3g} us, above {t[j] * 1e3:.3g} us at "
-                       f"{b[j]} B; priced at the latter (cost/engine_allreduce.py)")
+            out.append(
+                f"# as in the source: {b[i]} B measured {t[i] * 1e3:.3g} us, above {t[j] * 1e3:.3g} us at "
+                f"{b[j]} B; priced at the latter (cost/engine_allreduce.py)"
+            )
     return out
 
 
@@ -78,16 +83,28 @@ def main(out: Path, check: bool = False) -> int:
             df = df[df.allreduce_dtype == "bfloat16"]
             for tp, g in sorted(df.groupby("num_gpus")):
                 g = g.groupby("message_size", as_index=False).latency.median().sort_values("message_size")
-                lines += ["[[curve]]", *_above_larger(g), f'system = "{name}"', f'engine = "{engine}"', f"tp = {int(tp)}",
-                          f'table = "aiconfigurator {sdir} comm/{folder}/{version} custom_allreduce_perf'
-                          + (f" {source}" if source else "") + '"',
-                          "message_bytes = [" + ", ".join(str(int(m) * 2) for m in g.message_size) + "]",
-                          "latency_ms = [" + ", ".join(f"{v:.6g}" for v in g.latency) + "]", ""]
+                lines += [
+                    "[[curve]]",
+                    *_above_larger(g),
+                    f'system = "{name}"',
+                    f'engine = "{engine}"',
+                    f"tp = {int(tp)}",
+                    f'table = "aiconfigurator {sdir} comm/{folder}/{version} custom_allreduce_perf'
+                    + (f" {source}" if source else "")
+                    + '"',
+                    "message_bytes = [" + ", ".join(str(int(m) * 2) for m in g.message_size) + "]",
+                    "latency_ms = [" + ", ".join(f"{v:.6g}" for v in g.latency) + "]",
+                    "",
+                ]
     return emit(out, lambda: "\n".join(lines), False, check)
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 when the shipped file is not what a fresh read writes")
-    raise SystemExit(main(Path(__file__).resolve().parents[1] / "src" / "jalapeno" / "data" / "collectives"
-                          / "engine_allreduce.toml", ap.parse_args().check))
+    raise SystemExit(
+        main(
+            Path(__file__).resolve().parents[1] / "src" / "jalapeno" / "data" / "collectives" / "engine_allreduce.toml",
+            ap.parse_args().check,
+        )
+    )

@@ -28,14 +28,17 @@ def main() -> None:
     isl, resid = [], []
     for p in split:
         pr = load_pricer(p.system)
-        sysm = pr.with_efficiency(pr.efficiency.with_overrides(
-            {"request_overhead_s": 0.0, "prompt_overhead_s_per_token": 0.0}))
+        sysm = pr.with_efficiency(
+            pr.efficiency.with_overrides({"request_overhead_s": 0.0, "prompt_overhead_s_per_token": 0.0})
+        )
         wl = Workload("x", p.isl, p.osl)
         pred = float(serve_at_concurrency(load_model(p.model), sysm, p.deployment, wl, [p.concurrency]).ttft_s[0])
         isl.append(wl.mean_isl)
         resid.append(p.measured["ttft_s"] - pred)
-        print(f"{p.id}: ISL {p.isl} conc {p.concurrency:.0f}: measured {p.measured['ttft_s'] * 1e3:.0f} ms, "
-              f"accelerator-only {pred * 1e3:.0f} ms")
+        print(
+            f"{p.id}: ISL {p.isl} conc {p.concurrency:.0f}: measured {p.measured['ttft_s'] * 1e3:.0f} ms, "
+            f"accelerator-only {pred * 1e3:.0f} ms"
+        )
     b, a = np.polyfit(np.array(isl), np.array(resid), 1)
     print(f"{len(split)} points: request_overhead_s = {a:.4f}, prompt_overhead_s_per_token = {b:.3e}")
 

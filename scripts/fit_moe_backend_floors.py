@@ -26,7 +26,6 @@ HEADER = [
 ]
 
 
-
 def to_toml(entries: list[dict]) -> str:
     """``[[floor]]`` tables, one per (backend, system)."""
     return tables_toml(HEADER, "floor", entries)

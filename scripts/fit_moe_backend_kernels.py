@@ -28,7 +28,6 @@ HEADER = [
 ]
 
 
-
 def to_toml(entries: list[dict]) -> str:
     """``[[kernel]]`` tables, one per (system, backend, format)."""
     return tables_toml(HEADER, "kernel", entries)

@@ -41,15 +41,25 @@ def entries() -> list[dict]:
             else:
                 continue
             c, p, rep = fit_width(pairs, eff.moe_half(fmt))
-            e = {"system": system, "fmt": fmt, "c_elems": round(c, 1), "exponent": round(p, 4),
-                 "table": f"aiconfigurator {AIC_SYSTEM_DIRS[system]} trtllm {version} moe_perf",
-                 "kernel_source": source, "moe_dtype": dtype,
-                 "fit_rows": rep["fit"]["rows"], "fit_median_ape": round(rep["fit"]["median_ape"], 4),
-                 "fit_p90_ape": round(rep["fit"]["p90_ape"], 4)}
+            e = {
+                "system": system,
+                "fmt": fmt,
+                "c_elems": round(c, 1),
+                "exponent": round(p, 4),
+                "table": f"aiconfigurator {AIC_SYSTEM_DIRS[system]} trtllm {version} moe_perf",
+                "kernel_source": source,
+                "moe_dtype": dtype,
+                "fit_rows": rep["fit"]["rows"],
+                "fit_median_ape": round(rep["fit"]["median_ape"], 4),
+                "fit_p90_ape": round(rep["fit"]["p90_ape"], 4),
+            }
             ho = rep["held_out_deepseek_shape"]
             if ho["rows"]:
-                e.update(held_out_rows=ho["rows"], held_out_median_ape=round(ho["median_ape"], 4),
-                         held_out_p90_ape=round(ho["p90_ape"], 4))
+                e.update(
+                    held_out_rows=ho["rows"],
+                    held_out_median_ape=round(ho["median_ape"], 4),
+                    held_out_p90_ape=round(ho["p90_ape"], 4),
+                )
             out.append(e)
     return out
 
@@ -57,13 +67,17 @@ def entries() -> list[dict]:
 def render(es: list[dict]) -> str:
     def v(x):
         return f'"{x}"' if isinstance(x, str) else repr(x)
+
     return HEADER + "".join("\n[[width]]\n" + "".join(f"{k} = {v(x)}\n" for k, x in e.items()) for e in es)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="fail if the file differs from a fresh fit (numbers beyond "
-                    "fit/fitted_files.REL_TOL)")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="fail if the file differs from a fresh fit (numbers beyond fit/fitted_files.REL_TOL)",
+    )
     a = ap.parse_args()
     text = render(entries())
     if a.check:

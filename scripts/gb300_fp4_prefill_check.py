@@ -44,9 +44,14 @@ PREFILL_TOKENS = 1024
 #: upper edges of the load bands, concurrency per prefill GPU (scripts/aic_gb_disagg_ttft_sign.BANDS)
 BANDS = (2.0, 16.0, 128.0, np.inf)
 #: the kernel tables read: (family, framework directory, version directory, file, shape filter)
-TABLES = (("moe", "sglang", "0.5.14", "moe_perf.parquet"), ("moe", "trtllm", "1.3.0rc20", "moe_perf.parquet"),
-          ("gemm", "sglang", "0.5.14", "gemm_perf.parquet"), ("gemm", "trtllm", "1.3.0rc20", "gemm_perf.parquet"),
-          ("mla", "sglang", "0.5.14", "context_mla_perf.parquet"), ("mla", "trtllm", "1.3.0rc20", "context_mla_perf.parquet"))
+TABLES = (
+    ("moe", "sglang", "0.5.14", "moe_perf.parquet"),
+    ("moe", "trtllm", "1.3.0rc20", "moe_perf.parquet"),
+    ("gemm", "sglang", "0.5.14", "gemm_perf.parquet"),
+    ("gemm", "trtllm", "1.3.0rc20", "gemm_perf.parquet"),
+    ("mla", "sglang", "0.5.14", "context_mla_perf.parquet"),
+    ("mla", "trtllm", "1.3.0rc20", "context_mla_perf.parquet"),
+)
 
 
 def peak_ratio(fmt: str, pair: tuple[str, str] = CHIP_PAIRS[0]) -> float:
@@ -67,8 +72,12 @@ def ratio_summary(ratio: pd.Series) -> dict:
     >>> ratio_summary(pd.Series([1.0, 1.1, 1.2]))
     {'n': 3, 'p10': 1.02, 'median': 1.1, 'p90': 1.18}
     """
-    return {"n": int(ratio.size), "p10": round(float(ratio.quantile(0.1)), 3),
-            "median": round(float(ratio.median()), 3), "p90": round(float(ratio.quantile(0.9)), 3)}
+    return {
+        "n": int(ratio.size),
+        "p10": round(float(ratio.quantile(0.1)), 3),
+        "median": round(float(ratio.median()), 3),
+        "p90": round(float(ratio.quantile(0.9)), 3),
+    }
 
 
 def _table(family: str, fw: str, ver: str, name: str, system: str) -> pd.DataFrame:
@@ -87,16 +96,20 @@ def table_ratios(gb300: pd.DataFrame, gb200: pd.DataFrame, family: str) -> pd.Da
     a, b = (t.groupby(key, as_index=False).latency.median() for t in (gb300, gb200))
     m = a.merge(b, on=key, suffixes=("_300", "_200"))
     if family == "moe":
-        m = m[np.logical_and.reduce([m[k] == v for k, v in DSR1_MOE.items()])
-              & (m.distribution == "balanced") & (m.num_tokens >= PREFILL_TOKENS)]
+        m = m[
+            np.logical_and.reduce([m[k] == v for k, v in DSR1_MOE.items()])
+            & (m.distribution == "balanced")
+            & (m.num_tokens >= PREFILL_TOKENS)
+        ]
         dtype = "moe_dtype"
     elif family == "gemm":
         m, dtype = m[m.m >= PREFILL_TOKENS], "gemm_dtype"
     else:
         m, dtype = m[m.isl >= PREFILL_TOKENS], "kv_cache_dtype"
     m = m.assign(ratio=m.latency_200 / m.latency_300)
-    return pd.DataFrame([{"kernel": src, "dtype": dt, **ratio_summary(g.ratio)}
-                         for (src, dt), g in m.groupby(["kernel_source", dtype])])
+    return pd.DataFrame(
+        [{"kernel": src, "dtype": dt, **ratio_summary(g.ratio)} for (src, dt), g in m.groupby(["kernel_source", dtype])]
+    )
 
 
 def gemm_top_decile(gb300: pd.DataFrame, gb200: pd.DataFrame, dtype: str = "nvfp4") -> pd.DataFrame:
@@ -110,9 +123,17 @@ def gemm_top_decile(gb300: pd.DataFrame, gb200: pd.DataFrame, dtype: str = "nvfp
     out = []
     for src, g in m.groupby("kernel_source"):
         top = g[g.flop >= g.flop.quantile(0.9)]
-        out.append({"kernel": src, "n": len(top), "pf_300 median": top.pf_300.median(), "pf_300 best": g.pf_300.max(),
-                    "pf_200 median": top.pf_200.median(), "pf_200 best": g.pf_200.max(),
-                    "ratio median": (top.latency_200 / top.latency_300).median()})
+        out.append(
+            {
+                "kernel": src,
+                "n": len(top),
+                "pf_300 median": top.pf_300.median(),
+                "pf_300 best": g.pf_300.max(),
+                "pf_200 median": top.pf_200.median(),
+                "pf_200 best": g.pf_200.max(),
+                "ratio median": (top.latency_200 / top.latency_300).median(),
+            }
+        )
     return pd.DataFrame(out).round(3)
 
 
@@ -130,9 +151,24 @@ def kernel_ratios(pair: tuple[str, str] = CHIP_PAIRS[0]) -> pd.DataFrame:
 
 
 #: op groups of the model's step, by op-name prefix (cost/ops.py names)
-OP_GROUPS = (("routed experts", ("moe.experts",)), ("MLA prefill", ("attn.mla_prefill",)),
-             ("other GEMMs", ("attn.qkv_a_proj", "attn.q_b_proj", "attn.kv_b_proj", "attn.o_proj", "dense_ffn.gate_up",
-                              "dense_ffn.down", "moe.shared_expert.gate_up", "moe.shared_expert.down", "lm_head")))
+OP_GROUPS = (
+    ("routed experts", ("moe.experts",)),
+    ("MLA prefill", ("attn.mla_prefill",)),
+    (
+        "other GEMMs",
+        (
+            "attn.qkv_a_proj",
+            "attn.q_b_proj",
+            "attn.kv_b_proj",
+            "attn.o_proj",
+            "dense_ffn.gate_up",
+            "dense_ffn.down",
+            "moe.shared_expert.gate_up",
+            "moe.shared_expert.down",
+            "lm_head",
+        ),
+    ),
+)
 
 
 def op_group(name: str) -> str:
@@ -164,13 +200,23 @@ def step_groups(p, system: str, tokens: float) -> dict:
     st = point_stack(q)
     dep = with_stack_mtp(q.deployment, st, q.model)
     lay, model = dep.prefill.layout, load_model(q.model)
-    pr = with_pool_backends(load_any_pricer(system, "calibrated", pricer="roofline", stack=st), dep.prefill, model,
-                            lay, dep.precision.kv_cache.name)
+    pr = with_pool_backends(
+        load_any_pricer(system, "calibrated", pricer="roofline", stack=st),
+        dep.prefill,
+        model,
+        lay,
+        dep.precision.kv_cache.name,
+    )
     toks = np.asarray([tokens], dtype=float)
     # a bare prefill forward (no MTP, no memory fraction or engine profile), not cost/step.pool_step_cost's pool step
-    sc = step_cost(model, pr, lay, dep.precision, Batch.make(prefill_tokens=toks, prefill_seqs=np.ones(1),
-                                                              prefill_ctx=np.zeros(1)),
-                   overlap=pool_overlap(dep.overlap, model, lay))
+    sc = step_cost(
+        model,
+        pr,
+        lay,
+        dep.precision,
+        Batch.make(prefill_tokens=toks, prefill_seqs=np.ones(1), prefill_ctx=np.zeros(1)),
+        overlap=pool_overlap(dep.overlap, model, lay),
+    )
     out = {g: 0.0 for g, _ in OP_GROUPS} | {"rest": 0.0}
     for r in sc.op_rows(0):
         out[op_group(r["op"])] += r["time_s"]
@@ -195,9 +241,17 @@ def _points():
 
     points, _ = load_aiconfigurator()
     flagged = set(aic_ttft_flags(points)) | set(aic_source_flags(points))
-    return [p for p in points if p.system in SYSTEMS and p.mode == "disagg" and p.mapping == "matched"
-            and p.model == "deepseek-r1" and p.id not in flagged and p.deployment is not None
-            and p.deployment.prefill is not None]
+    return [
+        p
+        for p in points
+        if p.system in SYSTEMS
+        and p.mode == "disagg"
+        and p.mapping == "matched"
+        and p.model == "deepseek-r1"
+        and p.id not in flagged
+        and p.deployment is not None
+        and p.deployment.prefill is not None
+    ]
 
 
 def _layout(p) -> str:
@@ -244,12 +298,23 @@ def pairs(points, pred: pd.DataFrame) -> pd.DataFrame:
         a, b = d["gb300-nvl72"], d["gb200-nvl72"]
         if a.id not in pred.index or b.id not in pred.index:
             continue
-        out.append({"engine": key[0], "precision": key[1], "isl": key[2], "osl": key[3], "c": key[4],
-                    "prefill": _layout(a).split(" ", 2)[2], "release 300": a.framework.split()[-1],
-                    "release 200": b.framework.split()[-1], "measured 300 s": pred.loc[a.id, "measured"],
-                    "measured 200/300": pred.loc[b.id, "measured"] / pred.loc[a.id, "measured"],
-                    "predicted 200/300": pred.loc[b.id, "predicted"] / pred.loc[a.id, "predicted"],
-                    "err 300": pred.loc[a.id, "error"], "err 200": pred.loc[b.id, "error"]})
+        out.append(
+            {
+                "engine": key[0],
+                "precision": key[1],
+                "isl": key[2],
+                "osl": key[3],
+                "c": key[4],
+                "prefill": _layout(a).split(" ", 2)[2],
+                "release 300": a.framework.split()[-1],
+                "release 200": b.framework.split()[-1],
+                "measured 300 s": pred.loc[a.id, "measured"],
+                "measured 200/300": pred.loc[b.id, "measured"] / pred.loc[a.id, "measured"],
+                "predicted 200/300": pred.loc[b.id, "predicted"] / pred.loc[a.id, "predicted"],
+                "err 300": pred.loc[a.id, "error"],
+                "err 200": pred.loc[b.id, "error"],
+            }
+        )
     return pd.DataFrame(out).sort_values(["engine", "precision", "isl", "osl", "c"]).round(3)
 
 
@@ -265,10 +330,20 @@ def same_series(a: str, b: str) -> bool:
 def pair_summary(t: pd.DataFrame) -> pd.DataFrame:
     """Per engine and precision, over the pairs of one release series and over the others: n, the median measured
     and predicted GB200 / GB300 TTFT ratio, and each rack's median TTFT error (%)."""
-    t = t.assign(series=[("same" if same_series(a, b) else "different") for a, b in zip(t["release 300"], t["release 200"])])
-    return t.groupby(["engine", "precision", "series"]).agg(
-        n=("c", "size"), measured=("measured 200/300", "median"), predicted=("predicted 200/300", "median"),
-        err_300=("err 300", lambda e: 100 * e.median()), err_200=("err 200", lambda e: 100 * e.median())).round(3)
+    t = t.assign(
+        series=[("same" if same_series(a, b) else "different") for a, b in zip(t["release 300"], t["release 200"])]
+    )
+    return (
+        t.groupby(["engine", "precision", "series"])
+        .agg(
+            n=("c", "size"),
+            measured=("measured 200/300", "median"),
+            predicted=("predicted 200/300", "median"),
+            err_300=("err 300", lambda e: 100 * e.median()),
+            err_200=("err 200", lambda e: 100 * e.median()),
+        )
+        .round(3)
+    )
 
 
 def load_band(concurrency: float, prefill_gpus: int) -> str:
@@ -292,13 +367,23 @@ def bands(points, pred: pd.DataFrame) -> pd.DataFrame:
         if p.id not in pred.index or not np.isfinite(pred.loc[p.id, "error"]):
             continue
         lay = p.deployment.prefill.layout
-        rows.append({"system": p.system, "engine": p.framework.split()[0], "precision": p.precision,
-                     "band": load_band(p.concurrency, p.deployment.prefill.workers * lay.tp * lay.dp),
-                     "release": p.framework.split()[-1], "error": pred.loc[p.id, "error"]})
+        rows.append(
+            {
+                "system": p.system,
+                "engine": p.framework.split()[0],
+                "precision": p.precision,
+                "band": load_band(p.concurrency, p.deployment.prefill.workers * lay.tp * lay.dp),
+                "release": p.framework.split()[-1],
+                "error": pred.loc[p.id, "error"],
+            }
+        )
     df = pd.DataFrame(rows)
     t = df.groupby(["system", "engine", "precision", "band"]).agg(
-        n=("error", "size"), med=("error", lambda e: 100 * e.abs().median()), bias=("error", lambda e: 100 * e.median()),
-        releases=("release", lambda r: ",".join(sorted(set(r)))))
+        n=("error", "size"),
+        med=("error", lambda e: 100 * e.abs().median()),
+        bias=("error", lambda e: 100 * e.median()),
+        releases=("release", lambda r: ",".join(sorted(set(r)))),
+    )
     return t.round(1)
 
 
@@ -314,8 +399,10 @@ def main(part: str) -> None:
     pd.set_option("display.max_columns", 40)
     if part in ("all", "kernels"):
         for pair in CHIP_PAIRS:
-            print(f"1. aiconfigurator kernel tables, {pair[1]} latency / {pair[0]} latency at prefill shapes "
-                  "(peak_ratio: catalog):")
+            print(
+                f"1. aiconfigurator kernel tables, {pair[1]} latency / {pair[0]} latency at prefill shapes "
+                "(peak_ratio: catalog):"
+            )
             print(kernel_ratios(pair).to_string(index=False))
             for fw, ver in (("sglang", "0.5.14"), ("trtllm", "1.3.0rc20")):
                 g = gemm_top_decile(*(_table("gemm", fw, ver, "gemm_perf.parquet", s) for s in pair))
@@ -323,7 +410,9 @@ def main(part: str) -> None:
                 print(g.to_string(index=False))
     points = _points() if part != "kernels" else []
     if part in ("all", "ops"):
-        print("\n2. The model's one-prompt prefill step, GB200 time / GB300 time per op group (share: of GB300's step):")
+        print(
+            "\n2. The model's one-prompt prefill step, GB200 time / GB300 time per op group (share: of GB300's step):"
+        )
         print(model_ops(points).to_string(index=False))
     if part in ("all", "pairs", "bands"):
         pred = _ttft(points)

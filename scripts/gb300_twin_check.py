@@ -64,8 +64,11 @@ def aic_rows(csv: str, metric: str) -> pd.DataFrame:
     """The two racks' unflagged aiconfigurator rows of ``metric`` with their decode pool and sharding."""
     d = pd.read_csv(csv)
     d = d[(d.source == "aiconfigurator") & d.system.isin(SYSTEMS) & (d.metric == metric) & d.quality.isna()]
-    return d.assign(pool=d.deployment.map(decode_pool), attn=d.deployment.map(sharding),
-                    release=d.framework.str.replace(r"\.post\d+$", "", regex=True))
+    return d.assign(
+        pool=d.deployment.map(decode_pool),
+        attn=d.deployment.map(sharding),
+        release=d.framework.str.replace(r"\.post\d+$", "", regex=True),
+    )
 
 
 def twins(csv: str) -> pd.DataFrame:
@@ -77,18 +80,44 @@ def twins(csv: str) -> pd.DataFrame:
     key = ["model", "precision", "release", "isl", "osl", "pool", "concurrency"]
     a, b = d[d.system == SYSTEMS[0]], d[d.system == SYSTEMS[1]]
     j = a.merge(b, on=key, suffixes=("_300", "_200"))
-    return j.assign(m=j.measured_300 / j.measured_200, p=j.predicted_300 / j.predicted_200,
-                    attn=j.attn_300, split=j.split_300, err_300=j.error_300, err_200=j.error_200)[
-        key + ["attn", "split", "measured_300", "predicted_300", "measured_200", "predicted_200", "m", "p", "err_300", "err_200"]]
+    return j.assign(
+        m=j.measured_300 / j.measured_200,
+        p=j.predicted_300 / j.predicted_200,
+        attn=j.attn_300,
+        split=j.split_300,
+        err_300=j.error_300,
+        err_200=j.error_200,
+    )[
+        key
+        + [
+            "attn",
+            "split",
+            "measured_300",
+            "predicted_300",
+            "measured_200",
+            "predicted_200",
+            "m",
+            "p",
+            "err_300",
+            "err_200",
+        ]
+    ]
 
 
 def twin_summary(t: pd.DataFrame) -> pd.DataFrame:
     """Median measured ratio, modelled ratio and relative excess ``p/m − 1`` per attention sharding and overall."""
     t = t.assign(rel=t.p / t.m - 1)
     g = pd.concat([t, t.assign(attn="all")]).groupby("attn")
-    return pd.DataFrame({"n": g.size(), "measured_ratio": g.m.median(), "model_ratio": g.p.median(),
-                         "model_over_measured": g.rel.median(), "tpot_err_300": g.err_300.median(),
-                         "tpot_err_200": g.err_200.median()}).round(3)
+    return pd.DataFrame(
+        {
+            "n": g.size(),
+            "measured_ratio": g.m.median(),
+            "model_ratio": g.p.median(),
+            "model_over_measured": g.rel.median(),
+            "tpot_err_300": g.err_300.median(),
+            "tpot_err_200": g.err_200.median(),
+        }
+    ).round(3)
 
 
 def composition(csv: str) -> pd.DataFrame:
@@ -98,8 +127,15 @@ def composition(csv: str) -> pd.DataFrame:
     rows = []
     for (s, ho), g in d.groupby(["system", d.split == "held_out"]):
         for attn, h in list(g.groupby("attn")) + [("all", g)]:
-            rows.append({"system": s, "rows": "held-out" if ho else "fit", "attn": attn, "n": len(h),
-                         "bias_pct": round(100 * float(h.error.median()), 1)})
+            rows.append(
+                {
+                    "system": s,
+                    "rows": "held-out" if ho else "fit",
+                    "attn": attn,
+                    "n": len(h),
+                    "bias_pct": round(100 * float(h.error.median()), 1),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -129,16 +165,27 @@ def step_split(system: str | None = None) -> pd.DataFrame:
         run = serve_at_concurrency(model, pricer, dep, wl, [q.concurrency])
         b = float(run.decode_batch[0])
         pr = with_moe_backend(pricer, dep.decode.moe_backend, model, lay)
-        sc = pool_step_cost(model, pr, dep, lay,
-                            Batch.make(decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx))
+        sc = pool_step_cost(
+            model, pr, dep, lay, Batch.make(decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx)
+        )
         parts = {"moe": 0.0, "attention": 0.0, "gemm": 0.0, "memory": 0.0}
         for o in sc.op_rows(0):
             parts[o["kind"] if o["kind"] in parts else "memory"] += o["time_s"]
-        out.append({"id": p.id, "engine": p.framework.split()[0], "precision": p.precision,
-                    "pool": decode_pool(dep.label) or lay.label, "attn": "ADP" if lay.dp > 1 else "ATP",
-                    "measured": p.measured["tpot_s"], "tpot": float(run.tpot_s[0]), "batch": b, **parts,
-                    "collectives": float(sum(c["time_s"] for c in sc.collective_rows(0))),
-                    "fixed": step_overhead(pr.efficiency, lay)})
+        out.append(
+            {
+                "id": p.id,
+                "engine": p.framework.split()[0],
+                "precision": p.precision,
+                "pool": decode_pool(dep.label) or lay.label,
+                "attn": "ADP" if lay.dp > 1 else "ATP",
+                "measured": p.measured["tpot_s"],
+                "tpot": float(run.tpot_s[0]),
+                "batch": b,
+                **parts,
+                "collectives": float(sum(c["time_s"] for c in sc.collective_rows(0))),
+                "fixed": step_overhead(pr.efficiency, lay),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -169,11 +216,15 @@ def mla_ratios() -> pd.DataFrame:
         lat[name] = df.groupby(keys).latency.min()
     j = pd.concat(lat, axis=1).dropna().reset_index()
     j = j[j.kv_cache_dtype.astype(str).str.contains("fp8")]
-    j = j.assign(vs_gb200=j.gb300 / j.gb200, vs_b300=j.gb300 / j.b300,
-                 batch=pd.cut(j.batch_size, [0, 4, 16, 64, 256, 4096]).astype(str))
+    j = j.assign(
+        vs_gb200=j.gb300 / j.gb200,
+        vs_b300=j.gb300 / j.b300,
+        batch=pd.cut(j.batch_size, [0, 4, 16, 64, 256, 4096]).astype(str),
+    )
     g = pd.concat([j, j.assign(batch="all")]).groupby("batch", sort=False)
-    return pd.DataFrame({"rows": g.size(), "gb300_over_gb200": g.vs_gb200.median(),
-                         "gb300_over_b300": g.vs_b300.median()}).round(3)
+    return pd.DataFrame(
+        {"rows": g.size(), "gb300_over_gb200": g.vs_gb200.median(), "gb300_over_b300": g.vs_b300.median()}
+    ).round(3)
 
 
 def main() -> None:
@@ -185,14 +236,22 @@ def main() -> None:
     print("== 1. GB300 / GB200 twins (same decode pool and concurrency), TPOT ratios")
     print(twin_summary(t).to_string())
     print()
-    show = t.assign(**{c: (t[c] * 1e3).round(2) for c in ("measured_300", "predicted_300", "measured_200",
-                                                            "predicted_200")}, m=t.m.round(3), p=t.p.round(3),
-                     err_300=t.err_300.round(3), err_200=t.err_200.round(3))
-    print(show.sort_values(["attn", "release", "precision", "isl", "osl", "pool", "concurrency"]).to_string(index=False))
+    show = t.assign(
+        **{c: (t[c] * 1e3).round(2) for c in ("measured_300", "predicted_300", "measured_200", "predicted_200")},
+        m=t.m.round(3),
+        p=t.p.round(3),
+        err_300=t.err_300.round(3),
+        err_200=t.err_200.round(3),
+    )
+    print(
+        show.sort_values(["attn", "release", "precision", "isl", "osl", "pool", "concurrency"]).to_string(index=False)
+    )
     print("\n== 2. DeepSeek-R1 interactivity error by the decode pool's attention sharding, median %")
     print(composition(csv).to_string(index=False))
     if "--steps" in sys.argv:
-        print("\n== 3. GB300 rows priced on GB300, GB200 and B300 (decode pools <= 8 GPUs): TPOT and step parts, median ms")
+        print(
+            "\n== 3. GB300 rows priced on GB300, GB200 and B300 (decode pools <= 8 GPUs): TPOT and step parts, median ms"
+        )
         print(steps_table().to_string())
     if "--mla" in sys.argv:
         print("\n== 4. TensorRT-LLM 1.3.0rc20 MLA decode kernel (FP8 KV), measured latency ratio, median by batch")

@@ -63,8 +63,14 @@ def median_parts(errors: pd.Series) -> dict:
     s = errors.sort_values()
     n = len(s)
     lo, hi = (n - 1) // 2, n // 2
-    return {"n": n, "median": float((s.iloc[lo] + s.iloc[hi]) / 2), "lo": float(s.iloc[lo]), "hi": float(s.iloc[hi]),
-            "lo_id": s.index[lo], "hi_id": s.index[hi]}
+    return {
+        "n": n,
+        "median": float((s.iloc[lo] + s.iloc[hi]) / 2),
+        "lo": float(s.iloc[lo]),
+        "hi": float(s.iloc[hi]),
+        "lo_id": s.index[lo],
+        "hi_id": s.index[hi],
+    }
 
 
 def goal(e: pd.Series) -> str:
@@ -114,13 +120,18 @@ def read_validate(csv: str) -> pd.DataFrame:
 
 def part1(csv: str) -> None:
     df = read_validate(csv)
-    groups = (("aiconfigurator", "gb300-nvl72", "tpot_s"), ("inferencex", "gb200-nvl72", "throughput_per_chip"),
-              ("aiconfigurator", "gb200-nvl72", "tpot_s"))
+    groups = (
+        ("aiconfigurator", "gb300-nvl72", "tpot_s"),
+        ("inferencex", "gb200-nvl72", "throughput_per_chip"),
+        ("aiconfigurator", "gb200-nvl72", "tpot_s"),
+    )
     for src, system, metric in groups:
         rows = judged(df[(df.source == src) & (df.system == system) & (df.metric == metric)]).set_index("id")
         p = median_parts(rows.error)
-        print(f"== {src} {system} {metric}, held out: n {p['n']}, bias {p['median'] * 100:+.2f}% = mean of "
-              f"{p['lo'] * 100:+.2f}% ({p['lo_id']}) and {p['hi'] * 100:+.2f}% ({p['hi_id']})")
+        print(
+            f"== {src} {system} {metric}, held out: n {p['n']}, bias {p['median'] * 100:+.2f}% = mean of "
+            f"{p['lo'] * 100:+.2f}% ({p['lo_id']}) and {p['hi'] * 100:+.2f}% ({p['hi_id']})"
+        )
         print(by_sharding(rows.reset_index()).to_string())
         print(by_sharding(rows.reset_index(), engine=True).to_string(), "\n")
     print("== GB300 / GB200 twins (scripts/gb300_twin_check.py, every split)")
@@ -129,9 +140,11 @@ def part1(csv: str) -> None:
     ratio = summary.loc["ADP", "measured_ratio"] / summary.loc["ADP", "model_ratio"]
     rows = judged(df[(df.source == "aiconfigurator") & (df.system == "gb300-nvl72") & (df.metric == "tpot_s")])
     e = scaled_adp(rows, ratio)
-    print(f"== arithmetic: GB300's attention-DP predictions x {ratio:.3f} (twins' measured / modelled ratio), held-out "
-          f"TPOT bias {rows.error.median() * 100:+.1f} -> {e.median() * 100:+.1f}%, median |error| "
-          f"{rows.error.abs().median() * 100:.1f} -> {e.abs().median() * 100:.1f}%\n")
+    print(
+        f"== arithmetic: GB300's attention-DP predictions x {ratio:.3f} (twins' measured / modelled ratio), held-out "
+        f"TPOT bias {rows.error.median() * 100:+.1f} -> {e.median() * 100:+.1f}%, median |error| "
+        f"{rows.error.abs().median() * 100:.1f} -> {e.abs().median() * 100:.1f}%\n"
+    )
 
 
 def fits_with_rank_cost(acceptance: float, full: bool = False, rank: bool = True) -> dict:
@@ -151,8 +164,14 @@ def fits_with_rank_cost(acceptance: float, full: bool = False, rank: bool = True
 def acceptance_loss(rows: pd.DataFrame) -> float:
     """fit/stack_fit._mtp_fit's loss on a validation frame: mean |log(predicted / measured)| of the TPOT of the
     Dynamo-TRT DeepSeek-R1 rows with MTP in the fit split."""
-    t = rows[(rows.framework == "dynamo-trt") & (rows.model == "deepseek-r1") & (rows.metric == "tpot_s")
-             & (rows.split == "fit") & rows.deployment.astype(str).str.contains("MTP") & rows.predicted.notna()]
+    t = rows[
+        (rows.framework == "dynamo-trt")
+        & (rows.model == "deepseek-r1")
+        & (rows.metric == "tpot_s")
+        & (rows.split == "fit")
+        & rows.deployment.astype(str).str.contains("MTP")
+        & rows.predicted.notna()
+    ]
     return float(np.mean(np.abs(np.log(t.predicted / t.measured)))) if len(t) else float("nan")
 
 
@@ -163,14 +182,28 @@ def part2(full: bool = False) -> None:
     tag = "full" if full else "rank"
     for a in GRID:
         runs[f"{tag}@{a}"] = run_validation(use_aiconfigurator=False, stack_fits=fits_with_rank_cost(a, full))["rows"]
-    check = {a: acceptance_loss(run_validation(use_aiconfigurator=False, stack_fits=fits_with_rank_cost(a, rank=False))
-                                ["rows"]) for a in GRID}
-    print("== the emulated acceptance fit on the shipped step costs (its argmin should be the shipped acceptance): "
-          + ", ".join(f"{a} {v:.4f}" for a, v in check.items()))
-    print("== acceptance-fit loss (fit split, Dynamo-TRT DeepSeek-R1 MTP TPOT): "
-          + ", ".join(f"{k} {acceptance_loss(r):.4f}" for k, r in runs.items()))
-    gb = {k: r[(r.system == "gb200-nvl72") & (r.framework == "dynamo-trt")
-               & r.metric.isin(["throughput_per_chip", "tpot_s"])].set_index(["id", "metric"]) for k, r in runs.items()}
+    check = {
+        a: acceptance_loss(
+            run_validation(use_aiconfigurator=False, stack_fits=fits_with_rank_cost(a, rank=False))["rows"]
+        )
+        for a in GRID
+    }
+    print(
+        "== the emulated acceptance fit on the shipped step costs (its argmin should be the shipped acceptance): "
+        + ", ".join(f"{a} {v:.4f}" for a, v in check.items())
+    )
+    print(
+        "== acceptance-fit loss (fit split, Dynamo-TRT DeepSeek-R1 MTP TPOT): "
+        + ", ".join(f"{k} {acceptance_loss(r):.4f}" for k, r in runs.items())
+    )
+    gb = {
+        k: r[
+            (r.system == "gb200-nvl72")
+            & (r.framework == "dynamo-trt")
+            & r.metric.isin(["throughput_per_chip", "tpot_s"])
+        ].set_index(["id", "metric"])
+        for k, r in runs.items()
+    }
     table = pd.DataFrame({k: g.error for k, g in gb.items()})
     table.insert(0, "split", gb["shipped"].split)
     print("\n== InferenceX GB200 Dynamo-TRT rows, error % by variant")

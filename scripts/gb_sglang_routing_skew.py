@@ -48,6 +48,7 @@ def sampling_tail(b_per_rank: float, dp: int, ep: int) -> tuple[float, float, fl
 
     def load(b):
         return float(busiest_rank_assignments(b * dp, TOP_K, ep))
+
     mean = b_per_rank * dp * TOP_K / ep
     return load(b_per_rank) / mean, load(b_per_rank) - mean, (load(b_per_rank + 0.5) - load(b_per_rank - 0.5))
 
@@ -79,6 +80,7 @@ def predict_at(points, sigma: float) -> pd.DataFrame:
         if m.moe is None or sigma == 0:
             return m
         return dataclasses.replace(m, moe=dataclasses.replace(m.moe, decode_routing_sigma=sigma))
+
     catalog.load_model = skewed
     try:
         df = predict_points(points)
@@ -101,14 +103,18 @@ def part2(every_engine: bool = False) -> None:
     cols = {}
     for s in SIGMAS:
         df = predict_at(pts, s).dropna(subset=["error"]).copy()
-        df["g"] = ([f"{r.source[:3]} {r.system} (every DeepSeek-R1 row)" for _, r in df.iterrows()] if every_engine
-                   else [group_key(r) for _, r in df.iterrows()])
+        df["g"] = (
+            [f"{r.source[:3]} {r.system} (every DeepSeek-R1 row)" for _, r in df.iterrows()]
+            if every_engine
+            else [group_key(r) for _, r in df.iterrows()]
+        )
         cols[s] = df.groupby("g").error.agg(n="size", med=lambda e: e.abs().median(), bias="median")
     print("\nPart 2: interactivity median |error| / median error (%) by group, generated tokens at routing sigma")
     print(f"  {'group':72s} {'n':>3s} " + " ".join(f"{'s=' + str(s):>13s}" for s in SIGMAS))
     for g in cols[0.0].index:
-        cells = " ".join(f"{100 * cols[s].med.get(g, np.nan):5.1f}/{100 * cols[s].bias.get(g, np.nan):+6.1f}"
-                         for s in SIGMAS)
+        cells = " ".join(
+            f"{100 * cols[s].med.get(g, np.nan):5.1f}/{100 * cols[s].bias.get(g, np.nan):+6.1f}" for s in SIGMAS
+        )
         print(f"  {g:72s} {int(cols[0.0].n[g]):3d} {cells}")
 
 

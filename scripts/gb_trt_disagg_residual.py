@@ -43,8 +43,11 @@ def main() -> None:
     if args.held_out:
         keep = keep[keep.split == "held_out"]
     tpot_err = csv[csv.metric == "tpot_s"].set_index("id").error
-    pts = [p for p in load_aiconfigurator()[0] if p.mode == "disagg" and p.system in SYSTEMS
-           and p.framework.startswith("trtllm") and p.id in set(keep.id)]
+    pts = [
+        p
+        for p in load_aiconfigurator()[0]
+        if p.mode == "disagg" and p.system in SYSTEMS and p.framework.startswith("trtllm") and p.id in set(keep.id)
+    ]
     full = _ttft(pts, point_stack)
     no_rr = _ttft(pts, lambda p: dataclasses.replace(point_stack(p), disagg_router="load_aware"))
     no_burst = _ttft(pts, lambda p: dataclasses.replace(point_stack(p), prefill_burst_fraction=_NO_BURST))
@@ -54,18 +57,38 @@ def main() -> None:
         slots = d.max_running * d.decode.layout.dp if d.max_running is not None else None
         cap = d.decode.workers * slots if slots else None
         m = p.measured["ttft_s"]
-        rows.append({"row": p.id.split("_disagg_")[-1], "sys": p.system[:5], "fw": p.framework.split()[-1],
-                     "prec": p.precision, "isl": p.isl, "osl": p.osl, "C": int(p.concurrency),
-                     "pool": f"{d.decode.workers}x{slots or '-'}", "C/cap": p.concurrency / cap if cap else np.nan,
-                     "meas": m, "pred": full[p.id], "rr": full[p.id] - no_rr[p.id],
-                     "burst": full[p.id] - no_burst[p.id], "left": m - full[p.id], "err": full[p.id] / m - 1,
-                     "tpot_err": tpot_err.get(p.id, np.nan)})
+        rows.append(
+            {
+                "row": p.id.split("_disagg_")[-1],
+                "sys": p.system[:5],
+                "fw": p.framework.split()[-1],
+                "prec": p.precision,
+                "isl": p.isl,
+                "osl": p.osl,
+                "C": int(p.concurrency),
+                "pool": f"{d.decode.workers}x{slots or '-'}",
+                "C/cap": p.concurrency / cap if cap else np.nan,
+                "meas": m,
+                "pred": full[p.id],
+                "rr": full[p.id] - no_rr[p.id],
+                "burst": full[p.id] - no_burst[p.id],
+                "left": m - full[p.id],
+                "err": full[p.id] / m - 1,
+                "tpot_err": tpot_err.get(p.id, np.nan),
+            }
+        )
     df = pd.DataFrame(rows).sort_values(["sys", "isl", "osl", "pool", "C"])
     with pd.option_context("display.width", 250, "display.max_rows", 500, "display.float_format", "{:.3f}".format):
         print(df.to_string(index=False))
         band = pd.cut(df["C/cap"], [0, 0.5, 0.99, 1.01, np.inf], labels=["<0.5", "0.5-1", "=1 (cap)", ">1"])
-        agg = {"n": ("err", "size"), "err_med": ("err", "median"), "abs_med": ("err", lambda e: e.abs().median()),
-               "left_med_s": ("left", "median"), "rr_med_s": ("rr", "median"), "tpot_err_med": ("tpot_err", "median")}
+        agg = {
+            "n": ("err", "size"),
+            "err_med": ("err", "median"),
+            "abs_med": ("err", lambda e: e.abs().median()),
+            "left_med_s": ("left", "median"),
+            "rr_med_s": ("rr", "median"),
+            "tpot_err_med": ("tpot_err", "median"),
+        }
         print("\nby system and ISL/OSL")
         print(df.groupby(["sys", "isl", "osl"]).agg(**agg).to_string())
         print("\nby system and load against the decode cap")

@@ -50,10 +50,18 @@ def held_out_ttft(path: str, need: set, systems=SYSTEMS) -> pd.DataFrame:
     d = pd.read_csv(path)
     missing = ({"source", "system", "metric", "error", "split", "quality"} | set(need)) - set(d.columns)
     if missing:
-        raise SystemExit(f"{path}: missing column(s) {sorted(missing)}; fix: pass a `jalapeno validate --held-out "
-                         "--json -o X.csv` table (it carries split and quality)")
-    return d[(d.source == "aiconfigurator") & (d.metric == "ttft_s") & d.system.isin(systems)
-             & (d.split != "fit") & d.quality.isna() & d.error.notna()].copy()
+        raise SystemExit(
+            f"{path}: missing column(s) {sorted(missing)}; fix: pass a `jalapeno validate --held-out "
+            "--json -o X.csv` table (it carries split and quality)"
+        )
+    return d[
+        (d.source == "aiconfigurator")
+        & (d.metric == "ttft_s")
+        & d.system.isin(systems)
+        & (d.split != "fit")
+        & d.quality.isna()
+        & d.error.notna()
+    ].copy()
 
 
 def held_out_rows(path: str) -> pd.DataFrame:
@@ -148,8 +156,18 @@ def rank_rows(d: pd.DataFrame, path: str) -> pd.DataFrame:
         if mu > 4 * dp:
             continue
         eng, mod = poisson_busiest_rank(mu, dp), model_busiest_rank(mu, dp)
-        out.append({"id": r.id.split("_disagg_")[-1], "system": r.system, "dp": dp, "mu_max": mu,
-                    "engine": eng, "model": mod, "engine/model": eng / mod, "error": r.error})
+        out.append(
+            {
+                "id": r.id.split("_disagg_")[-1],
+                "system": r.system,
+                "dp": dp,
+                "mu_max": mu,
+                "engine": eng,
+                "model": mod,
+                "engine/model": eng / mod,
+                "error": r.error,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -166,13 +184,21 @@ def main(path: str, show_rows: bool) -> None:
     pd.set_option("display.max_rows", 200)
     for system, g in d.groupby("system"):
         e = g.error
-        print(f"{system}: n {len(g)}, median |error| {e.abs().median():.1%}, bias {e.median():+.1%}, "
-              f"within 20% {(e.abs() <= GOAL).sum()}, more needed {needed(e)}")
+        print(
+            f"{system}: n {len(g)}, median |error| {e.abs().median():.1%}, bias {e.median():+.1%}, "
+            f"within 20% {(e.abs() <= GOAL).sum()}, more needed {needed(e)}"
+        )
         grp = g.groupby(["engine", "mode", "isl_osl", "load"], observed=True).error
-        table = pd.DataFrame({"n": grp.size(), "med|e|": grp.apply(lambda x: x.abs().median()),
-                              "bias": grp.median(), "within": grp.apply(lambda x: (x.abs() <= GOAL).sum()),
-                              "over": grp.apply(lambda x: (x > GOAL).sum()),
-                              "under": grp.apply(lambda x: (x < -GOAL).sum())})
+        table = pd.DataFrame(
+            {
+                "n": grp.size(),
+                "med|e|": grp.apply(lambda x: x.abs().median()),
+                "bias": grp.median(),
+                "within": grp.apply(lambda x: (x.abs() <= GOAL).sum()),
+                "over": grp.apply(lambda x: (x > GOAL).sum()),
+                "under": grp.apply(lambda x: (x < -GOAL).sum()),
+            }
+        )
         print(table.round(3).to_string(), "\n")
         if show_rows:
             cols = ["id", "framework", "isl_osl", "concurrency", "load", "measured", "predicted", "error"]

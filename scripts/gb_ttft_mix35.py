@@ -32,13 +32,18 @@ def held_out(path: str) -> pd.DataFrame:
 
 def summary(d: pd.DataFrame) -> pd.DataFrame:
     """Per (system, subset) the row count, median |error| and median signed error (fractions)."""
-    parts = [d.assign(subset="all"),
-             d[d.model == "deepseek-r1"].assign(subset="deepseek-r1"),
-             d[(d.model == "deepseek-r1") & (d["mode"] == "disagg")].assign(subset="deepseek-r1 disagg"),
-             d[(d.model == "deepseek-r1") & (d["mode"] == "agg")].assign(subset="deepseek-r1 agg")]
+    parts = [
+        d.assign(subset="all"),
+        d[d.model == "deepseek-r1"].assign(subset="deepseek-r1"),
+        d[(d.model == "deepseek-r1") & (d["mode"] == "disagg")].assign(subset="deepseek-r1 disagg"),
+        d[(d.model == "deepseek-r1") & (d["mode"] == "agg")].assign(subset="deepseek-r1 agg"),
+    ]
     a = pd.concat(parts)
-    return a.groupby(["system", "subset"]).agg(n=("ae", "size"), median=("ae", "median"),
-                                               bias=("error", "median")).round(3)
+    return (
+        a.groupby(["system", "subset"])
+        .agg(n=("ae", "size"), median=("ae", "median"), bias=("error", "median"))
+        .round(3)
+    )
 
 
 def main() -> None:
@@ -49,8 +54,12 @@ def main() -> None:
     pd.set_option("display.width", 200)
     print(summary(d).to_string())
     print()
-    print(d.groupby(["system", "mode", "model"]).agg(n=("ae", "size"), median=("ae", "median"),
-                                                      bias=("error", "median")).round(3).to_string())
+    print(
+        d.groupby(["system", "mode", "model"])
+        .agg(n=("ae", "size"), median=("ae", "median"), bias=("error", "median"))
+        .round(3)
+        .to_string()
+    )
 
 
 if __name__ == "__main__":

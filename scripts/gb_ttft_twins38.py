@@ -44,8 +44,12 @@ MEAN_PROMPT_FRACTION = 0.9
 #: recipes/trtllm/b200-fp4/{1k1k,8k1k}/stp/ctx1_gen5_tep8_batch{32,8}_eplb0_mtp0.yaml and
 #: recipes/trtllm/gb200-fp4/{1k1k,8k1k}/stp/ctx1_gen4_tep8_batch{32,16}_eplb0_mtp0.yaml (named by InferenceX
 #: .github/configs/nvidia-master.yaml @dcc0f53a889d and @26d415b36c62; read in connorcarpenter15/srt-slurm @5a156f6b)
-RECIPE_BUDGETS = {("b200", 1024): 10240, ("b200", 8192): 16896, ("gb200-nvl72", 1024): 16384,
-                  ("gb200-nvl72", 8192): 16640}
+RECIPE_BUDGETS = {
+    ("b200", 1024): 10240,
+    ("b200", 8192): 16896,
+    ("gb200-nvl72", 1024): 16384,
+    ("gb200-nvl72", 8192): 16640,
+}
 #: a burst share that removes the idle-start burst without dividing by zero (as scripts/gb_trt_disagg_residual.py)
 NO_BURST = 1e-12
 _POOL = re.compile(r"(P|D) (\d+)x\(([^)]*)\)")
@@ -92,13 +96,38 @@ def ttft_table(path: str) -> pd.DataFrame:
     """The aiconfigurator disaggregated TTFT rows of GB200, GB300 and B200 in a validate table, with the load per
     prefill worker (``load``) and the twin key (``key``); flagged rows (``quality``) dropped."""
     d = pd.read_csv(path)
-    need = {"source", "system", "metric", "mode", "model", "framework", "precision", "isl", "osl", "concurrency",
-            "deployment", "measured", "predicted", "error", "split", "quality", "id"}
+    need = {
+        "source",
+        "system",
+        "metric",
+        "mode",
+        "model",
+        "framework",
+        "precision",
+        "isl",
+        "osl",
+        "concurrency",
+        "deployment",
+        "measured",
+        "predicted",
+        "error",
+        "split",
+        "quality",
+        "id",
+    }
     if missing := need - set(d.columns):
-        raise SystemExit(f"{path}: missing column(s) {sorted(missing)}; fix: pass a `jalapeno validate --json -o "
-                         "X.csv` table (it carries split and quality)")
-    d = d[(d.source == "aiconfigurator") & (d.metric == "ttft_s") & (d["mode"] == "disagg")
-          & d.system.isin((*SYSTEMS, TWIN_SYSTEM)) & d.quality.isna() & d.predicted.notna()].copy()
+        raise SystemExit(
+            f"{path}: missing column(s) {sorted(missing)}; fix: pass a `jalapeno validate --json -o "
+            "X.csv` table (it carries split and quality)"
+        )
+    d = d[
+        (d.source == "aiconfigurator")
+        & (d.metric == "ttft_s")
+        & (d["mode"] == "disagg")
+        & d.system.isin((*SYSTEMS, TWIN_SYSTEM))
+        & d.quality.isna()
+        & d.predicted.notna()
+    ].copy()
     d["load"] = d.concurrency / d.deployment.map(lambda s: pools(s)["P"][0])
     d["key"] = [twin_key(r) for r in d.itertuples()]
     return d
@@ -122,12 +151,30 @@ def _twin_row(out: list, r, t: pd.DataFrame) -> None:
     """Append GB row ``r`` against the B200 twin rows ``t`` (one decode layout) when its load is in reach."""
     tm, tp = loglog_at(r.load, t.load, t.measured), loglog_at(r.load, t.load, t.predicted)
     if np.isfinite(tm):
-        out.append({"system": r.system, "id": r.id, "split": r.split, "engine": r.key[0], "model": r.model,
-                    "precision": r.precision, "isl": int(r.isl), "osl": int(r.osl), "C": r.concurrency,
-                    "load": r.load, "prefill": r.key[5], "decode": r.key[6], "twin_decode": t.key.iloc[0][6],
-                    "twin": ",".join(sorted(set(t.id.str.extract(r"(cfg\d+)")[0].fillna("")))), "meas": r.measured,
-                    "twin_meas": tm, "m": r.measured / tm, "p": r.predicted / tp, "err": r.error,
-                    "twin_err": tp / tm - 1})
+        out.append(
+            {
+                "system": r.system,
+                "id": r.id,
+                "split": r.split,
+                "engine": r.key[0],
+                "model": r.model,
+                "precision": r.precision,
+                "isl": int(r.isl),
+                "osl": int(r.osl),
+                "C": r.concurrency,
+                "load": r.load,
+                "prefill": r.key[5],
+                "decode": r.key[6],
+                "twin_decode": t.key.iloc[0][6],
+                "twin": ",".join(sorted(set(t.id.str.extract(r"(cfg\d+)")[0].fillna("")))),
+                "meas": r.measured,
+                "twin_meas": tm,
+                "m": r.measured / tm,
+                "p": r.predicted / tp,
+                "err": r.error,
+                "twin_err": tp / tm - 1,
+            }
+        )
 
 
 def main() -> None:
@@ -144,12 +191,28 @@ def main() -> None:
     pd.set_option("display.width", 250, "display.max_rows", 500, "display.max_colwidth", 40)
     if args.rows:
         print(t.drop(columns=["id"]).round(3).to_string(index=False), "\n")
-    print("GB rows with a B200 twin (same engine, precision, ISL/OSL, prefill" + ("" if args.prefill_only else
-          " and decode") + " worker layouts), medians:")
-    g = t.groupby(["system", "engine", "model", "precision", "prefill", "decode", "isl", "osl", "twin"]
-                  + (["twin_decode"] if args.prefill_only else []))
-    print(g.agg(n=("m", "size"), held_out=("split", lambda s: int((s != "fit").sum())), m=("m", "median"),
-                p=("p", "median"), err=("err", "median"), twin_err=("twin_err", "median")).round(3).to_string(), "\n")
+    print(
+        "GB rows with a B200 twin (same engine, precision, ISL/OSL, prefill"
+        + ("" if args.prefill_only else " and decode")
+        + " worker layouts), medians:"
+    )
+    g = t.groupby(
+        ["system", "engine", "model", "precision", "prefill", "decode", "isl", "osl", "twin"]
+        + (["twin_decode"] if args.prefill_only else [])
+    )
+    print(
+        g.agg(
+            n=("m", "size"),
+            held_out=("split", lambda s: int((s != "fit").sum())),
+            m=("m", "median"),
+            p=("p", "median"),
+            err=("err", "median"),
+            twin_err=("twin_err", "median"),
+        )
+        .round(3)
+        .to_string(),
+        "\n",
+    )
     # the TensorRT-LLM DEP4 -> TEP8 twins at both ISLs: the lowest-load GB - B200 difference, split by prompt length
     trt = t[(t.engine == "trtllm") & (t.system == "gb200-nvl72")]
     lows = trt.loc[trt.groupby(["prefill", "decode", "isl", "osl"]).load.idxmin()]
@@ -157,11 +220,17 @@ def main() -> None:
         x = x[x.osl == 1024]
         if set(x.isl) >= {1024, 8192}:
             one, eight = x[x.isl == 1024].iloc[0], x[x.isl == 8192].iloc[0]
-            a, b = isl_split(MEAN_PROMPT_FRACTION * 1024, one.meas - one.twin_meas,
-                             MEAN_PROMPT_FRACTION * 8192, eight.meas - eight.twin_meas)
-            print(f"gb200 {pre} -> {dec}: measured GB200 - B200 at the lowest load = {a * 1e3:+.0f} ms "
-                  f"{b * 1e6:+.1f} us x mean prompt tokens (1k C={one.C:g}: {one.meas - one.twin_meas:+.3f} s; "
-                  f"8k C={eight.C:g}: {eight.meas - eight.twin_meas:+.3f} s)")
+            a, b = isl_split(
+                MEAN_PROMPT_FRACTION * 1024,
+                one.meas - one.twin_meas,
+                MEAN_PROMPT_FRACTION * 8192,
+                eight.meas - eight.twin_meas,
+            )
+            print(
+                f"gb200 {pre} -> {dec}: measured GB200 - B200 at the lowest load = {a * 1e3:+.0f} ms "
+                f"{b * 1e6:+.1f} us x mean prompt tokens (1k C={one.C:g}: {one.meas - one.twin_meas:+.3f} s; "
+                f"8k C={eight.C:g}: {eight.meas - eight.twin_meas:+.3f} s)"
+            )
     if args.waits:
         _twin_waits(d, twins(d))
     if args.recipe_budgets:
@@ -182,8 +251,12 @@ def _price(p, system: str, stack) -> tuple[float, dict]:
     from jalapeno.specs.catalog import load_model
 
     model, wl, dep = load_model(p.model), point_workload(p), with_stack_mtp(p.deployment, stack, p.model)
-    pr = load_any_pricer(system, "calibrated", stack=stack,
-                         pricer=resolve_pricer(system, "roofline") if system in AIC_SYSTEM_DIRS else "roofline")
+    pr = load_any_pricer(
+        system,
+        "calibrated",
+        stack=stack,
+        pricer=resolve_pricer(system, "roofline") if system in AIC_SYSTEM_DIRS else "roofline",
+    )
     pts = serve_at_concurrency(model, pr, dep, wl, [p.concurrency])
     return float(pts.ttft_s[0]), {k: float(v[0]) for k, v in ttft_parts(model, pr, dep, wl, pts).items()}
 
@@ -209,10 +282,20 @@ def _twin_waits(d: pd.DataFrame, t: pd.DataFrame) -> None:
         full, parts = _price(p, p.system, st)
         steady = _price(p, p.system, dataclasses.replace(st, prefill_burst_fraction=NO_BURST))[0]
         unloaded = full - parts["queue_and_waits_s"]
-        out.append({"system": p.system, "isl": p.isl, "C": p.concurrency, "split": rows.split[p.id],
-                    "meas": p.measured["ttft_s"], "pred": full, "unloaded": unloaded,
-                    "meas_wait": p.measured["ttft_s"] - unloaded, "model_steady": steady - unloaded,
-                    "model_burst": full - steady})
+        out.append(
+            {
+                "system": p.system,
+                "isl": p.isl,
+                "C": p.concurrency,
+                "split": rows.split[p.id],
+                "meas": p.measured["ttft_s"],
+                "pred": full,
+                "unloaded": unloaded,
+                "meas_wait": p.measured["ttft_s"] - unloaded,
+                "model_steady": steady - unloaded,
+                "model_burst": full - steady,
+            }
+        )
     print("\nexact twin rows: the wait measured beyond the unloaded parts against the model's (s):")
     print(pd.DataFrame(out).sort_values(["isl", "system", "C"]).round(3).to_string(index=False))
 
@@ -231,8 +314,17 @@ def _recipe_budgets(d: pd.DataFrame, t: pd.DataFrame) -> None:
         st = point_stack(p)
         alt = dataclasses.replace(p, deployment=dataclasses.replace(p.deployment, token_budget=budget))
         m = p.measured["ttft_s"]
-        out.append({"system": p.system, "isl": p.isl, "C": p.concurrency, "budget": budget, "meas": m,
-                    "err": _price(p, p.system, st)[0] / m - 1, "err_recipe": _price(alt, p.system, st)[0] / m - 1})
+        out.append(
+            {
+                "system": p.system,
+                "isl": p.isl,
+                "C": p.concurrency,
+                "budget": budget,
+                "meas": m,
+                "err": _price(p, p.system, st)[0] / m - 1,
+                "err_recipe": _price(alt, p.system, st)[0] / m - 1,
+            }
+        )
     print("\nexact twin rows with the recipes' prefill budgets per rank (what-if):")
     print(pd.DataFrame(out).sort_values(["isl", "system", "C"]).round(3).to_string(index=False))
 
@@ -248,15 +340,28 @@ def _parts(d: pd.DataFrame) -> None:
         st = point_stack(p)
         got = {name: _price(p, name, st) for name in (p.system, TWIN_SYSTEM)}
         r = keep.loc[p.id]
-        rows.append({"system": p.system, "engine": r.key[0], "isl": int(r.isl),
-                     "sharding": "ADP" if " DP1 " not in r.key[5] else "ATP", "err": r.error,
-                     "left_s": r.measured - got[p.system][0], **got[p.system][1],
-                     "b200/own": got[TWIN_SYSTEM][0] / got[p.system][0]})
+        rows.append(
+            {
+                "system": p.system,
+                "engine": r.key[0],
+                "isl": int(r.isl),
+                "sharding": "ADP" if " DP1 " not in r.key[5] else "ATP",
+                "err": r.error,
+                "left_s": r.measured - got[p.system][0],
+                **got[p.system][1],
+                "b200/own": got[TWIN_SYSTEM][0] / got[p.system][0],
+            }
+        )
     x = pd.DataFrame(rows)
     print("\nheld-out GB rows by part (medians; left_s = measured - predicted):")
-    agg = {"n": ("err", "size"), "within20": ("err", lambda e: int((e.abs() <= 0.2).sum())),
-           "err": ("err", "median"), "left_s": ("left_s", "median"), **{k: (k, "median") for k in PARTS},
-           "b200/own": ("b200/own", "median")}
+    agg = {
+        "n": ("err", "size"),
+        "within20": ("err", lambda e: int((e.abs() <= 0.2).sum())),
+        "err": ("err", "median"),
+        "left_s": ("left_s", "median"),
+        **{k: (k, "median") for k in PARTS},
+        "b200/own": ("b200/own", "median"),
+    }
     print(x.groupby(["system", "engine", "isl", "sharding"]).agg(**agg).round(3).to_string())
 
 

@@ -14,8 +14,19 @@ import warnings
 from pathlib import Path
 
 #: the package's stages in data-flow order (docs/architecture.md), then the command line
-MODULES = ["jalapeno", "jalapeno.errors", "jalapeno.units", "jalapeno.specs", "jalapeno.deploy", "jalapeno.cost",
-           "jalapeno.serve", "jalapeno.analysis", "jalapeno.fit", "jalapeno.report", "jalapeno.cli"]
+MODULES = [
+    "jalapeno",
+    "jalapeno.errors",
+    "jalapeno.units",
+    "jalapeno.specs",
+    "jalapeno.deploy",
+    "jalapeno.cost",
+    "jalapeno.serve",
+    "jalapeno.analysis",
+    "jalapeno.fit",
+    "jalapeno.report",
+    "jalapeno.cli",
+]
 
 
 def main(out: str = "site/api") -> Path:
@@ -24,8 +35,11 @@ def main(out: str = "site/api") -> Path:
         import pdoc.render
     except ImportError:
         sys.exit('pdoc is not installed: pip install -e ".[docs]"')
-    pdoc.render.configure(docformat="google", show_source=True,
-                          footer_text="jalapeno API reference, generated from the docstrings by pdoc")
+    pdoc.render.configure(
+        docformat="google",
+        show_source=True,
+        footer_text="jalapeno API reference, generated from the docstrings by pdoc",
+    )
     path = Path(out)
     # the lazy public names of jalapeno/__init__.py are documented where they live
     warnings.filterwarnings("ignore", message=r"Found '\w+' in jalapeno.__all__, but it does not resolve")

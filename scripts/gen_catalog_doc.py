@@ -27,79 +27,157 @@ DEFAULT_OUT = ROOT / "docs" / "catalog.md"
 # key -> (unit, meaning). One entry per field of the pydantic file models in specs/system_file.py.
 SYSTEM_KEYS = {
     "schema_version": ("-", "file format version; must be 1"),
-    "name": ("-", "system name; the catalog name is the file name without `.toml`; a user file's name (or, for a "
-                  "variant without one, its file name) holds no colon (`--set NAME:KEY=VALUE` splits at "
-                  "the first ':')"),
+    "name": (
+        "-",
+        "system name; the catalog name is the file name without `.toml`; a user file's name (or, for a "
+        "variant without one, its file name) holds no colon (`--set NAME:KEY=VALUE` splits at "
+        "the first ':')",
+    ),
     "description": ("-", "one-line description"),
-    "vendor_verified": ("bool", "false where the vendor has not published a spec sheet (numbers are reported or inferred); default true"),
+    "vendor_verified": (
+        "bool",
+        "false where the vendor has not published a spec sheet (numbers are reported or inferred); default true",
+    ),
     "chip": ("table", "the accelerator chip, see `[chip]`"),
-    "levels": ("array of tables", "the link hierarchy from innermost to outermost, see `[[levels]]`; chip counts must grow, every `scale_up` level comes before the first `scale_out` one (a load/store fabric is reached before any NIC), and a `scale_up` level holds whole copies of the one inside it (a 128-chip rack of 8-chip trays, not 100)"),
+    "levels": (
+        "array of tables",
+        "the link hierarchy from innermost to outermost, see `[[levels]]`; chip counts must grow, every `scale_up` level comes before the first `scale_out` one (a load/store fabric is reached before any NIC), and a `scale_up` level holds whole copies of the one inside it (a 128-chip rack of 8-chip trays, not 100)",
+    ),
     "power": ("table", "see `[power]`"),
     "cost": ("table", "see `[cost]`"),
     "host": ("table", "optional host-CPU-to-chip path, see `[host]`"),
     "kv_tiers": ("table", "optional KV-cache tiers below HBM (host memory, local drives, remote), specs/kv_tiers.py"),
-    "die": ("table", "optional slices and on-die network of the chip (the sliced pricer, docs/chip.md), see `[die]`; absent = one slice"),
-    "efficiency": ("table of numbers/strings", "optional per-system overrides of the software efficiency factors (docs/model.md); plain numbers, not sourced tables; GEMM and routed-expert kernel parameters go in per-format sub-tables, e.g. `[efficiency.gemm.fp8]` `peak_fraction = 0.6`, `[efficiency.moe.fp4]` `hbm_fraction = 0.7` (formats bf16, fp8, fp4; bf16 also serves formats without their own)"),
+    "die": (
+        "table",
+        "optional slices and on-die network of the chip (the sliced pricer, docs/chip.md), see `[die]`; absent = one slice",
+    ),
+    "efficiency": (
+        "table of numbers/strings",
+        "optional per-system overrides of the software efficiency factors (docs/model.md); plain numbers, not sourced tables; GEMM and routed-expert kernel parameters go in per-format sub-tables, e.g. `[efficiency.gemm.fp8]` `peak_fraction = 0.6`, `[efficiency.moe.fp4]` `hbm_fraction = 0.7` (formats bf16, fp8, fp4; bf16 also serves formats without their own)",
+    ),
 }
 CHIP_KEYS = {
     "name": ("-", "chip name"),
-    "peak_dense_tflops": ("TFLOP/s", "dense peak (no 2:4 sparsity) per compute format: `peak_dense_tflops.bf16` (required), `.fp8`, `.fp4`, `.int8`; leave a format out where the chip has no hardware for it"),
-    "fp32_vector_tflops": ("TFLOPS", "FP32 peak of the vector (non-tensor, FMA) units, for FP32 GEMMs: MiniMax-M2's gate, which vLLM and SGLang run in FP32 (cost/ops.py); optional, absent = the gate priced in BF16"),
-    "hbm_capacity_gb": ("GB (1e9 B)", "nominal HBM capacity; give exactly one of `hbm_capacity_gb` / `hbm_capacity_gib`"),
+    "peak_dense_tflops": (
+        "TFLOP/s",
+        "dense peak (no 2:4 sparsity) per compute format: `peak_dense_tflops.bf16` (required), `.fp8`, `.fp4`, `.int8`; leave a format out where the chip has no hardware for it",
+    ),
+    "fp32_vector_tflops": (
+        "TFLOPS",
+        "FP32 peak of the vector (non-tensor, FMA) units, for FP32 GEMMs: MiniMax-M2's gate, which vLLM and SGLang run in FP32 (cost/ops.py); optional, absent = the gate priced in BF16",
+    ),
+    "hbm_capacity_gb": (
+        "GB (1e9 B)",
+        "nominal HBM capacity; give exactly one of `hbm_capacity_gb` / `hbm_capacity_gib`",
+    ),
     "hbm_capacity_gib": ("GiB (2^30 B)", "nominal HBM capacity, for vendors who quote binary units"),
-    "hbm_usable_gb": ("GB", "HBM the inference engine can use (after runtime reservations); optional, default = nominal; at most one of `_gb` / `_gib`; must be <= nominal"),
+    "hbm_usable_gb": (
+        "GB",
+        "HBM the inference engine can use (after runtime reservations); optional, default = nominal; at most one of `_gb` / `_gib`; must be <= nominal",
+    ),
     "hbm_usable_gib": ("GiB", "as `hbm_usable_gb`, binary units"),
     "hbm_bandwidth_tb_per_s": ("TB/s (1e12 B/s)", "total peak HBM bandwidth"),
     "hbm_stacks": ("count", "HBM stacks (or compute slices wired to a local stack)"),
     "sram_mib": ("MiB", "on-chip SRAM (L2 / last-level cache); optional, left out where unpublished"),
-    "compute_units": ("count", "SMs / CUs, for the tile model (`--chip-model tiled`, `step --tiles`, docs/chip.md §5); optional"),
+    "compute_units": (
+        "count",
+        "SMs / CUs, for the tile model (`--chip-model tiled`, `step --tiles`, docs/chip.md §5); optional",
+    ),
     "sram_per_unit_kib": ("KiB", "shared memory (LDS) per SM/CU, for the tile model; optional"),
-    "mma_tile_m": ("rows", "smallest M of the tensor-core (MMA) instruction tile: 64 wgmma, 128 tcgen05, 16 MFMA; optional"),
-    "fp4_block_formats": ("list", "`{ formats = [\"mxfp4\", \"nvfp4\"], source }`: the FP4 block-scaled formats the FP4 tensor cores consume (Blackwell both, CDNA 4 MXFP4 only); needs `peak_dense_tflops.fp4`; absent = every FP4 format accepted. A precision whose FP4 weights are in another format is refused (`-p nvfp4` on MI355X)"),
-    "compute_capability": ("string", "`{ value = \"9.0\", source }`: NVIDIA's CUDA compute capability \"major.minor\" (developer.nvidia.com/cuda-gpus: 9.0 Hopper, 10.0 B200/GB200, 10.3 B300/GB300), which decides the fused all-reduce + RMSNorm kernels (cost/allreduce_rms.py); absent on non-CUDA chips. A file without it falls back to the chip name's prefix (`CAPABILITY_BY_PREFIX`: H100/H200/H800, B200/GB200, B300/GB300), so a GH200 or H20 file must state it"),
+    "mma_tile_m": (
+        "rows",
+        "smallest M of the tensor-core (MMA) instruction tile: 64 wgmma, 128 tcgen05, 16 MFMA; optional",
+    ),
+    "fp4_block_formats": (
+        "list",
+        '`{ formats = ["mxfp4", "nvfp4"], source }`: the FP4 block-scaled formats the FP4 tensor cores consume (Blackwell both, CDNA 4 MXFP4 only); needs `peak_dense_tflops.fp4`; absent = every FP4 format accepted. A precision whose FP4 weights are in another format is refused (`-p nvfp4` on MI355X)',
+    ),
+    "compute_capability": (
+        "string",
+        '`{ value = "9.0", source }`: NVIDIA\'s CUDA compute capability "major.minor" (developer.nvidia.com/cuda-gpus: 9.0 Hopper, 10.0 B200/GB200, 10.3 B300/GB300), which decides the fused all-reduce + RMSNorm kernels (cost/allreduce_rms.py); absent on non-CUDA chips. A file without it falls back to the chip name\'s prefix (`CAPABILITY_BY_PREFIX`: H100/H200/H800, B200/GB200, B300/GB300), so a GH200 or H20 file must state it',
+    ),
     "tdp_w": ("W", "rated chip/board power (TGP/TBP)"),
     "sustained_w": ("W", "sustained power under load where measured; optional"),
-    "dense_clock_ratio": ("ratio", "sustained clock under dense matrix load over the clock its architecture's compute "
-                          "calibration prices (a board its power limit holds lower: MI300X 1,230 / 1,464 MHz); ops at "
-                          ">= 25% of peak run at this fraction of the calibrated speed (cost/roofline.POWER_CLOCK, shipped off: "
-                          "docs/model.md §4); "
-                          "optional, default 1"),
+    "dense_clock_ratio": (
+        "ratio",
+        "sustained clock under dense matrix load over the clock its architecture's compute "
+        "calibration prices (a board its power limit holds lower: MI300X 1,230 / 1,464 MHz); ops at "
+        ">= 25% of peak run at this fraction of the calibrated speed (cost/roofline.POWER_CLOCK, shipped off: "
+        "docs/model.md §4); "
+        "optional, default 1",
+    ),
 }
 LEVEL_KEYS = {
     "name": ("-", "level name (tray, node, rack, cluster, global)"),
     "chips": ("count", "chips reachable within this level (the domain size)"),
     "scope": ("-", "`scale_up` (load/store fabric: NVLink, Infinity Fabric, ICI) or `scale_out` (NICs)"),
     "topology": ("-", "`switched`, `full_mesh`, `torus3d` or `fat_tree`"),
-    "bandwidth_gb_per_s": ("GB/s (1e9 B/s)", "per chip, per direction, at this level (NVIDIA's '1.8 TB/s' NVLink 5 = 900); for a full mesh the sum over all links of a chip"),
+    "bandwidth_gb_per_s": (
+        "GB/s (1e9 B/s)",
+        "per chip, per direction, at this level (NVIDIA's '1.8 TB/s' NVLink 5 = 900); for a full mesh the sum over all links of a chip",
+    ),
     "latency_us": ("us", "one-way latency of a small message at this level (per hop on a torus)"),
     "in_network_reduction": ("bool", "the switches reduce in the network (NVLink SHARP / NVLS); default false"),
-    "links_per_chip": ("count", "links per chip (full mesh: chips - 1; 3-D torus: 6); optional; read on `full_mesh` "
-                       "and `torus3d` levels only (another topology ignores it, said in a note)"),
-    "torus_dims": ("[x, y, z]", "torus shape, required for `torus3d`; x * y * z must equal `chips`; another topology "
-                   "ignores it (said in a note)"),
-    "shares_ports_with_inner": ("bool", "the level is reached through the same per-chip ports as the level inside it (traffic to both shares one bandwidth; its ports are not counted again in the link power); default false; refused on the innermost level, which has no level inside it"),
+    "links_per_chip": (
+        "count",
+        "links per chip (full mesh: chips - 1; 3-D torus: 6); optional; read on `full_mesh` "
+        "and `torus3d` levels only (another topology ignores it, said in a note)",
+    ),
+    "torus_dims": (
+        "[x, y, z]",
+        "torus shape, required for `torus3d`; x * y * z must equal `chips`; another topology "
+        "ignores it (said in a note)",
+    ),
+    "shares_ports_with_inner": (
+        "bool",
+        "the level is reached through the same per-chip ports as the level inside it (traffic to both shares one bandwidth; its ports are not counted again in the link power); default false; refused on the innermost level, which has no level inside it",
+    ),
     "note": ("-", "free text"),
 }
 POWER_KEYS = {
-    "allin_kw_per_chip": ("kW", "all-in provisioned power per chip: chip, host, network, cooling and facility overhead (PUE)"),
+    "allin_kw_per_chip": (
+        "kW",
+        "all-in provisioned power per chip: chip, host, network, cooling and facility overhead (PUE)",
+    ),
 }
 COST_KEYS = {
     "usd_per_chip_hour": ("$/chip-hour", "total cost of ownership per chip-hour (capex over economic life plus opex)"),
 }
 HOST_KEYS = {
-    "location": ("-", "`same_module` (Grace on the GB200 module), `same_node` (HGX host) or `separate_tray` (Jalapeño's CPU trays behind switches)"),
+    "location": (
+        "-",
+        "`same_module` (Grace on the GB200 module), `same_node` (HGX host) or `separate_tray` (Jalapeño's CPU trays behind switches)",
+    ),
     "bandwidth_gb_per_s": ("GB/s", "host-to-chip bandwidth per chip, per direction"),
     "latency_us": ("us", "one-way latency of the host path"),
     "note": ("-", "free text"),
 }
 DIE_KEYS = {
-    "slices": ("count", "units owning local HBM stacks and 1/slices of the compute (dies, I/O dies, or regions of one die); chip.hbm_stacks must be a multiple; optional: absent = one slice per HBM stack"),
+    "slices": (
+        "count",
+        "units owning local HBM stacks and 1/slices of the compute (dies, I/O dies, or regions of one die); chip.hbm_stacks must be a multiple; optional: absent = one slice per HBM stack",
+    ),
     "compute_dies": ("count", "compute dies on the slices where they differ (MI300X: 8 XCDs on 4 I/O dies); optional"),
-    "topology": ("-", "`pair`, `ring`, `mesh2d` or `full_mesh` (docs/chip.md §1 for port and bisection arithmetic); default pair"),
-    "mesh_shape": ("[rows, columns]", "for `mesh2d`: rows x columns must equal slices; optional: absent = the most nearly square shape"),
-    "link_bandwidth_tb_per_s": ("TB/s", "one on-die link, per direction; sourced, with optional `low`/`high` band; required for more than one slice"),
-    "hop_latency_ns": ("ns", "latency of one on-die hop; sourced, with optional `low`/`high` band; required for more than one slice"),
-    "placement": ("-", "`striped` (a GPU's uniform interleaved address space, default) or `local_first` (explicit local placement)"),
+    "topology": (
+        "-",
+        "`pair`, `ring`, `mesh2d` or `full_mesh` (docs/chip.md §1 for port and bisection arithmetic); default pair",
+    ),
+    "mesh_shape": (
+        "[rows, columns]",
+        "for `mesh2d`: rows x columns must equal slices; optional: absent = the most nearly square shape",
+    ),
+    "link_bandwidth_tb_per_s": (
+        "TB/s",
+        "one on-die link, per direction; sourced, with optional `low`/`high` band; required for more than one slice",
+    ),
+    "hop_latency_ns": (
+        "ns",
+        "latency of one on-die hop; sourced, with optional `low`/`high` band; required for more than one slice",
+    ),
+    "placement": (
+        "-",
+        "`striped` (a GPU's uniform interleaved address space, default) or `local_first` (explicit local placement)",
+    ),
     "note": ("-", "free text"),
 }
 SOURCED_KEYS = {
@@ -135,8 +213,10 @@ def _check_schema_covered() -> None:
         missing = set(model.model_fields) - set(keys)
         extra = set(keys) - set(model.model_fields)
         if missing or extra:
-            raise SystemExit(f"gen_catalog_doc: schema section {title} out of date: "
-                             f"undocumented {sorted(missing)}, stale {sorted(extra)}")
+            raise SystemExit(
+                f"gen_catalog_doc: schema section {title} out of date: "
+                f"undocumented {sorted(missing)}, stale {sorted(extra)}"
+            )
 
 
 def _schema_md() -> list[str]:
@@ -145,19 +225,19 @@ def _schema_md() -> list[str]:
         "",
         "A system is one TOML file: the chip, the link hierarchy, power and cost. Shipped systems live in",
         "`src/jalapeno/data/systems/`; a user system is any `.toml` path passed where a system name is",
-        "accepted (`load_system(\"path/to/my.toml\")`). The file is validated strictly: unknown keys,",
+        'accepted (`load_system("path/to/my.toml")`). The file is validated strictly: unknown keys,',
         "missing keys, non-positive numbers and inconsistent fields raise `SpecError` naming the key and",
         "the fix (a file with no keys at all, empty or comments only, is named as such). Keys carry their",
         "unit; the package converts to SI once, on load.",
         "",
         "Every number (the keys marked *sourced* below) is an inline table",
-        "`{ value = ..., source = \"...\", alternatives = \"...\", estimate = true }`: `value` and `source`",
+        '`{ value = ..., source = "...", alternatives = "...", estimate = true }`: `value` and `source`',
         "are required, `alternatives` records what other sources say where they disagree, and",
         "`estimate = true` marks a derived or assumed number. Example:",
         "",
         "```toml",
-        "hbm_usable_gb = { value = 279, source = \"Verda GB300 NVL72 blog: 279 GB usable\", alternatives = \"288 GB (nominal)\" }",
-        "latency_us = { value = 1.0, estimate = true, source = \"assumption: one NVSwitch hop ~1 us\" }",
+        'hbm_usable_gb = { value = 279, source = "Verda GB300 NVL72 blog: 279 GB usable", alternatives = "288 GB (nominal)" }',
+        'latency_us = { value = 1.0, estimate = true, source = "assumption: one NVSwitch hop ~1 us" }',
         "```",
         "",
         "### Variants: `base = ...` and `--set`",
@@ -166,9 +246,9 @@ def _schema_md() -> list[str]:
         "(`src/jalapeno/specs/variants.py`):",
         "",
         "```toml",
-        "base = \"jalapeno\"                 # a catalog name or a TOML path (relative to this file)",
-        "name = \"jalapeno-8stack\"          # default: the file name without .toml",
-        "chip.hbm_stacks = { value = 8, source = \"one report says eight HBM sites\" }",
+        'base = "jalapeno"                 # a catalog name or a TOML path (relative to this file)',
+        'name = "jalapeno-8stack"          # default: the file name without .toml',
+        'chip.hbm_stacks = { value = 8, source = "one report says eight HBM sites" }',
         "chip.hbm_bandwidth_tb_per_s = 20.5  # a bare number keeps the base's source, marked as overridden",
         "levels.rack.bandwidth_gb_per_s = 900  # a link level by its name (or index)",
         "efficiency.kernel_launch_s = 0.25e-6  # efficiency parameters under efficiency.*",
@@ -176,14 +256,14 @@ def _schema_md() -> list[str]:
         "",
         "A variant is priced with its base's efficiency set — the base's calibration (`calibrated` and",
         "the `low`/`high` band) and the base's `[efficiency]` table, its own on top — unless it says",
-        "`calibration = \"<catalog system>\"` (that system's calibration) or `calibration = \"spec\"` (the",
+        '`calibration = "<catalog system>"` (that system\'s calibration) or `calibration = "spec"` (the',
         "documented defaults). A file with neither `base`, `calibration` nor `[efficiency]` is priced",
         "with the documented defaults, and the command line says so once. `--set KEY=VALUE`",
         "(repeatable, on every command that takes a system) applies the same dotted overrides:",
         "`jalapeno compare --set jalapeno:chip.hbm_stacks=8` (on `compare`, `NAME:` picks one system: a",
         "`--systems` entry as typed, or the `name` a user file gives its system).",
         "An inline table merges its keys as a variant file does (`--set 'chip={hbm_stacks=8,",
-        "hbm_bandwidth_tb_per_s=20.5}'` is the two dotted keys; a `{value = ..., source = \"...\"}` table",
+        'hbm_bandwidth_tb_per_s=20.5}\'` is the two dotted keys; a `{value = ..., source = "..."}` table',
         "replaces that one entry; `{}` is refused: it sets nothing). A capacity in the other unit",
         "(`chip.hbm_capacity_gib` where the base gives `hbm_capacity_gb`; likewise `hbm_usable_*`)",
         "replaces the base's. Every override passes through the same validation as a catalog file.",
@@ -204,7 +284,7 @@ def _schema_md() -> list[str]:
         "",
         "- the catalog file itself, by name or by its path (`-s .../data/systems/h200.toml` is `-s h200`,",
         "  its calibration included; break50): all of it;",
-        "- a variant (`base = \"h200\"` along its chain, or `--set` on `h200`), whatever its own name: H200's",
+        '- a variant (`base = "h200"` along its chain, or `--set` on `h200`), whatever its own name: H200\'s',
         "  kernel tables, applied as corrections (measured / roofline per kernel shape) over the variant's own",
         "  roofline, so a changed spec moves the figures through the roofline only; the command line says so",
         "  once (`note: --pricer table: ... the kernels were measured on h200`). No band, no recipe: those",
@@ -212,7 +292,7 @@ def _schema_md() -> list[str]:
         "- a file without `base` that reuses a catalog name: an unedited copy (nothing physical changed: only",
         "  names, descriptions, sources and notes differ) keeps the kernel tables; one whose specs differ gets",
         "  none — `--pricer table` is refused naming the keys that differ and the fix (`--pricer roofline`,",
-        "  or `base = \"h200\"` with only the keys that differ), and `--pricer auto` prices it with the",
+        '  or `base = "h200"` with only the keys that differ), and `--pricer auto` prices it with the',
         "  roofline. Neither gets the band or the recipe; the command line says so once.",
         "",
     ]
@@ -282,7 +362,9 @@ def _summary_md(systems) -> list[str]:
         usable = _mark(s, ukey, _gib(c.hbm_usable_bytes, ukey)) if ukey else "-"
         ckey = _cap_key(s, "hbm_capacity")
         row = [
-            f"`{s.name}`", c.name, *pf,
+            f"`{s.name}`",
+            c.name,
+            *pf,
             _mark(s, ckey, _gib(c.hbm_capacity_bytes, ckey)),
             usable,
             _mark(s, "chip.hbm_bandwidth_tb_per_s", _fmt(c.hbm_bandwidth_bytes_per_s / units.TB, 2)),
@@ -306,8 +388,10 @@ def _levels_md(s) -> list[str]:
         bw = _mark(s, f"levels[{lv.name}].bandwidth_gb_per_s", _fmt(lv.bandwidth_bytes_per_s / units.GB, 1))
         lat = _mark(s, f"levels[{lv.name}].latency_us", _fmt(lv.latency_s / units.US, 2))
         torus = "x".join(str(d) for d in lv.torus_dims) if lv.torus_dims else "-"
-        out.append(f"| {lv.name} | {lv.chips:,} | {lv.scope} | {lv.topology} | {bw} | {lat} | "
-                   f"{'yes' if lv.in_network_reduction else 'no'} | {lv.links_per_chip or '-'} | {torus} |")
+        out.append(
+            f"| {lv.name} | {lv.chips:,} | {lv.scope} | {lv.topology} | {bw} | {lat} | "
+            f"{'yes' if lv.in_network_reduction else 'no'} | {lv.links_per_chip or '-'} | {torus} |"
+        )
     return out
 
 
@@ -325,13 +409,18 @@ def _system_md(s) -> list[str]:
 def _ranges_md() -> list[str]:
     from jalapeno.specs.plausibility import RANGES
 
-    lines = ["## Plausible ranges", "",
-             "Every system built from data (catalog, user file, `base =` variant, `--set`) is checked against",
-             "one range per key (`specs/plausibility.py`): a value outside it is a `SpecError` naming the key, the",
-             "range and the likely unit slip. The ranges are the catalog's span widened about 10x each way (more",
-             "where real outliers exist), so any real or hypothetical chip passes and a slip of 10^3 does not.",
-             "Also checked: FP4 peak >= FP8 peak >= BF16 peak, sustained <= TDP, all-in power >= the chip's own.",
-             "", "| key | unit | plausible range | catalog span |", "|---|---|---|---|"]
+    lines = [
+        "## Plausible ranges",
+        "",
+        "Every system built from data (catalog, user file, `base =` variant, `--set`) is checked against",
+        "one range per key (`specs/plausibility.py`): a value outside it is a `SpecError` naming the key, the",
+        "range and the likely unit slip. The ranges are the catalog's span widened about 10x each way (more",
+        "where real outliers exist), so any real or hypothetical chip passes and a slip of 10^3 does not.",
+        "Also checked: FP4 peak >= FP8 peak >= BF16 peak, sustained <= TDP, all-in power >= the chip's own.",
+        "",
+        "| key | unit | plausible range | catalog span |",
+        "|---|---|---|---|",
+    ]
     for r in RANGES.values():
         lines.append(f"| `{r.key}` | {r.unit} | {r.lo:g} to {r.hi:g} | {r.catalog} |")
     return [*lines, ""]

@@ -43,8 +43,14 @@ def _pricers() -> dict[str, SlicedPricer]:
     # the 8-slice reading: 8 stacks of 27 GiB, a 2 x 4 mesh, links sized by the same rule as the
     # 6-slice catalog entry (a slice's mean port matches its local stack's bandwidth)
     stack_bw = j.system.chip.hbm_bandwidth_bytes_per_s / 8
-    mesh8 = Die(slices=8, topology="mesh2d", mesh_shape=(2, 4), link_bandwidth_bytes_per_s=1.0,
-                hop_latency_s=d6.hop_latency_s, placement="local_first")
+    mesh8 = Die(
+        slices=8,
+        topology="mesh2d",
+        mesh_shape=(2, 4),
+        link_bandwidth_bytes_per_s=1.0,
+        hop_latency_s=d6.hop_latency_s,
+        placement="local_first",
+    )
     d8 = replace(mesh8, link_bandwidth_bytes_per_s=stack_bw / mesh8.degree)
     chip8 = replace(j.system.chip, hbm_stacks=8, die=d8)
     out["jalapeno (8 slices)"] = replace(j, system=replace(j.system, chip=chip8))
@@ -86,8 +92,10 @@ def _tile_vs_tables() -> str:
     def err(ape) -> str:
         return f"{np.median(ape):.0%} / {np.quantile(ape, 0.9):.0%}" if ape.size else "-"
 
-    lines = ["| system | format | rows | flat: all rows | tiled: all rows | compute-bound rows | flat | tiled |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| system | format | rows | flat: all rows | tiled: all rows | compute-bound rows | flat | tiled |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     gaps = []
     for name in ("h100", "h200", "b200", "b300"):
         p = load_pricer(name)
@@ -109,12 +117,18 @@ def _tile_vs_tables() -> str:
             cb = flat.compute_s[0] >= flat.memory_s[0]
             if cb.any():
                 gaps.append(float(np.median(a_t[cb]) - np.median(a_f[cb])))
-            lines.append(f"| {name} | {key} | {len(d)} | {err(a_f)} | {err(a_t)} | {int(cb.sum())} | "
-                         f"{err(a_f[cb])} | {err(a_t[cb])} |")
-    summary = (f"On the compute-bound rows, where the efficiency curve matters, the tiled pricer's median error "
-               f"differs from the fitted curve's by {min(gaps) * 100:+.0f} to {max(gaps) * 100:+.0f} points over the "
-               f"{len(gaps)} system/format groups — with one parameter fewer (no fitted m_half).")
-    return "\n".join(lines) + f"\n\n(kernel tables: aiconfigurator-core {ver}; errors as median / p90 absolute.)", summary
+            lines.append(
+                f"| {name} | {key} | {len(d)} | {err(a_f)} | {err(a_t)} | {int(cb.sum())} | "
+                f"{err(a_f[cb])} | {err(a_t[cb])} |"
+            )
+    summary = (
+        f"On the compute-bound rows, where the efficiency curve matters, the tiled pricer's median error "
+        f"differs from the fitted curve's by {min(gaps) * 100:+.0f} to {max(gaps) * 100:+.0f} points over the "
+        f"{len(gaps)} system/format groups — with one parameter fewer (no fitted m_half)."
+    )
+    return "\n".join(
+        lines
+    ) + f"\n\n(kernel tables: aiconfigurator-core {ver}; errors as median / p90 absolute.)", summary
 
 
 def _pct(x: float) -> str:
@@ -127,35 +141,61 @@ def render() -> str:
         d = p.die
         lf, stp = _tpot(p, "local_first"), _tpot(p, "striped")
         low_link = d.bands.get("link_bandwidth_tb_per_s", (None,))[0] if d.bands else None
-        low = (d.link_bandwidth_bytes_per_s if low_link is None else low_link * 1e12)
+        low = d.link_bandwidth_bytes_per_s if low_link is None else low_link * 1e12
         lf_lo, st_lo = _tpot(p, "local_first", low), _tpot(p, "striped", low)
         cells = " | ".join(f"{a * 1e3:.2f} / {b * 1e3:.2f} ({_pct(b / a - 1)})" for a, b in zip(lf, stp))
         cells_lo = " / ".join(f"{_pct(b / a - 1)}" for a, b in zip(lf_lo, st_lo))
-        rows.append(f"| {label} | {d.slices} {d.topology} | {d.link_bandwidth_bytes_per_s / 1e12:.2f} | "
-                    f"{d.port_bandwidth_bytes_per_s / 1e12:.2f} / {d.bisection_bandwidth_bytes_per_s / 1e12:.2f} | "
-                    f"{cells} | {low / 1e12:.2f}: {cells_lo} |")
+        rows.append(
+            f"| {label} | {d.slices} {d.topology} | {d.link_bandwidth_bytes_per_s / 1e12:.2f} | "
+            f"{d.port_bandwidth_bytes_per_s / 1e12:.2f} / {d.bisection_bandwidth_bytes_per_s / 1e12:.2f} | "
+            f"{cells} | {low / 1e12:.2f}: {cells_lo} |"
+        )
         be = _break_even(p)
         scale = be / d.link_bandwidth_bytes_per_s
         per_slice_hbm = p.system.chip.hbm_bandwidth_bytes_per_s / d.slices
-        even.append(f"| {label} | {be / 1e12:.2f} | {be * d.degree / 1e12:.2f} | {be * d.bisection_links / 1e12:.2f} | "
-                    f"{be * d.degree / per_slice_hbm:.2f} | {scale:.2f}x |")
+        even.append(
+            f"| {label} | {be / 1e12:.2f} | {be * d.degree / 1e12:.2f} | {be * d.bisection_links / 1e12:.2f} | "
+            f"{be * d.degree / per_slice_hbm:.2f} | {scale:.2f}x |"
+        )
         cost = stp / lf - 1
-        verdict = ("the catalog link sits above it: locality buys at most "
-                   if scale < 1 else "the catalog link is below it: locality buys up to ")
-        reading.append(f"- **{label}**: striping costs {_pct(cost.min())} to {_pct(cost.max())} of TPOT at the "
-                       f"catalog's {d.link_bandwidth_bytes_per_s / 1e12:.2f} TB/s links; break-even at "
-                       f"{be / 1e12:.2f} TB/s ({scale:.2f}x the catalog link) — {verdict}{_pct(cost.max())}.")
+        verdict = (
+            "the catalog link sits above it: locality buys at most "
+            if scale < 1
+            else "the catalog link is below it: locality buys up to "
+        )
+        reading.append(
+            f"- **{label}**: striping costs {_pct(cost.min())} to {_pct(cost.max())} of TPOT at the "
+            f"catalog's {d.link_bandwidth_bytes_per_s / 1e12:.2f} TB/s links; break-even at "
+            f"{be / 1e12:.2f} TB/s ({scale:.2f}x the catalog link) — {verdict}{_pct(cost.max())}."
+        )
     head = " | ".join(f"batch {b} ({b // 8}/chip)" for b in BATCHES)
-    table = "\n".join([
-        (f"| chip | slices | link TB/s/dir | port / bisection TB/s/dir | TPOT ms, local-first / striped (striping "
-         f"costs): {head} | at the band's low link TB/s/dir: striping costs |"),
-        "|---|---|---|---|" + "---|" * len(BATCHES) + "---|", *rows])
-    table2 = "\n".join([
-        "| chip | link TB/s/dir | port TB/s/dir | bisection TB/s/dir | port / local HBM per slice | vs catalog link |",
-        "|---|---|---|---|---|---|", *even])
+    table = "\n".join(
+        [
+            (
+                f"| chip | slices | link TB/s/dir | port / bisection TB/s/dir | TPOT ms, local-first / striped (striping "
+                f"costs): {head} | at the band's low link TB/s/dir: striping costs |"
+            ),
+            "|---|---|---|---|" + "---|" * len(BATCHES) + "---|",
+            *rows,
+        ]
+    )
+    table2 = "\n".join(
+        [
+            "| chip | link TB/s/dir | port TB/s/dir | bisection TB/s/dir | port / local HBM per slice | vs catalog link |",
+            "|---|---|---|---|---|---|",
+            *even,
+        ]
+    )
     tiles, tile_summary = _tile_vs_tables()
-    return TEMPLATE.format(table=table, table2=table2, parity=f"{PARITY:.0%}", ctx=CONTEXT,
-                           reading="\n".join(reading), tiles=tiles, tile_summary=tile_summary)
+    return TEMPLATE.format(
+        table=table,
+        table2=table2,
+        parity=f"{PARITY:.0%}",
+        ctx=CONTEXT,
+        reading="\n".join(reading),
+        tiles=tiles,
+        tile_summary=tile_summary,
+    )
 
 
 TEMPLATE = """# The chip inside: slices, local HBM, the on-die network and placement

@@ -52,7 +52,7 @@ def _g(x: float, scale: float, digits: int = 3) -> str:
     if x == 0:
         return "0"
     v = x / scale
-    if abs(v) >= 10 ** digits:
+    if abs(v) >= 10**digits:
         return f"{v:,.0f}"
     return f"{v:.{digits}g}"
 
@@ -60,8 +60,7 @@ def _g(x: float, scale: float, digits: int = 3) -> str:
 def _run(c: Case) -> StepCost:
     m = load_model(c.model)
     s = load_pricer(c.system, "spec")
-    return step_cost(m, s, c.layout, get_precision(c.precision),
-                     Batch.make(decode_seqs=c.batch, decode_ctx=c.context))
+    return step_cost(m, s, c.layout, get_precision(c.precision), Batch.make(decode_seqs=c.batch, decode_ctx=c.context))
 
 
 def _case_md(c: Case) -> list[str]:
@@ -75,7 +74,7 @@ def _case_md(c: Case) -> list[str]:
         f"## {c.model} ({c.precision}) on {c.system}, {c.layout.label}, batch {c.batch} x context {c.context:,}",
         "",
         "```python",
-        f"step_cost(load_model({c.model!r}), load_pricer({c.system!r}, \"spec\"), Layout(tp={c.layout.tp}, "
+        f'step_cost(load_model({c.model!r}), load_pricer({c.system!r}, "spec"), Layout(tp={c.layout.tp}, '
         f"dp={c.layout.dp}, ep={c.layout.ep}, pp={c.layout.pp}),",
         f"          get_precision({c.precision!r}), Batch.make(decode_seqs={c.batch}, decode_ctx={c.context}))",
         "```",
@@ -97,14 +96,24 @@ def _case_md(c: Case) -> list[str]:
             f"| `{r['op']}` | {r['kind']} | {r['format']} | {_g(r['flop'], 1e9)} | "
             f"{_g(r['weight_bytes'], 1e6)} | {_g(r['kv_bytes'], 1e6)} | {_g(r['act_bytes'], 1e6)} | "
             f"{_g(r['compute_s'], 1e-6)} | {_g(r['memory_s'], 1e-6)} | {_g(r['overhead_s'], 1e-6)} | "
-            f"{_g(r['time_s'], 1e-6)} | {bound} |")
-        for k, f in (("flop", "flop"), ("w", "weight_bytes"), ("kv", "kv_bytes"), ("act", "act_bytes"),
-                     ("c", "compute_s"), ("m", "memory_s"), ("o", "overhead_s"), ("t", "time_s")):
+            f"{_g(r['time_s'], 1e-6)} | {bound} |"
+        )
+        for k, f in (
+            ("flop", "flop"),
+            ("w", "weight_bytes"),
+            ("kv", "kv_bytes"),
+            ("act", "act_bytes"),
+            ("c", "compute_s"),
+            ("m", "memory_s"),
+            ("o", "overhead_s"),
+            ("t", "time_s"),
+        ):
             tot[k] += r[f]
     lines.append(
         f"| **all ops** | | | {_g(tot['flop'], 1e9)} | {_g(tot['w'], 1e6)} | {_g(tot['kv'], 1e6)} | "
         f"{_g(tot['act'], 1e6)} | {_g(tot['c'], 1e-6)} | {_g(tot['m'], 1e-6)} | {_g(tot['o'], 1e-6)} | "
-        f"{_g(tot['t'], 1e-6)} | |")
+        f"{_g(tot['t'], 1e-6)} | |"
+    )
     lines.append("")
     if colls:
         lines += [
@@ -116,7 +125,8 @@ def _case_md(c: Case) -> list[str]:
         for r in colls:
             lines.append(
                 f"| `{r['collective']}` | {r['kind']} | {r['group']} | {_g(r['bytes_per_call'], 1e3)} kB | "
-                f"{r['calls']:g} | {_g(r['time_s'], 1e-6)} | {r['algorithm']} | {r['level']} ({r['scope']}) |")
+                f"{r['calls']:g} | {_g(r['time_s'], 1e-6)} | {r['algorithm']} | {r['level']} ({r['scope']}) |"
+            )
         lines.append("")
     else:
         lines += ["No collectives (one chip).", ""]
@@ -126,12 +136,14 @@ def _case_md(c: Case) -> list[str]:
     lines += [
         f"Step time **{summ['step_time_s'] * 1e3:.2f} ms** (interval {summ['interval_s'] * 1e3:.2f} ms), "
         f"bound **{summ['bound']}** ({summ['bound_margin']:.2f}x the next). Attribution: "
-        + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in att.items()) + ".",
+        + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in att.items())
+        + ".",
         "",
         f"Memory per chip: weights {mem['weights_bytes'] / gib:.1f} GiB + KV {mem['kv_bytes'] / gib:.2f} GiB + "
         f"activations {mem['activation_bytes'] / gib:.2f} GiB + reserve {mem['reserve_bytes'] / gib:.1f} GiB "
         f"of {mem['usable_bytes'] / gib:.1f} GiB usable; feasible: {summ['feasible']}"
-        + (f" ({summ['reason']})" if summ["reason"] else "") + ".",
+        + (f" ({summ['reason']})" if summ["reason"] else "")
+        + ".",
         "",
     ]
     return lines

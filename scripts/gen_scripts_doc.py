@@ -25,17 +25,31 @@ DOCS = ROOT / "docs"
 DEFAULT_OUT = DOCS / "scripts.md"
 
 #: Scripts whose output is written into the repository but whose name does not say so.
-_FIT = {"run_loso", "inferencex_search_space", "fidelity_ratchet", "first_wave_stall", "sglang_rocm_release", "_toml_tables",
-        "recalibrate"}
+_FIT = {
+    "run_loso",
+    "inferencex_search_space",
+    "fidelity_ratchet",
+    "first_wave_stall",
+    "sglang_rocm_release",
+    "_toml_tables",
+    "recalibrate",
+}
 #: Tools of the test suite.
 _TEST = {"make_golden", "mutants"}
 
 KIND_RULES = (
-    ("doc generator", "``gen_*`` and ``check_collectives`` (writes docs/collectives.md): write a page of docs/, "
-                      "most with ``--check``"),
+    (
+        "doc generator",
+        "``gen_*`` and ``check_collectives`` (writes docs/collectives.md): write a page of docs/, "
+        "most with ``--check``",
+    ),
     ("doc section", "``_docgen``, ``*_section*``: modules imported by a doc generator, not run alone"),
-    ("fit", "``fit_*`` and " + ", ".join(f"``{n}``" for n in sorted(_FIT))
-     + ": fit or measure a value the package ships (a data TOML or a constant)"),
+    (
+        "fit",
+        "``fit_*`` and "
+        + ", ".join(f"``{n}``" for n in sorted(_FIT))
+        + ": fit or measure a value the package ships (a data TOML or a constant)",
+    ),
     ("test tool", ", ".join(f"``{n}``" for n in sorted(_TEST)) + ": the CLI golden set and the mutation check"),
     ("what-if", "a name with ``whatif`` or a docstring opening ``What-if``: a change priced, not shipped"),
     ("diagnosis", "every other script: prints figures behind a doc's diagnosis; nothing is fitted or written"),
@@ -118,11 +132,14 @@ def rows() -> list[tuple[str, str, str, str, str]]:
     for path in sorted(SCRIPTS.glob("*.py")):
         doc = ast.get_docstring(ast.parse(path.read_text()))
         if not doc:
-            raise SystemExit(f"scripts/{path.name} has no module docstring; add one line saying what it "
-                             "prints or writes (units), then rerun scripts/gen_scripts_doc.py")
+            raise SystemExit(
+                f"scripts/{path.name} has no module docstring; add one line saying what it "
+                "prints or writes (units), then rerun scripts/gen_scripts_doc.py"
+            )
         name = path.stem
-        out.append((name, kind_of(name, doc), first_sentence(doc), run_line(name, doc),
-                    "; ".join(cited_in(name, pages))))
+        out.append(
+            (name, kind_of(name, doc), first_sentence(doc), run_line(name, doc), "; ".join(cited_in(name, pages)))
+        )
     return out
 
 
@@ -152,8 +169,9 @@ def render() -> str:
     lines += ["", "| Script | Kind | What it does | Run | Cited in |", "|---|---|---|---|---|"]
     for name, kind, sentence, run, cited in rows():
         run_md = f"`{run}`" if run else "—"
-        lines.append(f"| `{name}.py` | {kind} | {_cell(sentence)} | {_cell(run_md) if run else run_md} "
-                     f"| {_cell(cited)} |")
+        lines.append(
+            f"| `{name}.py` | {kind} | {_cell(sentence)} | {_cell(run_md) if run else run_md} | {_cell(cited)} |"
+        )
     return "\n".join(lines) + "\n"
 
 

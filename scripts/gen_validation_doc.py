@@ -49,12 +49,16 @@ def _mla_fit_table() -> list[str]:
     (fit/mla_kernels.py; read from the shipped calibration sets)."""
     from jalapeno.specs.calibration import load_calibration
 
-    lines = ["Fitted `mla_decode[f]` (peak / HBM fraction) and `mla_prefill[f]` (peak fraction) per system; "
-             "errors are median / p90 of |predicted/measured − 1| on the fit rows and, in brackets, on the "
-             "held-out largest context (decode step 131,071; prefill isl 32,768). Unset in a set, MLA ops "
-             "take the generic attention values.", "",
-             "| system | decode bf16 | decode fp8 | prefill bf16 | prefill fp8 | decode bf16 err | decode fp8 err "
-             "| prefill bf16 err | prefill fp8 err |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "Fitted `mla_decode[f]` (peak / HBM fraction) and `mla_prefill[f]` (peak fraction) per system; "
+        "errors are median / p90 of |predicted/measured − 1| on the fit rows and, in brackets, on the "
+        "held-out largest context (decode step 131,071; prefill isl 32,768). Unset in a set, MLA ops "
+        "take the generic attention values.",
+        "",
+        "| system | decode bf16 | decode fp8 | prefill bf16 | prefill fp8 | decode bf16 err | decode fp8 err "
+        "| prefill bf16 err | prefill fp8 err |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for name in sorted(calibrated_systems(("measured",))):
         cal = load_calibration(name)
         rep = (cal or {}).get("report", {}).get("mla", {})
@@ -62,10 +66,15 @@ def _mla_fit_table() -> list[str]:
             continue
         p = cal["parameters"]
         # a format the chip has no MLA table for (A100: no FP8) is shown as "-"
-        cells = [f"{p['mla_decode'][f]['peak_fraction']:.3f} / {p['mla_decode'][f]['hbm_fraction']:.2f}"
-                 if f in p['mla_decode'] else "-" for f in ("bf16", "fp8")]
-        cells += [f"{p['mla_prefill'][f]['peak_fraction']:.3f}" if f in p['mla_prefill'] else "-"
-                  for f in ("bf16", "fp8")]
+        cells = [
+            f"{p['mla_decode'][f]['peak_fraction']:.3f} / {p['mla_decode'][f]['hbm_fraction']:.2f}"
+            if f in p["mla_decode"]
+            else "-"
+            for f in ("bf16", "fp8")
+        ]
+        cells += [
+            f"{p['mla_prefill'][f]['peak_fraction']:.3f}" if f in p["mla_prefill"] else "-" for f in ("bf16", "fp8")
+        ]
         for ph in ("decode", "prefill"):
             for f in ("bf16", "fp8"):
                 if f not in rep[ph]:
@@ -73,35 +82,46 @@ def _mla_fit_table() -> list[str]:
                     continue
                 r = rep[ph][f]
                 h = r["held_out_largest_context"]
-                cells.append(f"{r['fit']['median_ape']:.0%} / {r['fit']['p90_ape']:.0%} "
-                             f"({h['median_ape']:.0%} / {h['p90_ape']:.0%})")
+                cells.append(
+                    f"{r['fit']['median_ape']:.0%} / {r['fit']['p90_ape']:.0%} "
+                    f"({h['median_ape']:.0%} / {h['p90_ape']:.0%})"
+                )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
 
 def _overall_table(res_cal: dict, res_spec: dict) -> list[str]:
-    lines = ["Without the data-quality flagged group (its points, and the figures with them: the data-quality "
-             "section below; fit/data_quality.py).", "",
-             "| source | metric | n | median abs. error (calibrated) | bias (calibrated) | "
-             "median abs. error (spec-only) | bias (spec-only) | calibrated with the flagged group (n, median, bias) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "Without the data-quality flagged group (its points, and the figures with them: the data-quality "
+        "section below; fit/data_quality.py).",
+        "",
+        "| source | metric | n | median abs. error (calibrated) | bias (calibrated) | "
+        "median abs. error (spec-only) | bias (spec-only) | calibrated with the flagged group (n, median, bias) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for src, mets in res_cal["overall"].items():
         for m, d in sorted(mets.items()):
             s = res_spec["overall"].get(src, {}).get(m, {})
             a = res_cal["overall_all"].get(src, {}).get(m, d)
-            lines.append(f"| {src} | {m} | {d['n']} | {d['median_ape']:.1%} | {d['bias']:+.1%} | "
-                         f"{s.get('median_ape', float('nan')):.1%} | {s.get('bias', float('nan')):+.1%} | "
-                         f"{a['n']}, {a['median_ape']:.1%}, {a['bias']:+.1%} |")
+            lines.append(
+                f"| {src} | {m} | {d['n']} | {d['median_ape']:.1%} | {d['bias']:+.1%} | "
+                f"{s.get('median_ape', float('nan')):.1%} | {s.get('bias', float('nan')):+.1%} | "
+                f"{a['n']}, {a['median_ape']:.1%}, {a['bias']:+.1%} |"
+            )
     return lines
 
 
 def _group_table(summary: pd.DataFrame, source: str) -> list[str]:
     s = summary[summary.source == source]
-    lines = ["| system | model | mode | metric | n | median abs. error | p90 abs. error | bias |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| system | model | mode | metric | n | median abs. error | p90 abs. error | bias |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in s.itertuples(index=False):
-        lines.append(f"| {r.system} | {r.model} | {r.mode} | {r.metric} | {r.n} | {r.median_ape:.1%} | "
-                     f"{r.p90_ape:.1%} | {r.bias:+.1%} |")
+        lines.append(
+            f"| {r.system} | {r.model} | {r.mode} | {r.metric} | {r.n} | {r.median_ape:.1%} | "
+            f"{r.p90_ape:.1%} | {r.bias:+.1%} |"
+        )
     return lines
 
 
@@ -118,26 +138,38 @@ def _aic_own(rows: pd.DataFrame) -> tuple[str, list[str]]:
         return "aiconfigurator's own error was not computed (no docs/data/aiconfigurator_own_predictions.csv).", []
     own = pd.read_csv(AIC_OWN)
     own = own[own.status == "ok"].assign(id="aic:" + own.id)
-    lines = ["| metric | rows | aiconfigurator median abs. error | aiconfigurator bias | jalapeno median abs. error "
-             "| jalapeno bias |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| metric | rows | aiconfigurator median abs. error | aiconfigurator bias | jalapeno median abs. error "
+        "| jalapeno bias |",
+        "|---|---|---|---|---|---|",
+    ]
     tpot = None
     for metric, col in (("tpot_s", "aic_tpot_ms"), ("ttft_s", "aic_ttft_ms")):
-        m = rows[(rows.source == "aiconfigurator") & (rows.metric == metric)].dropna(subset=["error"]).merge(
-            own[["id", col]], on="id")
+        m = (
+            rows[(rows.source == "aiconfigurator") & (rows.metric == metric)]
+            .dropna(subset=["error"])
+            .merge(own[["id", col]], on="id")
+        )
         if m.empty:
             continue
         e_aic = m[col] / 1e3 / m.measured - 1
-        stats = (float(np.median(np.abs(e_aic))), float(np.median(e_aic)), float(np.median(np.abs(m.error))),
-                 float(np.median(m.error)))
+        stats = (
+            float(np.median(np.abs(e_aic))),
+            float(np.median(e_aic)),
+            float(np.median(np.abs(m.error))),
+            float(np.median(m.error)),
+        )
         lines.append(f"| {metric} | {len(m)} | {stats[0]:.1%} | {stats[1]:+.1%} | {stats[2]:.1%} | {stats[3]:+.1%} |")
         if metric == "tpot_s":
             tpot = (len(m), *stats)
     if tpot is None:
         return "aiconfigurator's own predictions share no row with ours.", lines
     n, a, ab, j, jb = tpot
-    verdict = (f"On the {n} rows of a stratified sample that aiconfigurator 0.12 itself predicts "
-               f"(`scripts/aic_own_error.py`, `{AIC_OWN.relative_to(OUT.parent.parent)}`), its own TPOT error is "
-               f"{a:.1%} median ({ab:+.1%} bias), ours {j:.1%} ({jb:+.1%}).")
+    verdict = (
+        f"On the {n} rows of a stratified sample that aiconfigurator 0.12 itself predicts "
+        f"(`scripts/aic_own_error.py`, `{AIC_OWN.relative_to(OUT.parent.parent)}`), its own TPOT error is "
+        f"{a:.1%} median ({ab:+.1%} bias), ours {j:.1%} ({jb:+.1%})."
+    )
     return verdict, lines
 
 
@@ -217,15 +249,21 @@ def _repeats_table(cal: dict) -> list[str]:
 
     kept = cal["rows"][cal["rows"].source == "aiconfigurator"].drop_duplicates("id")
     table = repeats_per_group(cal["skipped"], list(kept.itertuples()))
-    return ["### Repeated runs counted once", "",
-            "aiconfigurator-core 0.12.0's sample holds many runs two or three times (dated source files, the "
-            "database dump's `cfgNNN` ids, gap-analysis copies rounded to 0.01 ms, DeepSeek-R1 and -V3 twins). Rows "
-            "of one system, model, engine release, precision, mode, ISL/OSL and concurrency whose measured TTFT and "
-            f"TPOT both agree within {SAME_VALUE_MS} ms are one measurement: one is kept (the one whose id names its "
-            "layout, then the unrounded one), the others are skipped as repeats (fit/aic_duplicates.py). "
-            f"{sum(t[3] for t in table)} rows dropped, {sum(t[4] for t in table)} measurements kept.", "",
-            "| system | model | mode | repeats dropped | measurements kept |", "|---|---|---|---|---|",
-            *[f"| {s} | {m} | {mode} | {n} | {k} |" for s, m, mode, n, k in table], ""]
+    return [
+        "### Repeated runs counted once",
+        "",
+        "aiconfigurator-core 0.12.0's sample holds many runs two or three times (dated source files, the "
+        "database dump's `cfgNNN` ids, gap-analysis copies rounded to 0.01 ms, DeepSeek-R1 and -V3 twins). Rows "
+        "of one system, model, engine release, precision, mode, ISL/OSL and concurrency whose measured TTFT and "
+        f"TPOT both agree within {SAME_VALUE_MS} ms are one measurement: one is kept (the one whose id names its "
+        "layout, then the unrounded one), the others are skipped as repeats (fit/aic_duplicates.py). "
+        f"{sum(t[3] for t in table)} rows dropped, {sum(t[4] for t in table)} measurements kept.",
+        "",
+        "| system | model | mode | repeats dropped | measurements kept |",
+        "|---|---|---|---|---|",
+        *[f"| {s} | {m} | {mode} | {n} | {k} |" for s, m, mode, n, k in table],
+        "",
+    ]
 
 
 #: the page's one line that changes with the day it is generated (left out of --check)
@@ -252,8 +290,13 @@ def page() -> str:
     skipped = pd.DataFrame(cal["skipped"], columns=["id", "reason"])
     top_skips = skipped.reason.str.slice(0, 70).value_counts().head(8)
     own_verdict, own_table = _aic_own(rows)
-    worst = (rows.dropna(subset=["error"]).assign(abs_err=lambda d: d.error.abs())
-             .sort_values(["abs_err", "id"], ascending=[False, True], kind="stable").drop_duplicates(["system", "model", "metric"]).head(12))
+    worst = (
+        rows.dropna(subset=["error"])
+        .assign(abs_err=lambda d: d.error.abs())
+        .sort_values(["abs_err", "id"], ascending=[False, True], kind="stable")
+        .drop_duplicates(["system", "model", "metric"])
+        .head(12)
+    )
     lines = [
         "# Validation: predictions against measured end-to-end results",
         "",
@@ -271,7 +314,7 @@ def page() -> str:
         "attention, MoE, NCCL, "
         f"custom all-reduce) for {', '.join(sorted(calibrated_systems(('measured',))))} (`jalapeno calibrate`, "
         "fit/calibrate.py), and for MI300X/MI325X/MI355X amd-aiter's tuned GEMM and fused-MoE tables "
-        "(fit/amd.py; their other parameters borrowed, `kind = \"partial\"`); sets in "
+        '(fit/amd.py; their other parameters borrowed, `kind = "partial"`); sets in '
         "`src/jalapeno/data/calibration/`. No end-to-end point enters a fit; rows on those systems are marked "
         "`kernels_calibrated` in `jalapeno validate --out`. DeepSeek-R1's MoE shape is held out of the MoE fits.",
         "- **Fitted on end-to-end data** (four fits): the default front-end TTFT cost (a + b·ISL, outside the "
@@ -289,7 +332,7 @@ def page() -> str:
         "- **Derived systems** (no kernel tables: Jalapeño, Vera Rubin) borrow their nearest family's set.",
         "- **Mapping:** `matched` (the deployment and concurrency given by the source); `best_entry@concurrency` "
         "(the best of the published recipe entries that ran the row's concurrency); `searched_best` / "
-        "`searched_best@concurrency` (fit/searched.py): a \"best configuration\" row (InferenceX "
+        '`searched_best@concurrency` (fit/searched.py): a "best configuration" row (InferenceX '
         "`max_throughput_per_gpu`, or a row without interactivity) is the best of the runs its benchmark's "
         "search space made — per config key of InferenceX's nvidia-master.yaml / amd-master.yaml, the layouts "
         "(TP, EP, attention DP; disaggregated: prefill and decode workers) and the concurrencies each ran, in "
@@ -350,24 +393,37 @@ def page() -> str:
         *mlperf_section(),
     ]
     if "aiconfigurator" in cal["overall"]:
-        lines += ["## aiconfigurator end-to-end rows, per system / model / mode (calibrated)", "",
-                  *_group_table(cal["summary"], "aiconfigurator"), "", *_repeats_table(cal)]
+        lines += [
+            "## aiconfigurator end-to-end rows, per system / model / mode (calibrated)",
+            "",
+            *_group_table(cal["summary"], "aiconfigurator"),
+            "",
+            *_repeats_table(cal),
+        ]
     if own_table:
-        lines += ["## aiconfigurator's own error beside ours (same rows)", "",
-                  "A stratified sample of 150 of the mappable rows (seed 0; every system / model / mode group "
-                  "represented) was predicted with aiconfigurator 0.12's own estimator (`cli_estimate`, default "
-                  "SILICON database, its current backend versions, no MTP); rows it could not predict "
-                  "(cross-node workers, out-of-memory verdicts, head counts its TP does not divide, missing tables) "
-                  "are left out. `python scripts/aic_own_error.py --aic-path DIR` reproduces the file "
-                  "(about 8 minutes; the upper `aiconfigurator` package installed into DIR as its docstring says).",
-                  "", *own_table, ""]
+        lines += [
+            "## aiconfigurator's own error beside ours (same rows)",
+            "",
+            "A stratified sample of 150 of the mappable rows (seed 0; every system / model / mode group "
+            "represented) was predicted with aiconfigurator 0.12's own estimator (`cli_estimate`, default "
+            "SILICON database, its current backend versions, no MTP); rows it could not predict "
+            "(cross-node workers, out-of-memory verdicts, head counts its TP does not divide, missing tables) "
+            "are left out. `python scripts/aic_own_error.py --aic-path DIR` reproduces the file "
+            "(about 8 minutes; the upper `aiconfigurator` package installed into DIR as its docstring says).",
+            "",
+            *own_table,
+            "",
+        ]
     lines += [
         "## Where it disagrees, and the likely cause",
         "",
         "| system | model | metric | id | measured | predicted | error | deployment / mapping |",
         "|---|---|---|---|---|---|---|---|",
-        *[f"| {r.system} | {r.model} | {r.metric} | {r.id} | {r.measured:.4g} | {r.predicted:.4g} | {r.error:+.0%} | "
-          f"{r.deployment or r.mapping} |" for r in worst.itertuples()],
+        *[
+            f"| {r.system} | {r.model} | {r.metric} | {r.id} | {r.measured:.4g} | {r.predicted:.4g} | {r.error:+.0%} | "
+            f"{r.deployment or r.mapping} |"
+            for r in worst.itertuples()
+        ],
         "",
         *_causes(rows),
         "",

@@ -37,9 +37,23 @@ import pandas as pd
 
 #: ROCm/aiter@84493f0e5b aiter/configs/model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv, cu_num 304:
 #: tokens → tuned fused-MoE time (µs); model_dim 7168, inter_dim 2048, expert 33, topk 9, QuantType.per_1x128
-GFX942_FMOE_US = {1: 99.2100, 2: 169.6815, 4: 220.8912, 8: 327.9080, 16: 354.3030, 32: 355.3431, 64: 363.4635,
-                  128: 407.8101, 256: 470.7513, 512: 671.5514, 1024: 1091.0448, 2048: 1857.1914, 4096: 3549.0971,
-                  8192: 6928.7099, 16384: 13796.9001}
+GFX942_FMOE_US = {
+    1: 99.2100,
+    2: 169.6815,
+    4: 220.8912,
+    8: 327.9080,
+    16: 354.3030,
+    32: 355.3431,
+    64: 363.4635,
+    128: 407.8101,
+    256: 470.7513,
+    512: 671.5514,
+    1024: 1091.0448,
+    2048: 1857.1914,
+    4096: 3549.0971,
+    8192: 6928.7099,
+    16384: 13796.9001,
+}
 SHAPE = {"hidden_size": 7168, "inter_size": 2048, "num_experts": 33, "topk": 9}
 #: aiter ``cu_num`` of the rows (MI300X/MI325X have 304 CUs; AMD datasheets)
 CU_NUM = 304
@@ -61,10 +75,15 @@ def before_sets(system: str = "mi325x") -> list[str]:
     from jalapeno.cli.system_opts import system_pricer
 
     e = system_pricer(system, "calibrated", [], None, "roofline").efficiency
-    vals = {"peak_fraction": e.moe_peak("fp8"), "half_rows": e.moe_half("fp8"), "hbm_fraction": e.moe_hbm("fp8"),
-            "floor_s": e.moe_floor_s}
-    return [f"efficiency.moe.fp8_block.{k}={v!r}" for k, v in vals.items() if v is not None] + \
-        ["efficiency.mla_decode_tile_rows=16.0"]
+    vals = {
+        "peak_fraction": e.moe_peak("fp8"),
+        "half_rows": e.moe_half("fp8"),
+        "hbm_fraction": e.moe_hbm("fp8"),
+        "floor_s": e.moe_floor_s,
+    }
+    return [f"efficiency.moe.fp8_block.{k}={v!r}" for k, v in vals.items() if v is not None] + [
+        "efficiency.mla_decode_tile_rows=16.0"
+    ]
 
 
 def with_before(system: str, sets: list[str]) -> list[str]:
@@ -77,9 +96,18 @@ def with_before(system: str, sets: list[str]) -> list[str]:
 def fmoe_frame() -> pd.DataFrame:
     """The quoted rows in aiter's ``tuned_fmoe`` columns (what fit/amd.moe_frame reads)."""
     toks = sorted(GFX942_FMOE_US)
-    return pd.DataFrame({"cu_num": CU_NUM, "token": toks, "model_dim": SHAPE["hidden_size"],
-                         "inter_dim": SHAPE["inter_size"], "expert": SHAPE["num_experts"], "topk": SHAPE["topk"],
-                         "q_type": "QuantType.per_1x128", "us": [GFX942_FMOE_US[t] for t in toks]})
+    return pd.DataFrame(
+        {
+            "cu_num": CU_NUM,
+            "token": toks,
+            "model_dim": SHAPE["hidden_size"],
+            "inter_dim": SHAPE["inter_size"],
+            "expert": SHAPE["num_experts"],
+            "topk": SHAPE["topk"],
+            "q_type": "QuantType.per_1x128",
+            "us": [GFX942_FMOE_US[t] for t in toks],
+        }
+    )
 
 
 def rows_table() -> pd.DataFrame:
@@ -111,11 +139,19 @@ def own_fit(system: str = "mi325x") -> tuple[dict, dict]:
 
 def fit_sets(p: dict, floor_s: float) -> list[str]:
     """``--set`` overrides that put a fused-MoE fit into a system's block-scale FP8 entry (``moe[fp8_block]``)."""
-    return [f"efficiency.moe.fp8_block.{k}={v!r}" for k, v in p.items()] + [f"efficiency.moe.fp8_block.floor_s={floor_s!r}"]
+    return [f"efficiency.moe.fp8_block.{k}={v!r}" for k, v in p.items()] + [
+        f"efficiency.moe.fp8_block.floor_s={floor_s!r}"
+    ]
 
 
-def model_step(b: int, ctx: float, sets: list[str], prefill_tokens: int = 0, system: str = "mi325x",
-               stack: str = "sglang-rocm@0.5.19") -> tuple[dict, float]:
+def model_step(
+    b: int,
+    ctx: float,
+    sets: list[str],
+    prefill_tokens: int = 0,
+    system: str = "mi325x",
+    stack: str = "sglang-rocm@0.5.19",
+) -> tuple[dict, float]:
     """The model's op times (ms) and step time (ms) of DeepSeek-R1 FP8 TP8 EP1, ``sets`` applied on round 38's set."""
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.system_opts import system_pricer
@@ -125,8 +161,13 @@ def model_step(b: int, ctx: float, sets: list[str], prefill_tokens: int = 0, sys
 
     m = load_model("deepseek-r1")
     pr = system_pricer(system, "calibrated", with_before(system, sets), stack, "roofline")
-    sc = step_cost(m, pr, for_model(Layout(tp=8, dp=1, ep=1), m), resolve_precision(m, "fp8", "fp8"),
-                   Batch.make(decode_seqs=b, decode_ctx=ctx, prefill_tokens=prefill_tokens, prefill_ctx=0))
+    sc = step_cost(
+        m,
+        pr,
+        for_model(Layout(tp=8, dp=1, ep=1), m),
+        resolve_precision(m, "fp8", "fp8"),
+        Batch.make(decode_seqs=b, decode_ctx=ctx, prefill_tokens=prefill_tokens, prefill_ctx=0),
+    )
     return {r["op"]: r["time_s"] * 1e3 for r in sc.op_rows(0)}, float(np.atleast_1d(sc.step_time_s)[0]) * 1e3
 
 
@@ -140,8 +181,16 @@ def series(sets: list[str]) -> list[dict]:
         ops, step = model_step(c, ctx, sets)
         prompt = model_step(c, ctx, sets, s33.ISL)[1] - step
         moe, mla = ops.get("moe.experts", 0.0), ops.get("attn.mla_decode", 0.0)
-        out.append({"C": c, "step": step, "moe": moe, "mla": mla, "rest": step - moe - mla,
-                    "meas_step": tpot - c * prompt / s33.OSL})
+        out.append(
+            {
+                "C": c,
+                "step": step,
+                "moe": moe,
+                "mla": mla,
+                "rest": step - moe - mla,
+                "meas_step": tpot - c * prompt / s33.OSL,
+            }
+        )
     return out
 
 
@@ -153,8 +202,12 @@ def refit(rs: list[dict], with_k: bool) -> dict:
         a = np.c_[np.ones_like(mla), mla]
         coef, *_ = np.linalg.lstsq(a, y - rest - moe, rcond=None)
         fit = coef[0] + rest + moe + coef[1] * mla
-        return {"a": float(coef[0]), "k": float(coef[1]), "rms": float(np.sqrt(np.mean((fit - y) ** 2))),
-                "err": fit / y - 1}
+        return {
+            "a": float(coef[0]),
+            "k": float(coef[1]),
+            "rms": float(np.sqrt(np.mean((fit - y) ** 2))),
+            "err": fit / y - 1,
+        }
     a = float(np.mean(y - rest - moe - mla))
     fit = a + rest + moe + mla
     return {"a": a, "k": 1.0, "rms": float(np.sqrt(np.mean((fit - y) ** 2))), "err": fit / y - 1}
@@ -168,47 +221,75 @@ def context_pairs(sets_by_system: dict[str, list[str]]) -> list[dict]:
         sets, ctx, stack = sets_by_system[system], isl + s33.OSL / 2, "sglang-rocm@0.5.9"
         ops, step = model_step(64, ctx, sets, system=system, stack=stack)
         stall = 64 * (model_step(64, ctx, sets, isl, system=system, stack=stack)[1] - step) / s33.OSL
-        out.append({"system": system, "isl": isl, "step": step, "mla": ops.get("attn.mla_decode", 0.0),
-                    "stall": stall, "meas": tpot})
+        out.append(
+            {
+                "system": system,
+                "isl": isl,
+                "step": step,
+                "mla": ops.get("attn.mla_decode", 0.0),
+                "stall": stall,
+                "meas": tpot,
+            }
+        )
     return out
 
 
 def main() -> None:
     r = rows_table()
     meas = r.t.to_numpy() * 1e6
-    print("(1) aiter@84493f0e5b gfx942 (cu_num 304, MI325X) fused MoE, DeepSeek EP8 slice 7168 x 2048, 33 experts "
-          "top-9, FP8 1x128 blocks")
-    print(f"{'tokens':>6} {'touched':>7} {'meas_us':>8} {'TB/s':>5} {'mi325x_us':>9} {'err':>6} {'mi300x_us':>9} {'err':>6}")
+    print(
+        "(1) aiter@84493f0e5b gfx942 (cu_num 304, MI325X) fused MoE, DeepSeek EP8 slice 7168 x 2048, 33 experts "
+        "top-9, FP8 1x128 blocks"
+    )
+    print(
+        f"{'tokens':>6} {'touched':>7} {'meas_us':>8} {'TB/s':>5} {'mi325x_us':>9} {'err':>6} {'mi300x_us':>9} {'err':>6}"
+    )
     p325, p300 = shipped_price_us("mi325x", r), shipped_price_us("mi300x", r)
     bytes_w = r.touched.to_numpy() * 3 * SHAPE["hidden_size"] * SHAPE["inter_size"]  # FP8 gate+up+down, 1 B/elem
     for i, t in enumerate(r.num_tokens):
-        print(f"{t:>6} {r.touched.iloc[i]:>7.1f} {meas[i]:>8.1f} {bytes_w[i] / meas[i] / 1e6:>5.2f} {p325[i]:>9.1f} "
-              f"{p325[i] / meas[i] - 1:>+6.0%} {p300[i]:>9.1f} {p300[i] / meas[i] - 1:>+6.0%}")
-    print(f"shipped price / measured, median: MI325X {np.median(p325 / meas):.2f}x, MI300X {np.median(p300 / meas):.2f}x")
+        print(
+            f"{t:>6} {r.touched.iloc[i]:>7.1f} {meas[i]:>8.1f} {bytes_w[i] / meas[i] / 1e6:>5.2f} {p325[i]:>9.1f} "
+            f"{p325[i] / meas[i] - 1:>+6.0%} {p300[i]:>9.1f} {p300[i] / meas[i] - 1:>+6.0%}"
+        )
+    print(
+        f"shipped price / measured, median: MI325X {np.median(p325 / meas):.2f}x, MI300X {np.median(p300 / meas):.2f}x"
+    )
     p, rep = own_fit("mi325x")
     fr = rep["formats"]["fp8"]
-    print(f"\n(2) fit_moe on the rows (MI325X, tokens split): {({k: round(v, 4) for k, v in p.items()})}, floor "
-          f"{rep['kernel_floor_s'] * 1e6:.1f} us; fit median {fr['fit']['median_ape']:.1%} (n {fr['fit']['n']}), "
-          f"held-out median {fr['held_out_tokens']['median_ape']:.1%} (n {fr['held_out_tokens']['n']})")
+    print(
+        f"\n(2) fit_moe on the rows (MI325X, tokens split): { ({k: round(v, 4) for k, v in p.items()}) }, floor "
+        f"{rep['kernel_floor_s'] * 1e6:.1f} us; fit median {fr['fit']['median_ape']:.1%} (n {fr['fit']['n']}), "
+        f"held-out median {fr['held_out_tokens']['median_ape']:.1%} (n {fr['held_out_tokens']['n']})"
+    )
     sets = fit_sets(p, rep["kernel_floor_s"])
     print("\n(3) MI325X sglang-rocm@0.5.19 8k/1k (TP8, MoE TP8 EP1): implied measured step vs the model's (ms)")
     for name, s in (("shipped", []), ("gfx942 MoE fit", sets)):
         rs = series(s)
-        print(f"  {name}: " + ", ".join(f"C{x['C']} {x['step']:.1f}/{x['meas_step']:.1f} "
-                                        f"(moe {x['moe']:.1f}, mla {x['mla']:.1f})" for x in rs))
+        print(
+            f"  {name}: "
+            + ", ".join(
+                f"C{x['C']} {x['step']:.1f}/{x['meas_step']:.1f} (moe {x['moe']:.1f}, mla {x['mla']:.1f})" for x in rs
+            )
+        )
         for with_k in (False, True):
             f = refit(rs, with_k)
-            print(f"    refit {'a + k' if with_k else 'a only'}: a {f['a']:+.2f} ms, k {f['k']:.2f}, rms "
-                  f"{f['rms']:.2f} ms, step error by C " + " ".join(f"{e:+.1%}" for e in f["err"]))
+            print(
+                f"    refit {'a + k' if with_k else 'a only'}: a {f['a']:+.2f} ms, k {f['k']:.2f}, rms "
+                f"{f['rms']:.2f} ms, step error by C " + " ".join(f"{e:+.1%}" for e in f["err"])
+            )
     print("\n(4) C64 sglang-rocm@0.5.9, 1k/1k -> 8k/1k: TPOT rise, model (step + stall) vs measured (ms)")
-    for name, sb in (("shipped", {"mi325x": [], "mi300x": []}),
-                     ("gfx942 MoE fit", {"mi325x": sets, "mi300x": sets})):  # MI325X's fractions on MI300X
+    for name, sb in (
+        ("shipped", {"mi325x": [], "mi300x": []}),
+        ("gfx942 MoE fit", {"mi325x": sets, "mi300x": sets}),
+    ):  # MI325X's fractions on MI300X
         ps = context_pairs(sb)
         for sysname in ("mi325x", "mi300x"):
             lo, hi = (next(x for x in ps if x["system"] == sysname and x["isl"] == i) for i in (1024, 8192))
             rise_m = hi["step"] + hi["stall"] - lo["step"] - lo["stall"]
-            print(f"  {name:>14} {sysname}: model {rise_m:.1f} (MLA decode {hi['mla'] - lo['mla']:.1f}), measured "
-                  f"{hi['meas'] - lo['meas']:.1f}; C64 8k TPOT model {hi['step'] + hi['stall']:.1f} vs {hi['meas']:.1f}")
+            print(
+                f"  {name:>14} {sysname}: model {rise_m:.1f} (MLA decode {hi['mla'] - lo['mla']:.1f}), measured "
+                f"{hi['meas'] - lo['meas']:.1f}; C64 8k TPOT model {hi['step'] + hi['stall']:.1f} vs {hi['meas']:.1f}"
+            )
 
 
 if __name__ == "__main__":

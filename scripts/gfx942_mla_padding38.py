@@ -126,10 +126,14 @@ def mla_op(system: str, b: int, ctx: float, sets: list[str]) -> dict:
     from jalapeno.specs.catalog import load_model
 
     m = load_model("deepseek-r1")
-    pr = system_pricer(system, "calibrated", shape_module().with_before(system, sets), "sglang-rocm@0.5.19",
-                       "roofline")
-    sc = step_cost(m, pr, for_model(Layout(tp=8, dp=1, ep=1), m), resolve_precision(m, "fp8", "fp8"),
-                   Batch.make(decode_seqs=b, decode_ctx=ctx, prefill_tokens=0, prefill_ctx=0))
+    pr = system_pricer(system, "calibrated", shape_module().with_before(system, sets), "sglang-rocm@0.5.19", "roofline")
+    sc = step_cost(
+        m,
+        pr,
+        for_model(Layout(tp=8, dp=1, ep=1), m),
+        resolve_precision(m, "fp8", "fp8"),
+        Batch.make(decode_seqs=b, decode_ctx=ctx, prefill_tokens=0, prefill_ctx=0),
+    )
     r = next(r for r in sc.op_rows(0) if r["op"] == "attn.mla_decode")
     return {k: (v * 1e3 if k.endswith("_s") else v) for k, v in r.items()}
 
@@ -165,6 +169,7 @@ def validate_whatif(variants: dict[str, list[str]], rule_s: dict[str, float]) ->
     res = {}
     g = shape_module()
     for name, sets in variants.items():
+
         def patched(system, efficiency="calibrated", overrides=(), pricer="roofline", stack=None, _s=sets):
             extra = tuple(parse_sets(g.with_before(system, _s))) if system in SYSTEMS else ()
             return original(system, efficiency, tuple(overrides) + extra, pricer, stack)
@@ -223,32 +228,46 @@ def main() -> None:
     print("(1) aiter gfx942 gqa-16 decode dispatch (asm_mla.cu; hsa/gfx942/mla/mla_asm.csv)")
     for q, kv, ps in (("bf16", "fp8", True), ("bf16", "bf16", True), ("bf16", "bf16", False), ("fp8", "fp8", True)):
         cq = config_qseqlen(q, kv, ps, 1)
-        print(f"  q {q:4s} kv {kv:4s} {'persistent' if ps else 'split-kv  '} q_len 1 -> qSeqLen {cq}: "
-              f"{GFX942_QH16_DECODE[(q, kv, int(ps), cq)]}, padding x{padding_factor(q, kv, ps, 1):g}")
+        print(
+            f"  q {q:4s} kv {kv:4s} {'persistent' if ps else 'split-kv  '} q_len 1 -> qSeqLen {cq}: "
+            f"{GFX942_QH16_DECODE[(q, kv, int(ps), cq)]}, padding x{padding_factor(q, kv, ps, 1):g}"
+        )
     pad, moe = padded_sets(), moe_sets()
     print(f"  the rows' engine (SGLang, BF16 query, FP8 KV, persistent): x{padding_factor():g} -> {pad[0]}")
     print("\n(2) attn.mla_decode per step, MI325X, 8k/1k mean context 8,704 (ms): shipped | padded")
     for b in (4, 16, 64):
         s0, s1 = mla_op("mi325x", b, 8704, []), mla_op("mi325x", b, 8704, pad)
-        print(f"  C{b:<3d} compute {s0['compute_s']:6.2f} | {s1['compute_s']:6.2f}  memory {s0['memory_s']:5.2f} | "
-              f"{s1['memory_s']:5.2f}  time {s0['time_s']:6.2f} | {s1['time_s']:6.2f}")
+        print(
+            f"  C{b:<3d} compute {s0['compute_s']:6.2f} | {s1['compute_s']:6.2f}  memory {s0['memory_s']:5.2f} | "
+            f"{s1['memory_s']:5.2f}  time {s0['time_s']:6.2f} | {s1['time_s']:6.2f}"
+        )
     g = shape_module()
     print("\n(3) 0.5.19 8k/1k series (MI325X): refit intercept a (and MLA multiplier k), rms")
     for name, s in (("shipped", []), ("padded", pad), ("gfx942 MoE", moe), ("gfx942 MoE + padded", moe + pad)):
         rs = g.series(s)
         fa, fk = g.refit(rs, False), g.refit(rs, True)
-        print(f"  {name:20s} a only: rms {fa['rms']:.2f} ms, step error " + " ".join(f"{e:+.0%}" for e in fa["err"])
-              + f" | a + k: k {fk['k']:.2f}, rms {fk['rms']:.2f} ms")
+        print(
+            f"  {name:20s} a only: rms {fa['rms']:.2f} ms, step error "
+            + " ".join(f"{e:+.0%}" for e in fa["err"])
+            + f" | a + k: k {fk['k']:.2f}, rms {fk['rms']:.2f} ms"
+        )
     print("   C64 1k -> 8k TPOT rise, v0.5.9 (ms): model (MLA part) vs measured")
     for name, s in (("shipped", []), ("padded", pad), ("gfx942 MoE + padded", moe + pad)):
         pr = pair_rises(s)
-        print(f"  {name:20s} " + "  ".join(f"{c} {pr[c][0]:.1f} ({pr[c][1]:.1f}) vs {PAIR_RISE_MS[c]:.1f}" for c in SYSTEMS))
+        print(
+            f"  {name:20s} "
+            + "  ".join(f"{c} {pr[c][0]:.1f} ({pr[c][1]:.1f}) vs {PAIR_RISE_MS[c]:.1f}" for c in SYSTEMS)
+        )
     if args.validate:
         rule = release_rule(moe + pad)
-        print(f"\n(4) what-if on the MI300X/MI325X DeepSeek-R1 rows; v0.5.9 rule refitted under gfx942 MoE + padded: "
-              f"{rule * 1e3:.2f} ms (shipped 6.60)")
-        validate_whatif({"shipped": [], "padded": pad, "MoE+padded": moe + pad, "MoE+padded+rule": moe + pad},
-                        {"MoE+padded+rule": rule})
+        print(
+            f"\n(4) what-if on the MI300X/MI325X DeepSeek-R1 rows; v0.5.9 rule refitted under gfx942 MoE + padded: "
+            f"{rule * 1e3:.2f} ms (shipped 6.60)"
+        )
+        validate_whatif(
+            {"shipped": [], "padded": pad, "MoE+padded": moe + pad, "MoE+padded+rule": moe + pad},
+            {"MoE+padded+rule": rule},
+        )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,12 @@ from jalapeno.fit.validate import load_inferencex, predict_points
 from jalapeno.fit.validation_run import DEFAULT_POINTS, calibrated_systems
 
 #: the four like-for-like rows: role -> InferenceX point id (data/validation/inferencex_points.csv line)
-ROWS = {"mi325x_tp2_1k": "inferencex_points:51", "mi300x_tp1_1k": "inferencex_points:53",
-        "mi325x_tp1_8k": "inferencex_points:44", "mi300x_tp1_8k": "inferencex_points:45"}
+ROWS = {
+    "mi325x_tp2_1k": "inferencex_points:51",
+    "mi300x_tp1_1k": "inferencex_points:53",
+    "mi325x_tp1_8k": "inferencex_points:44",
+    "mi300x_tp1_8k": "inferencex_points:45",
+}
 
 
 def scaling(t_tp2_325: float, t_tp1_300: float, t8_325: float, t8_300: float) -> dict:
@@ -51,8 +55,13 @@ def scaling(t_tp2_325: float, t_tp1_300: float, t8_325: float, t8_300: float) ->
     """
     chip = t8_300 / t8_325
     t1 = t_tp1_300 / chip
-    return {"chip": chip, "t1": t1, "tp": t1 / t_tp2_325, "f_plus_2l": 2.0 * t_tp2_325 - t1,
-            "chip_at_zero": t_tp1_300 / (2.0 * t_tp2_325)}
+    return {
+        "chip": chip,
+        "t1": t1,
+        "tp": t1 / t_tp2_325,
+        "f_plus_2l": 2.0 * t_tp2_325 - t1,
+        "chip_at_zero": t_tp1_300 / (2.0 * t_tp2_325),
+    }
 
 
 def main() -> None:
@@ -65,8 +74,10 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for role, pid in ROWS.items():
         r = tpot.loc[pid]
-        print(f"| {pid.split(':')[1]} | {r.system} | {r.isl}/{r.osl} | {r.deployment} | "
-              f"{r.measured * 1e3:.1f} | {r.predicted * 1e3:.1f} | {r.error:+.1%} |")
+        print(
+            f"| {pid.split(':')[1]} | {r.system} | {r.isl}/{r.osl} | {r.deployment} | "
+            f"{r.measured * 1e3:.1f} | {r.predicted * 1e3:.1f} | {r.error:+.1%} |"
+        )
     for col, label in (("measured", "measured"), ("predicted", "model")):
         v = {role: float(tpot.loc[pid, col]) for role, pid in ROWS.items()}
         s = scaling(v["mi325x_tp2_1k"], v["mi300x_tp1_1k"], v["mi325x_tp1_8k"], v["mi300x_tp1_8k"])
@@ -75,12 +86,16 @@ def main() -> None:
             m_chip = meas["mi300x_tp1_8k"] / meas["mi325x_tp1_8k"]
             t51 = meas["mi325x_tp2_1k"]
             best, best_m = s["t1"] / 2.0, v["mi300x_tp1_1k"] / m_chip / 2.0
-            print(f"\nrow 51 at the form's best case (F = L = 0, the model's TP1 step halved): {best * 1e3:.1f} ms "
-                  f"({best / t51 - 1:+.1%} against {t51 * 1e3:.1f} ms); with the measured chip ratio "
-                  f"{m_chip:.3f}: {best_m * 1e3:.1f} ms ({best_m / t51 - 1:+.1%})")
-        print(f"\n{label}: chip ratio MI300X/MI325X {s['chip']:.3f}; MI325X TP1 1k/1k TPOT {s['t1'] * 1e3:.1f} ms; "
-              f"TP1/TP2 {s['tp']:.3f}; F + 2 L(TP2) = 2 T(2) - T(1) = {s['f_plus_2l'] * 1e3:+.2f} ms; "
-              f"chip ratio for F + 2 L = 0: {s['chip_at_zero']:.3f}")
+            print(
+                f"\nrow 51 at the form's best case (F = L = 0, the model's TP1 step halved): {best * 1e3:.1f} ms "
+                f"({best / t51 - 1:+.1%} against {t51 * 1e3:.1f} ms); with the measured chip ratio "
+                f"{m_chip:.3f}: {best_m * 1e3:.1f} ms ({best_m / t51 - 1:+.1%})"
+            )
+        print(
+            f"\n{label}: chip ratio MI300X/MI325X {s['chip']:.3f}; MI325X TP1 1k/1k TPOT {s['t1'] * 1e3:.1f} ms; "
+            f"TP1/TP2 {s['tp']:.3f}; F + 2 L(TP2) = 2 T(2) - T(1) = {s['f_plus_2l'] * 1e3:+.2f} ms; "
+            f"chip ratio for F + 2 L = 0: {s['chip_at_zero']:.3f}"
+        )
 
 
 if __name__ == "__main__":

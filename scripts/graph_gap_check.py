@@ -64,7 +64,8 @@ def tpot_groups(rows: pd.DataFrame) -> pd.DataFrame:
     """Per (model, system, precision, mode): n, median |error| and median signed error of the TPOT rows."""
     t = rows[rows.metric == "tpot_s"].dropna(subset=["error"])
     return t.groupby(["model", "system", "precision", "mode"]).error.agg(
-        n="count", median_ape=lambda e: float(np.median(np.abs(e))), bias="median")
+        n="count", median_ape=lambda e: float(np.median(np.abs(e))), bias="median"
+    )
 
 
 def _points():
@@ -76,8 +77,11 @@ def _points():
     fitted = load_points()
     every = load_aiconfigurator()[0]
     corrected = aic_source_flags(every)
-    held = [p for p in every if p.model == "minimax-m2.5" and p.mapping == "matched" and p.deployment is not None
-            and p.id not in corrected]
+    held = [
+        p
+        for p in every
+        if p.model == "minimax-m2.5" and p.mapping == "matched" and p.deployment is not None and p.id not in corrected
+    ]
     pts = [p for p in fitted + held if stack_for_framework(p.framework, p.system).name == "vllm"]
     return fitted, pts, frozenset(aic_decode_flags(pts))
 
@@ -96,15 +100,18 @@ def main() -> None:
     profiles = {"shipped": shipped}
     for g in GAPS_S:
         start = replace(stated, kernel_launch_s=g)
-        got = sf._linear_fit(fit_pts, start, STEP_FIELDS, ("tpot_s", "throughput_per_chip"),
-                             lambda m: m == "throughput_per_chip")
+        got = sf._linear_fit(
+            fit_pts, start, STEP_FIELDS, ("tpot_s", "throughput_per_chip"), lambda m: m == "throughput_per_chip"
+        )
         if not isinstance(got, dict):
             print(f"gap {g * 1e6:.1f} us: per-step costs not fitted ({got})")
             continue
         profiles[f"gap {g * 1e6:.1f} us"] = replace(start, **got)
         print(f"gap {g * 1e6:.1f} us: refitted " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in got.items()))
-    print(f"shipped: kernel_launch_s {shipped.kernel_launch_s * 1e6:.1f} us, "
-          + ", ".join(f"{k} {getattr(shipped, k) * 1e3:.3f} ms" for k in STEP_FIELDS))
+    print(
+        f"shipped: kernel_launch_s {shipped.kernel_launch_s * 1e6:.1f} us, "
+        + ", ".join(f"{k} {getattr(shipped, k) * 1e3:.3f} ms" for k in STEP_FIELDS)
+    )
     table = {}
     for name, st in profiles.items():
         rows = predict_points(pts, stack_of=lambda p, st=st: st.for_client(p.timed_by))
@@ -117,10 +124,12 @@ def main() -> None:
         table[("n", "")] = g.n
         t = rows[(rows.metric == "tpot_s")].dropna(subset=["error"])
         fit_models = t[t.model != "minimax-m2.5"]
-        print(f"{name:12s} TPOT fitted models median {np.median(np.abs(fit_models.error)):.1%} "
-              f"bias {np.median(fit_models.error):+.1%} (n {len(fit_models)}); MiniMax held out "
-              f"{np.median(np.abs(t[t.model == 'minimax-m2.5'].error)):.1%} "
-              f"bias {np.median(t[t.model == 'minimax-m2.5'].error):+.1%}")
+        print(
+            f"{name:12s} TPOT fitted models median {np.median(np.abs(fit_models.error)):.1%} "
+            f"bias {np.median(fit_models.error):+.1%} (n {len(fit_models)}); MiniMax held out "
+            f"{np.median(np.abs(t[t.model == 'minimax-m2.5'].error)):.1%} "
+            f"bias {np.median(t[t.model == 'minimax-m2.5'].error):+.1%}"
+        )
     out = pd.DataFrame(table)
     with pd.option_context("display.width", 250, "display.max_columns", 20, "display.float_format", "{:+.3f}".format):
         print("\nTPOT by group (fractions):")
@@ -128,15 +137,20 @@ def main() -> None:
     print("\nKimi K2.5 NVFP4 excess (shipped profile) against decode sequences per instance:")
     byid = {p.id: p for p in pts}
     k = base[(base.metric == "tpot_s") & (base.model == "kimi-k2.5") & (base.precision == "fp4")].dropna(
-        subset=["error"])
-    k = k.assign(batch=[(byid[i].concurrency or 0.0) / byid[i].deployment.decode.workers for i in k.id],
-                 excess=k.predicted - k.measured)
+        subset=["error"]
+    )
+    k = k.assign(
+        batch=[(byid[i].concurrency or 0.0) / byid[i].deployment.decode.workers for i in k.id],
+        excess=k.predicted - k.measured,
+    )
     for (system, dep, isl), g in k.groupby(["system", "deployment", "isl"]):
         if g.batch.nunique() < 3:
             continue
         a, b = excess_line(g.batch, g.excess)
-        print(f"  {system:12s} ISL {isl:5d} {dep[:60]:60s} n {len(g):2d} B {g.batch.min():g}-{g.batch.max():g}: "
-              f"a {a * 1e3:+.2f} ms, b {b * 1e6:+.1f} us per sequence")
+        print(
+            f"  {system:12s} ISL {isl:5d} {dep[:60]:60s} n {len(g):2d} B {g.batch.min():g}-{g.batch.max():g}: "
+            f"a {a * 1e3:+.2f} ms, b {b * 1e6:+.1f} us per sequence"
+        )
 
 
 if __name__ == "__main__":

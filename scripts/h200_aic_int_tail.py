@@ -37,13 +37,17 @@ from jalapeno.specs.catalog import load_model
 #: routed-expert shapes (config.json): MiniMax-M2.5 hidden_size 3072, intermediate_size 1536, 256 local experts,
 #: top-8, 62 layers, every layer MoE; Qwen3-235B-A22B hidden_size 4096, moe_intermediate_size 1536, 128 experts,
 #: top-8, 94 layers, every layer MoE. Value: (table filter, MoE layers).
-SHAPES = {"minimax-m2.5": ({"hidden_size": 3072, "inter_size": 1536, "num_experts": 256, "topk": 8}, 62),
-          "qwen3-235b-a22b": ({"hidden_size": 4096, "inter_size": 1536, "num_experts": 128, "topk": 8}, 94)}
+SHAPES = {
+    "minimax-m2.5": ({"hidden_size": 3072, "inter_size": 1536, "num_experts": 256, "topk": 8}, 62),
+    "qwen3-235b-a22b": ({"hidden_size": 4096, "inter_size": 1536, "num_experts": 128, "topk": 8}, 94),
+}
 #: the engine kernel table read per model: the release nearest the rows' that has H200 ``moe_perf`` rows (vLLM
 #: 0.19.0 for the 0.16.0 / 0.18.0 rows; SGLang 0.5.10 for the 0.5.6.post2 rows; both time the engine's Triton
 #: fused MoE with 128x128-block FP8 weights, kernel_source ``vllm_fused_moe`` / ``sglang_fused_moe_triton``)
-TABLES = {"minimax-m2.5": ("h200_sxm", "moe", "vllm", "0.19.0", "moe_perf.parquet"),
-          "qwen3-235b-a22b": ("h200_sxm", "moe", "sglang", "0.5.10", "moe_perf.parquet")}
+TABLES = {
+    "minimax-m2.5": ("h200_sxm", "moe", "vllm", "0.19.0", "moe_perf.parquet"),
+    "qwen3-235b-a22b": ("h200_sxm", "moe", "sglang", "0.5.10", "moe_perf.parquet"),
+}
 #: TensorRT-LLM's CUTLASS block-FP8 MoE on H200 (kernel_source ``moe_torch_flow_cutlass``): the kernel family of
 #: FlashInfer's CUTLASS experts, which vLLM 0.16.0 runs at every layout and 0.17.0+ at EP > 1 (deploy/vllm_fp8_moe.py)
 CUTLASS_TABLE = ("h200_sxm", "moe", "trtllm", "1.3.0rc20", "moe_perf.parquet")
@@ -51,8 +55,11 @@ CUTLASS_TABLE = ("h200_sxm", "moe", "trtllm", "1.3.0rc20", "moe_perf.parquet")
 
 def h200_rows(model: str, engine: str, system: str = "h200"):
     """Aggregated aiconfigurator points of ``model`` on ``system`` served by ``engine`` (fit/aic_rows.py)."""
-    return [p for p in load_aiconfigurator()[0] if p.system == system and p.model == model and p.mode == "agg"
-            and p.framework.startswith(engine)]
+    return [
+        p
+        for p in load_aiconfigurator()[0]
+        if p.system == system and p.model == model and p.mode == "agg" and p.framework.startswith(engine)
+    ]
 
 
 def layout(p) -> str:
@@ -69,10 +76,20 @@ def predicted(pts) -> pd.DataFrame:
         t, f = by.get((p.id, "tpot_s")), by.get((p.id, "ttft_s"))
         if t is None:
             continue
-        out.append({"id": p.id, "release": point_release(p), "layout": layout(p), "isl": p.isl, "osl": p.osl,
-                    "C": p.concurrency, "tpot_meas_ms": 1e3 * t.measured, "tpot_pred_ms": 1e3 * t.predicted,
-                    "ttft_meas_s": f.measured if f is not None else np.nan,
-                    "ttft_pred_s": f.predicted if f is not None else np.nan})
+        out.append(
+            {
+                "id": p.id,
+                "release": point_release(p),
+                "layout": layout(p),
+                "isl": p.isl,
+                "osl": p.osl,
+                "C": p.concurrency,
+                "tpot_meas_ms": 1e3 * t.measured,
+                "tpot_pred_ms": 1e3 * t.predicted,
+                "ttft_meas_s": f.measured if f is not None else np.nan,
+                "ttft_pred_s": f.predicted if f is not None else np.nan,
+            }
+        )
     df = pd.DataFrame(out)
     df["gap_ms"] = df.tpot_meas_ms - df.tpot_pred_ms
     return df
@@ -83,9 +100,18 @@ def intercept_slope(df: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (rel, lay), g in df.groupby(["release", "layout"]):
         b, a = np.polyfit(g.C.to_numpy(float), g.gap_ms.to_numpy(float), 1)
-        out.append({"release": rel, "layout": lay, "n": len(g), "a_ms": a, "b_us_per_seq": 1e3 * b,
-                    "gap_C4_ms": g[g.C == 4].gap_ms.median(), "gap_Cmax_ms": g[g.C == g.C.max()].gap_ms.median(),
-                    "C_max": g.C.max()})
+        out.append(
+            {
+                "release": rel,
+                "layout": lay,
+                "n": len(g),
+                "a_ms": a,
+                "b_us_per_seq": 1e3 * b,
+                "gap_C4_ms": g[g.C == 4].gap_ms.median(),
+                "gap_Cmax_ms": g[g.C == g.C.max()].gap_ms.median(),
+                "C_max": g.C.max(),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -104,19 +130,34 @@ def step_terms_ms(p, batch: float) -> dict:
     (the step's time outside its ops and collectives: the stack's per-step cost), ``step``."""
     model = load_model(p.model)
     pool, lay = p.deployment.decode, p.deployment.decode.layout
-    pricer = with_pool_backends(load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p)),
-                                pool, model, lay)
-    sc = step_cost(model, pricer, lay, p.deployment.precision,
-                   Batch.make(decode_seqs=np.array([batch]), decode_ctx=point_workload(p).decode_ctx))
+    pricer = with_pool_backends(
+        load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p)), pool, model, lay
+    )
+    sc = step_cost(
+        model,
+        pricer,
+        lay,
+        p.deployment.precision,
+        Batch.make(decode_seqs=np.array([batch]), decode_ctx=point_workload(p).decode_ctx),
+    )
     ops = sc.op_rows()
     experts = sum(r["time_s"] for r in ops if r["op"] == "moe.experts")
     attention = sum(r["time_s"] for r in ops if r["op"].startswith("attn."))
     other = sum(r["time_s"] for r in ops) - experts - attention
     coll = sum(r["time_s"] for r in sc.collective_rows())
     step = float(sc.step_time_s[0])
-    return {k: 1e3 * v for k, v in (("experts", experts), ("attention", attention), ("other_ops", other),
-                                     ("launch", sum(r["overhead_s"] for r in ops)), ("collectives", coll),
-                                     ("fixed", step - experts - attention - other - coll), ("step", step))}
+    return {
+        k: 1e3 * v
+        for k, v in (
+            ("experts", experts),
+            ("attention", attention),
+            ("other_ops", other),
+            ("launch", sum(r["overhead_s"] for r in ops)),
+            ("collectives", coll),
+            ("fixed", step - experts - attention - other - coll),
+            ("step", step),
+        )
+    }
 
 
 def moe_step_ms(p, batch: float) -> float:
@@ -136,8 +177,16 @@ def terms_table(pts, pred: pd.DataFrame) -> pd.DataFrame:
             continue
         seen.add(key)
         t = step_terms_ms(without_backend(p), p.concurrency)
-        out.append({"release": point_release(p), "layout": key[0], "C": p.concurrency, **t,
-                    "tpot_pred": float(tpot[p.id]), "tpot_minus_step": float(tpot[p.id]) - t["step"]})
+        out.append(
+            {
+                "release": point_release(p),
+                "layout": key[0],
+                "C": p.concurrency,
+                **t,
+                "tpot_pred": float(tpot[p.id]),
+                "tpot_minus_step": float(tpot[p.id]) - t["step"],
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -147,8 +196,12 @@ def table_moe_ms(model: str, moe_tp: int, ep: int, tokens: float, table: tuple |
     the fastest row per token count, ``tokens`` interpolated linearly between the measured counts."""
     shape, layers = SHAPES[model]
     df = pd.read_parquet(resources.files("aiconfigurator_core").joinpath("systems", "data", *(table or TABLES[model])))
-    s = df[(df.moe_dtype == "fp8_block") & (df.distribution == "balanced") & (df.moe_tp_size == moe_tp)
-           & (df.moe_ep_size == ep)]
+    s = df[
+        (df.moe_dtype == "fp8_block")
+        & (df.distribution == "balanced")
+        & (df.moe_tp_size == moe_tp)
+        & (df.moe_ep_size == ep)
+    ]
     if table == CUTLASS_TABLE:
         s = s[s.kernel_source == "moe_torch_flow_cutlass"]
     for k, v in shape.items():
@@ -169,8 +222,13 @@ def moe_table(pts, isl: int) -> pd.DataFrame:
             continue
         seen.add(key)
         model_ms = moe_step_ms(without_backend(p), p.concurrency)
-        row = {"release": point_release(p), "layout": key[0], "C": p.concurrency, "calibrated_ms": model_ms,
-               "engine_table_ms": table_moe_ms(p.model, lay.moe_tp, lay.ep, p.concurrency)}
+        row = {
+            "release": point_release(p),
+            "layout": key[0],
+            "C": p.concurrency,
+            "calibrated_ms": model_ms,
+            "engine_table_ms": table_moe_ms(p.model, lay.moe_tp, lay.ep, p.concurrency),
+        }
         if p.model == "minimax-m2.5":
             row["cutlass_table_ms"] = table_moe_ms(p.model, lay.moe_tp, lay.ep, p.concurrency, CUTLASS_TABLE)
             row["shipped_ms"] = moe_step_ms(p, p.concurrency)
@@ -190,10 +248,26 @@ def sibling_table(h200: pd.DataFrame, h100: pd.DataFrame) -> pd.DataFrame:
 
 def qwen_table(df: pd.DataFrame) -> pd.DataFrame:
     """Table 4: Qwen3 SGLang TPOT (measured / predicted) and TTFT / C by layout, ISL, OSL."""
-    d = df.assign(ttft_per_prompt_s=df.ttft_meas_s / df.C, error_pct=100 * (df.tpot_pred_ms / df.tpot_meas_ms - 1),
-                  stall_bound_ms=stall_bound_ms(df.tpot_meas_ms, df.ttft_meas_s, df.osl))
-    return d[["layout", "isl", "osl", "C", "tpot_meas_ms", "tpot_pred_ms", "error_pct", "ttft_meas_s", "ttft_pred_s",
-              "ttft_per_prompt_s", "stall_bound_ms"]].sort_values(["layout", "isl", "osl"])
+    d = df.assign(
+        ttft_per_prompt_s=df.ttft_meas_s / df.C,
+        error_pct=100 * (df.tpot_pred_ms / df.tpot_meas_ms - 1),
+        stall_bound_ms=stall_bound_ms(df.tpot_meas_ms, df.ttft_meas_s, df.osl),
+    )
+    return d[
+        [
+            "layout",
+            "isl",
+            "osl",
+            "C",
+            "tpot_meas_ms",
+            "tpot_pred_ms",
+            "error_pct",
+            "ttft_meas_s",
+            "ttft_pred_s",
+            "ttft_per_prompt_s",
+            "stall_bound_ms",
+        ]
+    ].sort_values(["layout", "isl", "osl"])
 
 
 def stall_bound_ms(tpot_ms, ttft_s, osl):
@@ -214,18 +288,31 @@ def main() -> None:
     mm = h200_rows("minimax-m2.5", "vllm")
     df = predicted(mm)
     before = predicted([without_backend(p) for p in mm])
-    print("== Table 1: MiniMax-M2.5 FP8 vLLM on H200, measured - predicted TPOT (ms) = a + b·B;"
-          " calibrated MoE form (before round 36), then as shipped")
+    print(
+        "== Table 1: MiniMax-M2.5 FP8 vLLM on H200, measured - predicted TPOT (ms) = a + b·B;"
+        " calibrated MoE form (before round 36), then as shipped"
+    )
     for name, d in (("calibrated", before), ("shipped", df)):
         print(name)
         print(intercept_slope(d).round(2).to_string(index=False))
-    print(before.assign(shipped=df.tpot_pred_ms).groupby(["release", "layout", "C"]).agg(
-        n=("gap_ms", "size"), meas=("tpot_meas_ms", "median"), calibrated=("tpot_pred_ms", "median"),
-        shipped=("shipped", "median")).round(2).to_string())
+    print(
+        before.assign(shipped=df.tpot_pred_ms)
+        .groupby(["release", "layout", "C"])
+        .agg(
+            n=("gap_ms", "size"),
+            meas=("tpot_meas_ms", "median"),
+            calibrated=("tpot_pred_ms", "median"),
+            shipped=("shipped", "median"),
+        )
+        .round(2)
+        .to_string()
+    )
     print("\n== Table 1b: the model's decode step at batch C by term (ms), 1k/1k")
     print(terms_table(mm, before).round(2).to_string(index=False))
-    print("\n== Table 2: routed experts per decode step (ms), 1k/1k: the calibrated form, vLLM 0.19.0's H200 Triton"
-          " table, TensorRT-LLM 1.3.0rc20's CUTLASS table, as shipped")
+    print(
+        "\n== Table 2: routed experts per decode step (ms), 1k/1k: the calibrated form, vLLM 0.19.0's H200 Triton"
+        " table, TensorRT-LLM 1.3.0rc20's CUTLASS table, as shipped"
+    )
     print(moe_table(mm, 1024).round(2).to_string(index=False))
     h100 = predicted(h200_rows("minimax-m2.5", "vllm", system="h100"))
     print("\n== Table 3: measured TPOT (ms), H200 vLLM 0.16.0 TP4 MoE-TP4 vs H100 vLLM 0.18.0 TP4 MoE-EP4")
@@ -233,7 +320,9 @@ def main() -> None:
     qw = predicted(h200_rows("qwen3-235b-a22b", "sglang"))
     print("\n== Table 4: Qwen3-235B-A22B-FP8 SGLang 0.5.6.post2 on H200")
     print(qwen_table(qw).round(3).to_string(index=False))
-    print("\n== Table 5: Qwen3 routed experts per decode step (ms), model vs SGLang 0.5.10's H200 fp8_block table (ISL 1000)")
+    print(
+        "\n== Table 5: Qwen3 routed experts per decode step (ms), model vs SGLang 0.5.10's H200 fp8_block table (ISL 1000)"
+    )
     print(moe_table(h200_rows("qwen3-235b-a22b", "sglang"), 1000).round(2).to_string(index=False))
 
 

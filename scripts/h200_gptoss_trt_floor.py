@@ -54,9 +54,15 @@ def frame() -> pd.DataFrame:
 
     points, _ = load_aiconfigurator()
     flagged = set(aic_ttft_flags(points)) | set(aic_source_flags(points))
-    sel = [dataclasses.replace(p, deployment=dataclasses.replace(p.deployment, eager_prompt_call_s=0.0))
-           for p in points if p.system in ("h200", "b200") and p.mode == "agg" and p.model == "gpt-oss-120b"
-           and p.framework.split()[0] == "trtllm" and p.id not in flagged]
+    sel = [
+        dataclasses.replace(p, deployment=dataclasses.replace(p.deployment, eager_prompt_call_s=0.0))
+        for p in points
+        if p.system in ("h200", "b200")
+        and p.mode == "agg"
+        and p.model == "gpt-oss-120b"
+        and p.framework.split()[0] == "trtllm"
+        and p.id not in flagged
+    ]
     df = predict_parts(sel)
     df = df[df.full.notna() & df.measured_ttft_s.notna()].copy()
     df = df.assign(**parts(df.full, df.noburst, df.bare, df.lone), m=df.measured_ttft_s)
@@ -81,14 +87,18 @@ def main() -> None:
     print("== by chip, ISL, TP, warm (C <= %d): TTFT error | lone (model GPU) | implied step | front, s" % LOW_LOAD)
     low = df[df.conc <= LOW_LOAD]
     for key, g in low.groupby(["system", "isl", "tp", "warm"]):
-        print(f"  {key}: {_stat(g.full / g.m - 1)} | lone {g.lone.median():.4f} | implied {g.implied.median():.4f} |"
-              f" front {g.front.median():.4f}")
+        print(
+            f"  {key}: {_stat(g.full / g.m - 1)} | lone {g.lone.median():.4f} | implied {g.implied.median():.4f} |"
+            f" front {g.front.median():.4f}"
+        )
     print("\n== every load: TTFT error by chip, ISL, C")
     for key, g in df.groupby(["system", "isl", "conc"]):
         print(f"  {key}: {_stat(g.full / g.m - 1)}; implied - lone {(g.implied - g.lone).median():+.4f} s")
 
-    print(f"\n== max or sum (C <= {LOW_LOAD}), and the calls per layer the 1k implied step needs at "
-          f"{C * 1e6:.0f} µs a call ({layers} layers; TRTLLM path counted {GQA_MOE})")
+    print(
+        f"\n== max or sum (C <= {LOW_LOAD}), and the calls per layer the 1k implied step needs at "
+        f"{C * 1e6:.0f} µs a call ({layers} layers; TRTLLM path counted {GQA_MOE})"
+    )
     g = low.groupby(["system", "isl", "tp"]).agg(lone=("lone", "median"), implied=("implied", "median"))
     for (system, tp), _ in g.groupby(level=["system", "tp"]):
         try:
@@ -97,16 +107,23 @@ def main() -> None:
             continue
         mx, sm = sum_or_max(a.lone, a.implied, b.lone, b.implied)
         need = needed_calls_per_layer(a.implied, C, layers)
-        print(f"  {system} TP{tp}: 1k implied {a.implied:.4f} (lone {a.lone:.4f}); 8k implied {b.implied:.4f} "
-              f"(lone {b.lone:.4f}): max(H, G) {mx:.4f}, H + G {sm:.4f}; needs {need:.0f} calls/layer "
-              f"({need - GQA_MOE:+.0f} over the TRTLLM count)")
+        print(
+            f"  {system} TP{tp}: 1k implied {a.implied:.4f} (lone {a.lone:.4f}); 8k implied {b.implied:.4f} "
+            f"(lone {b.lone:.4f}): max(H, G) {mx:.4f}, H + G {sm:.4f}; needs {need:.0f} calls/layer "
+            f"({need - GQA_MOE:+.0f} over the TRTLLM count)"
+        )
     tri = layer_host_calls(load_model("gpt-oss-120b"), True, True, "triton")
-    print(f"\n== shipped TRITON layer count (cost/host_calls.TRITON_MOE): {tri} calls a layer, {tri * layers} a step"
-          f" = {tri * layers * C * 1e3:.1f} ms at {C * 1e6:.0f} µs")
+    print(
+        f"\n== shipped TRITON layer count (cost/host_calls.TRITON_MOE): {tri} calls a layer, {tri * layers} a step"
+        f" = {tri * layers * C * 1e3:.1f} ms at {C * 1e6:.0f} µs"
+    )
     print("\n== H200 rows at C <= 8 by release and warm:")
     h = low[low.system == "h200"]
-    print(h.groupby(["release", "warm", "isl"]).agg(n=("m", "size"), implied=("implied", "median"),
-                                                      lone=("lone", "median")).to_string())
+    print(
+        h.groupby(["release", "warm", "isl"])
+        .agg(n=("m", "size"), implied=("implied", "median"), lone=("lone", "median"))
+        .to_string()
+    )
 
 
 if __name__ == "__main__":

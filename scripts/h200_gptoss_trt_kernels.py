@@ -42,12 +42,14 @@ SHAPE = (2880, 2880, 128, 4)
 #: MXFP4 bytes per weight: 4 bits + one E8M0 scale per 32 (docs/model.md §2)
 MXFP4_B = 0.53125
 #: (label, system dir, framework, version, kernel_source prefix) of the W4A16 MXFP4 tables read
-TABLES = (("TRT-LLM 1.3.0rc10 triton", "h200_sxm", "trtllm", "1.3.0rc10", "moe_torch_flow"),
-          ("TRT-LLM 1.3.0rc20 triton", "h200_sxm", "trtllm", "1.3.0rc20", "moe_torch_flow"),
-          ("vLLM 0.19.0 mxfp4", "h200_sxm", "vllm", "0.19.0", "vllm_mxfp4_moe"),
-          ("vLLM 0.24.0 OAI triton", "h200_sxm", "vllm", "0.24.0", "vllm_gptossmxfp4moe"),
-          ("SGLang 0.5.14 triton", "h200_sxm", "sglang", "0.5.14", "sglang_fused_moe_triton"),
-          ("H100 vLLM 0.24.0 OAI triton", "h100_sxm", "vllm", "0.24.0", "vllm_gptossmxfp4moe"))
+TABLES = (
+    ("TRT-LLM 1.3.0rc10 triton", "h200_sxm", "trtllm", "1.3.0rc10", "moe_torch_flow"),
+    ("TRT-LLM 1.3.0rc20 triton", "h200_sxm", "trtllm", "1.3.0rc20", "moe_torch_flow"),
+    ("vLLM 0.19.0 mxfp4", "h200_sxm", "vllm", "0.19.0", "vllm_mxfp4_moe"),
+    ("vLLM 0.24.0 OAI triton", "h200_sxm", "vllm", "0.24.0", "vllm_gptossmxfp4moe"),
+    ("SGLang 0.5.14 triton", "h200_sxm", "sglang", "0.5.14", "sglang_fused_moe_triton"),
+    ("H100 vLLM 0.24.0 OAI triton", "h100_sxm", "vllm", "0.24.0", "vllm_gptossmxfp4moe"),
+)
 #: mean sequence lengths of InferenceX's uniform [0.8 L, L] draws
 MEAN_FRACTION = 0.9
 
@@ -86,9 +88,17 @@ def table_curve(sysdir: str, framework: str, version: str, source: str, distribu
         return None
     d = pd.read_parquet(path[0])
     h, inter, e, k = SHAPE
-    d = d[(d.hidden_size == h) & (d.inter_size == inter) & (d.num_experts == e) & (d.topk == k) & (d.moe_tp_size == 1)
-          & (d.moe_ep_size == 1) & (d.distribution == distribution) & d.kernel_source.str.startswith(source)
-          & (d.moe_dtype == "w4a16_mxfp4")]
+    d = d[
+        (d.hidden_size == h)
+        & (d.inter_size == inter)
+        & (d.num_experts == e)
+        & (d.topk == k)
+        & (d.moe_tp_size == 1)
+        & (d.moe_ep_size == 1)
+        & (d.distribution == distribution)
+        & d.kernel_source.str.startswith(source)
+        & (d.moe_dtype == "w4a16_mxfp4")
+    ]
     if d.empty:
         return None
     g = d.groupby("num_tokens").latency.min()
@@ -108,8 +118,11 @@ def part1() -> dict:
         if sysdir == "h200_sxm":
             curves[label] = c
         at = dict(zip(c[0], c[1]))
-        print(f"   {label:30s}" + "".join(f"{at.get(t, float('nan')):8.3f}" for t in tokens)
-              + f"   {expert_layer_bytes() / (at[32] * 1e-3) / 1e12:6.2f}")
+        print(
+            f"   {label:30s}"
+            + "".join(f"{at.get(t, float('nan')):8.3f}" for t in tokens)
+            + f"   {expert_layer_bytes() / (at[32] * 1e-3) / 1e12:6.2f}"
+        )
     for dist in ("power_law_1.01", "power_law_1.2"):
         c = table_curve("h200_sxm", "trtllm", "1.3.0rc20", "moe_torch_flow", dist)
         if c is not None:
@@ -135,26 +148,36 @@ def part2(curves: dict, rows: list[dict]) -> None:
     pricers = {"calibrated FP8 form (preset)": base, "triton form (recipe)": with_moe_backend(base, "triton", m, lay)}
     h, inter, e, k = SHAPE
     for label, (tok, ms) in curves.items():
-        pricers[label] = MeasuredMoePricer(base, MoeCurve(float(h), float(inter), "bf16", tok * k, ms * 1e-3, label,
-                                                          "mxfp4", float(e)), "triton")
+        pricers[label] = MeasuredMoePricer(
+            base, MoeCurve(float(h), float(inter), "bf16", tok * k, ms * 1e-3, label, "mxfp4", float(e)), "triton"
+        )
     batches = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
     print("\n2. decode step at B sequences, ms: routed experts / whole step (TP1, stack trtllm, no prompt step)")
     for isl, osl in ((1024, 1024), (8192, 1024)):
         ctx = MEAN_FRACTION * (isl + osl / 2.0)
         meas = {}
         for r in rows:
-            if (r["metric"] == "tpot_s" and r["system"] == "h200" and r["model"] == "gpt-oss-120b"
-                    and "attn TP1 DP1" in r["deployment"] and "trt" in r["framework"]
-                    and (int(r["isl"]), int(r["osl"])) == (isl, osl)):
+            if (
+                r["metric"] == "tpot_s"
+                and r["system"] == "h200"
+                and r["model"] == "gpt-oss-120b"
+                and "attn TP1 DP1" in r["deployment"]
+                and "trt" in r["framework"]
+                and (int(r["isl"]), int(r["osl"])) == (isl, osl)
+            ):
                 meas.setdefault(float(r["concurrency"]), []).append(float(r["measured"]) * 1e3)
         print(f"   {isl}/{osl} (mean context {ctx:.0f})  B:" + "".join(f"{b:>14.0f}" for b in batches))
-        print(f"   {'measured TPOT (TP1 rows)':32s}" + "".join(
-            f"{'/'.join(f'{x:.1f}' for x in sorted(meas.get(b, []))) or '-':>14s}" for b in batches))
+        print(
+            f"   {'measured TPOT (TP1 rows)':32s}"
+            + "".join(f"{'/'.join(f'{x:.1f}' for x in sorted(meas.get(b, []))) or '-':>14s}" for b in batches)
+        )
         for name, p in pricers.items():
             sc = step_cost(m, p, lay, prec, Batch.make(decode_seqs=batches, decode_ctx=np.full(len(batches), ctx)))
             i = list(sc.ops.name).index("moe.experts")
-            print(f"   {name:32s}" + "".join(f"{x * 1e3:6.2f} / {y * 1e3:5.2f}"
-                                              for x, y in zip(sc.times.time_s[i], sc.step_time_s)))
+            print(
+                f"   {name:32s}"
+                + "".join(f"{x * 1e3:6.2f} / {y * 1e3:5.2f}" for x, y in zip(sc.times.time_s[i], sc.step_time_s))
+            )
 
 
 def part3(rows: list[dict]) -> None:
@@ -167,8 +190,13 @@ def part3(rows: list[dict]) -> None:
 
     pts: dict[str, dict] = {}
     for r in rows:
-        if (r["system"] == "h200" and r["model"] == "gpt-oss-120b" and "attn TP1 DP1" in r["deployment"]
-                and "trt" in r["framework"] and float(r["concurrency"]) in (32.0, 64.0)):
+        if (
+            r["system"] == "h200"
+            and r["model"] == "gpt-oss-120b"
+            and "attn TP1 DP1" in r["deployment"]
+            and "trt" in r["framework"]
+            and float(r["concurrency"]) in (32.0, 64.0)
+        ):
             pts.setdefault(r["id"], dict(r))[r["metric"]] = float(r["measured"])
     print("\n3. TP1 rows at concurrency 32 / 64: resident sequences the measured TTFT and TPOT imply")
     print(f"   {'row':46s} {'ISL/OSL':>10s} {'C':>4s} {'TTFT s':>7s} {'TPOT ms':>8s} {'resident':>9s} {'k tokens':>9s}")
@@ -177,17 +205,29 @@ def part3(rows: list[dict]) -> None:
             continue
         isl, osl, c = int(p["isl"]), int(p["osl"]), float(p["concurrency"])
         n = implied_resident(c, p["ttft_s"], p["tpot_s"], MEAN_FRACTION * osl)
-        print(f"   {pid[-46:]:46s} {isl:>5d}/{osl:<4d} {c:4.0f} {p['ttft_s']:7.3f} {p['tpot_s'] * 1e3:8.2f} {n:9.1f} "
-              f"{n * MEAN_FRACTION * (isl + osl) / 1e3:9.0f}")
+        print(
+            f"   {pid[-46:]:46s} {isl:>5d}/{osl:<4d} {c:4.0f} {p['ttft_s']:7.3f} {p['tpot_s'] * 1e3:8.2f} {n:9.1f} "
+            f"{n * MEAN_FRACTION * (isl + osl) / 1e3:9.0f}"
+        )
     m = load_model("gpt-oss-120b")
     prec = resolve_precision(m, "mxfp4", None, None, False)
     pr = load_pricer("h200", stack="trtllm")
     tokens = MEAN_FRACTION * 9216
     for frac in (None, 0.85):
-        cap = kv_capacity_seqs(m, pr.system, for_model(Layout(tp=1, dp=1, ep=1), m), prec, np.array([tokens]),
-                               np.array([64.0]), pr.efficiency, memory_fraction=frac)[0]
-        print(f"   model KV capacity at {tokens:.0f}-token sequences (memory fraction {frac or 'default'}): "
-              f"{cap:.0f} sequences, {cap * tokens / 1e3:.0f} k tokens")
+        cap = kv_capacity_seqs(
+            m,
+            pr.system,
+            for_model(Layout(tp=1, dp=1, ep=1), m),
+            prec,
+            np.array([tokens]),
+            np.array([64.0]),
+            pr.efficiency,
+            memory_fraction=frac,
+        )[0]
+        print(
+            f"   model KV capacity at {tokens:.0f}-token sequences (memory fraction {frac or 'default'}): "
+            f"{cap:.0f} sequences, {cap * tokens / 1e3:.0f} k tokens"
+        )
 
 
 def part4(rows: list[dict]) -> None:
@@ -207,18 +247,31 @@ def part4(rows: list[dict]) -> None:
     batches = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
     got: dict[tuple, tuple] = {}
     for r in rows:
-        if (r["metric"] == "tpot_s" and r["system"] == "h200" and r["model"] == "gpt-oss-120b"
-                and "gpt-oss-dev" in r["framework"] and (r["isl"], r["osl"]) == ("1024", "1024") and not r["quality"]):
+        if (
+            r["metric"] == "tpot_s"
+            and r["system"] == "h200"
+            and r["model"] == "gpt-oss-120b"
+            and "gpt-oss-dev" in r["framework"]
+            and (r["isl"], r["osl"]) == ("1024", "1024")
+            and not r["quality"]
+        ):
             tp = int(r["deployment"].split("attn TP")[1].split()[0])
             got[tp, float(r["concurrency"])] = (float(r["measured"]), float(r["predicted"]))
-    print("\n4. what-if: generated tokens routed at popularity sigma (aiconfigurator gpt-oss-dev 1k/1k rows; TPOT error %)")
+    print(
+        "\n4. what-if: generated tokens routed at popularity sigma (aiconfigurator gpt-oss-dev 1k/1k rows; TPOT error %)"
+    )
     for tp in (1, 2, 4):
         lay = for_model(Layout(tp=tp, dp=1, ep=tp), m0)
         steps = {}
         for sigma in (0.0, 0.5, 0.75, 1.03):
             m = dataclasses.replace(m0, moe=dataclasses.replace(m0.moe, routing_sigma=0.0, decode_routing_sigma=sigma))
-            sc = step_cost(m, with_moe_backend(base, "triton", m, lay), lay, prec,
-                           Batch.make(decode_seqs=batches, decode_ctx=np.full(len(batches), MEAN_FRACTION * 1536.0)))
+            sc = step_cost(
+                m,
+                with_moe_backend(base, "triton", m, lay),
+                lay,
+                prec,
+                Batch.make(decode_seqs=batches, decode_ctx=np.full(len(batches), MEAN_FRACTION * 1536.0)),
+            )
             steps[sigma] = sc.step_time_s
         print(f"   TP{tp} EP{tp}  C:" + "".join(f"{b:>8.0f}" for b in batches))
         for sigma, st in steps.items():

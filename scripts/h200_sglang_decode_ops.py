@@ -56,10 +56,17 @@ LAYERS, MOE_LAYERS, DENSE_LAYERS, TP = 61, 58, 3, 8
 CONTEXTS = {"1k/1k": 1024 + 512, "8k/1k": 8192 + 512}
 BATCHES = (4, 8, 16, 32, 64)
 #: model op names (cost/ops.py, cost/attention.py) per table family
-FAMILIES = {"mla": ["attn.mla_decode"], "qkv_a": ["attn.qkv_a_proj"], "q_b": ["attn.q_b_proj"], "o": ["attn.o_proj"],
-            "shared": ["moe.shared_expert.gate_up", "moe.shared_expert.down"],
-            "dense": ["dense_ffn.gate_up", "dense_ffn.down"], "router": ["moe.router"], "experts": ["moe.experts"],
-            "allreduce": ["attn.all_reduce", "moe.all_reduce", "dense_ffn.all_reduce"]}
+FAMILIES = {
+    "mla": ["attn.mla_decode"],
+    "qkv_a": ["attn.qkv_a_proj"],
+    "q_b": ["attn.q_b_proj"],
+    "o": ["attn.o_proj"],
+    "shared": ["moe.shared_expert.gate_up", "moe.shared_expert.down"],
+    "dense": ["dense_ffn.gate_up", "dense_ffn.down"],
+    "router": ["moe.router"],
+    "experts": ["moe.experts"],
+    "allreduce": ["attn.all_reduce", "moe.all_reduce", "dense_ffn.all_reduce"],
+}
 
 
 def loglog(x, xs, ys) -> float:
@@ -105,9 +112,16 @@ def mla_ms(b: float, ctx: float, heads: int = 128 // TP) -> float:
 
 def experts_ms(tokens: float) -> float:
     m = table("moe", "0.5.10", "moe_perf")
-    d = m[(m.hidden_size == 7168) & (m.inter_size == 2048) & (m.num_experts == 256) & (m.topk == 8)
-          & (m.moe_dtype == "fp8_block") & (m.moe_tp_size == TP) & (m.moe_ep_size == 1)
-          & (m.distribution.str.startswith("power_law"))]
+    d = m[
+        (m.hidden_size == 7168)
+        & (m.inter_size == 2048)
+        & (m.num_experts == 256)
+        & (m.topk == 8)
+        & (m.moe_dtype == "fp8_block")
+        & (m.moe_tp_size == TP)
+        & (m.moe_ep_size == 1)
+        & (m.distribution.str.startswith("power_law"))
+    ]
     g = d.groupby("num_tokens").latency.min().sort_index()
     return loglog(tokens, g.index, g.to_numpy(float))
 
@@ -122,11 +136,17 @@ def table_step(b: float, ctx: float) -> dict:
     """Table time per step (ms) of each family at b decoding sequences, mean context ctx."""
     dense = gemm_ms("fp8_block", b, 36864 // TP, 7168) + gemm_ms("fp8_block", b, 7168, 18432 // TP)
     shared = gemm_ms("fp8_block", b, 4096 // TP, 7168) + gemm_ms("fp8_block", b, 7168, 2048 // TP)
-    return {"mla": LAYERS * mla_ms(b, ctx), "qkv_a": LAYERS * gemm_ms("fp8_block", b, 2112, 7168),
-            "q_b": LAYERS * gemm_ms("fp8_block", b, 24576 // TP, 1536),
-            "o": LAYERS * gemm_ms("fp8_block", b, 7168, 16384 // TP), "shared": MOE_LAYERS * shared,
-            "dense": DENSE_LAYERS * dense, "router": MOE_LAYERS * gemm_ms("bfloat16", b, 256, 7168),
-            "experts": MOE_LAYERS * experts_ms(b), "allreduce": LAYERS * 2 * allreduce_ms(b * 7168)}
+    return {
+        "mla": LAYERS * mla_ms(b, ctx),
+        "qkv_a": LAYERS * gemm_ms("fp8_block", b, 2112, 7168),
+        "q_b": LAYERS * gemm_ms("fp8_block", b, 24576 // TP, 1536),
+        "o": LAYERS * gemm_ms("fp8_block", b, 7168, 16384 // TP),
+        "shared": MOE_LAYERS * shared,
+        "dense": DENSE_LAYERS * dense,
+        "router": MOE_LAYERS * gemm_ms("bfloat16", b, 256, 7168),
+        "experts": MOE_LAYERS * experts_ms(b),
+        "allreduce": LAYERS * 2 * allreduce_ms(b * 7168),
+    }
 
 
 def model_ops(b: int, ctx: float, kv: str = "bf16") -> tuple[dict, float]:
@@ -140,8 +160,13 @@ def model_ops(b: int, ctx: float, kv: str = "bf16") -> tuple[dict, float]:
     m = load_model("deepseek-r1")
     pr = system_pricer("h200", "calibrated", [], "sglang", "roofline")
     prec = resolve_precision(m, "fp8", kv)
-    sc = step_cost(m, pr, for_model(Layout(tp=TP, dp=1, ep=1), m), prec,
-                   Batch.make(decode_seqs=b, decode_ctx=ctx, prefill_tokens=0, prefill_ctx=0))
+    sc = step_cost(
+        m,
+        pr,
+        for_model(Layout(tp=TP, dp=1, ep=1), m),
+        prec,
+        Batch.make(decode_seqs=b, decode_ctx=ctx, prefill_tokens=0, prefill_ctx=0),
+    )
     ops = {r["op"]: r["time_s"] * 1e3 for r in sc.op_rows(0)}
     ops.update({r["collective"]: r["time_s"] * 1e3 for r in sc.collective_rows(0)})
     return ops, float(np.atleast_1d(sc.step_time_s)[0]) * 1e3
@@ -160,8 +185,12 @@ def mla_module_table() -> pd.DataFrame:
     t = t[t.b.isin(BATCHES) & t.ctx.isin((1024, 2048, 4096, 8192))]
     p = t.pivot_table(index=["b", "ctx"], columns=["release", "backend"], values="us")
     for kv in ("fp8", "bf16"):
-        p[("model", f"kv {kv}")] = [1e3 * sum(v for k, v in model_ops(b, c, kv)[0].items() if k.startswith("attn.")
-                                              and "all_reduce" not in k) / LAYERS for b, c in p.index]
+        p[("model", f"kv {kv}")] = [
+            1e3
+            * sum(v for k, v in model_ops(b, c, kv)[0].items() if k.startswith("attn.") and "all_reduce" not in k)
+            / LAYERS
+            for b, c in p.index
+        ]
     return p
 
 
@@ -175,14 +204,21 @@ def ttft_rows() -> pd.DataFrame:
 
     from jalapeno.fit.validate import load_aiconfigurator
 
-    pts = [p for p in load_aiconfigurator()[0] if p.system == "h200" and p.model == "deepseek-r1"
-           and p.framework.startswith("sglang")]
+    pts = [
+        p
+        for p in load_aiconfigurator()[0]
+        if p.system == "h200" and p.model == "deepseek-r1" and p.framework.startswith("sglang")
+    ]
     df = predict_parts(pts)
     df = df.assign(**parts(df.full, df.noburst, df.bare, df.lone), m=df.measured_ttft_s)
     excess = df.burst / df.share
     steady = df.full - df.burst
-    df = df.assign(w_need=(df.m - steady) / excess, y=(2 * excess / df.conc) / df.predicted_tpot_s,
-                   tpot_meas=1e3 * df.measured_tpot_s, tpot_model=1e3 * df.predicted_tpot_s)
+    df = df.assign(
+        w_need=(df.m - steady) / excess,
+        y=(2 * excess / df.conc) / df.predicted_tpot_s,
+        tpot_meas=1e3 * df.measured_tpot_s,
+        tpot_model=1e3 * df.predicted_tpot_s,
+    )
     for w in (0.55, 0.2, 0.1):
         df[f"err_w{w}"] = (steady + w * excess) / df.m - 1
     return df.sort_values(["mode", "isl", "osl", "conc"])
@@ -208,16 +244,42 @@ def main() -> None:
     pd.set_option("display.max_columns", 40)
     print("== Part 1: decode-only step, ms (m_ model, t_ SGLang H200 tables; rest = ops no table covers)")
     print(df.round(3).to_string(index=False))
-    print("\n== Part 2: MLA module, us per layer (SGLang wideep tables, 16 heads, FP8 KV) and the model's attention ops")
+    print(
+        "\n== Part 2: MLA module, us per layer (SGLang wideep tables, 16 heads, FP8 KV) and the model's attention ops"
+    )
     print(mla_module_table().round(1).to_string())
     t = ttft_rows()
     print("\n== Part 3: TTFT parts (s), needed share, y, error at share w")
-    print(t[["mode", "isl", "osl", "conc", "share", "m", "full", "lone", "load", "front", "burst", "w_need", "y",
-             "err_w0.55", "err_w0.2", "err_w0.1"]].round(3).to_string(index=False))
+    print(
+        t[
+            [
+                "mode",
+                "isl",
+                "osl",
+                "conc",
+                "share",
+                "m",
+                "full",
+                "lone",
+                "load",
+                "front",
+                "burst",
+                "w_need",
+                "y",
+                "err_w0.55",
+                "err_w0.2",
+                "err_w0.1",
+            ]
+        ]
+        .round(3)
+        .to_string(index=False)
+    )
     agg = t[(t["mode"] == "agg") & (t.burst > 1e-4)]
     for w in (0.55, 0.2, 0.1):
         e = agg[f"err_w{w}"]
-        print(f"agg rows with a burst (n {len(e)}), share {w}: median |error| {e.abs().median():.1%}, median {e.median():+.1%}")
+        print(
+            f"agg rows with a burst (n {len(e)}), share {w}: median |error| {e.abs().median():.1%}, median {e.median():+.1%}"
+        )
     print("\n== Part 4: TPOT (ms), measured and modelled, 1k/1k against 1k/8k")
     a = t[(t["mode"] == "agg") & (t.isl == 1024)]
     print(a.pivot_table(index="conc", columns="osl", values=["tpot_meas", "tpot_model"]).round(2).to_string())

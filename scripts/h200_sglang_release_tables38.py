@@ -102,8 +102,11 @@ def ar_curve(df: pd.DataFrame) -> pd.Series:
 
 def step_families(moe: pd.Series, mla: pd.Series, ar: pd.Series, batch: int) -> dict[str, float]:
     """ms a decode step of B = ``batch`` sequences: routed experts, MLA decode, all-reduces, their sum."""
-    out = {"experts": MOE_LAYERS * _interp(moe, batch), "mla": MLA_LAYERS * _interp(mla, batch),
-           "allreduce": AR_PER_STEP * _interp(ar, batch * HIDDEN)}
+    out = {
+        "experts": MOE_LAYERS * _interp(moe, batch),
+        "mla": MLA_LAYERS * _interp(mla, batch),
+        "allreduce": AR_PER_STEP * _interp(ar, batch * HIDDEN),
+    }
     out["sum"] = out["experts"] + out["mla"] + out["allreduce"]
     return out
 
@@ -112,18 +115,27 @@ def load_tables(root: str | Path, routing: str = ROUTING) -> dict[str, dict[str,
     """release -> {"moe", "mla", "ar"} curves read from aiconfigurator's ``h200_sxm`` data folder."""
     root = Path(root)
     if not (root / "moe" / "sglang").is_dir():
-        raise SystemExit(f"AIC_H200_DATA_DIR: {root} has no moe/sglang folder; pass aic-core/src/aiconfigurator_core/"
-                         "systems/data/h200_sxm of an ai-dynamo/aiconfigurator checkout at 095f58a51")
+        raise SystemExit(
+            f"AIC_H200_DATA_DIR: {root} has no moe/sglang folder; pass aic-core/src/aiconfigurator_core/"
+            "systems/data/h200_sxm of an ai-dynamo/aiconfigurator checkout at 095f58a51"
+        )
     out = {}
     for rel in TABLE_RELEASES:
+
         def read(sub: str) -> pd.DataFrame:
             p = root / sub.format(rel=rel)
             return pd.read_parquet(p) if p.exists() else pd.DataFrame()
-        moe, mla, ar = (read("moe/sglang/{rel}/moe_perf.parquet"), read("mla/sglang/{rel}/generation_mla_perf.parquet"),
-                        read("comm/sglang/{rel}/custom_allreduce_perf.parquet"))
-        out[rel] = {"moe": moe_curve(moe, routing) if len(moe) else pd.Series(dtype=float),
-                    "mla": mla_curve(mla) if len(mla) else pd.Series(dtype=float),
-                    "ar": ar_curve(ar) if len(ar) else pd.Series(dtype=float)}
+
+        moe, mla, ar = (
+            read("moe/sglang/{rel}/moe_perf.parquet"),
+            read("mla/sglang/{rel}/generation_mla_perf.parquet"),
+            read("comm/sglang/{rel}/custom_allreduce_perf.parquet"),
+        )
+        out[rel] = {
+            "moe": moe_curve(moe, routing) if len(moe) else pd.Series(dtype=float),
+            "mla": mla_curve(mla) if len(mla) else pd.Series(dtype=float),
+            "ar": ar_curve(ar) if len(ar) else pd.Series(dtype=float),
+        }
     return out
 
 
@@ -153,8 +165,10 @@ def ladder_against_tables(fam: pd.DataFrame, ladder: pd.DataFrame) -> pd.DataFra
             for fam_name in ("experts", "mla", "allreduce"):
                 out[f"{fam_name} {old}->{new}"] = piv.loc[(b, to), fam_name] - piv.loc[(b, tn), fam_name]
             out[f"tables {old}->{new}"] = sum(
-                v for f in ("experts", "mla", "allreduce")
-                if np.isfinite(v := piv.loc[(b, to), f] - piv.loc[(b, tn), f]))
+                v
+                for f in ("experts", "mla", "allreduce")
+                if np.isfinite(v := piv.loc[(b, to), f] - piv.loc[(b, tn), f])
+            )
         rows.append(out)
     return pd.DataFrame(rows)
 
@@ -172,8 +186,14 @@ def mtp_rows(d: pd.DataFrame, priced: float = PRICED_ACCEPTANCE) -> pd.DataFrame
     KEY``, KEY not ending ``-mtp``) and an MTP1 row, the measured TPOT gain plain / MTP1 beside the
     model's, and the acceptance the measured gain implies at the model's step ratio, g x (1 + a_priced) x
     model_MTP1 / model_plain − 1 (the verify and draft work priced right, only the acceptance left free)."""
-    d = d[(d.system == "h200") & (d.model == "deepseek-r1") & d.framework.str.contains("trt") & (d["mode"] == "agg")
-          & (d.metric == "tpot_s") & d.deployment.str.contains(DEP8, regex=False)].copy()
+    d = d[
+        (d.system == "h200")
+        & (d.model == "deepseek-r1")
+        & d.framework.str.contains("trt")
+        & (d["mode"] == "agg")
+        & (d.metric == "tpot_s")
+        & d.deployment.str.contains(DEP8, regex=False)
+    ].copy()
     d["mtp"] = d.deployment.str.contains("MTP1", regex=False)
     d["meas ms"], d["model ms"] = d.measured * 1e3, d.predicted * 1e3
     d["a closing TPOT"] = np.where(d.mtp, (1 + priced) * d.predicted / d.measured - 1, np.nan)
@@ -185,10 +205,32 @@ def mtp_rows(d: pd.DataFrame, priced: float = PRICED_ACCEPTANCE) -> pd.DataFrame
         if len(p) and len(m):
             gm = p["meas ms"].mean() / m["meas ms"].mean()
             gp = p["model ms"].mean() / m["model ms"].mean()
-            rows.append({"source": key[0], "isl": key[1], "osl": key[2], "C": int(key[3]), "release": key[4],
-                         "gain measured": gm, "gain model": gp, "a from gain": gm * (1 + priced) / gp - 1})
-    cols = ["source", "isl", "osl", "concurrency", "framework", "sweep", "mtp", "meas ms", "model ms", "error", "a closing TPOT",
-            "split"]
+            rows.append(
+                {
+                    "source": key[0],
+                    "isl": key[1],
+                    "osl": key[2],
+                    "C": int(key[3]),
+                    "release": key[4],
+                    "gain measured": gm,
+                    "gain model": gp,
+                    "a from gain": gm * (1 + priced) / gp - 1,
+                }
+            )
+    cols = [
+        "source",
+        "isl",
+        "osl",
+        "concurrency",
+        "framework",
+        "sweep",
+        "mtp",
+        "meas ms",
+        "model ms",
+        "error",
+        "a closing TPOT",
+        "split",
+    ]
     return d[cols].sort_values(["isl", "osl", "concurrency", "source"]), pd.DataFrame(rows)
 
 
@@ -200,7 +242,7 @@ def main(argv: list[str]) -> None:
     if "--routing" in argv:
         i = argv.index("--routing")
         routing = argv[i + 1]
-        argv = argv[:i] + argv[i + 2:]
+        argv = argv[:i] + argv[i + 2 :]
     tables = load_tables(argv[0], routing)
     fam = family_table(tables)
     pd.set_option("display.width", 220)
@@ -220,8 +262,10 @@ def main(argv: list[str]) -> None:
     cols = ["isl", "osl", "C"] + [c for c in comp.columns if "->" in c]
     print(comp[cols].round(2).to_string(index=False))
     per_row, pairs = mtp_rows(pd.read_csv(csv))
-    print("\n## 3. H200 TensorRT-LLM DeepSeek-R1 attention-DP8 rows: the MTP1 credit (TPOT ms; acceptance priced "
-          f"{PRICED_ACCEPTANCE})\n")
+    print(
+        "\n## 3. H200 TensorRT-LLM DeepSeek-R1 attention-DP8 rows: the MTP1 credit (TPOT ms; acceptance priced "
+        f"{PRICED_ACCEPTANCE})\n"
+    )
     print(per_row.round(3).to_string(index=False))
     print()
     print(pairs.round(3).to_string(index=False))

@@ -20,8 +20,22 @@ import subprocess
 import sys
 
 CONTEXTS = {"1k/1k": 1434, "8k/1k": 7885}
-BASE = ["-s", "h200", "-m", "deepseek-r1", "-p", "fp8", "--kv-dtype", "bf16", "--tp", "8", "--ep", "1",
-        "--stack", "sglang"]
+BASE = [
+    "-s",
+    "h200",
+    "-m",
+    "deepseek-r1",
+    "-p",
+    "fp8",
+    "--kv-dtype",
+    "bf16",
+    "--tp",
+    "8",
+    "--ep",
+    "1",
+    "--stack",
+    "sglang",
+]
 
 
 def parse_step(text: str) -> dict:
@@ -37,9 +51,13 @@ def parse_step(text: str) -> dict:
     ar = sum(float(m.group(1)) for m in re.finditer(r"│ \S+\.all_reduce\s*│[^\n]*?│\s*([\d.]+)\s*│ \w+\s*│", text))
     step = re.search(r"step time ([\d.]+) ms", text)
     over = re.search(r"overhead ([\d.]+)\s*\n?\s*ms", text) or re.search(r"overhead ([\d.]+) ms", text)
-    return {"experts": op_us("moe.experts") / 1e3, "mla_decode": op_us("attn.mla_decode") / 1e3,
-            "all_reduce": ar / 1e3, "overhead": float(over.group(1)) if over else float("nan"),
-            "step": float(step.group(1)) if step else float("nan")}
+    return {
+        "experts": op_us("moe.experts") / 1e3,
+        "mla_decode": op_us("attn.mla_decode") / 1e3,
+        "all_reduce": ar / 1e3,
+        "overhead": float(over.group(1)) if over else float("nan"),
+        "step": float(step.group(1)) if step else float("nan"),
+    }
 
 
 def run(batch: int, context: int) -> dict:
@@ -57,8 +75,10 @@ def main(argv: list[str] | None = None) -> None:
     for name, ctx in CONTEXTS.items():
         for b in (int(x) for x in args.batches.split(",")):
             r = run(b, ctx)
-            print(f"{name:7s} {b:3d} {r['experts']:8.2f} {r['mla_decode']:6.2f} {r['all_reduce']:7.2f} "
-                  f"{r['overhead']:8.2f} {r['step']:7.2f}")
+            print(
+                f"{name:7s} {b:3d} {r['experts']:8.2f} {r['mla_decode']:6.2f} {r['all_reduce']:7.2f} "
+                f"{r['overhead']:8.2f} {r['step']:7.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ def main(path: str) -> None:
         gap = g.measured - g.predicted
         slope, icpt = np.polyfit(g.isl.astype(float), gap, 1)
         ratio = (g.measured / g.predicted).round(2).tolist()
-        print(f"{' · '.join(key)}: gap = {icpt * 1e3:+.1f} ms {slope * 1e6:+.2f} µs/token × ISL; measured/predicted {ratio}")
+        print(
+            f"{' · '.join(key)}: gap = {icpt * 1e3:+.1f} ms {slope * 1e6:+.2f} µs/token × ISL; measured/predicted {ratio}"
+        )
 
 
 if __name__ == "__main__":

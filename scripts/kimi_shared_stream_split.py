@@ -30,14 +30,42 @@ NVFP4_B = 0.5625  # 4-bit E2M1 + one FP8 E4M3 scale per 16 weights (NVFP4 group 
 
 #: (label, system, stack, layout, sequences per worker, context, measured TPOT ms and its rows)
 STEPS = (
-    ("B300 vLLM TP8, 4 seqs", "b300", "vllm+ar_rms", Layout(tp=8, ep=1), 4, 1536,
-     "6.86 / 7.30 (c4 1k1k: aic kimik2_5_b300_vllm_fp4_agg_1024x1024_c4_cfg814, v0.19.0; *_c4_tp8_0_ep1_0_47, v0.17.0)"),
-    ("B300 vLLM TP4, 64 seqs", "b300", "vllm+ar_rms", Layout(tp=4, ep=1), 64, 1536,
-     "22.08 (c64 1k1k: aic kimik2_5_b300_vllm_fp4_agg_1024x1024_c64_cfg813, v0.19.0)"),
-    ("GB200 TRT-LLM TP8 EP8, 1 seq", "gb200-nvl72", "trtllm", Layout(tp=8, ep=8), 1, 1536,
-     "5.32 / 5.47 (c4 on 4 workers, 1k1k / 8k1k, TRT-LLM 1.1.0-dev.2)"),
-    ("GB200 TRT-LLM TP8 EP8, 48 seqs", "gb200-nvl72", "trtllm", Layout(tp=8, ep=8), 48, 1536,
-     "11.70 (c192 on 4 workers, 1k1k, TRT-LLM 1.1.0-dev.2)"),
+    (
+        "B300 vLLM TP8, 4 seqs",
+        "b300",
+        "vllm+ar_rms",
+        Layout(tp=8, ep=1),
+        4,
+        1536,
+        "6.86 / 7.30 (c4 1k1k: aic kimik2_5_b300_vllm_fp4_agg_1024x1024_c4_cfg814, v0.19.0; *_c4_tp8_0_ep1_0_47, v0.17.0)",
+    ),
+    (
+        "B300 vLLM TP4, 64 seqs",
+        "b300",
+        "vllm+ar_rms",
+        Layout(tp=4, ep=1),
+        64,
+        1536,
+        "22.08 (c64 1k1k: aic kimik2_5_b300_vllm_fp4_agg_1024x1024_c64_cfg813, v0.19.0)",
+    ),
+    (
+        "GB200 TRT-LLM TP8 EP8, 1 seq",
+        "gb200-nvl72",
+        "trtllm",
+        Layout(tp=8, ep=8),
+        1,
+        1536,
+        "5.32 / 5.47 (c4 on 4 workers, 1k1k / 8k1k, TRT-LLM 1.1.0-dev.2)",
+    ),
+    (
+        "GB200 TRT-LLM TP8 EP8, 48 seqs",
+        "gb200-nvl72",
+        "trtllm",
+        Layout(tp=8, ep=8),
+        48,
+        1536,
+        "11.70 (c192 on 4 workers, 1k1k, TRT-LLM 1.1.0-dev.2)",
+    ),
 )
 
 
@@ -58,15 +86,29 @@ def hand_bytes(cfg: dict, tp: int, routed_per_layer: float) -> dict:
     """Weight bytes per GPU per step of NVIDIA's NVFP4 checkpoint at attention TP ``tp`` (MoE sharded over
     the same GPUs), by hand from config.json; ``routed_per_layer``: the routed-expert bytes per layer the
     model reads (its distinct-expert count, the same format: the hand count checks the other terms)."""
-    h, nl, q, kv, rope = (cfg["hidden_size"], cfg["num_hidden_layers"], cfg["q_lora_rank"], cfg["kv_lora_rank"],
-                          cfg["qk_rope_head_dim"])
-    nh, dn, dv, ffn = cfg["num_attention_heads"], cfg["qk_nope_head_dim"], cfg["v_head_dim"], cfg["moe_intermediate_size"]
+    h, nl, q, kv, rope = (
+        cfg["hidden_size"],
+        cfg["num_hidden_layers"],
+        cfg["q_lora_rank"],
+        cfg["kv_lora_rank"],
+        cfg["qk_rope_head_dim"],
+    )
+    nh, dn, dv, ffn = (
+        cfg["num_attention_heads"],
+        cfg["qk_nope_head_dim"],
+        cfg["v_head_dim"],
+        cfg["moe_intermediate_size"],
+    )
     moe_layers = nl - cfg["first_k_dense_replace"]
     attn = 2 * (h * (q + kv + rope) + (q * nh * (dn + rope) + kv * nh * (dn + dv) + nh * dv * h) / tp)
-    return {"attention (BF16)": nl * attn, "shared expert (NVFP4)": moe_layers * 3 * h * ffn * NVFP4_B / tp,
-            "router (BF16)": moe_layers * h * cfg["n_routed_experts"] * 2,
-            "dense layer 0 (NVFP4)": 3 * h * cfg["intermediate_size"] * NVFP4_B / tp,
-            "LM head (BF16)": cfg["vocab_size"] * h * 2 / tp, "routed (model's count)": moe_layers * routed_per_layer}
+    return {
+        "attention (BF16)": nl * attn,
+        "shared expert (NVFP4)": moe_layers * 3 * h * ffn * NVFP4_B / tp,
+        "router (BF16)": moe_layers * h * cfg["n_routed_experts"] * 2,
+        "dense layer 0 (NVFP4)": 3 * h * cfg["intermediate_size"] * NVFP4_B / tp,
+        "LM head (BF16)": cfg["vocab_size"] * h * 2 / tp,
+        "routed (model's count)": moe_layers * routed_per_layer,
+    }
 
 
 def main() -> None:
@@ -85,14 +127,18 @@ def main() -> None:
         fixed = step_overhead(pricer.efficiency, lay)
         hidden = sum(t.values()) + coll + fixed - sc.time_s(0)
         print(f"\n{label}: step {sc.time_s(0) * 1e3:.2f} ms (measured TPOT {measured})")
-        print("  model, ms: " + ", ".join(f"{g} {t.get(g, 0) * 1e3:.2f}" for g in ("attention", "routed", "shared",
-                                                                                 "router", "other"))
-              + f", collectives {coll * 1e3:.2f}, per-step fixed {fixed * 1e3:.2f}; shared expert hidden on the"
-              f" aux stream {hidden * 1e3:.2f}")
+        print(
+            "  model, ms: "
+            + ", ".join(f"{g} {t.get(g, 0) * 1e3:.2f}" for g in ("attention", "routed", "shared", "router", "other"))
+            + f", collectives {coll * 1e3:.2f}, per-step fixed {fixed * 1e3:.2f}; shared expert hidden on the"
+            f" aux stream {hidden * 1e3:.2f}"
+        )
         n_moe = model.num_layers - len(model.dense_layers)
         hb = hand_bytes(cfg, lay.tp, wb.get("routed", 0.0) / n_moe)
-        print("  weight GB per GPU per step, model: " + ", ".join(f"{g} {wb.get(g, 0) / 1e9:.2f}" for g in
-                                                                   ("attention", "routed", "shared", "router", "other")))
+        print(
+            "  weight GB per GPU per step, model: "
+            + ", ".join(f"{g} {wb.get(g, 0) / 1e9:.2f}" for g in ("attention", "routed", "shared", "router", "other"))
+        )
         print("  hand count (checkpoint): " + ", ".join(f"{k} {v / 1e9:.2f}" for k, v in hb.items()))
 
 

@@ -28,11 +28,13 @@ from jalapeno.specs.formats import get_precision
 from jalapeno.specs.stacks import get_stack
 
 #: (name, prefill layout, decode layout) of the TensorRT-LLM disaggregated DeepSeek-R1 pools in the rows
-LAYOUTS = (("DEP4 -> TEP8", Layout(dp=4, ep=4), Layout(tp=8, ep=8)),
-           ("DEP8 -> TEP8", Layout(dp=8, ep=8), Layout(tp=8, ep=8)),
-           ("DEP4 -> DEP8", Layout(dp=4, ep=4), Layout(dp=8, ep=8)),
-           ("TP4 -> TEP8", Layout(tp=4, ep=4), Layout(tp=8, ep=8)),
-           ("TP8 -> DEP8", Layout(tp=8, ep=8), Layout(dp=8, ep=8)))
+LAYOUTS = (
+    ("DEP4 -> TEP8", Layout(dp=4, ep=4), Layout(tp=8, ep=8)),
+    ("DEP8 -> TEP8", Layout(dp=8, ep=8), Layout(tp=8, ep=8)),
+    ("DEP4 -> DEP8", Layout(dp=4, ep=4), Layout(dp=8, ep=8)),
+    ("TP4 -> TEP8", Layout(tp=4, ep=4), Layout(tp=8, ep=8)),
+    ("TP8 -> DEP8", Layout(tp=8, ep=8), Layout(dp=8, ep=8)),
+)
 
 
 def handoff_table(systems=("b200", "h200", "gb200-nvl72"), isls=(1024.0, 8192.0)) -> pd.DataFrame:
@@ -47,17 +49,27 @@ def handoff_table(systems=("b200", "h200", "gb200-nvl72"), isls=(1024.0, 8192.0)
             c = handoff_copies(model, on, pre, dec)
             total = pre.chips + dec.chips
             for isl in isls:
-                rows.append(dict(system=system, layout=name, isl=int(isl), copies=c,
-                                 spread_ms=1e3 * kv_transfer_s(model, off, prec, isl, pre.chips, dec.chips, total),
-                                 fanout_ms=1e3 * kv_transfer_s(model, on, prec, isl, pre.chips, dec.chips, total, c)))
+                rows.append(
+                    dict(
+                        system=system,
+                        layout=name,
+                        isl=int(isl),
+                        copies=c,
+                        spread_ms=1e3 * kv_transfer_s(model, off, prec, isl, pre.chips, dec.chips, total),
+                        fanout_ms=1e3 * kv_transfer_s(model, on, prec, isl, pre.chips, dec.chips, total, c),
+                    )
+                )
     return pd.DataFrame(rows)
 
 
 #: the TensorRT-LLM disaggregated TTFT groups of the brief: (name, source, systems)
-GROUPS = (("aiconfigurator B200", "aiconfigurator", ("b200",)), ("aiconfigurator H200", "aiconfigurator", ("h200",)),
-          ("aiconfigurator GB200", "aiconfigurator", ("gb200-nvl72",)),
-          ("aiconfigurator GB300", "aiconfigurator", ("gb300-nvl72",)),
-          ("InferenceX B200/H200", "inferencex", ("b200", "h200")))
+GROUPS = (
+    ("aiconfigurator B200", "aiconfigurator", ("b200",)),
+    ("aiconfigurator H200", "aiconfigurator", ("h200",)),
+    ("aiconfigurator GB200", "aiconfigurator", ("gb200-nvl72",)),
+    ("aiconfigurator GB300", "aiconfigurator", ("gb300-nvl72",)),
+    ("InferenceX B200/H200", "inferencex", ("b200", "h200")),
+)
 
 
 def group_errors(before: pd.DataFrame, after: pd.DataFrame, held_out: bool) -> pd.DataFrame:
@@ -74,8 +86,15 @@ def group_errors(before: pd.DataFrame, after: pd.DataFrame, held_out: bool) -> p
         eb, ea = 100 * g.error_b.to_numpy(float), 100 * g.error_a.to_numpy(float)
         moved = int((eb != ea).sum())
         stat = (lambda e: (float(np.median(abs(e))), float(np.median(e)))) if len(g) else (lambda e: (np.nan, np.nan))
-        out.append(dict(group=name, n=len(g), moved=moved, **dict(zip(("med_before", "bias_before"), stat(eb))),
-                        **dict(zip(("med_after", "bias_after"), stat(ea)))))
+        out.append(
+            dict(
+                group=name,
+                n=len(g),
+                moved=moved,
+                **dict(zip(("med_before", "bias_before"), stat(eb))),
+                **dict(zip(("med_after", "bias_after"), stat(ea))),
+            )
+        )
     return pd.DataFrame(out)
 
 

@@ -94,8 +94,16 @@ def resident_per_rank(result_id: str, system: str, prec: str, slots: int, ctx: f
     eng = MLPERF_ENGINES[result_id]
     model, sysm, lay, p = load_model("deepseek-r1"), load_system(system), Layout(dp=DP, ep=DP), get_precision(prec)
     frac = free_fraction_as_memory_fraction(eng.kv_free_fraction, model, sysm, lay, p, eng.tokens_per_step, slots)
-    cap = kv_capacity_seqs(model, sysm, lay, p, ctx, eng.tokens_per_step * DP, load_pricer(system, stack=STACK).efficiency,
-                           memory_fraction=frac)
+    cap = kv_capacity_seqs(
+        model,
+        sysm,
+        lay,
+        p,
+        ctx,
+        eng.tokens_per_step * DP,
+        load_pricer(system, stack=STACK).efficiency,
+        memory_fraction=frac,
+    )
     return min(float(slots), float(cap) / DP)
 
 
@@ -127,8 +135,12 @@ def model_steps(system, prec, per_rank, ctx, isl, prompts, graphs=None) -> dict:
     lay = Layout(dp=DP, ep=DP)
     b, pad = per_rank * DP, padded_batch(per_rank, graphs) * DP
     # padded rows: dummy generation requests of one context token each (the real rows' context unchanged)
-    batches = Batch.make(decode_seqs=[b, b, b, pad], decode_ctx=[ctx, ctx, ctx, (b * ctx + (pad - b)) / pad],
-                         prefill_tokens=[0.0, prompts * isl, DP * isl, 0.0], prefill_seqs=[0.0, prompts, DP, 0.0])
+    batches = Batch.make(
+        decode_seqs=[b, b, b, pad],
+        decode_ctx=[ctx, ctx, ctx, (b * ctx + (pad - b)) / pad],
+        prefill_tokens=[0.0, prompts * isl, DP * isl, 0.0],
+        prefill_seqs=[0.0, prompts, DP, 0.0],
+    )
     sc = step_cost(model, pr, lay, get_precision(prec), batches)
 
     def experts(i: int) -> float:
@@ -142,14 +154,18 @@ def model_steps(system, prec, per_rank, ctx, isl, prompts, graphs=None) -> dict:
 
 
 def main() -> None:
-    print(f"{'case':32s} {'seqs/rank':>9s} {'ctx':>6s} {'prompts/step':>12s} {'measured ms':>11s} "
-          f"{'decode':>7s} {'even':>7s} {'hot':>7s} {'padded':>7s} {'measured/even':>13s} {'measured/hot':>12s}")
+    print(
+        f"{'case':32s} {'seqs/rank':>9s} {'ctx':>6s} {'prompts/step':>12s} {'measured ms':>11s} "
+        f"{'decode':>7s} {'even':>7s} {'hot':>7s} {'padded':>7s} {'measured/even':>13s} {'measured/hot':>12s}"
+    )
     for label, system, prec, per_rank, ctx, isl, prompts, step in BLOG + mlperf_cases():
         graphs = MLPERF_GRAPHS if label.startswith("MLPerf") else None
         m = model_steps(system, prec, per_rank, ctx, isl, prompts, graphs)
         pad = "-" if m["padded"] is None else f"{m['padded'] * 1e3:.1f}"
-        print(f"{label:32s} {per_rank:9.0f} {ctx:6.0f} {prompts:12.2f} {step * 1e3:11.1f} {m['decode'] * 1e3:7.1f} "
-              f"{m['even'] * 1e3:7.1f} {m['hot'] * 1e3:7.1f} {pad:>7s} {step / m['even']:13.2f} {step / m['hot']:12.2f}")
+        print(
+            f"{label:32s} {per_rank:9.0f} {ctx:6.0f} {prompts:12.2f} {step * 1e3:11.1f} {m['decode'] * 1e3:7.1f} "
+            f"{m['even'] * 1e3:7.1f} {m['hot'] * 1e3:7.1f} {pad:>7s} {step / m['even']:13.2f} {step / m['hot']:12.2f}"
+        )
 
 
 if __name__ == "__main__":

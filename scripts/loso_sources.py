@@ -36,10 +36,14 @@ def _same(base, *_a, **_k):
 #: source -> the lookups that read it, each answered "not measured here" when withheld
 SOURCES = {
     "moe_width": (("jalapeno.cost.moe_width.width_terms", lambda *_a: {}),),
-    "engine_allreduce": (("jalapeno.cost.pricer.measured_all_reduce", _same),
-                         ("jalapeno.cost.allreduce_rms.measured_all_reduce", _same)),
-    "moe_backends": (("jalapeno.specs.moe_backends.moe_backend_curves", lambda *_a, **_k: []),
-                     ("jalapeno.specs.moe_backends.moe_backend_kernel", _none)),
+    "engine_allreduce": (
+        ("jalapeno.cost.pricer.measured_all_reduce", _same),
+        ("jalapeno.cost.allreduce_rms.measured_all_reduce", _same),
+    ),
+    "moe_backends": (
+        ("jalapeno.specs.moe_backends.moe_backend_curves", lambda *_a, **_k: []),
+        ("jalapeno.specs.moe_backends.moe_backend_kernel", _none),
+    ),
     "attention_backends": (("jalapeno.specs.attention_backends.attention_backend_entry", _none),),
 }
 
@@ -62,8 +66,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--systems", default=",".join(LOSO_DONOR))
     names = tuple(s for s in ap.parse_args().systems.split(",") if s)
-    cases = {"donor refit only": ((), False), **{f"+ {s} withheld": ((s,), False) for s in SOURCES},
-             "all withheld, shipped stack fits": (None, False), "+ stacks refitted (shipped rule)": (None, True)}
+    cases = {
+        "donor refit only": ((), False),
+        **{f"+ {s} withheld": ((s,), False) for s in SOURCES},
+        "all withheld, shipped stack fits": (None, False),
+        "+ stacks refitted (shipped rule)": (None, True),
+    }
     print("| case | " + " | ".join(names) + " |")
     print("|---|" + "---|" * len(names))
     for label, (withheld, refit) in cases.items():

@@ -44,8 +44,9 @@ def distinct_experts(b: float, experts: int = EXPERTS, k: int = TOP_K) -> float:
     return experts * (1.0 - (1.0 - k / experts) ** b)
 
 
-def model_step(b: int, ctx: float, prefill_tokens: int = 0, system: str = "mi325x",
-               stack: str = STACK) -> tuple[dict, float]:
+def model_step(
+    b: int, ctx: float, prefill_tokens: int = 0, system: str = "mi325x", stack: str = STACK
+) -> tuple[dict, float]:
     """The model's op times (ms) by op name and its step time (ms), as ``jalapeno step`` prices them on MI325X."""
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.system_opts import system_pricer
@@ -56,8 +57,13 @@ def model_step(b: int, ctx: float, prefill_tokens: int = 0, system: str = "mi325
     m = load_model("deepseek-r1")
     pr = system_pricer(system, "calibrated", [], stack, "roofline")
     prec = resolve_precision(m, "fp8", "fp8")
-    sc = step_cost(m, pr, for_model(Layout(tp=8, dp=1, ep=1), m), prec,
-                   Batch.make(decode_seqs=b, decode_ctx=ctx, prefill_tokens=prefill_tokens, prefill_ctx=0))
+    sc = step_cost(
+        m,
+        pr,
+        for_model(Layout(tp=8, dp=1, ep=1), m),
+        prec,
+        Batch.make(decode_seqs=b, decode_ctx=ctx, prefill_tokens=prefill_tokens, prefill_ctx=0),
+    )
     ops = {r["op"]: r["time_s"] * 1e3 for r in sc.op_rows(0)}
     return ops, float(np.atleast_1d(sc.step_time_s)[0]) * 1e3
 
@@ -70,9 +76,20 @@ def rows() -> list[dict]:
         ops, step = model_step(c, ctx)
         prompt_ms = model_step(c, ctx, ISL)[1] - step  # the prompt's marginal time in a mixed step
         moe, mla = ops.get("moe.experts", 0.0), ops.get("attn.mla_decode", 0.0)
-        out.append({"C": c, "model_step": step, "moe": moe, "mla": mla, "rest": step - moe - mla,
-                    "stall": c * prompt_ms / OSL, "meas_tpot": tpot, "meas_step": tpot - c * prompt_ms / OSL,
-                    "experts": distinct_experts(c), "prompt_ms": prompt_ms})
+        out.append(
+            {
+                "C": c,
+                "model_step": step,
+                "moe": moe,
+                "mla": mla,
+                "rest": step - moe - mla,
+                "stall": c * prompt_ms / OSL,
+                "meas_tpot": tpot,
+                "meas_step": tpot - c * prompt_ms / OSL,
+                "experts": distinct_experts(c),
+                "prompt_ms": prompt_ms,
+            }
+        )
     return out
 
 
@@ -83,8 +100,17 @@ def context_pairs() -> list[dict]:
         ctx, stack = isl + OSL / 2, "sglang-rocm@0.5.9"
         ops, step = model_step(64, ctx, system=system, stack=stack)
         stall = 64 * (model_step(64, ctx, isl, system=system, stack=stack)[1] - step) / OSL
-        out.append({"system": system, "isl": isl, "model_step": step, "mla": ops.get("attn.mla_decode", 0.0),
-                    "stall": stall, "model_tpot": step + stall, "meas_tpot": tpot})
+        out.append(
+            {
+                "system": system,
+                "isl": isl,
+                "model_step": step,
+                "mla": ops.get("attn.mla_decode", 0.0),
+                "stall": stall,
+                "model_tpot": step + stall,
+                "meas_tpot": tpot,
+            }
+        )
     return out
 
 
@@ -114,51 +140,76 @@ def moe_mla_whatif(rs: list[dict]) -> list[dict]:
     for f in MOE_FRACTIONS:
         a = np.c_[np.ones_like(mla), mla]
         coef, res, *_ = np.linalg.lstsq(a, y - rest - moe * MOE_FRACTION_NOW / f, rcond=None)
-        out.append({"moe_fraction": f, "intercept": float(coef[0]), "mla_multiplier": float(coef[1]),
-                    "rms": float(np.sqrt(res[0] / len(y)))})
+        out.append(
+            {
+                "moe_fraction": f,
+                "intercept": float(coef[0]),
+                "mla_multiplier": float(coef[1]),
+                "rms": float(np.sqrt(res[0] / len(y))),
+            }
+        )
     return out
 
 
 def main() -> None:
     rs = rows()
-    print("P = one 8,192-token prompt's marginal time in a mixed step beside C decode rows (model): "
-          + ", ".join(f"C{r['C']} {r['prompt_ms']:.0f} ms" for r in rs) + "; stall = C · P / OSL")
-    print(f"{'C':>3} {'model_step':>10} {'moe':>6} {'mla':>5} {'rest':>5} {'stall':>6} {'meas_tpot':>9} "
-          f"{'meas_step':>9} {'step_err':>8} {'experts':>7} {'slope_m':>7} {'slope_x':>7}")
+    print(
+        "P = one 8,192-token prompt's marginal time in a mixed step beside C decode rows (model): "
+        + ", ".join(f"C{r['C']} {r['prompt_ms']:.0f} ms" for r in rs)
+        + "; stall = C · P / OSL"
+    )
+    print(
+        f"{'C':>3} {'model_step':>10} {'moe':>6} {'mla':>5} {'rest':>5} {'stall':>6} {'meas_tpot':>9} "
+        f"{'meas_step':>9} {'step_err':>8} {'experts':>7} {'slope_m':>7} {'slope_x':>7}"
+    )
     for i, r in enumerate(rs):
         sm = sx = float("nan")
         if i:
             p, dc = rs[i - 1], r["C"] - rs[i - 1]["C"]
             sm, sx = (r["model_step"] - p["model_step"]) / dc, (r["meas_step"] - p["meas_step"]) / dc
-        print(f"{r['C']:>3} {r['model_step']:>10.1f} {r['moe']:>6.1f} {r['mla']:>5.1f} {r['rest']:>5.1f} "
-              f"{r['stall']:>6.1f} {r['meas_tpot']:>9.2f} {r['meas_step']:>9.1f} "
-              f"{r['model_step'] / r['meas_step'] - 1:>+8.1%} {r['experts']:>7.1f} {sm:>7.2f} {sx:>7.2f}")
+        print(
+            f"{r['C']:>3} {r['model_step']:>10.1f} {r['moe']:>6.1f} {r['mla']:>5.1f} {r['rest']:>5.1f} "
+            f"{r['stall']:>6.1f} {r['meas_tpot']:>9.2f} {r['meas_step']:>9.1f} "
+            f"{r['model_step'] / r['meas_step'] - 1:>+8.1%} {r['experts']:>7.1f} {sm:>7.2f} {sx:>7.2f}"
+        )
     print("slope_m / slope_x: ms per added request between adjacent C, model step / implied measured step")
     c = np.array([r["C"] for r in rs], dtype=float)
     y = np.array([r["meas_step"] for r in rs])
-    fit = {"a + b·C": np.c_[np.ones_like(c), c],
-           "a + b·C + g·experts(C)": np.c_[np.ones_like(c), c, [distinct_experts(x) for x in c]]}
+    fit = {
+        "a + b·C": np.c_[np.ones_like(c), c],
+        "a + b·C + g·experts(C)": np.c_[np.ones_like(c), c, [distinct_experts(x) for x in c]],
+    }
     for name, a in fit.items():
         coef, res, *_ = np.linalg.lstsq(a, y, rcond=None)
-        print(f"implied measured step ~ {name}: coefficients {np.round(coef, 3).tolist()} (ms), "
-              f"residual rms {np.sqrt(float(res[0]) / len(y)) if len(res) else 0.0:.2f} ms")
-    print("\nwhat-if (not shipped): routed experts at HBM fraction f (scaled from 0.450), MLA decode x k, intercept a,"
-          " fitted to the implied measured step")
+        print(
+            f"implied measured step ~ {name}: coefficients {np.round(coef, 3).tolist()} (ms), "
+            f"residual rms {np.sqrt(float(res[0]) / len(y)) if len(res) else 0.0:.2f} ms"
+        )
+    print(
+        "\nwhat-if (not shipped): routed experts at HBM fraction f (scaled from 0.450), MLA decode x k, intercept a,"
+        " fitted to the implied measured step"
+    )
     for w in moe_mla_whatif(rs):
-        print(f"  f {w['moe_fraction']:>6.3f}: k {w['mla_multiplier']:.2f}, a {w['intercept']:+.2f} ms, rms {w['rms']:.2f} ms")
+        print(
+            f"  f {w['moe_fraction']:>6.3f}: k {w['mla_multiplier']:.2f}, a {w['intercept']:+.2f} ms, rms {w['rms']:.2f} ms"
+        )
     err = np.array([r["model_step"] - r["meas_step"] for r in rs])
-    print(f"  the model as shipped: rms {np.sqrt(np.mean(err ** 2)):.2f} ms")
+    print(f"  the model as shipped: rms {np.sqrt(np.mean(err**2)):.2f} ms")
     print("\nC64, sglang-rocm@0.5.9 (median TPOT): the context step from 1k/1k (ctx 1,536) to 8k/1k (ctx 8,704)")
     ps = context_pairs()
     for r in ps:
-        print(f"{r['system']:>7} ISL {r['isl']:>5}: model step {r['model_step']:.1f} (MLA decode {r['mla']:.1f}) "
-              f"+ stall {r['stall']:.1f} = {r['model_tpot']:.1f} ms; measured {r['meas_tpot']:.1f} ms "
-              f"({r['model_tpot'] / r['meas_tpot'] - 1:+.1%})")
+        print(
+            f"{r['system']:>7} ISL {r['isl']:>5}: model step {r['model_step']:.1f} (MLA decode {r['mla']:.1f}) "
+            f"+ stall {r['stall']:.1f} = {r['model_tpot']:.1f} ms; measured {r['meas_tpot']:.1f} ms "
+            f"({r['model_tpot'] / r['meas_tpot'] - 1:+.1%})"
+        )
     for sysname in ("mi325x", "mi300x"):
         lo, hi = (next(r for r in ps if r["system"] == sysname and r["isl"] == i) for i in (1024, 8192))
-        print(f"{sysname}: 8k minus 1k TPOT, model {hi['model_tpot'] - lo['model_tpot']:.1f} ms "
-              f"(step {hi['model_step'] - lo['model_step']:.1f}, stall {hi['stall'] - lo['stall']:.1f}); "
-              f"measured {hi['meas_tpot'] - lo['meas_tpot']:.1f} ms")
+        print(
+            f"{sysname}: 8k minus 1k TPOT, model {hi['model_tpot'] - lo['model_tpot']:.1f} ms "
+            f"(step {hi['model_step'] - lo['model_step']:.1f}, stall {hi['stall'] - lo['stall']:.1f}); "
+            f"measured {hi['meas_tpot'] - lo['meas_tpot']:.1f} ms"
+        )
 
 
 if __name__ == "__main__":

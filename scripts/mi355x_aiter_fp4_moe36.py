@@ -58,10 +58,20 @@ def _fp4_frame(d: pd.DataFrame) -> pd.DataFrame:
 
     quant = {**amd.MOE_QUANT, "QuantType.per_1x32": "mxfp4"}
     d = d[(d.cu_num == CU) & d.q_type.isin(list(quant))]
-    return pd.DataFrame({"moe_dtype": d.q_type.map(quant).to_numpy(), "num_tokens": d.token.to_numpy(),
-                         "hidden_size": d.model_dim.to_numpy(), "inter_size": d.inter_dim.to_numpy(),
-                         "topk": d.topk.to_numpy(), "num_experts": d.expert.to_numpy(), "moe_tp_size": 1,
-                         "moe_ep_size": 1, "distribution": "balanced", "latency": d.us.to_numpy() / 1e3})
+    return pd.DataFrame(
+        {
+            "moe_dtype": d.q_type.map(quant).to_numpy(),
+            "num_tokens": d.token.to_numpy(),
+            "hidden_size": d.model_dim.to_numpy(),
+            "inter_size": d.inter_dim.to_numpy(),
+            "topk": d.topk.to_numpy(),
+            "num_experts": d.expert.to_numpy(),
+            "moe_tp_size": 1,
+            "moe_ep_size": 1,
+            "distribution": "balanced",
+            "latency": d.us.to_numpy() / 1e3,
+        }
+    )
 
 
 def parameter_sets() -> dict[str, dict]:
@@ -71,8 +81,14 @@ def parameter_sets() -> dict[str, dict]:
     from jalapeno.specs.catalog import load_efficiency, load_system
 
     system, eff = load_system("mi355x"), load_efficiency("mi355x", "calibrated")
-    out = {"fallback": {"eta": eff.gemm_peak("fp4"), "m_half": eff.gemm_half("fp4"), "eta_m": eff.gemm_hbm("fp4"),
-                        "floor_s": float(eff.moe_floor_s)}}
+    out = {
+        "fallback": {
+            "eta": eff.gemm_peak("fp4"),
+            "m_half": eff.gemm_half("fp4"),
+            "eta_m": eff.gemm_hbm("fp4"),
+            "floor_s": float(eff.moe_floor_s),
+        }
+    }
     fp4 = _fp4_frame(pd.read_csv(files("jalapeno") / TABLE))
     fits = {"apart": fp4}
     try:
@@ -83,10 +99,16 @@ def parameter_sets() -> dict[str, dict]:
         p, r = fit_moe(frame, system, split=amd.MOE_SPLIT)
         f = p["moe"]["fp4"]
         ho = r["formats"]["fp4"].get("held_out_tokens", {})
-        out[name] = {"eta": f["peak_fraction"], "m_half": f["half_rows"], "eta_m": f["hbm_fraction"],
-                     "floor_s": r["kernel_floor_s"], "held_out_median": ho.get("median_ape"),
-                     "held_out_p90": ho.get("p90_ape"), "bf16_hbm": p["moe"].get("bf16", {}).get("hbm_fraction"),
-                     "fp8_hbm": p["moe"].get("fp8", {}).get("hbm_fraction")}
+        out[name] = {
+            "eta": f["peak_fraction"],
+            "m_half": f["half_rows"],
+            "eta_m": f["hbm_fraction"],
+            "floor_s": r["kernel_floor_s"],
+            "held_out_median": ho.get("median_ape"),
+            "held_out_p90": ho.get("p90_ape"),
+            "bf16_hbm": p["moe"].get("bf16", {}).get("hbm_fraction"),
+            "fp8_hbm": p["moe"].get("fp8", {}).get("hbm_fraction"),
+        }
     return out
 
 
@@ -109,11 +131,17 @@ def write_set(directory: str, joint: dict) -> Path:
     shipped set beside it (``--efficiency DIR`` reads one file per system)."""
     text = (files("jalapeno") / "data/calibration/mi355x.toml").read_text()
     text = text.replace("moe_floor_s = 3.6416577e-05\n", f"moe_floor_s = {joint['floor_s']:.8g}\n", 1)
-    text = text.replace("[parameters.moe.bf16]\nhbm_fraction = 0.7683523\n",
-                        f"[parameters.moe.bf16]\nhbm_fraction = {joint['bf16_hbm']:.8g}\n", 1)
-    text = text.replace("[parameters.moe.fp8]\nhbm_fraction = 0.6813167\n",
-                        f"[parameters.moe.fp4]\nhbm_fraction = {joint['eta_m']:.8g}\npeak_fraction = {joint['eta']:.8g}\n"
-                        f"half_rows = {joint['m_half']:.8g}\n\n[parameters.moe.fp8]\nhbm_fraction = {joint['fp8_hbm']:.8g}\n", 1)
+    text = text.replace(
+        "[parameters.moe.bf16]\nhbm_fraction = 0.7683523\n",
+        f"[parameters.moe.bf16]\nhbm_fraction = {joint['bf16_hbm']:.8g}\n",
+        1,
+    )
+    text = text.replace(
+        "[parameters.moe.fp8]\nhbm_fraction = 0.6813167\n",
+        f"[parameters.moe.fp4]\nhbm_fraction = {joint['eta_m']:.8g}\npeak_fraction = {joint['eta']:.8g}\n"
+        f"half_rows = {joint['m_half']:.8g}\n\n[parameters.moe.fp8]\nhbm_fraction = {joint['fp8_hbm']:.8g}\n",
+        1,
+    )
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     for f in (files("jalapeno") / "data/calibration").iterdir():  # every system's shipped set, MI355X's changed
@@ -130,7 +158,8 @@ def moved(before: str, after: str) -> pd.DataFrame:
     j = a.merge(b[k + ["predicted", "error"]], on=k, suffixes=("_before", "_after"))
     j = j[~np.isclose(j.predicted_before, j.predicted_after, rtol=1e-12, atol=0.0)]
     return j.assign(before=100 * j.error_before, after=100 * j.error_after)[
-        ["id", "system", "stack", "concurrency", "isl", "metric", "split", "before", "after"]]
+        ["id", "system", "stack", "concurrency", "isl", "metric", "split", "before", "after"]
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,26 +171,40 @@ def main(argv: list[str] | None = None) -> int:
     print("aiter MXFP4 fused MoE on MI355X (vendored rows): FLOP rate the measured time implies")
     for (e, i), g in d.groupby(["expert", "inter_dim"]):
         big = g[g.token >= 4096]
-        rate = (f"; T >= 4096: {big.tflop_per_s.min():.0f}-{big.tflop_per_s.max():.0f} TFLOP/s, at most "
-                f"{100 * big.peak_share.max():.1f}% of the dense MXFP4 peak" if len(big) else "")
+        rate = (
+            f"; T >= 4096: {big.tflop_per_s.min():.0f}-{big.tflop_per_s.max():.0f} TFLOP/s, at most "
+            f"{100 * big.peak_share.max():.1f}% of the dense MXFP4 peak"
+            if len(big)
+            else ""
+        )
         print(f"  {e:3d} experts x intermediate {i:4d}: {len(g):2d} rows, T {g.token.min()}-{g.token.max()}{rate}")
     sets = parameter_sets()
     for name, s in sets.items():
-        print(f"{name:8s}: peak fraction {s['eta']:.3f}, half rows {s['m_half']:.1f}, HBM fraction {s['eta_m']:.3f}, "
-              f"floor {s['floor_s'] * 1e6:.1f} us" + (f"; held-out token counts median {100 * s['held_out_median']:.1f}%, "
-                                                        f"p90 {100 * s['held_out_p90']:.1f}%" if s.get("held_out_median") else ""))
+        print(
+            f"{name:8s}: peak fraction {s['eta']:.3f}, half rows {s['m_half']:.1f}, HBM fraction {s['eta_m']:.3f}, "
+            f"floor {s['floor_s'] * 1e6:.1f} us"
+            + (
+                f"; held-out token counts median {100 * s['held_out_median']:.1f}%, p90 {100 * s['held_out_p90']:.1f}%"
+                if s.get("held_out_median")
+                else ""
+            )
+        )
     c = compare(sets)
     names = list(sets)
     print(f"{'experts':>7} {'inter':>5} {'T':>6} {'aiter us':>9} " + " ".join(f"{n + ' /aiter':>15}" for n in names))
     for _, r in c.iterrows():
-        print(f"{r.num_experts:7.0f} {r.inter_size:5.0f} {r.num_tokens:6.0f} {r.t * 1e6:9.1f} "
-              + " ".join(f"{r[n] * 1e6:8.1f} {r[n] / r.t:6.2f}" for n in names))
+        print(
+            f"{r.num_experts:7.0f} {r.inter_size:5.0f} {r.num_tokens:6.0f} {r.t * 1e6:9.1f} "
+            + " ".join(f"{r[n] * 1e6:8.1f} {r[n] / r.t:6.2f}" for n in names)
+        )
     for n in names:
         ratio = c[n] / c.t
         small, large = ratio[c.num_tokens <= 64], ratio[c.num_tokens >= 2048]
-        print(f"{n:8s}: form / measured {small.min():.2f}-{small.max():.2f} at T <= 64, "
-              f"{large.min():.2f}-{large.max():.2f} at T >= 2048; median |error| "
-              f"{100 * np.median(np.abs(ratio - 1)):.1f}% (n {len(c)})")
+        print(
+            f"{n:8s}: form / measured {small.min():.2f}-{small.max():.2f} at T <= 64, "
+            f"{large.min():.2f}-{large.max():.2f} at T >= 2048; median |error| "
+            f"{100 * np.median(np.abs(ratio - 1)):.1f}% (n {len(c)})"
+        )
     if a.write_set and "joint" in sets:
         print(f"wrote {write_set(a.write_set, sets['joint'])}")
     if a.moved:

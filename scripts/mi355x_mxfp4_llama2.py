@@ -44,8 +44,12 @@ AITER_A4W4 = {
     (8192, 28672): {2880: 274.6138, 3200: 305.1042, 32768: 2662.8512},
 }
 #: the model's op names for those shapes (one Llama-2-70B layer at TP1)
-SHAPES = {"attn.qkv_proj": (10240, 8192), "attn.o_proj": (8192, 8192), "dense_ffn.gate_up": (57344, 8192),
-          "dense_ffn.down": (8192, 28672)}
+SHAPES = {
+    "attn.qkv_proj": (10240, 8192),
+    "attn.o_proj": (8192, 8192),
+    "dense_ffn.gate_up": (57344, 8192),
+    "dense_ffn.down": (8192, 28672),
+}
 #: AMD's best published MXFP4 GEMM rate on MI355X: 5,255 TFLOP/s at 4096 x 4096 x 32768 (ROCm blog "From Naive to
 #: Near-Peak: Building High-Performance GEMM Kernels with Gluon", rocm.blogs.amd.com, 2026)
 GLUON_MXFP4_TFLOPS = 5255.0
@@ -53,17 +57,34 @@ GLUON_MXFP4_TFLOPS = 5255.0
 #: Offline/performance/run_1/mlperf_log_summary.txt): 333.216 samples/s, 93,045.8 output tok/s over 8 GPUs; its
 #: engine (open/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/offline_mi355x.yaml): decode batch 3,072,
 #: max_num_batched_tokens 40,960, no chunked prefill; mean ISL 222 (the dataset), OSL 93,045.8 / 333.216
-MI355X_RUN = {"samples_per_s": 333.216, "output_tok_s": 93045.8, "gpus": 8, "isl": 222.0, "batch": 3072,
-              "prefill_tokens": 40960}
+MI355X_RUN = {
+    "samples_per_s": 333.216,
+    "output_tok_s": 93045.8,
+    "gpus": 8,
+    "isl": 222.0,
+    "batch": 3072,
+    "prefill_tokens": 40960,
+}
 #: closed/AMD Llama-2-70B Interactive (inference_results_v5.1 @965182b closed/AMD/results/<system>/llama2-70b-99/
 #: Interactive/performance/run_1/mlperf_log_summary.txt, mean / p99 first-token and time-to-output-token latency;
 #: closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/interactive_<chip>.yaml: num_scheduler_steps, engine)
 INTERACTIVE_RUNS = {
-    "mi300x": {"ttft_mean_s": 0.201330486, "ttft_p99_s": 0.435976100, "tpot_mean_s": 0.032102490,
-               "tpot_p99_s": 0.039507635, "scheduler_steps": 8, "engine": "V0 sync, no chunked prefill, 600 seqs"},
-    "mi325x": {"ttft_mean_s": 0.117895427, "ttft_p99_s": 0.334009081, "tpot_mean_s": 0.035266243,
-               "tpot_p99_s": 0.039838610, "scheduler_steps": 1,
-               "engine": "V1 async, chunked prefill, 3,840 seqs"},
+    "mi300x": {
+        "ttft_mean_s": 0.201330486,
+        "ttft_p99_s": 0.435976100,
+        "tpot_mean_s": 0.032102490,
+        "tpot_p99_s": 0.039507635,
+        "scheduler_steps": 8,
+        "engine": "V0 sync, no chunked prefill, 600 seqs",
+    },
+    "mi325x": {
+        "ttft_mean_s": 0.117895427,
+        "ttft_p99_s": 0.334009081,
+        "tpot_mean_s": 0.035266243,
+        "tpot_p99_s": 0.039838610,
+        "scheduler_steps": 1,
+        "engine": "V1 async, chunked prefill, 3,840 seqs",
+    },
 }
 
 
@@ -89,8 +110,14 @@ def gfx942_fp8_check(system: str = "mi325x", rows=(35, 81, 512, 2048), ctx: floa
     out = []
     for i, m in enumerate(rows):
         ops = {r["op"]: r["time_s"] for r in sc.op_rows(i)}
-        out.append({"rows": m, "step_s": float(sc.step_time_s[i]), "model_gemm_s": sum(ops[o] for o in SHAPES),
-                    "hipblaslt_gemm_s": sum(HIPBLASLT_FP8[SHAPES[o]][m] for o in SHAPES) * 1e-6 * layers})
+        out.append(
+            {
+                "rows": m,
+                "step_s": float(sc.step_time_s[i]),
+                "model_gemm_s": sum(ops[o] for o in SHAPES),
+                "hipblaslt_gemm_s": sum(HIPBLASLT_FP8[SHAPES[o]][m] for o in SHAPES) * 1e-6 * layers,
+            }
+        )
     return out
 
 
@@ -113,20 +140,41 @@ def gemm_check(decode_ctx: float = 362.0) -> list[dict]:
     model, layers = load_model("llama-2-70b"), 80
     pricer = load_any_pricer("mi355x", "calibrated", pricer="roofline", stack="vllm-rocm")
     b = MI355X_RUN["batch"]
-    batch = Batch.make(decode_seqs=[b, 0], decode_ctx=[decode_ctx, 0], prefill_tokens=[0, MI355X_RUN["prefill_tokens"]],
-                       prefill_seqs=[0, 184], prefill_ctx=0)
+    batch = Batch.make(
+        decode_seqs=[b, 0],
+        decode_ctx=[decode_ctx, 0],
+        prefill_tokens=[0, MI355X_RUN["prefill_tokens"]],
+        prefill_seqs=[0, 184],
+        prefill_ctx=0,
+    )
     sc = step_cost(model, pricer, Layout(tp=1), get_precision("w4a4-mxfp4"), batch)
     out = []
     for i, (kind, m) in enumerate((("decode", b), ("prefill", MI355X_RUN["prefill_tokens"]))):
         ops = {r["op"]: r["time_s"] for r in sc.op_rows(i)}
         model_g = sum(ops[o] for o in SHAPES)
         table_g = sum(table_s(*SHAPES[o], m) for o in SHAPES) * layers
-        interp = sum(table_s(*SHAPES[o], m) if o != "dense_ffn.gate_up" else
-                     float(np.interp(m, [2880, 3200], [567.131, 649.529])) * 1e-6 for o in SHAPES) * layers \
-            if kind == "decode" else table_g
-        out.append({"step": kind, "rows": m, "step_s": float(sc.step_time_s[i]), "model_gemm_s": model_g,
-                    "table_gemm_s": table_g, "table_gemm_interp_s": interp,
-                    "per_op": {o: (ops[o], table_s(*SHAPES[o], m) * layers) for o in SHAPES}})
+        interp = (
+            sum(
+                table_s(*SHAPES[o], m)
+                if o != "dense_ffn.gate_up"
+                else float(np.interp(m, [2880, 3200], [567.131, 649.529])) * 1e-6
+                for o in SHAPES
+            )
+            * layers
+            if kind == "decode"
+            else table_g
+        )
+        out.append(
+            {
+                "step": kind,
+                "rows": m,
+                "step_s": float(sc.step_time_s[i]),
+                "model_gemm_s": model_g,
+                "table_gemm_s": table_g,
+                "table_gemm_interp_s": interp,
+                "per_op": {o: (ops[o], table_s(*SHAPES[o], m) * layers) for o in SHAPES},
+            }
+        )
     return out
 
 
@@ -136,13 +184,20 @@ def per_request(steps: list[dict], osl: float | None = None) -> dict:
     run = MI355X_RUN
     osl = run["output_tok_s"] / run["samples_per_s"] if osl is None else osl
     dec, pre = steps
+
     def t(swap: str | None) -> float:
         d = dec["step_s"] + (dec[swap] - dec["model_gemm_s"] if swap else 0.0)
         p = pre["step_s"] + (pre["table_gemm_s"] - pre["model_gemm_s"] if swap else 0.0)
         return osl * d / dec["rows"] + run["isl"] * p / pre["rows"]
+
     measured = run["gpus"] / run["samples_per_s"]
-    return {"osl": osl, "measured_s": measured, "model_s": t(None), "table_s": t("table_gemm_s"),
-            "table_interp_s": t("table_gemm_interp_s")}
+    return {
+        "osl": osl,
+        "measured_s": measured,
+        "model_s": t(None),
+        "table_s": t("table_gemm_s"),
+        "table_interp_s": t("table_gemm_interp_s"),
+    }
 
 
 def model_mxfp4_asymptote_tflops() -> float:
@@ -168,40 +223,62 @@ def multistep_wait_s(steps: int, step_s: float, q: float | None = None) -> float
 def interactive_pair() -> list[dict]:
     """Per Interactive run: measured mean / p99 TTFT and mean TPOT, its scheduler steps, and the mean and p99
     multi-step admission wait at its own mean TPOT."""
-    return [{"system": s, **r, "wait_mean_s": multistep_wait_s(r["scheduler_steps"], r["tpot_mean_s"]) if
-             r["scheduler_steps"] > 1 else 0.0,
-             "wait_p99_s": multistep_wait_s(r["scheduler_steps"], r["tpot_mean_s"], 0.99) if r["scheduler_steps"] > 1
-             else 0.0} for s, r in INTERACTIVE_RUNS.items()]
+    return [
+        {
+            "system": s,
+            **r,
+            "wait_mean_s": multistep_wait_s(r["scheduler_steps"], r["tpot_mean_s"])
+            if r["scheduler_steps"] > 1
+            else 0.0,
+            "wait_p99_s": multistep_wait_s(r["scheduler_steps"], r["tpot_mean_s"], 0.99)
+            if r["scheduler_steps"] > 1
+            else 0.0,
+        }
+        for s, r in INTERACTIVE_RUNS.items()
+    ]
 
 
 def main() -> None:
     steps = gemm_check()
     print("Part 1: MI355X MXFP4 GEMMs, Llama-2-70B TP1 x 80 layers (ms): model vs aiter's measured kernels")
     for s in steps:
-        print(f"  {s['step']} step ({s['rows']:,} rows): step {s['step_s'] * 1e3:.1f} ms; GEMMs model "
-              f"{s['model_gemm_s'] * 1e3:.1f}, aiter {s['table_gemm_s'] * 1e3:.1f} (x{s['table_gemm_s'] / s['model_gemm_s']:.3f})"
-              + (f", gate-up interpolated {s['table_gemm_interp_s'] * 1e3:.1f} (x{s['table_gemm_interp_s'] / s['model_gemm_s']:.3f})"
-                 if s["step"] == "decode" else ""))
+        print(
+            f"  {s['step']} step ({s['rows']:,} rows): step {s['step_s'] * 1e3:.1f} ms; GEMMs model "
+            f"{s['model_gemm_s'] * 1e3:.1f}, aiter {s['table_gemm_s'] * 1e3:.1f} (x{s['table_gemm_s'] / s['model_gemm_s']:.3f})"
+            + (
+                f", gate-up interpolated {s['table_gemm_interp_s'] * 1e3:.1f} (x{s['table_gemm_interp_s'] / s['model_gemm_s']:.3f})"
+                if s["step"] == "decode"
+                else ""
+            )
+        )
         for o, (mt, tt) in s["per_op"].items():
             print(f"      {o:18s} model {mt * 1e3:7.2f}  aiter {tt * 1e3:7.2f}  x{tt / mt:.3f}")
-    print(f"  model's large-M MXFP4 rate {model_mxfp4_asymptote_tflops():.0f} TFLOP/s; AMD's best published "
-          f"(Gluon, 4096x4096x32768) {GLUON_MXFP4_TFLOPS:.0f}")
+    print(
+        f"  model's large-M MXFP4 rate {model_mxfp4_asymptote_tflops():.0f} TFLOP/s; AMD's best published "
+        f"(Gluon, 4096x4096x32768) {GLUON_MXFP4_TFLOPS:.0f}"
+    )
     r = per_request(steps)
-    print(f"Part 2: one request's GPU time (ISL {MI355X_RUN['isl']:.0f}, OSL {r['osl']:.1f}): measured "
-          f"{r['measured_s'] * 1e3:.2f} ms; model {r['model_s'] * 1e3:.2f} ({r['measured_s'] / r['model_s'] - 1:+.1%} "
-          f"over-prediction); aiter GEMMs {r['table_s'] * 1e3:.2f} ({r['measured_s'] / r['table_s'] - 1:+.1%}); "
-          f"gate-up interpolated {r['table_interp_s'] * 1e3:.2f} ({r['measured_s'] / r['table_interp_s'] - 1:+.1%})")
+    print(
+        f"Part 2: one request's GPU time (ISL {MI355X_RUN['isl']:.0f}, OSL {r['osl']:.1f}): measured "
+        f"{r['measured_s'] * 1e3:.2f} ms; model {r['model_s'] * 1e3:.2f} ({r['measured_s'] / r['model_s'] - 1:+.1%} "
+        f"over-prediction); aiter GEMMs {r['table_s'] * 1e3:.2f} ({r['measured_s'] / r['table_s'] - 1:+.1%}); "
+        f"gate-up interpolated {r['table_interp_s'] * 1e3:.2f} ({r['measured_s'] / r['table_interp_s'] - 1:+.1%})"
+    )
     print("Part 3: MLPerf Llama-2-70B Interactive, the runs' own latencies and the V0 multi-step admission wait")
     for p in interactive_pair():
-        print(f"  {p['system']}: {p['engine']}, scheduler steps {p['scheduler_steps']}; TTFT mean / p99 "
-              f"{p['ttft_mean_s'] * 1e3:.0f} / {p['ttft_p99_s'] * 1e3:.0f} ms, TPOT mean {p['tpot_mean_s'] * 1e3:.1f} ms; "
-              f"admission wait mean / p99 {p['wait_mean_s'] * 1e3:.0f} / {p['wait_p99_s'] * 1e3:.0f} ms")
+        print(
+            f"  {p['system']}: {p['engine']}, scheduler steps {p['scheduler_steps']}; TTFT mean / p99 "
+            f"{p['ttft_mean_s'] * 1e3:.0f} / {p['ttft_p99_s'] * 1e3:.0f} ms, TPOT mean {p['tpot_mean_s'] * 1e3:.1f} ms; "
+            f"admission wait mean / p99 {p['wait_mean_s'] * 1e3:.0f} / {p['wait_p99_s'] * 1e3:.0f} ms"
+        )
     print("Part 4: gfx942 per-tensor FP8 GEMMs, Llama-2-70B TP1 decode x 80 layers: model vs hipBLASLt's tuned times")
     for system in ("mi300x", "mi325x"):
         for r in gfx942_fp8_check(system):
-            print(f"  {system} {r['rows']:5d} sequences: model step {r['step_s'] * 1e3:6.1f} ms, GEMMs model "
-                  f"{r['model_gemm_s'] * 1e3:6.1f} / hipBLASLt {r['hipblaslt_gemm_s'] * 1e3:6.1f} ms "
-                  f"(x{r['model_gemm_s'] / r['hipblaslt_gemm_s']:.2f})")
+            print(
+                f"  {system} {r['rows']:5d} sequences: model step {r['step_s'] * 1e3:6.1f} ms, GEMMs model "
+                f"{r['model_gemm_s'] * 1e3:6.1f} / hipBLASLt {r['hipblaslt_gemm_s'] * 1e3:6.1f} ms "
+                f"(x{r['model_gemm_s'] / r['hipblaslt_gemm_s']:.2f})"
+            )
 
 
 if __name__ == "__main__":

@@ -74,8 +74,9 @@ def kernel_frame(system: str, regime: bool = True) -> pd.DataFrame:
         kv_name, fmt = MLA_KV_DTYPES[kvd]
         tab = mla_table("decode", d, fmt, kv_name, att)
         t = pricer.op_times(tab).time_s[0]
-        out.append(d.assign(kv=kv_name, ctx=d.step + 1, meas_us=d.latency * 1e3, model_us=t * 1e6,
-                            kv_bytes=tab.kv_bytes[0]))
+        out.append(
+            d.assign(kv=kv_name, ctx=d.step + 1, meas_us=d.latency * 1e3, model_us=t * 1e6, kv_bytes=tab.kv_bytes[0])
+        )
     return pd.concat(out)
 
 
@@ -85,8 +86,12 @@ def module_frame(system: str) -> pd.DataFrame:
     model = load_model(MLA_TABLE_MODEL)
     pricer = load_any_pricer(system, "calibrated")
     df, _ = load_table(AIC_SYSTEM_DIRS[system], "mla", "mla_generation_module_perf")
-    df = df[(df.gemm_type == "fp8_block") & df.num_heads.isin([128]) & df.batch_size.isin(BATCHES)
-            & df.step.between(1024, 8192)].drop_duplicates(subset=["num_heads", "batch_size", "step", "kv_cache_dtype"])
+    df = df[
+        (df.gemm_type == "fp8_block")
+        & df.num_heads.isin([128])
+        & df.batch_size.isin(BATCHES)
+        & df.step.between(1024, 8192)
+    ].drop_duplicates(subset=["num_heads", "batch_size", "step", "kv_cache_dtype"])
     out = []
     for kvd, d in df.groupby("kv_cache_dtype"):
         kv_name = MLA_KV_DTYPES[kvd][0]
@@ -97,8 +102,15 @@ def module_frame(system: str) -> pd.DataFrame:
         times = pricer.op_times(ops).time_s
         attn = [i for i, n in enumerate(ops.name) if n.startswith("attn.")]
         per_layer = sum(times[i] for i in attn) / model.num_layers  # every layer runs the MLA block
-        out.append(d.assign(kv=kv_name, ctx=d.step, meas_us=d.latency * 1e3, model_us=per_layer * 1e6,
-                            ops=", ".join(ops.name[i] for i in attn)))
+        out.append(
+            d.assign(
+                kv=kv_name,
+                ctx=d.step,
+                meas_us=d.latency * 1e3,
+                model_us=per_layer * 1e6,
+                ops=", ".join(ops.name[i] for i in attn),
+            )
+        )
     return pd.concat(out)
 
 
@@ -112,8 +124,17 @@ def lines(df: pd.DataFrame) -> pd.DataFrame:
         x = d.ctx.to_numpy(float) / 1024
         sm, am = np.polyfit(x, d.meas_us.to_numpy(float), 1)
         sp, ap = np.polyfit(x, d.model_us.to_numpy(float), 1)
-        rows.append({"kv": kv, "heads": h, "batch": b, "meas a/b us": am / b, "model a/b us": ap / b,
-                     "meas s/b us per 1K": sm / b, "model s/b us per 1K": sp / b})
+        rows.append(
+            {
+                "kv": kv,
+                "heads": h,
+                "batch": b,
+                "meas a/b us": am / b,
+                "model a/b us": ap / b,
+                "meas s/b us per 1K": sm / b,
+                "model s/b us per 1K": sp / b,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -131,9 +152,17 @@ def summary_rows(system: str, k: pd.DataFrame, m: pd.DataFrame) -> list[dict]:
     out = []
     for what, df in (("kernel", k[k.num_heads == 128]), ("module", m)):
         for kv, d in df.groupby("kv"):
-            out.append({"system": system, "check": what, "kv": kv, "ratio median": float(d.ratio.median()),
-                        "ratio min": float(d.ratio.min()), "ratio max": float(d.ratio.max()),
-                        "largest gap us/seq/step": float(d["gap us/seq/step"].max())})
+            out.append(
+                {
+                    "system": system,
+                    "check": what,
+                    "kv": kv,
+                    "ratio median": float(d.ratio.median()),
+                    "ratio min": float(d.ratio.min()),
+                    "ratio max": float(d.ratio.max()),
+                    "largest gap us/seq/step": float(d["gap us/seq/step"].max()),
+                }
+            )
     return out
 
 
@@ -150,8 +179,10 @@ def report(system: str) -> list[dict]:
     m = module_frame(system)
     m["ratio"] = m.model_us / m.meas_us
     m["gap us/seq/step"] = (m.meas_us - m.model_us) / m.batch_size * LAYERS
-    print(f"\n## {system}: MLA attention module (mla_generation_module_perf, FP8-block GEMMs, 128 heads) "
-          f"vs the step's attention ops ({m.ops.iloc[0]}), per layer\n")
+    print(
+        f"\n## {system}: MLA attention module (mla_generation_module_perf, FP8-block GEMMs, 128 heads) "
+        f"vs the step's attention ops ({m.ops.iloc[0]}), per layer\n"
+    )
     cols = ["kv", "batch_size", "ctx", "meas_us", "model_us", "ratio", "gap us/seq/step"]
     print(_md(m.sort_values(["kv", "batch_size", "ctx"])[cols]))
     print(f"\n### {system}: per-sequence intercept and per-context slope (module)\n")

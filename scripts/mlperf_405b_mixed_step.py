@@ -40,18 +40,24 @@ BASE = ["-m", "llama-3.1-405b", "-p", "nvfp4", "--tp", "4", "--context", "9800",
 FUSED = ["--set", "efficiency.gemm_allreduce_fusion=true"]
 #: (label, system, budget, decode rows, fused as declared, implied step s: round 30's table in
 #: docs/gap_large_batch_decode.md, the prefill rate at which the FCFS prompt queue reproduces the run's mean TTFT)
-ENGINES = [("GB200 x72 Interactive", "gb200-nvl72", 1024, 36, False, 0.071),
-           ("GB200 x72 Server", "gb200-nvl72", 2048, 63, True, 0.134),  # decode rows: B200 Server's load (assumed)
-           ("B200 Interactive", "b200", 1536, 23, True, 0.095),
-           ("B200 Server", "b200", 2048, 63, True, 0.146)]
+ENGINES = [
+    ("GB200 x72 Interactive", "gb200-nvl72", 1024, 36, False, 0.071),
+    ("GB200 x72 Server", "gb200-nvl72", 2048, 63, True, 0.134),  # decode rows: B200 Server's load (assumed)
+    ("B200 Interactive", "b200", 1536, 23, True, 0.095),
+    ("B200 Server", "b200", 2048, 63, True, 0.146),
+]
 GEMMS = ("attn.qkv_proj", "attn.o_proj", "dense_ffn.gate_up", "dense_ffn.down")
 
 
 def model_step(system: str, prefill: int, batch: int, fused: bool) -> dict:
     """The model's step as ``jalapeno step --json`` prints it."""
     args = [*BASE, "-s", system, "--prefill-tokens", str(prefill), "--batch", str(batch), "--json"]
-    out = subprocess.run([sys.executable, "-m", "jalapeno", "step", *args, *(FUSED if fused else [])],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "jalapeno", "step", *args, *(FUSED if fused else [])],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -60,11 +66,14 @@ def groups_s(s: dict) -> dict[str, float]:
     attention, the rest."""
     ops = {o["op"]: o["time_s"] for o in s["ops"]}
     ar = sum(c["time_s"] for c in s["collectives"] if c["collective"].endswith("all_reduce"))
-    g = {"GEMMs (qkv, o, gate_up, down)": sum(ops[k] for k in GEMMS),
-         "TP all-reduces (2 per layer, as priced)": ar,
-         "elementwise (norms, residual, act, rope/KV write)": ops["layer.elementwise"] + ops["dense_ffn.act"]
-         + ops["attn.norm_rope_kv_write"],
-         "attention (decode rows + prompt chunk)": ops["attn.decode_full"] + ops["attn.prefill_full"]}
+    g = {
+        "GEMMs (qkv, o, gate_up, down)": sum(ops[k] for k in GEMMS),
+        "TP all-reduces (2 per layer, as priced)": ar,
+        "elementwise (norms, residual, act, rope/KV write)": ops["layer.elementwise"]
+        + ops["dense_ffn.act"]
+        + ops["attn.norm_rope_kv_write"],
+        "attention (decode rows + prompt chunk)": ops["attn.decode_full"] + ops["attn.prefill_full"],
+    }
     g["rest (lm_head, embedding, gather, exposure)"] = s["step_time_s"] - sum(g.values())
     return g
 
@@ -105,18 +114,25 @@ def main() -> None:
         print(f"    {k:50s} {v * 1e3:7.1f} ms")
     print("(2) GEMM per layer, us: model / measured Linear (aiconfigurator, nearest shape) / at the 10 PF FP4 peak")
     ops = {o["op"]: o["time_s"] for o in s["ops"]}
-    shapes = {"attn.qkv_proj": ((HEADS + 2 * KV_HEADS) * HEAD_DIM // TP, HIDDEN),
-              "attn.o_proj": (HIDDEN, HEADS * HEAD_DIM // TP), "dense_ffn.gate_up": (2 * INTER // TP, HIDDEN),
-              "dense_ffn.down": (HIDDEN, INTER // TP)}
+    shapes = {
+        "attn.qkv_proj": ((HEADS + 2 * KV_HEADS) * HEAD_DIM // TP, HIDDEN),
+        "attn.o_proj": (HIDDEN, HEADS * HEAD_DIM // TP),
+        "dense_ffn.gate_up": (2 * INTER // TP, HIDDEN),
+        "dense_ffn.down": (HIDDEN, INTER // TP),
+    }
     tot = np.zeros(3)
     for name, (n, k) in shapes.items():
         meas, used = gemm_measured_s(n, k)
         peak, mod = 2 * M * n * k / FP4_PEAK, ops[name] / LAYERS
         tot += (mod, meas, peak)
-        print(f"    {name:18s} n {n:6d} k {k:6d}: {mod * 1e6:6.1f} / {meas * 1e6:6.1f} {used} / {peak * 1e6:5.1f}"
-              f"  (model at {peak / mod:.0%} of peak)")
-    print(f"    x {LAYERS} layers: model {tot[0] * LAYERS * 1e3:.1f}, measured {tot[1] * LAYERS * 1e3:.1f}, "
-          f"peak {tot[2] * LAYERS * 1e3:.1f} ms")
+        print(
+            f"    {name:18s} n {n:6d} k {k:6d}: {mod * 1e6:6.1f} / {meas * 1e6:6.1f} {used} / {peak * 1e6:5.1f}"
+            f"  (model at {peak / mod:.0%} of peak)"
+        )
+    print(
+        f"    x {LAYERS} layers: model {tot[0] * LAYERS * 1e3:.1f}, measured {tot[1] * LAYERS * 1e3:.1f}, "
+        f"peak {tot[2] * LAYERS * 1e3:.1f} ms"
+    )
     msg = M * HIDDEN * 2
     c = next(c for c in s["collectives"] if c["collective"] == "attn.all_reduce")
     ar = pd.read_parquet(GB200 / "comm" / "trtllm" / "1.3.0rc20" / "custom_allreduce_perf.parquet")
@@ -125,20 +141,26 @@ def main() -> None:
     nc = nc[(nc.op_name == "all_reduce") & (nc.num_gpus == TP)]
     half = nc[(nc.nccl_dtype == "half") & (nc.message_size == msg // 2)].latency.iloc[0]
     i8 = nc[(nc.nccl_dtype == "int8") & (nc.message_size == msg)].latency.iloc[0]
-    print(f"(3) TP{TP} all-reduce of {msg / 1e6:.1f} MB, us: model {c['time_s'] / c['calls'] * 1e6:.1f}; measured "
-          f"TensorRT-LLM {trt * 1e3:.1f}, NCCL half {half * 1e3:.1f}, NCCL int8 {i8 * 1e3:.1f}; NVLink 5 floor ring "
-          f"{ring_floor_s(msg, TP) * 1e6:.1f}, NVLS {nvls_floor_s(msg) * 1e6:.1f}")
+    print(
+        f"(3) TP{TP} all-reduce of {msg / 1e6:.1f} MB, us: model {c['time_s'] / c['calls'] * 1e6:.1f}; measured "
+        f"TensorRT-LLM {trt * 1e3:.1f}, NCCL half {half * 1e3:.1f}, NCCL int8 {i8 * 1e3:.1f}; NVLink 5 floor ring "
+        f"{ring_floor_s(msg, TP) * 1e6:.1f}, NVLS {nvls_floor_s(msg) * 1e6:.1f}"
+    )
     other = s["step_time_s"] - g["GEMMs (qkv, o, gate_up, down)"] - g["TP all-reduces (2 per layer, as priced)"]
-    print(f"    the step with both all-reduces at the NVLS floor: "
-          f"{floor_step_s(g['GEMMs (qkv, o, gate_up, down)'], other, M) * 1e3:.1f} ms (run-implied ~71 ms)")
+    print(
+        f"    the step with both all-reduces at the NVLS floor: "
+        f"{floor_step_s(g['GEMMs (qkv, o, gate_up, down)'], other, M) * 1e3:.1f} ms (run-implied ~71 ms)"
+    )
     print("(4) per prompt-budget token, us (model step / budget): GEMM, all-reduce as priced, rest; model vs implied")
     for label, system, budget, batch, fused, implied in ENGINES:
         gs = groups_s(model_step(system, budget - batch, batch, fused))
         gemm, arx = gs["GEMMs (qkv, o, gate_up, down)"], gs["TP all-reduces (2 per layer, as priced)"]
         step = sum(gs.values())
-        print(f"    {label:22s} budget {budget:5d} {'fused' if fused else 'unfused':7s}: GEMM {gemm / budget * 1e6:5.1f}"
-              f" AR {arx / budget * 1e6:5.1f} rest {(step - gemm - arx) / budget * 1e6:5.1f} = "
-              f"{step / budget * 1e6:5.1f}; implied {implied / budget * 1e6:5.1f} ({step / implied - 1:+.0%})")
+        print(
+            f"    {label:22s} budget {budget:5d} {'fused' if fused else 'unfused':7s}: GEMM {gemm / budget * 1e6:5.1f}"
+            f" AR {arx / budget * 1e6:5.1f} rest {(step - gemm - arx) / budget * 1e6:5.1f} = "
+            f"{step / budget * 1e6:5.1f}; implied {implied / budget * 1e6:5.1f} ({step / implied - 1:+.0%})"
+        )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from jalapeno.fit.mlperf import MLPERF_ENGINES, MLPERF_TRTLLM_RELEASE, benchmark_spread, running_per_chip, \
-    submitted_deployment
+from jalapeno.fit.mlperf import (
+    MLPERF_ENGINES,
+    MLPERF_TRTLLM_RELEASE,
+    benchmark_spread,
+    running_per_chip,
+    submitted_deployment,
+)
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
@@ -60,6 +65,8 @@ PUBLISHED_TRTLLM_BENCH = (
     ("B200 FP4, BF16 KV", "b200", "fp4,kv=bf16,attn=bf16", 384, 1536, 4548.0105, 11.9263),
     ("H200 FP8, BF16 KV", "h200", "fp8,kv=bf16", 128, 1151, 1436.1584, 11.3476),
 )
+
+
 def published_engine_check() -> list[dict]:
     """Per :data:`PUBLISHED_TRTLLM_BENCH` entry: the model's output tok/s per GPU and TPOT (s) at the
     published engine (attention DP 8, EP 8, the batch per rank and token limit, TensorRT-LLM at
@@ -70,12 +77,27 @@ def published_engine_check() -> list[dict]:
 
     model, out = load_model("deepseek-r1"), []
     for label, system, prec, batch, tokens, tps_gpu, tps_user in PUBLISHED_TRTLLM_BENCH:
-        dep = Deployment(get_precision(prec), Pool(Layout(tp=1, dp=8, ep=8), workers=1), max_running=batch,
-                         max_tokens_per_step=tokens, budget_per="rank")
-        pricer = load_any_pricer(system, "calibrated", pricer="roofline", stack=get_stack(f"trtllm@{MLPERF_TRTLLM_RELEASE}"))
+        dep = Deployment(
+            get_precision(prec),
+            Pool(Layout(tp=1, dp=8, ep=8), workers=1),
+            max_running=batch,
+            max_tokens_per_step=tokens,
+            budget_per="rank",
+        )
+        pricer = load_any_pricer(
+            system, "calibrated", pricer="roofline", stack=get_stack(f"trtllm@{MLPERF_TRTLLM_RELEASE}")
+        )
         r = serve_at_concurrency(model, pricer, dep, Workload("1K/2K", 1024, 2048, 1.0), [batch * 8])
-        out.append({"label": label, "batch": batch, "model_tps_gpu": float(r.output_throughput_per_chip[0]),
-                    "model_tpot_s": float(r.tpot_s[0]), "tps_gpu": tps_gpu, "step_s": 1 / tps_user})
+        out.append(
+            {
+                "label": label,
+                "batch": batch,
+                "model_tps_gpu": float(r.output_throughput_per_chip[0]),
+                "model_tpot_s": float(r.tpot_s[0]),
+                "tps_gpu": tps_gpu,
+                "step_s": 1 / tps_user,
+            }
+        )
     return out
 
 
@@ -101,14 +123,17 @@ def fp8_granularity_check() -> list[dict]:
             k = (p.system, p.model, p.workload.isl, p.workload.osl, prec)
             if k not in fronts:
                 pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p))
-                fronts[k] = (system_frontier(load_model(p.model), pricer, p.workload, get_precision(prec),
-                                             SweepOptions()), pricer)
+                fronts[k] = (
+                    system_frontier(load_model(p.model), pricer, p.workload, get_precision(prec), SweepOptions()),
+                    pricer,
+                )
             sf, pricer = fronts[k]
             if p.mapping in ("frontier_peak", "matched"):  # Offline rows, at their engine or not: the frontier peak
                 row[key] = float(sf.y.max())
             elif p.mapping == "frontier@limits":
-                row[key] = peak_within_limits(load_model(p.model), pricer, p.workload, sf.sweep, p.tpot_limit_s,
-                                              p.ttft_limit_s)[0]
+                row[key] = peak_within_limits(
+                    load_model(p.model), pricer, p.workload, sf.sweep, p.tpot_limit_s, p.ttft_limit_s
+                )[0]
             else:
                 row[key] = peak_within_tpot(sf.sweep.points, p.tpot_limit_s)
         out.append(row)
@@ -123,8 +148,14 @@ def fp8_granularity_check() -> list[dict]:
 #: the decode batch the harness's scheduler targets, VLLM_LLAMA2_MLPERF_MAX_TARGET_DECODE_BATCH 1536 /
 #: 2048 / 3072, and max_num_batched_tokens 40960 / 65536 / 40960). MangoBoost's MI355X clusters are not
 #: read (their own harness).
-LLAMA2_OFFLINE_ENGINES = {"b200": (2048, 3584), "gb200-nvl72": (2048, 3584), "h200": (2048, 1536),
-                          "mi300x": (1536, 40960), "mi325x": (2048, 65536), "mi355x": (3072, 40960)}
+LLAMA2_OFFLINE_ENGINES = {
+    "b200": (2048, 3584),
+    "gb200-nvl72": (2048, 3584),
+    "h200": (2048, 1536),
+    "mi300x": (1536, 40960),
+    "mi325x": (2048, 65536),
+    "mi355x": (3072, 40960),
+}
 
 
 def llama2_at_submitted_engines() -> list[dict]:
@@ -145,12 +176,21 @@ def llama2_at_submitted_engines() -> list[dict]:
             continue
         batch, tokens = LLAMA2_OFFLINE_ENGINES[p.system]
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p))
-        dep = Deployment(get_precision(p.precision), Pool(Layout(tp=1), workers=8), max_running=batch,
-                         max_tokens_per_step=tokens)
+        dep = Deployment(
+            get_precision(p.precision), Pool(Layout(tp=1), workers=8), max_running=batch, max_tokens_per_step=tokens
+        )
         r = serve_at_concurrency(model, pricer, dep, p.workload, [batch * 8])
         peak = system_frontier(model, pricer, p.workload, get_precision(p.precision), SweepOptions()).y.max()
-        out.append({"id": p.id, "measured": p.measured["throughput_per_chip"], "matched": float(r.throughput_per_chip[0]),
-                    "peak": float(peak), "limit": str(r.limit[0]), "decode_batch": float(r.decode_batch[0])})
+        out.append(
+            {
+                "id": p.id,
+                "measured": p.measured["throughput_per_chip"],
+                "matched": float(r.throughput_per_chip[0]),
+                "peak": float(peak),
+                "limit": str(r.limit[0]),
+                "decode_batch": float(r.decode_batch[0]),
+            }
+        )
     return out
 
 
@@ -174,11 +214,17 @@ def h200_fp8_gemm_check() -> dict:
     except (ModuleNotFoundError, FileNotFoundError, OSError):
         df = None
     if df is not None:
-        s = df[(df.gemm_dtype == "fp8") & (df.k == 8192) & df.n.isin([8192, 10240]) & df.m.isin([1024, 1536, 2048, 4096])]
+        s = df[
+            (df.gemm_dtype == "fp8") & (df.k == 8192) & df.n.isin([8192, 10240]) & df.m.isin([1024, 1536, 2048, 4096])
+        ]
         tf = 2 * s.m * s.n * s.k / s.latency / 1e9
         measured = (float(tf.min()), float(tf.max()))
-    return {"peak_tflops": peak / 1e12, "fit_tflops_m1536": fit / 1e12, "block_fit_tflops_m1536": block / 1e12,
-            "measured_tflops": measured}
+    return {
+        "peak_tflops": peak / 1e12,
+        "fit_tflops_m1536": fit / 1e12,
+        "block_fit_tflops_m1536": block / 1e12,
+        "measured_tflops": measured,
+    }
 
 
 def diagnosis() -> dict:
@@ -188,30 +234,43 @@ def diagnosis() -> dict:
     osl = (E2E_S - TTFT_MEAN_S) / TPOT_MEAN_S
     spr = benchmark_spread("deepseek-r1").with_mean_osl(MEAN_OSL)
     run = running_per_chip(OUT_TOK_S / 8, TPOT_MEAN_S)
-    dep, full = submitted_deployment(MLPERF_ENGINES["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline"], "fp4", 8)
+    dep, full = submitted_deployment(
+        MLPERF_ENGINES["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline"], "fp4", 8
+    )
     base = load_model("deepseek-r1")
     fixed = Workload("fixed", round(spr.mean_isl), MEAN_OSL, 1.0)
     spread = Workload("dataset", round(spr.mean_isl), MEAN_OSL, 1.0, spread=spr)
     steps = {}
     rel = f"trtllm@{MLPERF_TRTLLM_RELEASE}"
-    for label, wl, stack, routing in (("fixed means, newest trtllm", fixed, "trtllm", "uniform"),
-                                      ("dataset spread, newest trtllm", spread, "trtllm", "uniform"),
-                                      (f"dataset spread, {rel}", spread, rel, "uniform"),
-                                      (f"dataset spread, {rel}, natural-text routing", spread, rel, "measured")):
+    for label, wl, stack, routing in (
+        ("fixed means, newest trtllm", fixed, "trtllm", "uniform"),
+        ("dataset spread, newest trtllm", spread, "trtllm", "uniform"),
+        (f"dataset spread, {rel}", spread, rel, "uniform"),
+        (f"dataset spread, {rel}, natural-text routing", spread, rel, "measured"),
+    ):
         model = with_routing(base, routing)
         pricer = load_any_pricer("b200", "calibrated", pricer="roofline", stack=get_stack(stack))
         r = serve_at_concurrency(model, pricer, dep, wl, [run * 8, full])
         steps[label] = (float(r.tpot_s[0]), float(r.throughput_per_chip[1] * wl.mean_osl / (wl.mean_isl + wl.mean_osl)))
-    return {"run_osl": dict(zip(Q.tolist(), osl)), "data_osl": {q: spr.osl_quantile(q) for q in Q.tolist()},
-            "ctx_spread": spr.decode_ctx, "ctx_fixed": spr.mean_isl + spr.mean_osl / 2, "running": run,
-            "full": full, "steps": steps, "blog_gpu": BLOG10_TPS / BLOG10_GPUS, "blog_sol_gpu": BLOG10_SOL_TPS / BLOG10_GPUS}
+    return {
+        "run_osl": dict(zip(Q.tolist(), osl)),
+        "data_osl": {q: spr.osl_quantile(q) for q in Q.tolist()},
+        "ctx_spread": spr.decode_ctx,
+        "ctx_fixed": spr.mean_isl + spr.mean_osl / 2,
+        "running": run,
+        "full": full,
+        "steps": steps,
+        "blog_gpu": BLOG10_TPS / BLOG10_GPUS,
+        "blog_sol_gpu": BLOG10_SOL_TPS / BLOG10_GPUS,
+    }
 
 
 #: The B200 Server runs of NVIDIA's and Google's DeepSeek-R1 engine (mlperf_log_summary.txt via the shipped
 #: rows): (label, result id, output tok/s of the 8-GPU system, mean TPOT s, the run's mean output tokens)
-SERVER_RUNS = (("Google B200 Server", "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Server", 14630.74, 0.06127, 3676),
-               ("NVIDIA B200 Server", "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server", OUT_TOK_S, TPOT_MEAN_S,
-                MEAN_OSL))
+SERVER_RUNS = (
+    ("Google B200 Server", "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Server", 14630.74, 0.06127, 3676),
+    ("NVIDIA B200 Server", "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server", OUT_TOK_S, TPOT_MEAN_S, MEAN_OSL),
+)
 
 
 def step_residuals() -> list[dict]:
@@ -238,25 +297,47 @@ def step_residuals() -> list[dict]:
     for label, rid, tok_s, tpot, osl in SERVER_RUNS:
         run = running_per_chip(tok_s / 8, tpot)
         dep, _ = submitted_deployment(MLPERF_LIMIT_ENGINES[rid], "fp4", 8)
-        wl = Workload("dataset", round(pts[rid].workload.mean_isl), osl, 1.0,
-                      spread=benchmark_spread("deepseek-r1").with_mean_osl(osl))
+        wl = Workload(
+            "dataset",
+            round(pts[rid].workload.mean_isl),
+            osl,
+            1.0,
+            spread=benchmark_spread("deepseek-r1").with_mean_osl(osl),
+        )
         r = serve_at_concurrency(model, b200, dep, wl, [run * 8])
         out.append({"label": label, "running": run, "measured_s": tpot, "model_s": float(r.tpot_s[0])})
     p = pts["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline"]
     r = serve_at_concurrency(model, b200, p.deployment, point_workload(p), [p.concurrency])
     f = finite_run_factor(model, b200, p.deployment, point_workload(p), p.queries)
     out_gpu = p.measured["throughput_per_chip"] * p.workload.mean_osl / (p.workload.mean_isl + p.workload.mean_osl)
-    out.append({"label": "NVIDIA B200 Offline (steady)", "running": 512.0, "measured_s": 512 / (out_gpu / f),
-                "model_s": float(r.tpot_s[0])})
+    out.append(
+        {
+            "label": "NVIDIA B200 Offline (steady)",
+            "running": 512.0,
+            "measured_s": 512 / (out_gpu / f),
+            "model_s": float(r.tpot_s[0]),
+        }
+    )
     for label, system, prec, batch, tokens, _tps_gpu, tps_user in PUBLISHED_TRTLLM_BENCH[1:]:
         # prompt steps eager, as the MLPerf engines' (no torch.compile in the recipe; round 27, hostiter27)
-        dep = Deployment(get_precision(prec), Pool(Layout(tp=1, dp=8, ep=8), workers=1, moe_backend="cutlass"),
-                         max_running=batch, max_tokens_per_step=tokens, budget_per="rank",
-                         eager_prompt_call_s=TRTLLM_EAGER_CALL_S)
+        dep = Deployment(
+            get_precision(prec),
+            Pool(Layout(tp=1, dp=8, ep=8), workers=1, moe_backend="cutlass"),
+            max_running=batch,
+            max_tokens_per_step=tokens,
+            budget_per="rank",
+            eager_prompt_call_s=TRTLLM_EAGER_CALL_S,
+        )
         pricer = b200 if system == "b200" else load_any_pricer(system, "calibrated", pricer="roofline", stack=stack)
         r = serve_at_concurrency(model, pricer, dep, Workload("1K/2K", 1024, 2048, 1.0), [batch * 8])
-        out.append({"label": f"trtllm-bench {label}", "running": float(batch), "measured_s": 1 / tps_user,
-                    "model_s": float(r.tpot_s[0])})
+        out.append(
+            {
+                "label": f"trtllm-bench {label}",
+                "running": float(batch),
+                "measured_s": 1 / tps_user,
+                "model_s": float(r.tpot_s[0]),
+            }
+        )
     for row in out:
         row["residual_s"] = row["measured_s"] - row["model_s"]
     return out
@@ -266,32 +347,46 @@ def main() -> None:
     d = diagnosis()
     print("run's output-length percentiles (tokens):", {q: round(v) for q, v in d["run_osl"].items()})
     print("dataset's (scaled to the run's mean):", {q: round(v) for q, v in d["data_osl"].items()})
-    print(f"decode context per sequence: {d['ctx_spread']:,.0f} tokens with the spread ({d['ctx_fixed']:,.0f} at "
-          "fixed means)")
+    print(
+        f"decode context per sequence: {d['ctx_spread']:,.0f} tokens with the spread ({d['ctx_fixed']:,.0f} at "
+        "fixed means)"
+    )
     print(f"running requests per chip (Little's law): {d['running']:.1f}")
     for label, (tpot, out) in d["steps"].items():
-        print(f"{label}: TPOT {tpot * 1e3:.1f} ms at the run's load (measured {TPOT_MEAN_S * 1e3:.1f}); "
-              f"{out:,.0f} output tok/s/chip with every slot filled ({d['full']:g} in flight)")
-    print(f"TensorRT-LLM blog 10 (same length mix, 8 GB200, DP8 EP8): {d['blog_gpu']:,.0f} output tok/s per GPU at "
-          f"balance {BLOG10_BALANCE:.1%}, {d['blog_sol_gpu']:,.0f} at perfect balance: imbalance explains "
-          f"{BLOG10_SOL_TPS / BLOG10_TPS - 1:.0%} of the engine's time")
+        print(
+            f"{label}: TPOT {tpot * 1e3:.1f} ms at the run's load (measured {TPOT_MEAN_S * 1e3:.1f}); "
+            f"{out:,.0f} output tok/s/chip with every slot filled ({d['full']:g} in flight)"
+        )
+    print(
+        f"TensorRT-LLM blog 10 (same length mix, 8 GB200, DP8 EP8): {d['blog_gpu']:,.0f} output tok/s per GPU at "
+        f"balance {BLOG10_BALANCE:.1%}, {d['blog_sol_gpu']:,.0f} at perfect balance: imbalance explains "
+        f"{BLOG10_SOL_TPS / BLOG10_TPS - 1:.0%} of the engine's time"
+    )
     print("NVIDIA's published trtllm-bench max-throughput runs (DP8 EP8, 1K/2K), model vs published:")
     for r in published_engine_check():
-        print(f"  {r['label']}, {r['batch']} per rank: {r['model_tps_gpu']:,.0f} vs {r['tps_gpu']:,.0f} output tok/s/GPU "
-              f"({r['model_tps_gpu'] / r['tps_gpu']:.2f}x); TPOT {r['model_tpot_s'] * 1e3:.0f} vs {r['step_s'] * 1e3:.0f} ms")
+        print(
+            f"  {r['label']}, {r['batch']} per rank: {r['model_tps_gpu']:,.0f} vs {r['tps_gpu']:,.0f} output tok/s/GPU "
+            f"({r['model_tps_gpu'] / r['tps_gpu']:.2f}x); TPOT {r['model_tpot_s'] * 1e3:.0f} vs {r['step_s'] * 1e3:.0f} ms"
+        )
     print("The engine's decode step, measured vs modelled at the same running batch per rank:")
     for r in step_residuals():
-        print(f"  {r['label']}: {r['running']:.0f} running, measured {r['measured_s'] * 1e3:.1f} ms, model "
-              f"{r['model_s'] * 1e3:.1f} ms, residual {r['residual_s'] * 1e3:+.1f} ms")
+        print(
+            f"  {r['label']}: {r['running']:.0f} running, measured {r['measured_s'] * 1e3:.1f} ms, model "
+            f"{r['model_s'] * 1e3:.1f} ms, residual {r['residual_s'] * 1e3:+.1f} ms"
+        )
     print("Llama-2-70B Offline at the submitted engines (matched) vs the frontier peak they map to:")
     for r in llama2_at_submitted_engines():
-        print(f"  {r['id']}: measured {r['measured']:,.0f}, matched {r['matched']:,.0f} (decode batch "
-              f"{r['decode_batch']:,.0f}/GPU, {r['limit'] or 'slots'}), peak {r['peak']:,.0f}")
+        print(
+            f"  {r['id']}: measured {r['measured']:,.0f}, matched {r['matched']:,.0f} (decode batch "
+            f"{r['decode_batch']:,.0f}/GPU, {r['limit'] or 'slots'}), peak {r['peak']:,.0f}"
+        )
     print("Llama FP8 rows (per-tensor checkpoints), priced as block-scaled FP8 vs as mapped (per-tensor):")
     for r in fp8_granularity_check():
-        print(f"  {r['id']}: measured {r['measured']:,.0f}, block-scaled {r['block']:,.0f} "
-              f"({r['block'] / r['measured'] - 1:+.0%}), per-tensor {r['per_tensor']:,.0f} "
-              f"({r['per_tensor'] / r['measured'] - 1:+.0%})")
+        print(
+            f"  {r['id']}: measured {r['measured']:,.0f}, block-scaled {r['block']:,.0f} "
+            f"({r['block'] / r['measured'] - 1:+.0%}), per-tensor {r['per_tensor']:,.0f} "
+            f"({r['per_tensor'] / r['measured'] - 1:+.0%})"
+        )
 
 
 if __name__ == "__main__":

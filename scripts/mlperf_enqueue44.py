@@ -84,6 +84,7 @@ def enqueue_terms(kernels: float, gpu_s: float, charged_s: float, need_s: float,
 def row_table() -> list[dict]:
     """One dict per TensorRT-LLM Llama Server / Interactive row at its declared engine (``matched@limits``)."""
     import mlperf_interactive_tail37 as tail37  # noqa: PLC0415  (a sibling script)
+
     out = []
     for p in load_mlperf()[0]:
         if p.mapping != "matched@limits" or "_TRT_llama" not in p.id:

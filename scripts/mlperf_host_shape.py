@@ -56,8 +56,13 @@ def host_fits(rows: list[dict]) -> dict:
     pure = {r["label"]: r["measured_s"] / r["running"] for r in fit}
     out = []
     for r in rows:
-        out.append({**r, "with_base": overlap_step(r["model_s"], r["running"], h0, h),
-                    "pure": {k: overlap_step(r["model_s"], r["running"], 0.0, v) for k, v in pure.items()}})
+        out.append(
+            {
+                **r,
+                "with_base": overlap_step(r["model_s"], r["running"], h0, h),
+                "pure": {k: overlap_step(r["model_s"], r["running"], 0.0, v) for k, v in pure.items()},
+            }
+        )
     return {"h0": h0, "h": h, "pure_h": pure, "rows": out}
 
 
@@ -78,7 +83,9 @@ def stream_check() -> dict:
 
     p = {q.id: q for q in load_mlperf(server_mapping="frontier@limits")[0]}[GB200_OFFLINE]
     _rid, queries, inst, lat = next(r for r in RUNS if r[0] == GB200_OFFLINE)
-    pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=get_stack(f"trtllm@{MLPERF_TRTLLM_RELEASE}"))
+    pricer = load_any_pricer(
+        p.system, "calibrated", pricer="roofline", stack=get_stack(f"trtllm@{MLPERF_TRTLLM_RELEASE}")
+    )
     dp, full = p.deployment.decode.layout.dp, p.concurrency / inst
     grid = np.unique(np.rint(np.geomspace(dp, full, 28)))
     res = serve_at_concurrency(load_model("deepseek-r1"), pricer, p.deployment, point_workload(p), list(grid * inst))
@@ -98,11 +105,17 @@ def stream_check() -> dict:
     osl_b, done_b, tau_b = run(BLOG10_RUN["mean_osl"], BLOG10_RUN["requests"])
     t_blog = float(np.sum(tau_b[: done_b.max()] + resid))
     per_gpu = dp  # one instance = dp GPUs
-    return {"slots": slots, "step_measured_s": step_meas, "residual_s": resid,
-            "mlperf_replayed_gpu": tok_mlperf / t_mlperf / per_gpu, "mlperf_measured_gpu": tok_mlperf / lat[-1] / per_gpu,
-            "blog_predicted_gpu": BLOG10_RUN["requests"] * osl_b.mean() / t_blog / per_gpu,
-            "blog_measured_gpu": BLOG10_RUN["tps"] / BLOG10_RUN["gpus"], "blog_duration_s": t_blog,
-            "mlperf_duration_s": t_mlperf}
+    return {
+        "slots": slots,
+        "step_measured_s": step_meas,
+        "residual_s": resid,
+        "mlperf_replayed_gpu": tok_mlperf / t_mlperf / per_gpu,
+        "mlperf_measured_gpu": tok_mlperf / lat[-1] / per_gpu,
+        "blog_predicted_gpu": BLOG10_RUN["requests"] * osl_b.mean() / t_blog / per_gpu,
+        "blog_measured_gpu": BLOG10_RUN["tps"] / BLOG10_RUN["gpus"],
+        "blog_duration_s": t_blog,
+        "mlperf_duration_s": t_mlperf,
+    }
 
 
 def main() -> None:
@@ -111,31 +124,51 @@ def main() -> None:
 
     rows = step_residuals()
     for c in offline_curves():
-        rows.append({"label": c["id"].replace("mlperf51_", "") + " (percentile steady step)",
-                     "running": float(c["per_rank"]), "measured_s": c["step_measured_s"], "model_s": c["step_model_s"]})
+        rows.append(
+            {
+                "label": c["id"].replace("mlperf51_", "") + " (percentile steady step)",
+                "running": float(c["per_rank"]),
+                "measured_s": c["step_measured_s"],
+                "model_s": c["step_model_s"],
+            }
+        )
     f = host_fits(rows)
-    print(f"host loop fitted on {', '.join(FIT_ROWS)}: H = {f['h0'] * 1e3:.1f} ms + {f['h'] * 1e6:.0f} us x requests "
-          "per rank (x8 less per request if rank 0 loops over the instance)")
-    print("pure per-request cost (h0 = 0) from each fit row: " + ", ".join(
-        f"{k} {v * 1e6:.0f} us" for k, v in f["pure_h"].items()))
+    print(
+        f"host loop fitted on {', '.join(FIT_ROWS)}: H = {f['h0'] * 1e3:.1f} ms + {f['h'] * 1e6:.0f} us x requests "
+        "per rank (x8 less per request if rank 0 loops over the instance)"
+    )
+    print(
+        "pure per-request cost (h0 = 0) from each fit row: "
+        + ", ".join(f"{k} {v * 1e6:.0f} us" for k, v in f["pure_h"].items())
+    )
     for r in f["rows"]:
         pure = ", ".join(f"{v * 1e3:.1f}" for v in r["pure"].values())
-        print(f"  {r['label']}: {r['running']:.0f} per rank, measured {r['measured_s'] * 1e3:.1f} ms, GPU (model) "
-              f"{r['model_s'] * 1e3:.1f}, max(G, H) {r['with_base'] * 1e3:.1f} ({r['with_base'] / r['measured_s'] - 1:+.0%}); "
-              f"pure per-request {pure} ms")
+        print(
+            f"  {r['label']}: {r['running']:.0f} per rank, measured {r['measured_s'] * 1e3:.1f} ms, GPU (model) "
+            f"{r['model_s'] * 1e3:.1f}, max(G, H) {r['with_base'] * 1e3:.1f} ({r['with_base'] / r['measured_s'] - 1:+.0%}); "
+            f"pure per-request {pure} ms"
+        )
     s = stream_check()
-    print(f"blog 10 run (stream interval {BLOG10_RUN['stream_interval']}) replayed at the MLPerf GB200 engine "
-          f"({s['slots']} slots, step = model + {s['residual_s'] * 1e3:.1f} ms, measured steady {s['step_measured_s'] * 1e3:.1f} ms):")
-    print(f"  MLPerf run itself: replayed {s['mlperf_replayed_gpu']:,.0f} vs measured {s['mlperf_measured_gpu']:,.0f} "
-          f"output tok/s/GPU ({s['mlperf_duration_s']:,.0f} s)")
+    print(
+        f"blog 10 run (stream interval {BLOG10_RUN['stream_interval']}) replayed at the MLPerf GB200 engine "
+        f"({s['slots']} slots, step = model + {s['residual_s'] * 1e3:.1f} ms, measured steady {s['step_measured_s'] * 1e3:.1f} ms):"
+    )
+    print(
+        f"  MLPerf run itself: replayed {s['mlperf_replayed_gpu']:,.0f} vs measured {s['mlperf_measured_gpu']:,.0f} "
+        f"output tok/s/GPU ({s['mlperf_duration_s']:,.0f} s)"
+    )
     raw = s["blog_measured_gpu"] / s["blog_predicted_gpu"]
     norm = raw * s["mlperf_replayed_gpu"] / s["mlperf_measured_gpu"]
-    print(f"  blog run: predicted with per-token streaming {s['blog_predicted_gpu']:,.0f} vs measured "
-          f"{s['blog_measured_gpu']:,.0f} output tok/s/GPU ({raw - 1:+.1%}; {s['blog_duration_s']:,.0f} s); with the "
-          f"replay's own miss on the MLPerf run taken out {norm - 1:+.1%}")
-    print(f"  -> the blog's steady step {s['step_measured_s'] / norm * 1e3:.1f}-{s['step_measured_s'] / raw * 1e3:.1f} ms "
-          f"against MLPerf's {s['step_measured_s'] * 1e3:.1f}: {s['step_measured_s'] * (1 - 1 / raw) * 1e3:.1f}-"
-          f"{s['step_measured_s'] * (1 - 1 / norm) * 1e3:.1f} ms per step less")
+    print(
+        f"  blog run: predicted with per-token streaming {s['blog_predicted_gpu']:,.0f} vs measured "
+        f"{s['blog_measured_gpu']:,.0f} output tok/s/GPU ({raw - 1:+.1%}; {s['blog_duration_s']:,.0f} s); with the "
+        f"replay's own miss on the MLPerf run taken out {norm - 1:+.1%}"
+    )
+    print(
+        f"  -> the blog's steady step {s['step_measured_s'] / norm * 1e3:.1f}-{s['step_measured_s'] / raw * 1e3:.1f} ms "
+        f"against MLPerf's {s['step_measured_s'] * 1e3:.1f}: {s['step_measured_s'] * (1 - 1 / raw) * 1e3:.1f}-"
+        f"{s['step_measured_s'] * (1 - 1 / norm) * 1e3:.1f} ms per step less"
+    )
 
 
 if __name__ == "__main__":

@@ -61,7 +61,9 @@ from jalapeno.specs.catalog import load_model
 BINDS = 0.03
 
 
-def measured_running(throughput_per_chip: float, isl: float, osl: float, tpot_s: float, chips_per_instance: int) -> float:
+def measured_running(
+    throughput_per_chip: float, isl: float, osl: float, tpot_s: float, chips_per_instance: int
+) -> float:
     """Requests decoding per instance by Little's law: output tok/s per instance x mean TPOT (s). The row's
     throughput per chip counts input and output tokens (fit/mlperf.py), so output tok/s = it x OSL / (ISL + OSL).
 
@@ -98,26 +100,39 @@ def interactive_rows() -> list[dict]:
         slots = p.concurrency / dep.decode.workers
         sp = aggregated_by_batch(model, pr, one, wl, np.array([run]))
         # the run's own request rate per instance (requests/s): throughput per chip counts ISL + OSL per request
-        at_rate = dataclasses.replace(sp, request_rate_per_s=np.array([m["throughput_per_chip"] * n
-                                                                       / (wl.mean_isl + wl.mean_osl)]))
+        at_rate = dataclasses.replace(
+            sp, request_rate_per_s=np.array([m["throughput_per_chip"] * n / (wl.mean_isl + wl.mean_osl)])
+        )
         at_pick = serve_at_concurrency(model, pr, one, wl, [pick["concurrency"] / dep.decode.workers], idle_start=False)
         meas = _latencies(p.id)
         t99 = poisson_tpot_s(model, pr, one, wl, at_pick, arrival_k=k)[0]
         f99 = poisson_ttft_s(model, pr, one, wl, at_pick, arrival_k=k)[0]
-        binds = [k for k, v, lim in (("TPOT", t99, p.tpot_limit_s), ("TTFT", f99, p.ttft_limit_s)) if v >= (1 - BINDS) * lim]
-        rows.append({
-            "id": p.id, "error": pick["throughput_per_chip"] / m["throughput_per_chip"] - 1,
-            "running": run, "tpot_s": m["tpot_s"], "tail": meas["TPOT_p99"] / meas["TPOT_mean"],
-            "ttft_p99_s": meas["TTFT_p99"],
-            "model_tpot_s": float(sp.tpot_s[0]),
-            "model_tail": float(poisson_tpot_s(model, pr, one, wl, sp, arrival_k=k)[0] / sp.tpot_s[0]),
-            "model_ttft_p99_s": float(poisson_ttft_s(model, pr, one, wl, sp, arrival_k=k)[0]),
-            "model_ttft_p99_at_rate_s": float(poisson_ttft_s(model, pr, one, wl, at_rate, arrival_k=k)[0]),
-            "poisson_ttft_p99_at_rate_s": float(poisson_ttft_s(model, pr, one, wl, at_rate)[0]), "k": k,
-            "pick_running": float(at_pick.decode_batch[0]), "pick_tpot_s": float(at_pick.tpot_s[0]),
-            "pick_tpot_p99_s": float(t99), "pick_ttft_p99_s": float(f99), "binds": "+".join(binds) or "-",
-            "mean_rule_over_pick": _mean_rule(model, pr, one, wl, p.tpot_limit_s, p.ttft_limit_s, slots, k)
-            / (pick["throughput_per_chip"] / pick["run_factor"])})
+        binds = [
+            k for k, v, lim in (("TPOT", t99, p.tpot_limit_s), ("TTFT", f99, p.ttft_limit_s)) if v >= (1 - BINDS) * lim
+        ]
+        rows.append(
+            {
+                "id": p.id,
+                "error": pick["throughput_per_chip"] / m["throughput_per_chip"] - 1,
+                "running": run,
+                "tpot_s": m["tpot_s"],
+                "tail": meas["TPOT_p99"] / meas["TPOT_mean"],
+                "ttft_p99_s": meas["TTFT_p99"],
+                "model_tpot_s": float(sp.tpot_s[0]),
+                "model_tail": float(poisson_tpot_s(model, pr, one, wl, sp, arrival_k=k)[0] / sp.tpot_s[0]),
+                "model_ttft_p99_s": float(poisson_ttft_s(model, pr, one, wl, sp, arrival_k=k)[0]),
+                "model_ttft_p99_at_rate_s": float(poisson_ttft_s(model, pr, one, wl, at_rate, arrival_k=k)[0]),
+                "poisson_ttft_p99_at_rate_s": float(poisson_ttft_s(model, pr, one, wl, at_rate)[0]),
+                "k": k,
+                "pick_running": float(at_pick.decode_batch[0]),
+                "pick_tpot_s": float(at_pick.tpot_s[0]),
+                "pick_tpot_p99_s": float(t99),
+                "pick_ttft_p99_s": float(f99),
+                "binds": "+".join(binds) or "-",
+                "mean_rule_over_pick": _mean_rule(model, pr, one, wl, p.tpot_limit_s, p.ttft_limit_s, slots, k)
+                / (pick["throughput_per_chip"] / pick["run_factor"]),
+            }
+        )
     return rows
 
 
@@ -134,16 +149,20 @@ def _latencies(row_id: str) -> dict:
 
 
 def main() -> None:
-    print(f"{'row':52s} {'err':>6s} | {'run':>5s} {'TPOT':>5s} {'tail':>4s} {'TTFT99':>6s} | {'TPOT':>5s} {'tail':>4s} "
-          f"{'TTFT99':>6s} {'@rate':>5s} {'Pois':>5s} {'step':>5s} | {'run':>5s} {'TPOT':>5s} {'p99':>5s} {'TTFT99':>6s} {'binds':>9s} | "
-          f"{'mean rule':>9s} {'k':>3s}")
+    print(
+        f"{'row':52s} {'err':>6s} | {'run':>5s} {'TPOT':>5s} {'tail':>4s} {'TTFT99':>6s} | {'TPOT':>5s} {'tail':>4s} "
+        f"{'TTFT99':>6s} {'@rate':>5s} {'Pois':>5s} {'step':>5s} | {'run':>5s} {'TPOT':>5s} {'p99':>5s} {'TTFT99':>6s} {'binds':>9s} | "
+        f"{'mean rule':>9s} {'k':>3s}"
+    )
     print(f"{'':52s} {'':6s} | {'measured (ms, s)':^24s} | {'model @ the run load':^29s} | {'model pick':^35s} |")
     for r in interactive_rows():
-        print(f"{r['id'][9:61]:52s} {r['error']:+6.1%} | {r['running']:5.0f} {r['tpot_s'] * 1e3:5.1f} {r['tail']:4.2f} "
-              f"{r['ttft_p99_s']:6.2f} | {r['model_tpot_s'] * 1e3:5.1f} {r['model_tail']:4.2f} {r['model_ttft_p99_s']:6.2f} {r['model_ttft_p99_at_rate_s']:5.2f} "
-              f"{r['poisson_ttft_p99_at_rate_s']:5.2f} {r['tpot_s'] / r['model_tpot_s']:5.2f} | {r['pick_running']:5.0f} {r['pick_tpot_s'] * 1e3:5.1f} "
-              f"{r['pick_tpot_p99_s'] * 1e3:5.1f} {r['pick_ttft_p99_s']:6.2f} {r['binds']:>9s} | "
-              f"{r['mean_rule_over_pick']:9.2f} {r['k']:3d}")
+        print(
+            f"{r['id'][9:61]:52s} {r['error']:+6.1%} | {r['running']:5.0f} {r['tpot_s'] * 1e3:5.1f} {r['tail']:4.2f} "
+            f"{r['ttft_p99_s']:6.2f} | {r['model_tpot_s'] * 1e3:5.1f} {r['model_tail']:4.2f} {r['model_ttft_p99_s']:6.2f} {r['model_ttft_p99_at_rate_s']:5.2f} "
+            f"{r['poisson_ttft_p99_at_rate_s']:5.2f} {r['tpot_s'] / r['model_tpot_s']:5.2f} | {r['pick_running']:5.0f} {r['pick_tpot_s'] * 1e3:5.1f} "
+            f"{r['pick_tpot_p99_s'] * 1e3:5.1f} {r['pick_ttft_p99_s']:6.2f} {r['binds']:>9s} | "
+            f"{r['mean_rule_over_pick']:9.2f} {r['k']:3d}"
+        )
 
 
 if __name__ == "__main__":

@@ -26,12 +26,24 @@ import numpy as np
 #: (result id, samples, instances, LoadGen latency figures in seconds: min, p50, p90, p99, max) from each run's
 #: mlperf_log_summary.txt (inference_results_v5.1 @965182b)
 RUNS = (
-    ("mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline", 26328, 1,
-     (27.393, 1027.975, 1970.262, 2546.592, 2946.841)),
-    ("mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Offline", 26328, 1,
-     (24.145, 1045.836, 2000.583, 2612.494, 3088.434)),
-    ("mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Offline", 26328 * 8, 9,
-     (29.460, 884.666, 1704.832, 2269.050, 2700.479)),
+    (
+        "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline",
+        26328,
+        1,
+        (27.393, 1027.975, 1970.262, 2546.592, 2946.841),
+    ),
+    (
+        "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Offline",
+        26328,
+        1,
+        (24.145, 1045.836, 2000.583, 2612.494, 3088.434),
+    ),
+    (
+        "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Offline",
+        26328 * 8,
+        9,
+        (29.460, 884.666, 1704.832, 2269.050, 2700.479),
+    ),
 )
 Q = (0.5, 0.9, 0.99, 1.0)
 #: the runs' mean latency (s), same logs
@@ -72,7 +84,9 @@ def offline_curves() -> list[dict]:
     model, out = load_model("deepseek-r1"), []
     for rid, queries, inst, lat in RUNS:
         p = pts[rid]
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=get_stack(f"trtllm@{MLPERF_TRTLLM_RELEASE}"))
+        pricer = load_any_pricer(
+            p.system, "calibrated", pricer="roofline", stack=get_stack(f"trtllm@{MLPERF_TRTLLM_RELEASE}")
+        )
         spr = benchmark_spread("deepseek-r1").with_mean_osl(p.workload.mean_osl)
         osl = np.maximum(np.rint(spr.osl_tokens), 1)
         dp = p.deployment.decode.layout.dp
@@ -91,29 +105,56 @@ def offline_curves() -> list[dict]:
             return [float(np.quantile(c, q)) for q in Q] + [float(c.mean())]
 
         model_c = np.concatenate([[0.0], np.cumsum(tau)])[done]
-        out.append({"id": rid, "slots": slots, "per_rank": slots // dp, "steps": int(done.max()),
-                    "busy_to": int(np.argmax(busy < slots)), "step_measured_s": step_meas, "step_model_s": step_model,
-                    "measured": lat, "mean_measured": LAT_MEAN[rid],
-                    "model": (float(model_c.min()), *(float(np.quantile(model_c, q)) for q in Q)),
-                    "constant": curve(tau + (step_meas - step_model)), "scaled": curve(tau * step_meas / step_model),
-                    "run_over_steady": (lat[-1] / (step_meas * queries / inst * osl.mean() / slots),
-                                        float(model_c.max()) / (step_model * queries / inst * osl.mean() / slots))})
+        out.append(
+            {
+                "id": rid,
+                "slots": slots,
+                "per_rank": slots // dp,
+                "steps": int(done.max()),
+                "busy_to": int(np.argmax(busy < slots)),
+                "step_measured_s": step_meas,
+                "step_model_s": step_model,
+                "measured": lat,
+                "mean_measured": LAT_MEAN[rid],
+                "model": (float(model_c.min()), *(float(np.quantile(model_c, q)) for q in Q)),
+                "constant": curve(tau + (step_meas - step_model)),
+                "scaled": curve(tau * step_meas / step_model),
+                "run_over_steady": (
+                    lat[-1] / (step_meas * queries / inst * osl.mean() / slots),
+                    float(model_c.max()) / (step_model * queries / inst * osl.mean() / slots),
+                ),
+            }
+        )
     return out
 
 
 def main() -> None:
     for r in offline_curves():
-        print(f"{r['id'].replace('mlperf51_', '')}: {r['slots']} slots per instance ({r['per_rank']} per rank), "
-              f"{r['steps']:,} steps, every slot busy to step {r['busy_to']:,}")
+        print(
+            f"{r['id'].replace('mlperf51_', '')}: {r['slots']} slots per instance ({r['per_rank']} per rank), "
+            f"{r['steps']:,} steps, every slot busy to step {r['busy_to']:,}"
+        )
         sm, so = r["step_measured_s"], r["step_model_s"]
-        print(f"  steady step min->p50: measured {sm * 1e3:.1f} ms, model {so * 1e3:.1f} ms "
-              f"(x{sm / so:.2f}, residual {(sm - so) * 1e3:+.1f} ms)")
-        print("  completion s (measured / model): " + ", ".join(
-            f"{k} {a:,.0f} / {b:,.0f}" for k, a, b in zip(("min", "p50", "p90", "p99", "max"), r["measured"], r["model"])))
-        for label, key in (("a constant per-step residual", "constant"), ("a residual growing with the batch", "scaled")):
+        print(
+            f"  steady step min->p50: measured {sm * 1e3:.1f} ms, model {so * 1e3:.1f} ms "
+            f"(x{sm / so:.2f}, residual {(sm - so) * 1e3:+.1f} ms)"
+        )
+        print(
+            "  completion s (measured / model): "
+            + ", ".join(
+                f"{k} {a:,.0f} / {b:,.0f}"
+                for k, a, b in zip(("min", "p50", "p90", "p99", "max"), r["measured"], r["model"])
+            )
+        )
+        for label, key in (
+            ("a constant per-step residual", "constant"),
+            ("a residual growing with the batch", "scaled"),
+        ):
             c = r[key]
-            print(f"  model + {label} (what-if, the steady residual carried through the drain): p50 {c[0]:,.0f}, "
-                  f"p90 {c[1]:,.0f}, p99 {c[2]:,.0f}, max {c[3]:,.0f}; mean {c[4]:,.0f} (measured {r['mean_measured']:,.0f})")
+            print(
+                f"  model + {label} (what-if, the steady residual carried through the drain): p50 {c[0]:,.0f}, "
+                f"p90 {c[1]:,.0f}, p99 {c[2]:,.0f}, max {c[3]:,.0f}; mean {c[4]:,.0f} (measured {r['mean_measured']:,.0f})"
+            )
         print(f"  run / steady-rate run: measured {r['run_over_steady'][0]:.3f}, model {r['run_over_steady'][1]:.3f}")
 
 

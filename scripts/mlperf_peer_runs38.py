@@ -74,11 +74,21 @@ def peer_runs(path: Path = PEERS, benchmark: str = "deepseek-r1", scenario: str 
     out = []
     for r in rows:
         if r["benchmark"] == benchmark and r["scenario"] == scenario:
-            out.append({k: (float(v) if k not in ("division", "submitter", "system", "benchmark", "scenario",
-                                                  "result", "source") else v) for k, v in r.items()})
+            out.append(
+                {
+                    k: (
+                        float(v)
+                        if k not in ("division", "submitter", "system", "benchmark", "scenario", "result", "source")
+                        else v
+                    )
+                    for k, v in r.items()
+                }
+            )
     if not out:
-        raise ValueError(f"{path}: no {benchmark} {scenario} run; add the runs' LoadGen summary figures "
-                         "(scripts/mlperf_peer_runs38.py docstring)")
+        raise ValueError(
+            f"{path}: no {benchmark} {scenario} run; add the runs' LoadGen summary figures "
+            "(scripts/mlperf_peer_runs38.py docstring)"
+        )
     return out
 
 
@@ -116,8 +126,9 @@ def model_step_s(system: str, gpus: int, timeout: int, batch: int, per_rank: flo
     lay = one.decode.layout
     base = load_any_pricer(system, stack=point_stack(p))
     if harness_s:
-        base = base.with_efficiency(dataclasses.replace(base.efficiency,
-                                                        step_overhead_s=base.efficiency.step_overhead_s + harness_s))
+        base = base.with_efficiency(
+            dataclasses.replace(base.efficiency, step_overhead_s=base.efficiency.step_overhead_s + harness_s)
+        )
     pr = with_moe_backend(base, one.decode.moe_backend, model, lay)
     sp = aggregated_by_batch(model, pr, one, p.workload, np.array([per_rank * lay.dp]))
     return float(sp.tpot_s[0])
@@ -136,8 +147,9 @@ def step_rows(path: Path = PEERS, harness_s: float = 0.0, fit_only: bool = False
         n = decode_per_rank(r, gpus, stat)
         m = model_step_s(system, gpus, timeout, batch, n, harness_s)
         t = r[f"tpot_{stat}_ms"] / 1e3
-        out.append({"run": key, "fit": key in FIT_RUNS, "per_rank": n, "measured_s": t, "model_s": m,
-                    "residual_s": t - m})
+        out.append(
+            {"run": key, "fit": key in FIT_RUNS, "per_rank": n, "measured_s": t, "model_s": m, "residual_s": t - m}
+        )
     return out
 
 
@@ -165,21 +177,28 @@ def fitted_term_s(path: Path = PEERS, tol_s: float = 0.05e-3, max_iter: int = 8,
 def main() -> None:
     print("1. DeepSeek-R1 Server runs: requested rate, completed rate, p99 TTFT / 2 s, p99 TPOT / 80 ms")
     for r in sorted(peer_runs(), key=lambda r: (r["system"], r["target_qps"])):
-        print(f"  {r['submitter']:14s} {r['system']:40s} target {r['target_qps']:5.1f}  done {r['completed_per_s']:5.2f}"
-              f"  TTFT p99 {r['ttft_p99_ms'] / 2000:4.2f}  TPOT p99 {r['tpot_p99_ms'] / 80:4.2f}")
+        print(
+            f"  {r['submitter']:14s} {r['system']:40s} target {r['target_qps']:5.1f}  done {r['completed_per_s']:5.2f}"
+            f"  TTFT p99 {r['ttft_p99_ms'] / 2000:4.2f}  TPOT p99 {r['tpot_p99_ms'] / 80:4.2f}"
+        )
     rows = step_rows()
     print("2. the step at each run's load (ms): measured mean TPOT, model, residual")
     for r in rows:
-        print(f"  {'fit ' if r['fit'] else 'rows'} {r['run'][0]:14s} {r['run'][1]:40s} {r['per_rank']:6.1f} a rank  "
-              f"{r['measured_s'] * 1e3:5.1f}  {r['model_s'] * 1e3:5.1f}  {r['residual_s'] * 1e3:+5.1f}")
+        print(
+            f"  {'fit ' if r['fit'] else 'rows'} {r['run'][0]:14s} {r['run'][1]:40s} {r['per_rank']:6.1f} a rank  "
+            f"{r['measured_s'] * 1e3:5.1f}  {r['model_s'] * 1e3:5.1f}  {r['residual_s'] * 1e3:+5.1f}"
+        )
     x = fitted_term_s()
     after = step_rows(harness_s=x)
 
     def ms(fit: bool) -> str:
         return ", ".join(f"{r['residual_s'] * 1e3:+.1f}" for r in after if r["fit"] == fit)
-    print(f"3. harness term (zero mean residual over the {len(FIT_RUNS)} fit runs, the model with it; first estimate, "
-          f"the mean residual without it: {harness_term_s(rows) * 1e3:.1f} ms): {x * 1e3:.1f} ms; residuals with it "
-          f"(ms): fit {ms(True)}; validation rows {ms(False)}")
+
+    print(
+        f"3. harness term (zero mean residual over the {len(FIT_RUNS)} fit runs, the model with it; first estimate, "
+        f"the mean residual without it: {harness_term_s(rows) * 1e3:.1f} ms): {x * 1e3:.1f} ms; residuals with it "
+        f"(ms): fit {ms(True)}; validation rows {ms(False)}"
+    )
 
 
 if __name__ == "__main__":

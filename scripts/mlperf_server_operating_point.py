@@ -62,24 +62,42 @@ def operating_points(row_id: str) -> dict:
     dp = one.decode.layout.dp
     sp = aggregated_by_batch(model, pr, one, p.workload, np.array([per_rank, eng.batch_per_rank], dtype=float) * dp)
     t99, f99 = poisson_tpot_s(model, pr, one, p.workload, sp), poisson_ttft_s(model, pr, one, p.workload, sp)
-    at = [{"per_rank": float(sp.decode_batch[i] / dp), "tpot_s": float(sp.tpot_s[i]), "tpot_p99_s": float(t99[i]),
-           "ttft_p99_s": float(f99[i]), "throughput_per_chip": float(sp.throughput_per_chip[i])} for i in range(2)]
-    return {"per_rank": per_rank, "tpot_s": p.measured["tpot_s"], "throughput_per_chip": p.measured["throughput_per_chip"],
-            "model_at_load": at[0], "model_at_cap": at[1], "tpot_limit_s": MLPERF_RULES["deepseek-r1"].server_tpot_s}
+    at = [
+        {
+            "per_rank": float(sp.decode_batch[i] / dp),
+            "tpot_s": float(sp.tpot_s[i]),
+            "tpot_p99_s": float(t99[i]),
+            "ttft_p99_s": float(f99[i]),
+            "throughput_per_chip": float(sp.throughput_per_chip[i]),
+        }
+        for i in range(2)
+    ]
+    return {
+        "per_rank": per_rank,
+        "tpot_s": p.measured["tpot_s"],
+        "throughput_per_chip": p.measured["throughput_per_chip"],
+        "model_at_load": at[0],
+        "model_at_cap": at[1],
+        "tpot_limit_s": MLPERF_RULES["deepseek-r1"].server_tpot_s,
+    }
 
 
 def main() -> None:
-    print(f"{'row':58s} {'meas/rank':>9s} {'TPOT ms':>7s} | {'model TPOT':>10s} {'p99':>6s} {'TTFT99 s':>8s} | "
-          f"{'cap TPOT':>8s} {'p99':>6s} {'thr/chip':>8s} | {'step ratio':>10s} {'thr ratio':>9s}")
+    print(
+        f"{'row':58s} {'meas/rank':>9s} {'TPOT ms':>7s} | {'model TPOT':>10s} {'p99':>6s} {'TTFT99 s':>8s} | "
+        f"{'cap TPOT':>8s} {'p99':>6s} {'thr/chip':>8s} | {'step ratio':>10s} {'thr ratio':>9s}"
+    )
     for rid in MLPERF_LIMIT_ENGINES:
         if "deepseek-r1_Server" not in rid:
             continue
         o = operating_points(rid)
         a, c = o["model_at_load"], o["model_at_cap"]
-        print(f"{rid[9:67]:58s} {o['per_rank']:9.0f} {o['tpot_s'] * 1e3:7.1f} | {a['tpot_s'] * 1e3:10.1f} "
-              f"{a['tpot_p99_s'] * 1e3:6.1f} {a['ttft_p99_s']:8.2f} | {c['tpot_s'] * 1e3:8.1f} {c['tpot_p99_s'] * 1e3:6.1f} "
-              f"{c['throughput_per_chip']:8.0f} | {o['tpot_s'] / a['tpot_s']:10.2f} "
-              f"{c['throughput_per_chip'] / o['throughput_per_chip']:9.2f}")
+        print(
+            f"{rid[9:67]:58s} {o['per_rank']:9.0f} {o['tpot_s'] * 1e3:7.1f} | {a['tpot_s'] * 1e3:10.1f} "
+            f"{a['tpot_p99_s'] * 1e3:6.1f} {a['ttft_p99_s']:8.2f} | {c['tpot_s'] * 1e3:8.1f} {c['tpot_p99_s'] * 1e3:6.1f} "
+            f"{c['throughput_per_chip']:8.0f} | {o['tpot_s'] / a['tpot_s']:10.2f} "
+            f"{c['throughput_per_chip'] / o['throughput_per_chip']:9.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -66,22 +66,32 @@ def tail_rows() -> list[dict]:
             continue
         m, o = measured_latencies(rid), op(rid)
         tail = m["TPOT_p99"] / m["TPOT_mean"]
-        rows.append({"id": rid, "per_rank": o["per_rank"], "tail": tail,
-                     "tpot_p99_over_limit": m["TPOT_p99"] / rules.server_tpot_s,
-                     "ttft_p99_over_limit": m["TTFT_p99"] / rules.server_ttft_s,
-                     "model_mean_at_load_s": o["model_at_load"]["tpot_s"],
-                     "tail_needed": rules.server_tpot_s / o["model_at_load"]["tpot_s"],
-                     "cap_times_tail_s": o["model_at_cap"]["tpot_s"] * max(tail, 1.0)})
+        rows.append(
+            {
+                "id": rid,
+                "per_rank": o["per_rank"],
+                "tail": tail,
+                "tpot_p99_over_limit": m["TPOT_p99"] / rules.server_tpot_s,
+                "ttft_p99_over_limit": m["TTFT_p99"] / rules.server_ttft_s,
+                "model_mean_at_load_s": o["model_at_load"]["tpot_s"],
+                "tail_needed": rules.server_tpot_s / o["model_at_load"]["tpot_s"],
+                "cap_times_tail_s": o["model_at_cap"]["tpot_s"] * max(tail, 1.0),
+            }
+        )
     return rows
 
 
 def main() -> None:
-    print(f"{'row':50s} {'meas/rank':>9s} {'tail':>5s} {'p99/lim':>7s} {'TTFT p99/lim':>12s} | "
-          f"{'model mean@load ms':>18s} {'tail needed':>11s} {'cap x meas tail ms':>18s}")
+    print(
+        f"{'row':50s} {'meas/rank':>9s} {'tail':>5s} {'p99/lim':>7s} {'TTFT p99/lim':>12s} | "
+        f"{'model mean@load ms':>18s} {'tail needed':>11s} {'cap x meas tail ms':>18s}"
+    )
     for r in tail_rows():
-        print(f"{r['id'][9:59]:50s} {r['per_rank']:9.0f} {r['tail']:5.2f} {r['tpot_p99_over_limit']:7.2f} "
-              f"{r['ttft_p99_over_limit']:12.2f} | {r['model_mean_at_load_s'] * 1e3:18.1f} {r['tail_needed']:11.2f} "
-              f"{r['cap_times_tail_s'] * 1e3:18.1f}")
+        print(
+            f"{r['id'][9:59]:50s} {r['per_rank']:9.0f} {r['tail']:5.2f} {r['tpot_p99_over_limit']:7.2f} "
+            f"{r['ttft_p99_over_limit']:12.2f} | {r['model_mean_at_load_s'] * 1e3:18.1f} {r['tail_needed']:11.2f} "
+            f"{r['cap_times_tail_s'] * 1e3:18.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -48,8 +48,11 @@ from jalapeno.serve.tpot_tail import poisson_tpot_s
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model, load_system
 
-DSR1 = ("mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1", "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1",
-        "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1")
+DSR1 = (
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1",
+    "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1",
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1",
+)
 
 
 def _one(dep):
@@ -60,8 +63,9 @@ def _one(dep):
 def _pricer(p):
     """The row's pricer as validate prices it: its stack, with its harness step term (fit/validate.with_harness_step;
     round 43: this script priced without it before, review42's stale-copy note)."""
-    return with_harness_step(load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p)),
-                             p.harness_step_s)
+    return with_harness_step(
+        load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p)), p.harness_step_s
+    )
 
 
 def dsr1_rows() -> list[dict]:
@@ -76,19 +80,29 @@ def dsr1_rows() -> list[dict]:
         wl_o, wl_s = point_workload(off), point_workload(srv)
         st_o = serve_at_concurrency(model, pr, off.deployment, wl_o, [off.concurrency])
         drain = finite_run_factor(model, pr, off.deployment, wl_o, off.queries)
-        sdep, conc = submitted_deployment(MLPERF_LIMIT_ENGINES[srv.id], srv.precision, srv.chips, model,
-                                          load_system(srv.system))
+        sdep, conc = submitted_deployment(
+            MLPERF_LIMIT_ENGINES[srv.id], srv.precision, srv.chips, model, load_system(srv.system)
+        )
         one = _one(sdep)
         cap = serve_at_concurrency(model, pr, one, wl_s, [conc / sdep.decode.workers], idle_start=False)
         lim = engine_within_limits(model, pr, sdep, wl_s, conc, srv.tpot_limit_s, srv.ttft_limit_s, srv.server_run)
-        out.append({"row": stem[9:], "offline_steady": float(st_o.throughput_per_chip[0]), "drain": drain,
-                     "offline_model": float(st_o.throughput_per_chip[0]) * drain,
-                     "server_steady": float(cap.throughput_per_chip[0]), "run": lim["run_factor"],
-                     "server_model": lim["throughput_per_chip"], "server_load": lim["concurrency"],
-                     "tpot_cap_s": float(cap.tpot_s[0]), "tpot99_cap_s": float(poisson_tpot_s(model, pr, one, wl_s, cap)[0]),
-                     "tpot_limit_s": MLPERF_RULES["deepseek-r1"].server_tpot_s,
-                     "offline_measured": off.measured["throughput_per_chip"],
-                     "server_measured": srv.measured["throughput_per_chip"]})
+        out.append(
+            {
+                "row": stem[9:],
+                "offline_steady": float(st_o.throughput_per_chip[0]),
+                "drain": drain,
+                "offline_model": float(st_o.throughput_per_chip[0]) * drain,
+                "server_steady": float(cap.throughput_per_chip[0]),
+                "run": lim["run_factor"],
+                "server_model": lim["throughput_per_chip"],
+                "server_load": lim["concurrency"],
+                "tpot_cap_s": float(cap.tpot_s[0]),
+                "tpot99_cap_s": float(poisson_tpot_s(model, pr, one, wl_s, cap)[0]),
+                "tpot_limit_s": MLPERF_RULES["deepseek-r1"].server_tpot_s,
+                "offline_measured": off.measured["throughput_per_chip"],
+                "server_measured": srv.measured["throughput_per_chip"],
+            }
+        )
     return out
 
 
@@ -105,10 +119,19 @@ def load_rows() -> list[dict]:
         load = out_rate * p.measured["tpot_s"] * one.decode.layout.chips  # requests decoding per instance
         sp = serve_at_concurrency(model, pr, one, wl, [load], idle_start=False)
         k = p.deployment.decode.workers if p.server_run is not None and p.server_run.round_robin else 1  # round 43
-        out.append({"row": p.id[9:], "system": p.system, "model": p.model, "scenario": p.id.rsplit("_", 1)[1],
-                    "load": load, "tpot_measured_s": p.measured["tpot_s"], "tpot_model_s": float(sp.tpot_s[0]),
-                    "tpot99_model_s": float(poisson_tpot_s(model, pr, one, wl, sp, arrival_k=k)[0]),
-                    "ttft99_model_s": float(poisson_ttft_s(model, pr, one, wl, sp, arrival_k=k)[0])})
+        out.append(
+            {
+                "row": p.id[9:],
+                "system": p.system,
+                "model": p.model,
+                "scenario": p.id.rsplit("_", 1)[1],
+                "load": load,
+                "tpot_measured_s": p.measured["tpot_s"],
+                "tpot_model_s": float(sp.tpot_s[0]),
+                "tpot99_model_s": float(poisson_tpot_s(model, pr, one, wl, sp, arrival_k=k)[0]),
+                "ttft99_model_s": float(poisson_ttft_s(model, pr, one, wl, sp, arrival_k=k)[0]),
+            }
+        )
     return out
 
 
@@ -131,24 +154,34 @@ def step_lines(rows: list[dict]) -> list[dict]:
 
 def main() -> None:
     print("Part 1: DeepSeek-R1, tok/s per chip (the model's Server over its Offline)")
-    print(f"{'row':48s} {'off steady':>10s} {'drain':>6s} {'off model':>9s} {'off meas':>8s} | {'srv steady':>10s} "
-          f"{'run':>5s} {'load':>5s} {'srv model':>9s} {'srv meas':>8s} | {'TPOT@cap ms':>11s} {'p99':>5s} {'limit':>5s}")
+    print(
+        f"{'row':48s} {'off steady':>10s} {'drain':>6s} {'off model':>9s} {'off meas':>8s} | {'srv steady':>10s} "
+        f"{'run':>5s} {'load':>5s} {'srv model':>9s} {'srv meas':>8s} | {'TPOT@cap ms':>11s} {'p99':>5s} {'limit':>5s}"
+    )
     for r in dsr1_rows():
-        print(f"{r['row']:48s} {r['offline_steady']:10.0f} {r['drain']:6.3f} {r['offline_model']:9.0f} "
-              f"{r['offline_measured']:8.0f} | {r['server_steady']:10.0f} {r['run']:5.3f} {r['server_load']:5.0f} "
-              f"{r['server_model']:9.0f} {r['server_measured']:8.0f} | {r['tpot_cap_s'] * 1e3:11.1f} "
-              f"{r['tpot99_cap_s'] * 1e3:5.1f} {r['tpot_limit_s'] * 1e3:5.0f}")
+        print(
+            f"{r['row']:48s} {r['offline_steady']:10.0f} {r['drain']:6.3f} {r['offline_model']:9.0f} "
+            f"{r['offline_measured']:8.0f} | {r['server_steady']:10.0f} {r['run']:5.3f} {r['server_load']:5.0f} "
+            f"{r['server_model']:9.0f} {r['server_measured']:8.0f} | {r['tpot_cap_s'] * 1e3:11.1f} "
+            f"{r['tpot99_cap_s'] * 1e3:5.1f} {r['tpot_limit_s'] * 1e3:5.0f}"
+        )
     rows = load_rows()
     print("\nPart 2: each row's engine at the run's own load (requests per instance)")
-    print(f"{'row':72s} {'load':>6s} {'TPOT meas':>9s} {'model':>6s} {'p99':>6s} {'meas/model':>10s} {'TTFT99 model s':>14s}")
+    print(
+        f"{'row':72s} {'load':>6s} {'TPOT meas':>9s} {'model':>6s} {'p99':>6s} {'meas/model':>10s} {'TTFT99 model s':>14s}"
+    )
     for r in rows:
-        print(f"{r['row']:72s} {r['load']:6.0f} {r['tpot_measured_s'] * 1e3:9.1f} {r['tpot_model_s'] * 1e3:6.1f} "
-              f"{r['tpot99_model_s'] * 1e3:6.1f} {r['tpot_measured_s'] / r['tpot_model_s']:10.2f} {r['ttft99_model_s']:14.2f}")
+        print(
+            f"{r['row']:72s} {r['load']:6.0f} {r['tpot_measured_s'] * 1e3:9.1f} {r['tpot_model_s'] * 1e3:6.1f} "
+            f"{r['tpot99_model_s'] * 1e3:6.1f} {r['tpot_measured_s'] / r['tpot_model_s']:10.2f} {r['ttft99_model_s']:14.2f}"
+        )
     print("\nPer-step line through the Interactive and Server loads: intercept ms, slope ms per request")
     for ln in step_lines(rows):
         (a_m, s_m), (a_p, s_p) = ln["measured_line"], ln["model_line"]
-        print(f"{ln['system']:12s} {ln['model']:15s} measured {a_m * 1e3:6.1f} + {s_m * 1e3:.4f}/req   "
-              f"model {a_p * 1e3:6.1f} + {s_p * 1e3:.4f}/req   intercept gap {(a_m - a_p) * 1e3:+6.1f} ms")
+        print(
+            f"{ln['system']:12s} {ln['model']:15s} measured {a_m * 1e3:6.1f} + {s_m * 1e3:.4f}/req   "
+            f"model {a_p * 1e3:6.1f} + {s_p * 1e3:.4f}/req   intercept gap {(a_m - a_p) * 1e3:+6.1f} ms"
+        )
 
 
 if __name__ == "__main__":

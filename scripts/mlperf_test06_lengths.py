@@ -56,10 +56,12 @@ def main() -> None:
         def ctx(o):
             return float(((o - 1) * (isl + o / 2)).sum() / (o - 1).sum())
 
-        print(f"{bench}: {len(idx)} samples; run outputs mean {gen.mean():.0f}, CV {gen.std() / gen.mean():.2f}; "
-              f"reference mean {ref.mean():.0f}, CV {ref.std() / ref.mean():.2f}; correlation "
-              f"{np.corrcoef(gen, ref)[0, 1]:.2f}; decode context {ctx(gen):,.0f} (run) vs {ctx(scaled):,.0f} "
-              "(reference scaled to the run's mean)")
+        print(
+            f"{bench}: {len(idx)} samples; run outputs mean {gen.mean():.0f}, CV {gen.std() / gen.mean():.2f}; "
+            f"reference mean {ref.mean():.0f}, CV {ref.std() / ref.mean():.2f}; correlation "
+            f"{np.corrcoef(gen, ref)[0, 1]:.2f}; decode context {ctx(gen):,.0f} (run) vs {ctx(scaled):,.0f} "
+            "(reference scaled to the run's mean)"
+        )
 
 
 if __name__ == "__main__":

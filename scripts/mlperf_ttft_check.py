@@ -43,11 +43,20 @@ def rows() -> list[dict]:
         out_tps = p.measured["throughput_per_chip"] * 8 * wl.mean_osl / (wl.mean_isl + wl.mean_osl)
         lam = out_tps / wl.mean_osl / (8 // tp)
         sp = serve_at_rate(model, pricer, dep, wl, [lam])
-        row = {"id": p.id, "rate": lam, "ttft_mean": p.measured["ttft_s"], "ttft_p99": p99.get(p.id),
-               "tpot": p.measured["tpot_s"], "overloaded": not bool(sp.feasible[0])}
+        row = {
+            "id": p.id,
+            "rate": lam,
+            "ttft_mean": p.measured["ttft_s"],
+            "ttft_p99": p99.get(p.id),
+            "tpot": p.measured["tpot_s"],
+            "overloaded": not bool(sp.feasible[0]),
+        }
         if not row["overloaded"]:
-            row.update(m_p50=float(poisson_ttft_s(model, pricer, dep, wl, sp, q=0.5)[0]),
-                       m_p99=float(poisson_ttft_s(model, pricer, dep, wl, sp, q=0.99)[0]), m_tpot=float(sp.tpot_s[0]))
+            row.update(
+                m_p50=float(poisson_ttft_s(model, pricer, dep, wl, sp, q=0.5)[0]),
+                m_p99=float(poisson_ttft_s(model, pricer, dep, wl, sp, q=0.99)[0]),
+                m_tpot=float(sp.tpot_s[0]),
+            )
         out.append(row)
     return out
 
@@ -58,5 +67,8 @@ if __name__ == "__main__":
         if r["overloaded"]:
             print(head, "the modelled instance cannot sustain the measured rate")
             continue
-        print(head, f"TTFT model p50 {r['m_p50']:.2f} / p99 {r['m_p99']:.2f} s, measured mean {r['ttft_mean']:.2f} / "
-              f"p99 {r['ttft_p99']:.2f} s; TPOT model {r['m_tpot'] * 1e3:.0f} vs {r['tpot'] * 1e3:.0f} ms")
+        print(
+            head,
+            f"TTFT model p50 {r['m_p50']:.2f} / p99 {r['m_p99']:.2f} s, measured mean {r['ttft_mean']:.2f} / "
+            f"p99 {r['ttft_p99']:.2f} s; TPOT model {r['m_tpot'] * 1e3:.0f} vs {r['tpot'] * 1e3:.0f} ms",
+        )

@@ -25,12 +25,14 @@ from jalapeno.serve.open_loop import mg1_wait, ttft_quantile_s
 
 #: The rows: result key, TP instances in the run (GPUs / tensor_parallelism), runtime max_num_tokens (the
 #: configs, inference_results_v5.1 @965182b closed/{NVIDIA,Nebius}/configs/*/{Server,Interactive}/llama3_1-405b.py)
-ROWS = (("NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Interactive", 2, 1536),
-        ("NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Server", 2, 2048),
-        ("NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Interactive", 18, 1024),
-        ("NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Server", 18, 2048),
-        ("Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Interactive", 1, 2560),
-        ("Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server", 1, 2560))
+ROWS = (
+    ("NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Interactive", 2, 1536),
+    ("NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Server", 2, 2048),
+    ("NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Interactive", 18, 1024),
+    ("NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Server", 18, 2048),
+    ("Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Interactive", 1, 2560),
+    ("Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server", 1, 2560),
+)
 
 
 def queue_ttft(rate: float, isl: np.ndarray, prefill_tok_s: float, fixed_s: np.ndarray) -> tuple[float, float, float]:
@@ -80,8 +82,19 @@ def rows(http_front_end: bool = True) -> list[dict]:
         fixed = m["TPOT_mean"] / 2e3 + ((0.15 + 6.4e-6 * isl) if http_front_end else 0.0 * isl)
         r_tok = implied_rate(rate, isl, fixed, m["TTFT_mean"] / 1e3)
         rho, mean, p99 = queue_ttft(rate, isl, r_tok, fixed)
-        out.append({"key": key, "rate": rate, "budget": budget, "prefill_tok_s": r_tok, "rho": rho, "p99": p99,
-                    "ttft_mean": m["TTFT_mean"] / 1e3, "ttft_p99": m["TTFT_p99"] / 1e3, "tpot": m["TPOT_mean"] / 1e3})
+        out.append(
+            {
+                "key": key,
+                "rate": rate,
+                "budget": budget,
+                "prefill_tok_s": r_tok,
+                "rho": rho,
+                "p99": p99,
+                "ttft_mean": m["TTFT_mean"] / 1e3,
+                "ttft_p99": m["TTFT_p99"] / 1e3,
+                "tpot": m["TPOT_mean"] / 1e3,
+            }
+        )
     return out
 
 
@@ -89,6 +102,8 @@ if __name__ == "__main__":
     for fe in (True, False):
         print("front end", "0.15 s + 6.4 us per prompt token (the rows' pricing)" if fe else "0 (what-if)")
         for r in rows(fe):
-            print(f"  {r['key']:72s} {r['rate']:.3f}/s  prefill {r['prefill_tok_s']:6.0f} tok/s "
-                  f"(step of {r['budget']}: {r['budget'] / r['prefill_tok_s'] * 1e3:4.0f} ms)  rho {r['rho']:.2f}  "
-                  f"p99 {r['p99']:.2f} s vs measured {r['ttft_p99']:.2f} ({100 * (r['p99'] / r['ttft_p99'] - 1):+.0f}%)")
+            print(
+                f"  {r['key']:72s} {r['rate']:.3f}/s  prefill {r['prefill_tok_s']:6.0f} tok/s "
+                f"(step of {r['budget']}: {r['budget'] / r['prefill_tok_s'] * 1e3:4.0f} ms)  rho {r['rho']:.2f}  "
+                f"p99 {r['p99']:.2f} s vs measured {r['ttft_p99']:.2f} ({100 * (r['p99'] / r['ttft_p99'] - 1):+.0f}%)"
+            )

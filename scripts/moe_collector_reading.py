@@ -50,8 +50,9 @@ def rows_of(system_name: str) -> list[dict]:
             row[f"{rule} hbm"] = params.get("moe", {}).get(fmt, {}).get("hbm_fraction")
             for part, key in (("fit", "fit"), ("held-out", "held_out_deepseek_shape")):
                 e = r.get(key, {})
-                row[f"{rule} {part}"] = (f"{100 * e['median_ape']:.1f} / {100 * e['p90_ape']:.0f}"
-                                         if "median_ape" in e else "-")
+                row[f"{rule} {part}"] = (
+                    f"{100 * e['median_ape']:.1f} / {100 * e['p90_ape']:.0f}" if "median_ape" in e else "-"
+                )
         out.append(row)
     return out
 
@@ -66,11 +67,15 @@ def main() -> None:
     names = [s for s in ap.parse_args().systems.split(",") if s]
     unknown = sorted(set(names) - set(AIC_SYSTEM_DIRS))
     if unknown:
-        raise SystemExit(f"--systems: no kernel tables for {', '.join(unknown)}; use some of {', '.join(AIC_SYSTEM_DIRS)}")
+        raise SystemExit(
+            f"--systems: no kernel tables for {', '.join(unknown)}; use some of {', '.join(AIC_SYSTEM_DIRS)}"
+        )
     rows = [r for n in names for r in rows_of(n)]
     pd.set_option("display.width", 200)
-    print("MoE kernel fits, median / p90 |error| (%) on the fit rows and the held-out DeepSeek shape, "
-          "and the fitted HBM fraction, per routing reading:")
+    print(
+        "MoE kernel fits, median / p90 |error| (%) on the fit rows and the held-out DeepSeek shape, "
+        "and the fitted HBM fraction, per routing reading:"
+    )
     print(pd.DataFrame(rows).round(3).to_string(index=False))
 
 

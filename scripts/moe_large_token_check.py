@@ -73,8 +73,13 @@ def form_s(system, r: pd.DataFrame, fmt: str, form: str, eta, m_half, eta_m, flo
         return moe_model_s(system, r, fmt, eta, m_half, eta_m, floor_s, passes)
     if form == "serial":
         base = moe_model_s(system, r, fmt, eta, m_half, eta_m, floor_s, 0.0)
-        return base + serial_scan_s(r.num_tokens.to_numpy(float), r.hidden_size.to_numpy(float), passes,
-                                    system.chip.hbm_bandwidth_bytes_per_s, eta_m)
+        return base + serial_scan_s(
+            r.num_tokens.to_numpy(float),
+            r.hidden_size.to_numpy(float),
+            passes,
+            system.chip.hbm_bandwidth_bytes_per_s,
+            eta_m,
+        )
     raise ValueError(f"form {form!r}: use one of {', '.join(FORMS)}")
 
 
@@ -89,8 +94,13 @@ def fit_form(system, r: pd.DataFrame, fmt: str, form: str) -> tuple:
         return sig(x[0]), math.exp(x[1]), sig(x[2]), math.exp(x[3]), math.exp(x[4])
 
     t = r.t.to_numpy()
-    sol = least_squares(lambda x: np.log(form_s(system, r, fmt, form, *unpack(x)) / t),
-                        [0.0, math.log(64.0), 0.5, math.log(2e-5), 0.0], loss="soft_l1", f_scale=0.2, max_nfev=600)
+    sol = least_squares(
+        lambda x: np.log(form_s(system, r, fmt, form, *unpack(x)) / t),
+        [0.0, math.log(64.0), 0.5, math.log(2e-5), 0.0],
+        loss="soft_l1",
+        f_scale=0.2,
+        max_nfev=600,
+    )
     return unpack(sol.x)
 
 
@@ -110,8 +120,14 @@ def table_part(system_name: str, fmt: str, df: pd.DataFrame, d: pd.DataFrame) ->
     system, eff = load_system(system_name), load_efficiency(system_name)
     p = (eff.moe_peak(fmt), eff.moe_half(fmt), eff.moe_hbm(fmt), None)
     h, i, e, k = SHAPE
-    raw = df[(df.distribution == "balanced") & (df.hidden_size == h) & (df.inter_size == i) & (df.num_experts == e)
-             & (df.topk == k) & (df.moe_tp_size == 1)]
+    raw = df[
+        (df.distribution == "balanced")
+        & (df.hidden_size == h)
+        & (df.inter_size == i)
+        & (df.num_experts == e)
+        & (df.topk == k)
+        & (df.moe_tp_size == 1)
+    ]
     print(f"| EP | T | per kernel path us | fastest us | form, group scan us | form, rank scan (DP {DP}) us |")
     print("|---|---|---|---|---|---|")
     for ep in EPS:
@@ -122,9 +138,13 @@ def table_part(system_name: str, fmt: str, df: pd.DataFrame, d: pd.DataFrame) ->
         rank = moe_model_s(system, r, fmt, *p, eff.moe_passes(fmt) / DP)
         for j, row in enumerate(r.itertuples(index=False)):
             paths = raw[(raw.moe_ep_size == ep) & (raw.num_tokens == row.num_tokens) & (raw.moe_dtype == row.moe_dtype)]
-            per = ", ".join(f"{s.replace('moe_torch_flow_', '')} {lat * 1e3:.0f}"
-                            for s, lat in paths.groupby("kernel_source").latency.min().items())
-            print(f"| {ep} | {int(row.num_tokens)} | {per} | {row.t * 1e6:.0f} | {group[j] * 1e6:.0f} | {rank[j] * 1e6:.0f} |")
+            per = ", ".join(
+                f"{s.replace('moe_torch_flow_', '')} {lat * 1e3:.0f}"
+                for s, lat in paths.groupby("kernel_source").latency.min().items()
+            )
+            print(
+                f"| {ep} | {int(row.num_tokens)} | {per} | {row.t * 1e6:.0f} | {group[j] * 1e6:.0f} | {rank[j] * 1e6:.0f} |"
+            )
 
 
 def form_part(system_name: str, fmt: str, d: pd.DataFrame) -> None:
@@ -133,15 +153,19 @@ def form_part(system_name: str, fmt: str, d: pd.DataFrame) -> None:
     tr, ho = d[~d.held_out], d[d.held_out]
     big = ho[ho.num_tokens >= 2048]
     ds8 = d[deepseek(d) & (d.moe_ep_size == 8) & d.num_tokens.isin(TOKENS)].sort_values("num_tokens")
-    print("| form | eta / m_half / eta_m / floor us / passes | fit | held out | held out, T >= 2048 | "
-          "DeepSeek EP 8: T model/measured us |")
+    print(
+        "| form | eta / m_half / eta_m / floor us / passes | fit | held out | held out, T >= 2048 | "
+        "DeepSeek EP 8: T model/measured us |"
+    )
     print("|---|---|---|---|---|---|")
     for form in FORMS:
         x = fit_form(system, tr, fmt, form)
         f = lambda r: form_s(system, r, fmt, form, *x)  # noqa: E731
         rows = " ".join(f"{int(a)}: {b * 1e6:.0f}/{c * 1e6:.0f}" for a, b, c in zip(ds8.num_tokens, f(ds8), ds8.t))
-        print(f"| {form} | {x[0]:.3f} / {x[1]:.0f} / {x[2]:.3f} / {x[3] * 1e6:.1f} / {x[4]:.2f} | {_ape(f(tr), tr.t)} "
-              f"| {_ape(f(ho), ho.t)} | {_ape(f(big), big.t)} | {rows} |")
+        print(
+            f"| {form} | {x[0]:.3f} / {x[1]:.0f} / {x[2]:.3f} / {x[3] * 1e6:.1f} / {x[4]:.2f} | {_ape(f(tr), tr.t)} "
+            f"| {_ape(f(ho), ho.t)} | {_ape(f(big), big.t)} | {rows} |"
+        )
 
 
 def main() -> None:

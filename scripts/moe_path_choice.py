@@ -45,20 +45,30 @@ def path_choice(system_name: str) -> dict:
         moe, _ = fill_missing_kernel_paths(moe, sib, MOE_KEYS, "moe_dtype", KERNEL_PATH_SIBLING[sdir])
     d = moe[moe.distribution == "balanced"].groupby([*MOE_KEYS, "kernel_source"], as_index=False).latency.min()
     gated = np.array([gated_row(s, e) for s, e in zip(d.kernel_source, d.num_experts)], dtype=bool)
-    j = d[gated].merge(d[~gated].groupby(MOE_KEYS, as_index=False).latency.min(), on=MOE_KEYS,
-                       suffixes=("_gated", "_other"))
+    j = d[gated].merge(
+        d[~gated].groupby(MOE_KEYS, as_index=False).latency.min(), on=MOE_KEYS, suffixes=("_gated", "_other")
+    )
     if j.empty:
         return {"system": system_name, "both": 0, "gated_fastest": 0, "possible": 0, "certain": 0, "dropped_certain": 0}
-    work = np.array([grouped_gate_rank0(int(r.num_tokens), int(r.num_experts), int(r.topk), int(r.moe_ep_size))
-                     for r in j.itertuples(index=False)])
+    work = np.array(
+        [
+            grouped_gate_rank0(int(r.num_tokens), int(r.num_experts), int(r.topk), int(r.moe_ep_size))
+            for r in j.itertuples(index=False)
+        ]
+    )
     load_other = (j.num_tokens * j.topk / j.moe_ep_size).to_numpy(float)
     experts_other = np.minimum(np.ceil(j.num_experts / j.moe_ep_size).to_numpy(float), load_other)
     raw = (j.latency_gated / j.latency_other).to_numpy(float)
     by_load, by_experts = raw > work[:, 0] / load_other, raw > work[:, 1] / experts_other
     fastest = raw < 1.0
-    return {"system": system_name, "both": int(len(j)), "gated_fastest": int(fastest.sum()),
-            "possible": int((fastest & (by_load | by_experts)).sum()), "certain": int((fastest & by_load & by_experts).sum()),
-            "dropped_certain": int((~fastest & ~by_load & ~by_experts & (raw > 1.0)).sum())}
+    return {
+        "system": system_name,
+        "both": int(len(j)),
+        "gated_fastest": int(fastest.sum()),
+        "possible": int((fastest & (by_load | by_experts)).sum()),
+        "certain": int((fastest & by_load & by_experts).sum()),
+        "dropped_certain": int((~fastest & ~by_load & ~by_experts & (raw > 1.0)).sum()),
+    }
 
 
 def main() -> None:
@@ -69,10 +79,14 @@ def main() -> None:
     names = [s for s in ap.parse_args().systems.split(",") if s]
     unknown = sorted(set(names) - set(SYSTEMS))
     if unknown:
-        raise SystemExit(f"--systems: no min_latency MoE rows for {', '.join(unknown)}; use some of {', '.join(SYSTEMS)}")
-    print("Configurations with a gated (min_latency) and another path; the gated one fastest; of those, slower per unit "
-          "of work by one measure (per expert or per assignment on the timed rank: possible) and by both (certain); "
-          "slower raw but faster by both (dropped_certain):")
+        raise SystemExit(
+            f"--systems: no min_latency MoE rows for {', '.join(unknown)}; use some of {', '.join(SYSTEMS)}"
+        )
+    print(
+        "Configurations with a gated (min_latency) and another path; the gated one fastest; of those, slower per unit "
+        "of work by one measure (per expert or per assignment on the timed rank: possible) and by both (certain); "
+        "slower raw but faster by both (dropped_certain):"
+    )
     print(pd.DataFrame([path_choice(n) for n in names]).to_string(index=False))
 
 

@@ -41,11 +41,18 @@ def routed_rows(df: pd.DataFrame, system: str, fmt: str) -> pd.DataFrame:
 def band_summary(d: pd.DataFrame) -> pd.DataFrame:
     """Median |error| and median signed error (bias) per routing and token band; one row per pair."""
     out = []
-    for (lo, hi) in BANDS:
+    for lo, hi in BANDS:
         x = d[(d.num_tokens >= lo) & (d.num_tokens <= hi)]
         for dist, e in x.groupby("distribution").err:
-            out.append({"distribution": dist, "tokens": f"{lo}-{hi}" if hi < 10**9 else f">={lo}",
-                        "median_ape": float(np.median(np.abs(e))), "bias": float(np.median(e)), "n": int(len(e))})
+            out.append(
+                {
+                    "distribution": dist,
+                    "tokens": f"{lo}-{hi}" if hi < 10**9 else f">={lo}",
+                    "median_ape": float(np.median(np.abs(e))),
+                    "bias": float(np.median(e)),
+                    "n": int(len(e)),
+                }
+            )
     return pd.DataFrame(out)
 
 
@@ -66,18 +73,29 @@ def main() -> None:
     print("| routing | tokens | median abs error | median signed error | n |\n|---|---|---|---|---|")
     for r in band_summary(d).itertuples(index=False):
         print(f"| {r.distribution} | {r.tokens} | {r.median_ape:.1%} | {r.bias:+.1%} | {r.n} |")
-    x = d[(d.hidden_size == a.hidden) & (d.num_experts == a.experts) & (d.moe_tp_size == a.tp)
-          & (d.moe_ep_size == a.ep) & (d.num_tokens <= a.max_tokens)]
+    x = d[
+        (d.hidden_size == a.hidden)
+        & (d.num_experts == a.experts)
+        & (d.moe_tp_size == a.tp)
+        & (d.moe_ep_size == a.ep)
+        & (d.num_tokens <= a.max_tokens)
+    ]
     if x.empty:
         raise SystemExit(f"no {a.fmt} rows at hidden {a.hidden}, {a.experts} experts, moe_tp {a.tp}, moe_ep {a.ep}")
     dists = sorted(x.distribution.unique())
-    print(f"\nhidden {a.hidden}, {a.experts} experts, moe_tp {a.tp}, moe_ep {a.ep}: per routing measured us / "
-          "assignments / experts / form us")
+    print(
+        f"\nhidden {a.hidden}, {a.experts} experts, moe_tp {a.tp}, moe_ep {a.ep}: per routing measured us / "
+        "assignments / experts / form us"
+    )
     print("| T | " + " | ".join(dists) + " |\n|---|" + "---|" * len(dists))
     for t, g in x.groupby("num_tokens"):
         g = g.set_index("distribution")
-        cells = [f"{g.t[k] * 1e6:.0f} / {g.load[k]:.1f} / {g.touched[k]:.1f} / {g.pred[k] * 1e6:.0f}"
-                 if k in g.index else "-" for k in dists]
+        cells = [
+            f"{g.t[k] * 1e6:.0f} / {g.load[k]:.1f} / {g.touched[k]:.1f} / {g.pred[k] * 1e6:.0f}"
+            if k in g.index
+            else "-"
+            for k in dists
+        ]
         print(f"| {int(t)} | " + " | ".join(cells) + " |")
 
 

@@ -25,8 +25,9 @@ from jalapeno.fit.kernels import moe_model_s, moe_rows
 from jalapeno.specs.catalog import load_efficiency, load_system
 
 
-def shape_rows(df: pd.DataFrame, fmt: str, tp: int, ep: int, hidden: int, inter: int, experts: int, topk: int,
-               max_tokens: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def shape_rows(
+    df: pd.DataFrame, fmt: str, tp: int, ep: int, hidden: int, inter: int, experts: int, topk: int, max_tokens: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(balanced-rule rows, uniform-rule rows) of one shape and layout, same index, ascending tokens.
 
     Raises:
@@ -35,19 +36,35 @@ def shape_rows(df: pd.DataFrame, fmt: str, tp: int, ep: int, hidden: int, inter:
     sel = []
     for rule in ("balanced", "uniform"):
         d = moe_rows(df, rule)
-        d = d[(d.fmt == fmt) & (d.hidden_size == hidden) & (d.inter_size == inter) & (d.num_experts == experts)
-              & (d.topk == topk) & (d.moe_tp_size == tp) & (d.moe_ep_size == ep) & (d.num_tokens <= max_tokens)]
+        d = d[
+            (d.fmt == fmt)
+            & (d.hidden_size == hidden)
+            & (d.inter_size == inter)
+            & (d.num_experts == experts)
+            & (d.topk == topk)
+            & (d.moe_tp_size == tp)
+            & (d.moe_ep_size == ep)
+            & (d.num_tokens <= max_tokens)
+        ]
         sel.append(d.sort_values("num_tokens"))
     if sel[0].empty:
-        raise ValueError(f"no balanced {fmt} rows at hidden {hidden}, inter {inter}, {experts} experts, top-{topk}, "
-                         f"moe_tp {tp}, moe_ep {ep}: check the format, shape and layout against the table")
+        raise ValueError(
+            f"no balanced {fmt} rows at hidden {hidden}, inter {inter}, {experts} experts, top-{topk}, "
+            f"moe_tp {tp}, moe_ep {ep}: check the format, shape and layout against the table"
+        )
     return sel[0], sel[1]
 
 
 def implied_hbm_fraction(r: pd.DataFrame, bandwidth: float) -> np.ndarray:
     """Weight bytes the rows read (touched · 3 · h · i · b_w) over their measured time, as a share of
     ``bandwidth`` (B/s). Shapes: (n,) per row."""
-    w = r.touched.to_numpy(float) * 3.0 * r.hidden_size.to_numpy(float) * r.inter.to_numpy(float) * r.w_b.to_numpy(float)
+    w = (
+        r.touched.to_numpy(float)
+        * 3.0
+        * r.hidden_size.to_numpy(float)
+        * r.inter.to_numpy(float)
+        * r.w_b.to_numpy(float)
+    )
     return w / r.t.to_numpy(float) / bandwidth
 
 
@@ -72,15 +89,21 @@ def main() -> None:
     t_bal = moe_model_s(system, bal, a.fmt, *p)
     t_uni = moe_model_s(system, uni, a.fmt, *p)
     eta = implied_hbm_fraction(bal, system.chip.hbm_bandwidth_bytes_per_s)
-    print(f"{a.system} {a.backend} {version} moe_perf, {a.fmt}, hidden {a.hidden}, inter {a.inter}, {a.experts} experts, "
-          f"top-{a.topk}, moe_tp {a.tp}, moe_ep {a.ep}; calibrated moe[{a.fmt}]: peak {p[0]:.3f}, half_rows {p[1]:.1f}, "
-          f"hbm {p[2]:.3f}, token_passes {p[4]:.2f}")
-    print("| T | measured us | experts read (balanced / uniform) | implied HBM fraction | form us (balanced) | "
-          "form us (uniform, as served) |")
+    print(
+        f"{a.system} {a.backend} {version} moe_perf, {a.fmt}, hidden {a.hidden}, inter {a.inter}, {a.experts} experts, "
+        f"top-{a.topk}, moe_tp {a.tp}, moe_ep {a.ep}; calibrated moe[{a.fmt}]: peak {p[0]:.3f}, half_rows {p[1]:.1f}, "
+        f"hbm {p[2]:.3f}, token_passes {p[4]:.2f}"
+    )
+    print(
+        "| T | measured us | experts read (balanced / uniform) | implied HBM fraction | form us (balanced) | "
+        "form us (uniform, as served) |"
+    )
     print("|---|---|---|---|---|---|")
     for i in range(len(bal)):
-        print(f"| {int(bal.num_tokens.iloc[i])} | {bal.t.iloc[i] * 1e6:.1f} | {bal.touched.iloc[i]:.0f} / "
-              f"{uni.touched.iloc[i]:.1f} | {eta[i]:.2f} | {t_bal[i] * 1e6:.1f} | {t_uni[i] * 1e6:.1f} |")
+        print(
+            f"| {int(bal.num_tokens.iloc[i])} | {bal.t.iloc[i] * 1e6:.1f} | {bal.touched.iloc[i]:.0f} / "
+            f"{uni.touched.iloc[i]:.1f} | {eta[i]:.2f} | {t_bal[i] * 1e6:.1f} | {t_uni[i] * 1e6:.1f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -49,21 +49,30 @@ def row_figures(row: str) -> dict:
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
         dep = with_stack_mtp(p.deployment, stack, p.model)
         r = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
-        out[tag] = {"thr": float(r.throughput_per_chip[0]), "tpot_s": float(r.tpot_s[0]),
-                    "ttft_s": float(r.ttft_p50_s[0]), "step_overhead_s": stack.step_overhead_s}
+        out[tag] = {
+            "thr": float(r.throughput_per_chip[0]),
+            "tpot_s": float(r.tpot_s[0]),
+            "ttft_s": float(r.ttft_p50_s[0]),
+            "step_overhead_s": stack.step_overhead_s,
+        }
         out["chips"], out["dp"] = dep.chips, dep.decode.layout.dp
     lam = m["throughput_per_chip"] * out["chips"] / (wl.mean_isl + wl.mean_osl)
     decoding = lam * (wl.mean_osl - 1) * m["tpot_s"]
-    out.update(lam=lam, decoding=decoding, per_rank=decoding / out["dp"],
-               step_gap_s=m["tpot_s"] - out["release"]["tpot_s"])
+    out.update(
+        lam=lam, decoding=decoding, per_rank=decoding / out["dp"], step_gap_s=m["tpot_s"] - out["release"]["tpot_s"]
+    )
     return out
 
 
 def sign_table(csv: str) -> pd.DataFrame:
     """Median signed error (%) of SGLang-family disaggregated groups: throughput per GPU and interactivity."""
     d = pd.read_csv(csv)
-    d = d[(d["mode"] == "disagg") & d["stack"].astype(str).str.match(r"(dynamo-)?sglang")
-          & d["metric"].isin(["throughput_per_chip", "interactivity"]) & d["error"].notna()]
+    d = d[
+        (d["mode"] == "disagg")
+        & d["stack"].astype(str).str.match(r"(dynamo-)?sglang")
+        & d["metric"].isin(["throughput_per_chip", "interactivity"])
+        & d["error"].notna()
+    ]
     dp = d["deployment"].astype(str).str.extract(r"D \d+x\(attn TP(\d+) DP(\d+)")
     d = d.assign(decode=["DP" if int(b) > 1 else "TP" for b in dp[1].fillna(1)], split=d["split"].fillna("-"))
     g = d.groupby(["source", "system", "decode", "split", "metric"])["error"]
@@ -74,16 +83,22 @@ def main(argv: list[str]) -> None:
     for row in ROWS:
         f = row_figures(row)
         m = f["measured"]
-        print(f"== inferencex_points:{row}: {f['chips']} GPUs, measured thr {m['throughput_per_chip']:.1f} "
-              f"TPOT {m['tpot_s'] * 1e3:.1f} ms TTFT {m['ttft_s']:.1f} s")
+        print(
+            f"== inferencex_points:{row}: {f['chips']} GPUs, measured thr {m['throughput_per_chip']:.1f} "
+            f"TPOT {m['tpot_s'] * 1e3:.1f} ms TTFT {m['ttft_s']:.1f} s"
+        )
         for tag in ("newest", "release"):
             x = f[tag]
-            print(f"  {tag:8s} (step overhead {x['step_overhead_s'] or 0:.4f} s): thr {x['thr']:.1f} "
-                  f"({x['thr'] / m['throughput_per_chip'] - 1:+.1%}) TPOT {x['tpot_s'] * 1e3:.2f} ms "
-                  f"({x['tpot_s'] / m['tpot_s'] - 1:+.1%}) TTFT {x['ttft_s']:.2f} s ({x['ttft_s'] / m['ttft_s'] - 1:+.1%})")
-        print(f"  identity: lambda {f['lam']:.2f} req/s, decoding {f['decoding']:.0f} "
-              f"({f['per_rank']:.0f} per rank of {f['dp']}, cap {CAP_PER_RANK}); step gap left "
-              f"{f['step_gap_s'] * 1e3:.1f} ms ({f['step_gap_s'] / m['tpot_s']:.0%} of the measured step)")
+            print(
+                f"  {tag:8s} (step overhead {x['step_overhead_s'] or 0:.4f} s): thr {x['thr']:.1f} "
+                f"({x['thr'] / m['throughput_per_chip'] - 1:+.1%}) TPOT {x['tpot_s'] * 1e3:.2f} ms "
+                f"({x['tpot_s'] / m['tpot_s'] - 1:+.1%}) TTFT {x['ttft_s']:.2f} s ({x['ttft_s'] / m['ttft_s'] - 1:+.1%})"
+            )
+        print(
+            f"  identity: lambda {f['lam']:.2f} req/s, decoding {f['decoding']:.0f} "
+            f"({f['per_rank']:.0f} per rank of {f['dp']}, cap {CAP_PER_RANK}); step gap left "
+            f"{f['step_gap_s'] * 1e3:.1f} ms ({f['step_gap_s'] / m['tpot_s']:.0%} of the measured step)"
+        )
     if argv:
         print(sign_table(argv[0]).to_string(index=False))
 

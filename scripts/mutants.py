@@ -34,27 +34,45 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: (name, file relative to the repo root, exact old text (must occur once), replacement).
 MUTANTS: list[tuple[str, str, str, str]] = [
-    ("a_ring_allreduce_bw_halved", "src/jalapeno/cost/collectives.py",
-     'out["ring"] = 2 * (g - 1) * a + 2 * frac * m / bw',
-     'out["ring"] = 2 * (g - 1) * a + frac * m / bw'),
-    ("b_hier_all_to_all_sum_not_max", "src/jalapeno/cost/collectives.py",
-     'out["hierarchical"] = ao + _a2a_latency(inner, eff) + np.maximum(t_in, t_out)',
-     'out["hierarchical"] = ao + _a2a_latency(inner, eff) + t_in + t_out'),
+    (
+        "a_ring_allreduce_bw_halved",
+        "src/jalapeno/cost/collectives.py",
+        'out["ring"] = 2 * (g - 1) * a + 2 * frac * m / bw',
+        'out["ring"] = 2 * (g - 1) * a + frac * m / bw',
+    ),
+    (
+        "b_hier_all_to_all_sum_not_max",
+        "src/jalapeno/cost/collectives.py",
+        'out["hierarchical"] = ao + _a2a_latency(inner, eff) + np.maximum(t_in, t_out)',
+        'out["hierarchical"] = ao + _a2a_latency(inner, eff) + t_in + t_out',
+    ),
     # one home since the pricer seam (issue 10): step_cost owns the MTP draft passes for the
     # analytic model, disaggregated pools and the simulator alike
-    ("c_mtp_draft_cost_dropped", "src/jalapeno/cost/mtp_draft.py",
-     "return np.where(seqs > 0, total, 0.0)",
-     "return np.where(seqs > 0, 0 * total, 0.0)"),
+    (
+        "c_mtp_draft_cost_dropped",
+        "src/jalapeno/cost/mtp_draft.py",
+        "return np.where(seqs > 0, total, 0.0)",
+        "return np.where(seqs > 0, 0 * total, 0.0)",
+    ),
     # one home for sharding shapes (deploy/sharding.py), read by the memory fit and the op table
-    ("d_experts_per_rank_floor", "src/jalapeno/deploy/sharding.py",
-     "return math.ceil(model.moe.num_experts / ep)\n",
-     "return math.floor(model.moe.num_experts / ep)\n"),
-    ("e1_experts_sharded_by_tp_not_ep", "src/jalapeno/deploy/sharding.py",
-     "experts_per_rank=experts_per_rank(model, layout.ep, layout.eplb),",
-     "experts_per_rank=experts_per_rank(model, layout.tp, layout.eplb),"),
-    ("e2_memory_fit_shared_by_ep_not_tp", "src/jalapeno/deploy/memory_fit.py",
-     'out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / tp',
-     'out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / layout.ep'),
+    (
+        "d_experts_per_rank_floor",
+        "src/jalapeno/deploy/sharding.py",
+        "return math.ceil(model.moe.num_experts / ep)\n",
+        "return math.floor(model.moe.num_experts / ep)\n",
+    ),
+    (
+        "e1_experts_sharded_by_tp_not_ep",
+        "src/jalapeno/deploy/sharding.py",
+        "experts_per_rank=experts_per_rank(model, layout.ep, layout.eplb),",
+        "experts_per_rank=experts_per_rank(model, layout.tp, layout.eplb),",
+    ),
+    (
+        "e2_memory_fit_shared_by_ep_not_tp",
+        "src/jalapeno/deploy/memory_fit.py",
+        'out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / tp',
+        'out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / layout.ep',
+    ),
 ]
 
 #: Tests run against each mutant (fast: the hand-derived guards and the CLI golden set).
@@ -93,14 +111,28 @@ def apply_mutant(copy: Path, file: str, old: str, new: str) -> None:
 
 def run_tests(copy: Path, tests: list[str]) -> tuple[bool, str]:
     """Run pytest on ``tests`` in ``copy`` importing the copy's ``src``; (passed, output tail)."""
-    env = dict(os.environ, PYTHONPATH=str(copy / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               PYTHONDONTWRITEBYTECODE="1")
-    probe = subprocess.run([sys.executable, "-c", "import jalapeno; print(jalapeno.__file__)"], cwd=copy, env=env,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(copy / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    probe = subprocess.run(
+        [sys.executable, "-c", "import jalapeno; print(jalapeno.__file__)"],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     if not probe.startswith(str(copy)):
         raise RuntimeError(f"the mutated copy is not the imported package ({probe}); check PYTHONPATH/editable install")
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests], cwd=copy,
-                       env=env, capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     tail = "\n".join((p.stdout + p.stderr).strip().splitlines()[-3:])
     return p.returncode == 0, tail
 

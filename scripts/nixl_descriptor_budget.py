@@ -55,21 +55,28 @@ class Posting(NamedTuple):
 #: (2025-09-22, the first telemetry line: one transfer, 56 descriptors, post 5.693 ms); vLLM #34054 (2026-02-07,
 #: 80 transfers averaging 40,064 descriptors, post 129.127 ms); nixl #1514 (2026-04-10, LIBFABRIC backend, 18,880
 #: descriptors, "~46ms of CPU time"); nixl #176 (2025-04-22, before the prepped API: 15k segments, transfer() 0.6 s).
-POSTING = (Posting("nixl #1401 first transfer (SGLang)", 61, 3156e-6, False),
-           Posting("nixl #1401 warm transfers (SGLang)", 122, 164e-6, True),
-           Posting("vllm PR #25388 single transfer", 56, 5.693e-3, False),
-           Posting("vllm #34054 80-transfer mean", 40064, 129.127e-3, True),
-           Posting("nixl #1514 LIBFABRIC", 18880, 46e-3, True),
-           Posting("nixl #176 (2025-04, pre-prepped API)", 15000, 0.6, False))
+POSTING = (
+    Posting("nixl #1401 first transfer (SGLang)", 61, 3156e-6, False),
+    Posting("nixl #1401 warm transfers (SGLang)", 122, 164e-6, True),
+    Posting("vllm PR #25388 single transfer", 56, 5.693e-3, False),
+    Posting("vllm #34054 80-transfer mean", 40064, 129.127e-3, True),
+    Posting("nixl #1514 LIBFABRIC", 18880, 46e-3, True),
+    Posting("nixl #176 (2025-04, pre-prepped API)", 15000, 0.6, False),
+)
 #: UCX's declared per-operation software overhead of its cuda_ipc transport, µs: 7 in ``ucx_info -d`` (quoted in
 #: vllm-project/vllm #26382, 2025-10-07); 4 in UCX's ``uct_cuda_ipc_estimate_perf`` (openucx/ucx PR #8760)
 UCX_CUDA_IPC_OVERHEAD_US = 7.0
 #: round 27's model forward rate (16,384 tokens a rank) and the served plateau, prompt tokens/s per prefill GPU,
 #: keyed (system, precision, nominal ISL); quoted from docs/gap_aic_ttft.md §"SGLang's disaggregated prefill on
 #: GB200/GB300" (disttft27), not recomputed
-ROUND27 = {("gb200-nvl72", "fp4", 1024): (29211.0, 11631.0), ("gb200-nvl72", "fp8", 1024): (21895.0, 10340.0),
-           ("gb300-nvl72", "fp4", 1024): (32863.0, 11387.0), ("gb300-nvl72", "fp8", 1024): (23993.0, 10543.0),
-           ("gb200-nvl72", "fp4", 8192): (21559.0, 13336.0), ("gb200-nvl72", "fp8", 8192): (16916.0, 12974.0)}
+ROUND27 = {
+    ("gb200-nvl72", "fp4", 1024): (29211.0, 11631.0),
+    ("gb200-nvl72", "fp8", 1024): (21895.0, 10340.0),
+    ("gb300-nvl72", "fp4", 1024): (32863.0, 11387.0),
+    ("gb300-nvl72", "fp8", 1024): (23993.0, 10543.0),
+    ("gb200-nvl72", "fp4", 8192): (21559.0, 13336.0),
+    ("gb200-nvl72", "fp8", 8192): (16916.0, 12974.0),
+}
 #: DeepSeek-R1 / Kimi K2.5 layers with an MLA KV buffer each (config.json num_hidden_layers 61)
 LAYERS = 61
 #: SGLang's page with ``attention-backend trtllm_mla`` (server_args.py forces 64); vLLM's recipe block-size 64
@@ -126,26 +133,36 @@ def posting_us_per_token(us_per_descriptor: float, isl: int, contiguous: bool = 
 def main() -> None:
     print("Published NIXL posting times, µs a descriptor")
     for p in POSTING:
-        print(f"  {p.source:40s} {p.descriptors:7,d} descriptors {p.post_s * 1e3:9.3f} ms  {p.us_per_descriptor:6.1f}"
-              f"  {'warm' if p.warm else 'first/cold'}")
+        print(
+            f"  {p.source:40s} {p.descriptors:7,d} descriptors {p.post_s * 1e3:9.3f} ms  {p.us_per_descriptor:6.1f}"
+            f"  {'warm' if p.warm else 'first/cold'}"
+        )
     warm = [p.us_per_descriptor for p in POSTING if p.warm]
     hi = max(max(warm), UCX_CUDA_IPC_OVERHEAD_US)
-    print(f"  warm range {min(warm):.1f}-{max(warm):.1f} µs; UCX cuda_ipc declared overhead {UCX_CUDA_IPC_OVERHEAD_US:.0f} µs"
-          f" -> upper bound used {hi:.0f} µs")
+    print(
+        f"  warm range {min(warm):.1f}-{max(warm):.1f} µs; UCX cuda_ipc declared overhead {UCX_CUDA_IPC_OVERHEAD_US:.0f} µs"
+        f" -> upper bound used {hi:.0f} µs"
+    )
     print("\nSGLang prefill pools (round 27): host time a token outside the forward vs what NIXL posting can give, µs")
-    print(f"  {'system':12s} {'prec':4s} {'ISL':>5s} {'additive':>9s} {'alone':>6s} {'NIXL frag':>10s} {'NIXL contig':>12s}"
-          f" {'share':>6s} {'c needed':>9s}")
+    print(
+        f"  {'system':12s} {'prec':4s} {'ISL':>5s} {'additive':>9s} {'alone':>6s} {'NIXL frag':>10s} {'NIXL contig':>12s}"
+        f" {'share':>6s} {'c needed':>9s}"
+    )
     for (system, prec, isl), (fwd, served) in ROUND27.items():
         add, alone = additive_us_per_token(fwd, served), 1e6 / served
         frag, cont = posting_us_per_token(hi, isl), posting_us_per_token(hi, isl, contiguous=True)
         need = add * isl / sglang_descriptors(isl)
-        print(f"  {system:12s} {prec:4s} {isl:5d} {add:9.1f} {alone:6.1f} {frag:10.2f} {cont:12.3f} {frag / add:6.0%}"
-              f" {need:9.1f}")
+        print(
+            f"  {system:12s} {prec:4s} {isl:5d} {add:9.1f} {alone:6.1f} {frag:10.2f} {cont:12.3f} {frag / add:6.0%}"
+            f" {need:9.1f}"
+        )
     for prec in ("fp4", "fp8"):
         (f1, s1), (f8, s8) = ROUND27[("gb200-nvl72", prec, 1024)], ROUND27[("gb200-nvl72", prec, 8192)]
         a, b = per_request_split((1024, additive_us_per_token(f1, s1)), (8192, additive_us_per_token(f8, s8)))
-        print(f"  GB200 {prec.upper()} DEP: additive = {a * 1e3:.1f} ms a request + {b:.1f} µs a token; NIXL at {hi:.0f} µs:"
-              f" {LAYERS * hi / 1e3:.2f} ms a request (contiguous) or {hi * LAYERS / PAGE:.1f} µs a token (fragmented)")
+        print(
+            f"  GB200 {prec.upper()} DEP: additive = {a * 1e3:.1f} ms a request + {b:.1f} µs a token; NIXL at {hi:.0f} µs:"
+            f" {LAYERS * hi / 1e3:.2f} ms a request (contiguous) or {hi * LAYERS / PAGE:.1f} µs a token (fragmented)"
+        )
     print("\nvLLM 0.18.0 Kimi K2.5 (NixlConnector = pull): the decode worker posts READs; prefill-side posting 0.")
     print("TensorRT-LLM DeepSeek-R1 GB200/GB300 recipes: cache transceiver backend UCX, not NIXL.")
 

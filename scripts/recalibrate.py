@@ -57,9 +57,11 @@ def check_package_root(package_dir: Path | None = None) -> None:
     here = (ROOT / "src" / "jalapeno").resolve()
     got = (package_dir or Path(jalapeno.__file__).parent).resolve()
     if got != here:
-        raise SystemExit(f"the jalapeno package imported is {got}, not this checkout's {here}: `jalapeno calibrate` "
-                         f"would write the other tree's data; run with PYTHONPATH={ROOT / 'src'} (or pip install -e "
-                         f"{ROOT})")
+        raise SystemExit(
+            f"the jalapeno package imported is {got}, not this checkout's {here}: `jalapeno calibrate` "
+            f"would write the other tree's data; run with PYTHONPATH={ROOT / 'src'} (or pip install -e "
+            f"{ROOT})"
+        )
 
 
 def run(steps) -> int:
@@ -117,8 +119,11 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="print the chain (step, command, what it writes and reads)")
     ap.add_argument("--check", action="store_true", help="run each step's check instead of the step; write nothing")
     ap.add_argument("--quick", action="store_true", help="with --check: leave out the calibration and stack fits")
-    ap.add_argument("--check-calibration", action="store_true",
-                    help="only: the shipped calibration sets against a fresh jalapeno calibrate")
+    ap.add_argument(
+        "--check-calibration",
+        action="store_true",
+        help="only: the shipped calibration sets against a fresh jalapeno calibrate",
+    )
     ap.add_argument("--from", dest="start", default=None, help="first step (default: the first)")
     ap.add_argument("--to", dest="stop", default=None, help="last step (default: the last)")
     a = ap.parse_args(argv)
@@ -127,8 +132,10 @@ def main(argv=None) -> int:
     if a.list and a.check:
         ap.error("--list prints the chain and runs nothing; give --list or --check")
     if a.check_calibration and (a.list or a.check or a.start or a.stop):
-        ap.error("--check-calibration runs alone (the calibration sets only); leave out --list, --check, --from "
-                 "and --to, or use --check [--from calibrate --to calibrate]")
+        ap.error(
+            "--check-calibration runs alone (the calibration sets only); leave out --list, --check, --from "
+            "and --to, or use --check [--from calibrate --to calibrate]"
+        )
     if not a.list:
         check_package_root()
     if a.check_calibration:
@@ -138,8 +145,10 @@ def main(argv=None) -> int:
     steps = _span(a.start, a.stop)
     if a.list:
         for i, s in enumerate(steps, 1):
-            print(f"{i:2d}. {s.name:16s} {' '.join(s.argv)}\n      writes {s.writes}\n      after  {s.reads}\n"
-                  f"      check  {' '.join(s.check) or '(none)'}")
+            print(
+                f"{i:2d}. {s.name:16s} {' '.join(s.argv)}\n      writes {s.writes}\n      after  {s.reads}\n"
+                f"      check  {' '.join(s.check) or '(none)'}"
+            )
         return 0
     return check(steps, a.quick) if a.check else run(steps)
 

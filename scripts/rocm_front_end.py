@@ -46,8 +46,10 @@ def main() -> None:
         e0, e1 = before.loc[key, "error"], now.loc[key, "error"]
         sp = labels.get(p.id, "none")
         rows.append((p.system, sp, e0, e1))
-        print(f"{p.id:>22} {p.system:7} {now.loc[key, 'stack']:19} {p.isl:5d} {p.concurrency or 0:5g} "
-              f"{p.measured['ttft_s']:9.3f} {e0:+8.1%} {e1:+8.1%} {sp}")
+        print(
+            f"{p.id:>22} {p.system:7} {now.loc[key, 'stack']:19} {p.isl:5d} {p.concurrency or 0:5g} "
+            f"{p.measured['ttft_s']:9.3f} {e0:+8.1%} {e1:+8.1%} {sp}"
+        )
     for title, keep in (("no fit saw (held_out / none)", lambda s: s != "fit"), ("all rows", lambda s: True)):
         print(f"\nTTFT median |error| (bias), {title}: before -> now")
         for sysn in sorted({r[0] for r in rows}) + ["ALL"]:
@@ -55,8 +57,10 @@ def main() -> None:
             if not sel:
                 continue
             e0, e1 = np.array([r[2] for r in sel]), np.array([r[3] for r in sel])
-            print(f"  {sysn:7} n={len(sel):2d}  {np.median(np.abs(e0)):6.1%} ({np.median(e0):+6.1%}) -> "
-                  f"{np.median(np.abs(e1)):6.1%} ({np.median(e1):+6.1%})")
+            print(
+                f"  {sysn:7} n={len(sel):2d}  {np.median(np.abs(e0)):6.1%} ({np.median(e0):+6.1%}) -> "
+                f"{np.median(np.abs(e1)):6.1%} ({np.median(e1):+6.1%})"
+            )
 
 
 if __name__ == "__main__":

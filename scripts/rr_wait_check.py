@@ -18,15 +18,38 @@ PREFILL_S = 0.15
 #: seeds averaged per grid point
 SEEDS = 8
 #: (N workers, B slots, C users) of the grid; every L of LENGTHS at TPOT 10 ms
-GRID = [(2, 2, 4), (4, 1, 4), (7, 1, 7), (2, 4, 8), (3, 8, 24), (4, 15, 60), (4, 15, 52), (2, 30, 60), (8, 16, 128),
-        (4, 16, 48), (1, 8, 8), (16, 8, 128), (64, 1, 64), (4, 64, 256), (2, 128, 256)]
+GRID = [
+    (2, 2, 4),
+    (4, 1, 4),
+    (7, 1, 7),
+    (2, 4, 8),
+    (3, 8, 24),
+    (4, 15, 60),
+    (4, 15, 52),
+    (2, 30, 60),
+    (8, 16, 128),
+    (4, 16, 48),
+    (1, 8, 8),
+    (16, 8, 128),
+    (64, 1, 64),
+    (4, 64, 256),
+    (2, 128, 256),
+]
 LENGTHS = (1024, 8192)
 TPOT_S = 0.01
 
 
-def simulated_waits_by_wave(workers: int, slots: int, users: int, osl: int, tpot_s: float, seed: int = 0,
-                            ratio: float = 0.8, requests_per_user: int = 10,
-                            prefill_s: float = PREFILL_S) -> tuple[list[float], list[int]]:
+def simulated_waits_by_wave(
+    workers: int,
+    slots: int,
+    users: int,
+    osl: int,
+    tpot_s: float,
+    seed: int = 0,
+    ratio: float = 0.8,
+    requests_per_user: int = 10,
+    prefill_s: float = PREFILL_S,
+) -> tuple[list[float], list[int]]:
     """Summed wait for a decode slot (s) and request count of each wave (a user's k-th request is in wave k), for
     ``users`` closed-loop users routed round-robin (module docstring); ``prefill_s`` is each request's time before it
     is routed. The run issues ``requests_per_user`` x ``users`` requests in all (a fast user may send more than
@@ -73,8 +96,16 @@ def simulated_waits_by_wave(workers: int, slots: int, users: int, osl: int, tpot
     return total, count
 
 
-def simulated_wait_s(workers: int, slots: int, users: int, osl: int, tpot_s: float, seed: int = 0,
-                     ratio: float = 0.8, requests_per_user: int = 10) -> float:
+def simulated_wait_s(
+    workers: int,
+    slots: int,
+    users: int,
+    osl: int,
+    tpot_s: float,
+    seed: int = 0,
+    ratio: float = 0.8,
+    requests_per_user: int = 10,
+) -> float:
     """Mean wait for a decode slot (s) of ``users`` closed-loop users routed round-robin (module docstring).
 
     >>> simulated_wait_s(1, 4, 4, 1024, 0.01)  # one worker: every user keeps its own slot

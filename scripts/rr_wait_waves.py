@@ -40,8 +40,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rr_wait_check import simulated_waits_by_wave  # noqa: E402
 
 #: (N workers, n slots a worker) of the grid, each at its cap C = N·n
-GRID = [(2, 2), (3, 1), (4, 1), (7, 1), (64, 1), (2, 4), (15, 4), (3, 8), (4, 15), (8, 16), (16, 8), (2, 30), (4, 64),
-        (2, 128)]
+GRID = [
+    (2, 2),
+    (3, 1),
+    (4, 1),
+    (7, 1),
+    (64, 1),
+    (2, 4),
+    (15, 4),
+    (3, 8),
+    (4, 15),
+    (8, 16),
+    (16, 8),
+    (2, 30),
+    (4, 64),
+    (2, 128),
+]
 OSL, TPOT_S, RATIO, WAVES, SEEDS = 8192, 0.01, 0.8, 10, 16
 #: time steps per output-length spread in the forms' grids
 STEPS = 48
@@ -93,10 +107,10 @@ def form_waits(workers: int, slots: int) -> dict[str, np.ndarray]:
         y = np.interp((rank + 0.5) / users, cdf_prev, np.arange(len(cdf_prev)) * dt) if k > 1 else np.zeros(users)
         q = np.clip((t[:, None] - y[None, :]) / w, 0.0, 1.0)  # (T, C): P(completed by t | previous completion)
         m, var = q.sum(1, keepdims=True), (q * (1 - q)).sum(1, keepdims=True)
-        v_strat = var[:, 0] * (big_n - 1) / big_n ** 2
+        v_strat = var[:, 0] * (big_n - 1) / big_n**2
         mu = (rank[None, :] < m) - q  # expected out-of-place mark of each rank at the mean count
         stride = np.pad(mu, ((0, 0), (0, (-users) % big_n))).reshape(len(t), -1, big_n).sum(1)
-        v_mf = v_strat + (stride ** 2).mean(1)
+        v_mf = v_strat + (stride**2).mean(1)
         mo, vo = m - q, var - q * (1 - q)  # the completed count without user ρ
         late = ((1 - q) * _ge(rank[None, :] + 1, mo, vo)).sum(1)
         early = (q * (1 - _ge(rank[None, :], mo, vo))).sum(1)
@@ -127,11 +141,15 @@ def main() -> None:
         sim = total.sum() / count.sum()
         nofb = no_feedback_waits_s(workers, slots)
         forms = form_waits(workers, slots)
-        row = {"no feedback": nofb.sum() / WAVES,
-               "shipped": float(router_wait_s("round_robin", slots, slots, workers, TPOT_S, wl, 0.0)),
-               **{k: v.sum() / WAVES for k, v in forms.items()}}
-        print(f"{workers} x {slots} | {workers * slots} | {sim:.3f} | "
-              + " | ".join(f"{row[c]:.3f} ({row[c] / sim:.2f})" for c in cols))
+        row = {
+            "no feedback": nofb.sum() / WAVES,
+            "shipped": float(router_wait_s("round_robin", slots, slots, workers, TPOT_S, wl, 0.0)),
+            **{k: v.sum() / WAVES for k, v in forms.items()},
+        }
+        print(
+            f"{workers} x {slots} | {workers * slots} | {sim:.3f} | "
+            + " | ".join(f"{row[c]:.3f} ({row[c] / sim:.2f})" for c in cols)
+        )
         if args.waves:
             print("    sim by wave 2..R:", np.round(total[1:] / np.maximum(count[1:], 1), 2).tolist())
             print("    no feedback:     ", np.round(nofb, 2).tolist())

@@ -38,8 +38,12 @@ import jalapeno.specs.stacks as stacks_mod
 SGLANG = ("sglang", "sglang-rocm")
 TRTLLM = ("trtllm", "dynamo-trtllm")
 #: issue 18's goals per metric: (median |error| limit, p90 limit, |bias| limit), fractions
-GOALS = {"ttft_s": (0.20, None, None), "interactivity": (0.08, 0.25, 0.05), "throughput_per_chip": (0.08, 0.25, 0.05),
-         "tpot_s": (0.08, 0.25, 0.05)}
+GOALS = {
+    "ttft_s": (0.20, None, None),
+    "interactivity": (0.08, 0.25, 0.05),
+    "throughput_per_chip": (0.08, 0.25, 0.05),
+    "tpot_s": (0.08, 0.25, 0.05),
+}
 
 
 def with_lag(names: tuple[str, ...], steps: float = 1.0, with_mtp: bool = False, rocm_front=None) -> None:
@@ -52,12 +56,19 @@ def with_lag(names: tuple[str, ...], steps: float = 1.0, with_mtp: bool = False,
     def patched(fits):
         out = dict(build(fits))
         for n in names:
-            out[n] = dataclasses.replace(out[n], admission_lag_steps=float(steps), admission_lag_with_mtp=with_mtp or None)
+            out[n] = dataclasses.replace(
+                out[n], admission_lag_steps=float(steps), admission_lag_with_mtp=with_mtp or None
+            )
         if rocm_front is not None:
             rocm = out["sglang-rocm"]
-            entry = {**rocm.clients.get("inferencex", {}), "request_overhead_s": float(rocm_front[0]),
-                     "prompt_overhead_s_per_token": float(rocm_front[1])}
-            out["sglang-rocm"] = dataclasses.replace(rocm, clients=MappingProxyType({**rocm.clients, "inferencex": entry}))
+            entry = {
+                **rocm.clients.get("inferencex", {}),
+                "request_overhead_s": float(rocm_front[0]),
+                "prompt_overhead_s_per_token": float(rocm_front[1]),
+            }
+            out["sglang-rocm"] = dataclasses.replace(
+                rocm, clients=MappingProxyType({**rocm.clients, "inferencex": entry})
+            )
         return type(build(fits))(out)
 
     stacks_mod.build_stacks = patched
@@ -81,8 +92,11 @@ def stats(err: pd.Series) -> tuple[int, float, float, float]:
 def misses(metric: str, s: tuple) -> str:
     """The goals a group's (n, median, p90, bias) misses: ``med``, ``p90``, ``bias``."""
     med, p90, bias = GOALS.get(metric, (None, None, None))
-    out = [name for name, lim, v in (("med", med, s[1]), ("p90", p90, s[2]), ("bias", bias, abs(s[3])))
-           if lim is not None and v > lim]
+    out = [
+        name
+        for name, lim, v in (("med", med, s[1]), ("p90", p90, s[2]), ("bias", bias, abs(s[3])))
+        if lim is not None and v > lim
+    ]
     return ",".join(out)
 
 
@@ -90,8 +104,14 @@ def compare(base: pd.DataFrame, after: pd.DataFrame) -> list[str]:
     """Per source x system x metric, groups whose figures move: before -> after, every row and held out."""
     key = ["source", "id", "metric"]
     m = base.merge(after[key + ["predicted", "error"]], on=key, suffixes=("", "_after"))
-    moved_groups = set(map(tuple, m.loc[(m["predicted_after"] / m["predicted"] - 1).abs() > 1e-9,
-                                         ["source", "system"]].drop_duplicates().to_numpy()))
+    moved_groups = set(
+        map(
+            tuple,
+            m.loc[(m["predicted_after"] / m["predicted"] - 1).abs() > 1e-9, ["source", "system"]]
+            .drop_duplicates()
+            .to_numpy(),
+        )
+    )
     lines = []
     for label, rows in (("every row", m), ("held out", judged(m))):
         lines.append(f"## {label} (median / p90 / bias, %; goals missed)")
@@ -101,13 +121,17 @@ def compare(base: pd.DataFrame, after: pd.DataFrame) -> list[str]:
             b, a = stats(g["error"]), stats(g["error_after"])
             if np.allclose(b[1:], a[1:], equal_nan=True, atol=5e-4):
                 continue
-            lines.append(f"{src:15s} {sy:12s} {metric:20s} n {b[0]:4d}  {b[1]*100:5.1f} / {b[2]*100:5.1f} / "
-                         f"{b[3]*100:+5.1f} [{misses(metric, b)}]  ->  {a[1]*100:5.1f} / {a[2]*100:5.1f} / "
-                         f"{a[3]*100:+5.1f} [{misses(metric, a)}]")
+            lines.append(
+                f"{src:15s} {sy:12s} {metric:20s} n {b[0]:4d}  {b[1] * 100:5.1f} / {b[2] * 100:5.1f} / "
+                f"{b[3] * 100:+5.1f} [{misses(metric, b)}]  ->  {a[1] * 100:5.1f} / {a[2] * 100:5.1f} / "
+                f"{a[3] * 100:+5.1f} [{misses(metric, a)}]"
+            )
         for (src, metric), g in rows.groupby(["source", "metric"]):
             b, a = stats(g["error"]), stats(g["error_after"])
-            lines.append(f"{src:15s} {'ALL':12s} {metric:20s} n {b[0]:4d}  {b[1]*100:5.1f} / {b[2]*100:5.1f} / "
-                         f"{b[3]*100:+5.1f}  ->  {a[1]*100:5.1f} / {a[2]*100:5.1f} / {a[3]*100:+5.1f}")
+            lines.append(
+                f"{src:15s} {'ALL':12s} {metric:20s} n {b[0]:4d}  {b[1] * 100:5.1f} / {b[2] * 100:5.1f} / "
+                f"{b[3] * 100:+5.1f}  ->  {a[1] * 100:5.1f} / {a[2] * 100:5.1f} / {a[3] * 100:+5.1f}"
+            )
     return lines
 
 
@@ -115,9 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("base", help="`jalapeno validate --json -o BASE.csv` with the mechanism off")
     ap.add_argument("--stacks", default=",".join(SGLANG), help="profiles to give the lag (comma separated)")
-    ap.add_argument("--trtllm", action="store_true", help="the TensorRT-LLM profiles instead (kept with MTP; what-if only)")
+    ap.add_argument(
+        "--trtllm", action="store_true", help="the TensorRT-LLM profiles instead (kept with MTP; what-if only)"
+    )
     ap.add_argument("--steps", type=float, default=1.0, help="steps of lag (1: an overlap loop's)")
-    ap.add_argument("--rocm-front", help="A,B: sglang-rocm's InferenceX front end, A s + B s per prompt token (what-if)")
+    ap.add_argument(
+        "--rocm-front", help="A,B: sglang-rocm's InferenceX front end, A s + B s per prompt token (what-if)"
+    )
     ap.add_argument("-o", "--out", help="write the what-if validate CSV here")
     a = ap.parse_args(argv)
     names = TRTLLM if a.trtllm else tuple(s for s in a.stacks.split(",") if s)

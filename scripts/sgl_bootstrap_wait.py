@@ -116,9 +116,15 @@ def summarise(t: pd.DataFrame, steps: float) -> pd.DataFrame:
     after = (t["predicted"] + extra_s(t["tau_s"].to_numpy(), steps)) / t["measured"] - 1
     t = t.assign(after=after)
     g = t.groupby(["system", "framework", "precision"])
-    return pd.DataFrame({"n": g.size(), "med": 100 * g["error"].apply(lambda e: e.abs().median()),
-                         "bias": 100 * g["error"].median(), "med_after": 100 * g["after"].apply(lambda e: e.abs().median()),
-                         "bias_after": 100 * g["after"].median()}).round(1)
+    return pd.DataFrame(
+        {
+            "n": g.size(),
+            "med": 100 * g["error"].apply(lambda e: e.abs().median()),
+            "bias": 100 * g["error"].median(),
+            "med_after": 100 * g["after"].apply(lambda e: e.abs().median()),
+            "bias_after": 100 * g["after"].median(),
+        }
+    ).round(1)
 
 
 def gap_share(t: pd.DataFrame, steps: float = EXTRA_STEPS_HIGH, max_load: float = 16.0) -> pd.DataFrame:
@@ -127,32 +133,52 @@ def gap_share(t: pd.DataFrame, steps: float = EXTRA_STEPS_HIGH, max_load: float 
     lo = t[(t["load"] <= max_load) & (t["measured"] > t["predicted"])]
     gap = lo["measured"] - lo["predicted"]
     ext = pd.Series(extra_s(lo["tau_s"].to_numpy(), steps), index=lo.index)
-    g = pd.DataFrame({"system": lo["system"], "precision": lo["precision"], "gap": gap, "extra": ext,
-                      "share": ext / gap}).groupby(["system", "precision"])
-    return pd.DataFrame({"n": g.size(), "gap_ms": 1e3 * g["gap"].median(), "extra_ms": 1e3 * g["extra"].median(),
-                         "share_pct": 100 * g["share"].median()}).round(1)
+    g = pd.DataFrame(
+        {"system": lo["system"], "precision": lo["precision"], "gap": gap, "extra": ext, "share": ext / gap}
+    ).groupby(["system", "precision"])
+    return pd.DataFrame(
+        {
+            "n": g.size(),
+            "gap_ms": 1e3 * g["gap"].median(),
+            "extra_ms": 1e3 * g["extra"].median(),
+            "share_pct": 100 * g["share"].median(),
+        }
+    ).round(1)
 
 
 def by_band(t: pd.DataFrame, steps: float) -> pd.DataFrame:
     """GB200/GB300 rows by users per prefill GPU (:data:`BANDS`): median |error| / error (%) before and after."""
     t = t[t["system"].str.startswith("gb")]
-    t = t.assign(after=(t["predicted"] + extra_s(t["tau_s"].to_numpy(), steps)) / t["measured"] - 1,
-                 band=pd.cut(t["load"], [b[0] for b in BANDS] + [np.inf], right=True))
+    t = t.assign(
+        after=(t["predicted"] + extra_s(t["tau_s"].to_numpy(), steps)) / t["measured"] - 1,
+        band=pd.cut(t["load"], [b[0] for b in BANDS] + [np.inf], right=True),
+    )
     g = t.groupby("band", observed=True)
-    return pd.DataFrame({"n": g.size(), "med": 100 * g["error"].apply(lambda e: e.abs().median()),
-                         "bias": 100 * g["error"].median(), "med_after": 100 * g["after"].apply(lambda e: e.abs().median()),
-                         "bias_after": 100 * g["after"].median()}).round(1)
+    return pd.DataFrame(
+        {
+            "n": g.size(),
+            "med": 100 * g["error"].apply(lambda e: e.abs().median()),
+            "bias": 100 * g["error"].median(),
+            "med_after": 100 * g["after"].apply(lambda e: e.abs().median()),
+            "bias_after": 100 * g["after"].median(),
+        }
+    ).round(1)
 
 
 def main(csv: str) -> None:
     t = sglang_rows(csv)
     pd.set_option("display.width", 200)
-    for name, steps in (("lower bound, +0.5 decode step", EXTRA_STEPS_LOW), ("upper bound, +1.5 decode steps", EXTRA_STEPS_HIGH)):
+    for name, steps in (
+        ("lower bound, +0.5 decode step", EXTRA_STEPS_LOW),
+        ("upper bound, +1.5 decode steps", EXTRA_STEPS_HIGH),
+    ):
         print(f"\n== every SGLang disaggregated aiconfigurator row, TTFT: shipped -> {name} a request ==")
         print(summarise(t, steps).to_string())
         print(f"\n-- GB200/GB300 by users per prefill GPU ({name}) --")
         print(by_band(t, steps).to_string())
-    print("\n== low load (<= 16 users per prefill GPU), under-predicted rows: the gap and the handshake's +1.5 steps ==")
+    print(
+        "\n== low load (<= 16 users per prefill GPU), under-predicted rows: the gap and the handshake's +1.5 steps =="
+    )
     print(gap_share(t).to_string())
 
 

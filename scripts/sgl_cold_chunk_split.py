@@ -57,14 +57,19 @@ def rows(validate_csv: str) -> pd.DataFrame:
     """The unflagged SGLang B200 DeepSeek-R1 aggregated TTFT rows of aiconfigurator with their
     measured date, warm-up, tensor-parallel size and chunk class."""
     v = pd.read_csv(validate_csv)
-    v = v[(v.source == "aiconfigurator") & (v.metric == "ttft_s") & (v.system == "b200")
-          & (v.model == "deepseek-r1") & (v["mode"] == "agg") & v["stack"].str.startswith("sglang")
-          & v.quality.isna()]
+    v = v[
+        (v.source == "aiconfigurator")
+        & (v.metric == "ttft_s")
+        & (v.system == "b200")
+        & (v.model == "deepseek-r1")
+        & (v["mode"] == "agg")
+        & v["stack"].str.startswith("sglang")
+        & v.quality.isna()
+    ]
     raw = pd.read_csv(files("aiconfigurator_core") / "systems" / "silicon_sample.csv")
     date = {f"aic:{r.id}": measured_date(str(r.silicon_data_source)) for r in raw.itertuples()}
     v = v.assign(date=v.id.map(date))
-    v = v.assign(warm=v.date >= WARMUP_FROM,
-                 tp=v.deployment.str.extract(r"attn TP(\d+)")[0].astype(int))
+    v = v.assign(warm=v.date >= WARMUP_FROM, tp=v.deployment.str.extract(r"attn TP(\d+)")[0].astype(int))
     cls = [chunk_class(r.concurrency, r.isl, CHUNK[(r.precision, r.tp)]) for r in v.itertuples()]
     return v.assign(chunked=cls, excess_s=v.measured - v.predicted)
 
@@ -72,9 +77,14 @@ def rows(validate_csv: str) -> pd.DataFrame:
 def table(v: pd.DataFrame) -> pd.DataFrame:
     """n, median |error|, median error, median excess (s) and S = R × excess (s) per group."""
     g = v.groupby(["warm", "precision", "chunked"])
-    out = g.agg(n=("error", "size"), med_abs=("error", lambda e: e.abs().median()),
-                bias=("error", "median"), excess_s=("excess_s", "median"),
-                excess_lo=("excess_s", "min"), excess_hi=("excess_s", "max"))
+    out = g.agg(
+        n=("error", "size"),
+        med_abs=("error", lambda e: e.abs().median()),
+        bias=("error", "median"),
+        excess_s=("excess_s", "median"),
+        excess_lo=("excess_s", "min"),
+        excess_hi=("excess_s", "max"),
+    )
     return out.assign(stall_s=REQUESTS_PER_USER * out.excess_s)
 
 
@@ -85,8 +95,11 @@ def main(argv: list[str]) -> None:
     pd.set_option("display.width", 200)
     print(table(v).round(3).to_string())
     cold = v[~v.warm].sort_values(["precision", "isl", "osl", "tp", "concurrency"])
-    print(cold[["date", "precision", "isl", "osl", "tp", "concurrency", "chunked", "measured",
-                "predicted", "excess_s"]].round(3).to_string(index=False))
+    print(
+        cold[["date", "precision", "isl", "osl", "tp", "concurrency", "chunked", "measured", "predicted", "excess_s"]]
+        .round(3)
+        .to_string(index=False)
+    )
 
 
 if __name__ == "__main__":

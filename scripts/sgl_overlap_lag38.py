@@ -67,8 +67,10 @@ def lag_whatif(df: pd.DataFrame, k: float = 1.0) -> pd.DataFrame:
     sg = t["stack"].astype(str).str.startswith("sglang") & (t["mode"] == "agg")
     mtp = sg & t["deployment"].fillna("").str.contains("MTP")
     if mtp.any():
-        raise SystemExit(f"{int(mtp.sum())} SGLang aggregated rows with MTP: their step is TPOT × tokens per step; "
-                         "extend lag_whatif before reading them")
+        raise SystemExit(
+            f"{int(mtp.sum())} SGLang aggregated rows with MTP: their step is TPOT × tokens per step; "
+            "extend lag_whatif before reading them"
+        )
     busy = np.clip(t["concurrency"].astype(float) - 1.0, 0.0, 1.0)
     t["lag_s"] = np.where(sg, k * t["tau_s"].fillna(0.0) * busy, 0.0)
     t["sglang_agg"] = sg
@@ -82,8 +84,9 @@ def split_check(df: pd.DataFrame, range_ratio: float = 0.8) -> pd.DataFrame:
     TPOT_meas)·(mean OSL − 1) and ``ttft_short_s`` = TTFT_meas − TTFT_pred, s (mean OSL = (1 + r)/2·OSL)."""
     keep = (df["source"] == "inferencex") & df["stack"].astype(str).str.startswith("sglang") & (df["mode"] == "agg")
     d = df[keep]
-    w = d.pivot_table(index=["id", "system", "isl", "osl", "concurrency"], columns="metric",
-                      values=["measured", "predicted"]).dropna(subset=[("measured", "ttft_s"), ("measured", "tpot_s")])
+    w = d.pivot_table(
+        index=["id", "system", "isl", "osl", "concurrency"], columns="metric", values=["measured", "predicted"]
+    ).dropna(subset=[("measured", "ttft_s"), ("measured", "tpot_s")])
     out = pd.DataFrame(index=w.index)
     steps = (1 + range_ratio) / 2 * w.index.get_level_values("osl").to_numpy(dtype=float) - 1
     out["tpot_surplus_s"] = (w[("predicted", "tpot_s")] - w[("measured", "tpot_s")]).to_numpy() * steps
@@ -96,8 +99,10 @@ def figures(errors: pd.Series) -> str:
     e = errors.dropna().to_numpy()
     if not len(e):
         return "n 0"
-    return (f"n {len(e):4d}  {np.median(np.abs(e)) * 100:5.1f}% / p90 {np.percentile(np.abs(e), 90) * 100:5.1f}% / "
-            f"bias {np.median(e) * 100:+5.1f}%")
+    return (
+        f"n {len(e):4d}  {np.median(np.abs(e)) * 100:5.1f}% / p90 {np.percentile(np.abs(e), 90) * 100:5.1f}% / "
+        f"bias {np.median(e) * 100:+5.1f}%"
+    )
 
 
 def summary(t: pd.DataFrame) -> list[str]:
@@ -120,21 +125,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", type=float, default=1.0, help="steps of lag (1: the overlap loop's)")
     a = ap.parse_args(argv)
     w = loop_waits(np.linspace(0.0005, 9.9995, 10000), 1.0)
-    print(f"overlap loop, arrivals uniform over 10 steps of τ = 1: mean wait {w.mean():.3f} τ "
-          f"(normal loop {loop_waits(np.linspace(0.0005, 9.9995, 10000), 1.0, overlap=False).mean():.3f} τ)\n")
+    print(
+        f"overlap loop, arrivals uniform over 10 steps of τ = 1: mean wait {w.mean():.3f} τ "
+        f"(normal loop {loop_waits(np.linspace(0.0005, 9.9995, 10000), 1.0, overlap=False).mean():.3f} τ)\n"
+    )
     t = lag_whatif(pd.read_csv(a.csv), a.k)
     print("\n".join(summary(t)))
     ix = t[(t["source"] == "inferencex") & t["sglang_agg"]].sort_values(["system", "isl", "concurrency"])
     print("\n## InferenceX SGLang aggregated rows (TTFT s; lag ms; error before → after)")
     for _, r in ix.iterrows():
         flag = f" [{r['quality']}]" if isinstance(r["quality"], str) and r["quality"] else ""
-        print(f"{r['id']:24s} {r['system']:7s} {int(r['isl']):5d} C={int(r['concurrency']):3d} {str(r['stack']):20s} "
-              f"{r['split']:9s} meas {r['measured']:.3f} pred {r['predicted']:.3f} lag {r['lag_s'] * 1e3:5.1f} "
-              f"{r['error'] * 100:+6.1f}% → {r['after_error'] * 100:+6.1f}%{flag}")
+        print(
+            f"{r['id']:24s} {r['system']:7s} {int(r['isl']):5d} C={int(r['concurrency']):3d} {str(r['stack']):20s} "
+            f"{r['split']:9s} meas {r['measured']:.3f} pred {r['predicted']:.3f} lag {r['lag_s'] * 1e3:5.1f} "
+            f"{r['error'] * 100:+6.1f}% → {r['after_error'] * 100:+6.1f}%{flag}"
+        )
     print("\n## Conservation check: TPOT surplus per request against TTFT shortfall, s (InferenceX SGLang agg)")
     for _, r in split_check(pd.read_csv(a.csv)).sort_values(["system", "isl", "concurrency"]).iterrows():
-        print(f"{r['id']:24s} {r['system']:7s} {int(r['isl']):5d} C={int(r['concurrency']):3d} "
-              f"TPOT surplus {r['tpot_surplus_s']:+7.3f}  TTFT shortfall {r['ttft_short_s']:+7.3f}")
+        print(
+            f"{r['id']:24s} {r['system']:7s} {int(r['isl']):5d} C={int(r['concurrency']):3d} "
+            f"TPOT surplus {r['tpot_surplus_s']:+7.3f}  TTFT shortfall {r['ttft_short_s']:+7.3f}"
+        )
     return 0 if not math.isnan(float(t["lag_s"].sum())) else 1
 
 

@@ -56,7 +56,7 @@ def expected_max_poisson(mu: float, n: int, kmax: int = 400) -> float:
     k = np.arange(kmax)
     logp = -mu + k * math.log(mu) - np.array([math.lgamma(i + 1) for i in k])
     cdf = np.minimum(np.cumsum(np.exp(logp)), 1.0)
-    return float(np.sum(1.0 - cdf ** n))
+    return float(np.sum(1.0 - cdf**n))
 
 
 def busiest_ratio(mu: float, dp: int) -> float:
@@ -78,8 +78,12 @@ def dispatch_rows(csv_path: str) -> list[dict]:
     import pandas as pd
 
     df = pd.read_csv(csv_path)
-    df = df[df.system.isin(["gb200-nvl72", "gb300-nvl72"]) & (df["mode"] == "disagg")
-            & df.framework.str.startswith("sglang") & (df.source != "inferencex")]
+    df = df[
+        df.system.isin(["gb200-nvl72", "gb300-nvl72"])
+        & (df["mode"] == "disagg")
+        & df.framework.str.startswith("sglang")
+        & (df.source != "inferencex")
+    ]
     out = []
     for rid, g in df.groupby("id"):
         m = g.set_index("metric")
@@ -88,11 +92,22 @@ def dispatch_rows(csv_path: str) -> list[dict]:
         pool = _POOL.search(m.loc["ttft_s", "deployment"])
         if pool is None or int(pool[3]) == 1 or not np.isfinite(m.loc["ttft_s", "error"]):
             continue
-        out.append({"id": rid, "system": m.loc["ttft_s", "system"], "precision": m.loc["ttft_s", "precision"],
-                    "isl": int(m.loc["ttft_s", "isl"]), "osl": int(m.loc["ttft_s", "osl"]),
-                    "conc": float(m.loc["ttft_s", "concurrency"]), "x": int(pool[1]), "tp": int(pool[2]),
-                    "dp": int(pool[3]), "ttft": float(m.loc["ttft_s", "measured"]),
-                    "tpot": float(m.loc["tpot_s", "measured"]), "err": float(m.loc["ttft_s", "error"])})
+        out.append(
+            {
+                "id": rid,
+                "system": m.loc["ttft_s", "system"],
+                "precision": m.loc["ttft_s", "precision"],
+                "isl": int(m.loc["ttft_s", "isl"]),
+                "osl": int(m.loc["ttft_s", "osl"]),
+                "conc": float(m.loc["ttft_s", "concurrency"]),
+                "x": int(pool[1]),
+                "tp": int(pool[2]),
+                "dp": int(pool[3]),
+                "ttft": float(m.loc["ttft_s", "measured"]),
+                "tpot": float(m.loc["tpot_s", "measured"]),
+                "err": float(m.loc["ttft_s", "error"]),
+            }
+        )
     return out
 
 
@@ -120,15 +135,19 @@ def dispatch_table(csv_path: str) -> None:
     rows = dispatch_rows(csv_path)
     svc = lone_service_s({r["id"] for r in rows})
     print("check 1: random prefill dispatch, fullest rank over the balanced busiest rank (lower bounds)")
-    print(f"{'row':>10} {'sys':>5} {'prec':>4} {'ISL':>5} {'C':>6} {'pool':>9} {'lambda/s':>8} {'S ms':>6} {'mu':>6} "
-          f"{'ratio':>6} {'err%':>6}")
+    print(
+        f"{'row':>10} {'sys':>5} {'prec':>4} {'ISL':>5} {'C':>6} {'pool':>9} {'lambda/s':>8} {'S ms':>6} {'mu':>6} "
+        f"{'ratio':>6} {'err%':>6}"
+    )
     for r in sorted(rows, key=lambda r: (r["system"], r["precision"], r["isl"], r["conc"])):
         lam = r["conc"] / (r["ttft"] + (r["osl"] - 1) * r["tpot"])
         s = svc.get(r["id"], float("nan"))
         mu = lam / r["x"] * s / r["dp"]
         r["ratio"] = busiest_ratio(mu, r["dp"]) if np.isfinite(mu) else float("nan")
-        print(f"{r['id'][-6:]:>10} {r['system'][:5]:>5} {r['precision']:>4} {r['isl']:>5} {r['conc']:>6.0f} "
-              f"{r['x']}xDEP{r['dp']:<3} {lam:>8.1f} {s * 1e3:>6.1f} {mu:>6.3f} {r['ratio']:>6.2f} {100 * r['err']:>+6.0f}")
+        print(
+            f"{r['id'][-6:]:>10} {r['system'][:5]:>5} {r['precision']:>4} {r['isl']:>5} {r['conc']:>6.0f} "
+            f"{r['x']}xDEP{r['dp']:<3} {lam:>8.1f} {s * 1e3:>6.1f} {mu:>6.3f} {r['ratio']:>6.2f} {100 * r['err']:>+6.0f}"
+        )
 
 
 def split_table() -> None:
@@ -138,17 +157,29 @@ def split_table() -> None:
 
     from jalapeno.fit.validate import load_aiconfigurator
 
-    pts = [p for p in load_aiconfigurator()[0] if p.system in ("gb200-nvl72", "gb300-nvl72") and p.mode == "disagg"
-           and p.framework.startswith("sglang") and p.concurrency <= 16 and p.deployment is not None
-           and p.deployment.prefill is not None and p.deployment.prefill.layout.dp == 1]
+    pts = [
+        p
+        for p in load_aiconfigurator()[0]
+        if p.system in ("gb200-nvl72", "gb300-nvl72")
+        and p.mode == "disagg"
+        and p.framework.startswith("sglang")
+        and p.concurrency <= 16
+        and p.deployment is not None
+        and p.deployment.prefill is not None
+        and p.deployment.prefill.layout.dp == 1
+    ]
     df = predict_parts(pts).sort_values(["system", "precision", "isl", "conc"])
-    print("check 2: TP-prefill rows at C <= 16, TTFT s (lone: one prompt on an idle engine; front: the client's "
-          "a + b*ISL; burst: the idle-start wave x the fitted share)")
+    print(
+        "check 2: TP-prefill rows at C <= 16, TTFT s (lone: one prompt on an idle engine; front: the client's "
+        "a + b*ISL; burst: the idle-start wave x the fitted share)"
+    )
     print(f"{'row':>44} {'measured':>8} {'model':>6} {'lone':>6} {'front':>6} {'burst':>6} {'meas-front':>10}")
     for rid, r in df.iterrows():
         front = r.noburst - r.bare
-        print(f"{rid.split(':')[-1]:>44} {r.measured_ttft_s:>8.3f} {r.full:>6.3f} {r.lone:>6.3f} {front:>6.3f} "
-              f"{r.full - r.noburst:>6.3f} {r.measured_ttft_s - front:>10.3f}")
+        print(
+            f"{rid.split(':')[-1]:>44} {r.measured_ttft_s:>8.3f} {r.full:>6.3f} {r.lone:>6.3f} {front:>6.3f} "
+            f"{r.full - r.noburst:>6.3f} {r.measured_ttft_s - front:>10.3f}"
+        )
 
 
 def _stat(e) -> str:
@@ -167,23 +198,46 @@ def floor_table(csv_path: str) -> None:
 
     base = pd.read_csv(csv_path)
     t = base[base.metric == "ttft_s"].set_index("id")
-    pts = [p for p in load_aiconfigurator()[0] if p.system in ("gb200-nvl72", "gb300-nvl72") and p.mode == "disagg"
-           and p.framework.startswith("sglang") and p.deployment is not None and p.deployment.prefill is not None
-           and p.id in t.index and not isinstance(t.loc[p.id, "quality"], str)]
-    df = pd.DataFrame([{"id": p.id, "sys": p.system[:5], "prec": p.precision, "isl": p.isl, "conc": p.concurrency,
-                        "dp": p.deployment.prefill.layout.dp, "split": t.loc[p.id, "split"],
-                        "gpus": p.deployment.prefill.workers * p.deployment.prefill.layout.stage_chips}
-                       for p in pts]).set_index("id")
+    pts = [
+        p
+        for p in load_aiconfigurator()[0]
+        if p.system in ("gb200-nvl72", "gb300-nvl72")
+        and p.mode == "disagg"
+        and p.framework.startswith("sglang")
+        and p.deployment is not None
+        and p.deployment.prefill is not None
+        and p.id in t.index
+        and not isinstance(t.loc[p.id, "quality"], str)
+    ]
+    df = pd.DataFrame(
+        [
+            {
+                "id": p.id,
+                "sys": p.system[:5],
+                "prec": p.precision,
+                "isl": p.isl,
+                "conc": p.concurrency,
+                "dp": p.deployment.prefill.layout.dp,
+                "split": t.loc[p.id, "split"],
+                "gpus": p.deployment.prefill.workers * p.deployment.prefill.layout.stage_chips,
+            }
+            for p in pts
+        ]
+    ).set_index("id")
     for r in FLOOR_RATES_S:
-        got = predict_points([dataclasses.replace(p, deployment=dataclasses.replace(p.deployment, eager_prompt_call_s=r))
-                              for p in pts])
+        got = predict_points(
+            [dataclasses.replace(p, deployment=dataclasses.replace(p.deployment, eager_prompt_call_s=r)) for p in pts]
+        )
         g = got[got.metric == "ttft_s"].set_index("id")
         df[f"{r * 1e6:.0f} us"] = g.predicted / g.measured - 1
     df["band"] = pd.cut(df.conc / df.gpus, [0, 2, 16, 128, 1e9], labels=["C/gpu <= 2", "2-16", "16-128", "> 128"])
     cols = [f"{r * 1e6:.0f} us" for r in FLOOR_RATES_S]
     print("check 3: eager prompt floor what-if, TTFT median |error| / median error %, by host s a call:", cols)
-    groups = [("all", df), ("held-out", df[df.split == "held_out"]),
-              ("TP prefill, C <= 16", df[(df.dp == 1) & (df.conc <= 16)])]
+    groups = [
+        ("all", df),
+        ("held-out", df[df.split == "held_out"]),
+        ("TP prefill, C <= 16", df[(df.dp == 1) & (df.conc <= 16)]),
+    ]
     groups += [(" ".join(map(str, k)), g) for k, g in df.groupby(["sys", "prec", "isl"])]
     groups += [(str(k), g) for k, g in df.groupby("band", observed=True)]
     for name, g in groups:

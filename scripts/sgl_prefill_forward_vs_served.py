@@ -44,17 +44,23 @@ LMSYS_FP4, LMSYS_FP8 = 26156.0, 18471.0
 #: the measured plateau of the served prefill pools, prompt tokens/s per prefill GPU, keyed (system, precision,
 #: nominal ISL, attention-DP size) (round 26, docs/gap_aic_ttft.md §"GB200/GB300 disaggregated: what makes the error
 #: change sign"; DEP pools; counted at nominal ISL/OSL, about 5% above the rows' mean lengths)
-SERVED = {("gb200-nvl72", "fp4", 1024, 4): 11631.0, ("gb200-nvl72", "fp8", 1024, 8): 10340.0,
-          ("gb300-nvl72", "fp4", 1024, 4): 11387.0, ("gb300-nvl72", "fp8", 1024, 8): 10543.0,
-          ("gb200-nvl72", "fp4", 8192, 4): 13336.0, ("gb200-nvl72", "fp8", 8192, 8): 12974.0}
+SERVED = {
+    ("gb200-nvl72", "fp4", 1024, 4): 11631.0,
+    ("gb200-nvl72", "fp8", 1024, 8): 10340.0,
+    ("gb300-nvl72", "fp4", 1024, 4): 11387.0,
+    ("gb300-nvl72", "fp8", 1024, 8): 10543.0,
+    ("gb200-nvl72", "fp4", 8192, 4): 13336.0,
+    ("gb200-nvl72", "fp8", 8192, 8): 12974.0,
+}
 #: the same for TensorRT-LLM's FP4 DEP prefill pools on the same systems (round 26 table), for contrast
 SERVED_TRT_FP4 = {"gb200-nvl72": 23732.0, "gb300-nvl72": 28633.0}
 #: DeepEP's README intranode normal-kernel figure on H800 (NVLink bottleneck bandwidth, GB/s; dispatch 153, combine 158)
 DEEPEP_H800_GBPS = 153.0
 
 
-def deepep_bytes_per_token(hidden: int = 7168, experts: int = 256, top_k: int = 8, ep: int = 8,
-                           moe_layers: int = 58, block: int = 128) -> float:
+def deepep_bytes_per_token(
+    hidden: int = 7168, experts: int = 256, top_k: int = 8, ep: int = 8, moe_layers: int = 58, block: int = 128
+) -> float:
     """Bytes one prompt token sends to *other* ranks through DeepEP's normal dispatch and combine over a forward.
 
     DeepEP sends a token once to each rank holding one of its top-k experts (not once per expert): with
@@ -109,7 +115,11 @@ def _point(points, system: str, prec: str, dp: int):
         if p.mode != "disagg" or p.system != system or p.deployment is None or p.deployment.prefill is None:
             continue
         st = point_stack(p)
-        if "sglang" in str(getattr(st, "name", st)) and p.deployment.precision.name == prec and p.deployment.prefill.layout.dp > 1:
+        if (
+            "sglang" in str(getattr(st, "name", st))
+            and p.deployment.precision.name == prec
+            and p.deployment.prefill.layout.dp > 1
+        ):
             return p, st
     raise LookupError(f"no SGLang disaggregated {prec} row on {system}")
 
@@ -128,13 +138,23 @@ def forward_rate(p, st, dp: int, per_rank, isl: float) -> np.ndarray:
     dep = with_stack_mtp(p.deployment, st, p.model)
     lay = dataclasses.replace(dep.prefill.layout, dp=dp, ep=dp)
     model = load_model(p.model)
-    pr = with_pool_backends(load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st), dep.prefill, model,
-                            lay, dep.precision.kv_cache.name)
+    pr = with_pool_backends(
+        load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st),
+        dep.prefill,
+        model,
+        lay,
+        dep.precision.kv_cache.name,
+    )
     toks = np.asarray(per_rank, dtype=float) * dp
     # a bare prefill forward on the widened layout (no MTP, memory fraction or engine profile): not pool_step_cost
-    sc = step_cost(model, pr, lay, dep.precision, Batch.make(prefill_tokens=toks, prefill_seqs=toks / isl,
-                                                              prefill_ctx=np.zeros_like(toks)),
-                   overlap=pool_overlap(dep.overlap, model, lay))
+    sc = step_cost(
+        model,
+        pr,
+        lay,
+        dep.precision,
+        Batch.make(prefill_tokens=toks, prefill_seqs=toks / isl, prefill_ctx=np.zeros_like(toks)),
+        overlap=pool_overlap(dep.overlap, model, lay),
+    )
     return toks / sc.interval_s / dp
 
 
@@ -145,26 +165,36 @@ def main() -> None:
     print("Model forward-only prefill rate, prompt tokens/s per GPU, against the published and served rates")
     p, st = _point(points, "gb200-nvl72", "fp4", 8)
     lm = float(forward_rate(p, st, 8, [16384], 2000.0)[0])
-    print(f"  LMSYS config (GB200 FP4 MoE + FP8 attn, DEP8, 16,384 tokens a rank, 2,000-token prompts): model {lm:,.0f}"
-          f"  published {LMSYS_FP4:,.0f}  model/published {lm / LMSYS_FP4:.2f}")
-    print(f"  {'system':12s} {'prec':4s} {'ISL':>5s} {'pool':5s} {'model @16384/rank':>18s} {'@8192 budget':>13s}"
-          f" {'served':>8s} {'served/model':>13s} {'h additive us/tok':>18s} {'h alone us/tok':>15s}")
+    print(
+        f"  LMSYS config (GB200 FP4 MoE + FP8 attn, DEP8, 16,384 tokens a rank, 2,000-token prompts): model {lm:,.0f}"
+        f"  published {LMSYS_FP4:,.0f}  model/published {lm / LMSYS_FP4:.2f}"
+    )
+    print(
+        f"  {'system':12s} {'prec':4s} {'ISL':>5s} {'pool':5s} {'model @16384/rank':>18s} {'@8192 budget':>13s}"
+        f" {'served':>8s} {'served/model':>13s} {'h additive us/tok':>18s} {'h alone us/tok':>15s}"
+    )
     for (system, prec, isl, dp), served in SERVED.items():
         p, st = _point(points, system, prec, dp)
         mean_isl = 0.9 * isl  # the rows' prompts: random lengths in [0.8, 1.0] x ISL (fit/validate point_workload)
         big, shipped = forward_rate(p, st, dp, [16384, 8192 // dp], mean_isl)
         small = f"{shipped:13,.0f}" if isl <= 8192 // dp else f"{'(chunked)':>13s}"  # 8k prompts chunk at 2,048 / 1,024
-        print(f"  {system:12s} {prec:4s} {isl:5d} DEP{dp:<2d} {big:18,.0f} {small} {served:8,.0f}"
-              f" {served / big:13.2f} {host_per_token_us(served, big):18.1f} {host_per_token_us(served):15.1f}")
+        print(
+            f"  {system:12s} {prec:4s} {isl:5d} DEP{dp:<2d} {big:18,.0f} {small} {served:8,.0f}"
+            f" {served / big:13.2f} {host_per_token_us(served, big):18.1f} {host_per_token_us(served):15.1f}"
+        )
     for system, served in SERVED_TRT_FP4.items():
         print(f"  (TensorRT-LLM FP4 DEP4 on {system}: served {served:,.0f}; round 26: model/served 1.21-1.35)")
-    print(f"  SGLang's NIXL sender: {descriptors_per_token():.3f} transfer descriptors a prompt token "
-          "(61 layers, 64-token pages, fragmented) -> h / that = the implied host time a descriptor")
+    print(
+        f"  SGLang's NIXL sender: {descriptors_per_token():.3f} transfer descriptors a prompt token "
+        "(61 layers, 64-token pages, fragmented) -> h / that = the implied host time a descriptor"
+    )
     b = deepep_bytes_per_token()
     for system in ("gb200-nvl72", "gb300-nvl72"):
         gbps = b * SERVED[(system, "fp8", 1024, 8)] / 1e9
-        print(f"  DeepEP normal at the {system} FP8 DEP8 plateau: {b / 1e6:.2f} MB a token remote -> {gbps:.0f} GB/s a GPU "
-              f"each way ({gbps / DEEPEP_H800_GBPS:.0%} of DeepEP's H800 intranode {DEEPEP_H800_GBPS:.0f} GB/s)")
+        print(
+            f"  DeepEP normal at the {system} FP8 DEP8 plateau: {b / 1e6:.2f} MB a token remote -> {gbps:.0f} GB/s a GPU "
+            f"each way ({gbps / DEEPEP_H800_GBPS:.0%} of DeepEP's H800 intranode {DEEPEP_H800_GBPS:.0f} GB/s)"
+        )
 
 
 if __name__ == "__main__":

@@ -126,11 +126,20 @@ def model_ops_ms(p, dep, st, b: float, ctx: float) -> tuple[float, float, float]
     m = load_model(p.model)
     pr = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
     lay = dep.decode.layout
-    sc = step_cost(m, pr, for_model(lay, m), dep.precision,
-                   Batch.make(decode_seqs=np.array([b * lay.dp, padded(b) * lay.dp]), decode_ctx=int(ctx)))
+    sc = step_cost(
+        m,
+        pr,
+        for_model(lay, m),
+        dep.precision,
+        Batch.make(decode_seqs=np.array([b * lay.dp, padded(b) * lay.dp]), decode_ctx=int(ctx)),
+    )
     ops = {r["op"]: r["time_s"] for r in sc.op_rows(0)}
     attn = sum(v for k, v in ops.items() if k.startswith("attn."))
-    return 1e3 * attn / ATTN_LAYERS, 1e3 * ops["moe.experts"] / MOE_LAYERS, 1e3 * (sc.step_time_s[1] - sc.step_time_s[0])
+    return (
+        1e3 * attn / ATTN_LAYERS,
+        1e3 * ops["moe.experts"] / MOE_LAYERS,
+        1e3 * (sc.step_time_s[1] - sc.step_time_s[0]),
+    )
 
 
 def main() -> None:
@@ -153,10 +162,26 @@ def main() -> None:
         lay, t, ttft = dep.decode.layout, p.measured["tpot_s"], p.measured["ttft_s"]
         steps = (wl.mean_osl - 1) * t
         ranks = lay.dp * dep.decode.workers
-        rows.append(dict(p=p, dep=dep, st=st, sys=p.system[:5], rel=p.framework.split()[-1], prec=p.precision,
-                         isl=p.isl, osl=p.osl, cfg=p.id.rsplit("_", 1)[-1], lay=f"{dep.decode.workers}x{lay.label}",
-                         dp=lay.dp, c=int(p.concurrency), b_meas=p.concurrency * steps / (ttft + steps) / ranks,
-                         b_mod=r.decode_batch[0] / ranks, meas=1e3 * t, model=1e3 * r.tpot_s[0]))
+        rows.append(
+            dict(
+                p=p,
+                dep=dep,
+                st=st,
+                sys=p.system[:5],
+                rel=p.framework.split()[-1],
+                prec=p.precision,
+                isl=p.isl,
+                osl=p.osl,
+                cfg=p.id.rsplit("_", 1)[-1],
+                lay=f"{dep.decode.workers}x{lay.label}",
+                dp=lay.dp,
+                c=int(p.concurrency),
+                b_meas=p.concurrency * steps / (ttft + steps) / ranks,
+                b_mod=r.decode_batch[0] / ranks,
+                meas=1e3 * t,
+                model=1e3 * r.tpot_s[0],
+            )
+        )
     rows.sort(key=lambda x: (x["sys"], x["rel"], x["prec"], x["isl"], x["cfg"], x["c"]))
     print("Part 1: TPOT by decode pool; gap = measured - model (ms; > 0: model too fast)")
     fits = defaultdict(list)
@@ -165,19 +190,26 @@ def main() -> None:
         queued = x["b_mod"] > QUEUE_RATIO * x["b_meas"]
         if not queued:
             fits[(x["sys"], x["rel"], x["prec"], x["isl"], x["cfg"], x["lay"])].append((x["b_meas"], gap))
-        print(f"{x['sys']} {x['rel']:11s} {x['prec']} {x['isl']:5d} {x['cfg']:7s} {x['lay']:42s} c{x['c']:6d} "
-              f"b/rank {x['b_meas']:6.1f} (model {x['b_mod']:6.1f})  TPOT {x['meas']:6.2f} model {x['model']:6.2f} "
-              f"gap {gap:+6.2f} ({x['model'] / x['meas'] - 1:+.1%}){'  queued: not in the line' if queued else ''}")
+        print(
+            f"{x['sys']} {x['rel']:11s} {x['prec']} {x['isl']:5d} {x['cfg']:7s} {x['lay']:42s} c{x['c']:6d} "
+            f"b/rank {x['b_meas']:6.1f} (model {x['b_mod']:6.1f})  TPOT {x['meas']:6.2f} model {x['model']:6.2f} "
+            f"gap {gap:+6.2f} ({x['model'] / x['meas'] - 1:+.1%}){'  queued: not in the line' if queued else ''}"
+        )
     print("\nPer configuration: gap = a + s * b (b measured per rank)")
     for k, v in fits.items():
         a, s = line_fit(*zip(*v))
         b = [q for q, _ in v]
-        print(f"{' '.join(map(str, k)):78s} b {min(b):6.1f}-{max(b):6.1f}  a {a:+6.2f} ms  s {1e3 * s:+6.1f} us/seq"
-              if np.isfinite(s) else f"{' '.join(map(str, k)):78s} b {b[0]:6.1f}  (one batch)")
+        print(
+            f"{' '.join(map(str, k)):78s} b {min(b):6.1f}-{max(b):6.1f}  a {a:+6.2f} ms  s {1e3 * s:+6.1f} us/seq"
+            if np.isfinite(s)
+            else f"{' '.join(map(str, k)):78s} b {b[0]:6.1f}  (one batch)"
+        )
 
-    print("\nPart 2: DEP32 FP8 rows (balanced dispatch) at the measured batch per rank: the gap against SGLang "
-          "0.5.10's own tables (table - model, ms per step); pad<=: the CUDA-graph padding's upper bound; left: gap - "
-          "attn - experts - skew; what-if error: TPOT with the three added (predicted / measured - 1)")
+    print(
+        "\nPart 2: DEP32 FP8 rows (balanced dispatch) at the measured batch per rank: the gap against SGLang "
+        "0.5.10's own tables (table - model, ms per step); pad<=: the CUDA-graph padding's upper bound; left: gap - "
+        "attn - experts - skew; what-if error: TPOT with the three added (predicted / measured - 1)"
+    )
     tabs = {s: sglang_tables(s) for s in TABLE_DIRS}
     for x in rows:
         if x["dp"] != 32 or x["prec"] != "fp8" or x["dep"].decode.layout.dp_dispatch != "balanced":
@@ -189,10 +221,12 @@ def main() -> None:
         uni, skew = interp_tokens(moe, 32 * b, "uniform"), interp_tokens(moe, 32 * b, "power_law_1.01")
         exp, sk = (uni - exp_m) * MOE_LAYERS, (skew - uni) * MOE_LAYERS
         gap = x["meas"] - x["model"]
-        print(f"{x['sys']} {x['rel']:11s} {x['isl']:5d} {x['cfg']:7s} c{x['c']:6d} b {b:6.1f} L {ctx:6.0f}  gap {gap:+6.2f}  "
-              f"attn {attn:+6.2f} (model {attn_m * 1e3:5.1f} us/layer)  experts {exp:+6.2f} (model {exp_m * 1e3:5.1f} "
-              f"us/layer, table {uni * 1e3:5.1f})  attn+experts {attn + exp:+6.2f}  skew a=1.01 {sk:+6.2f}  pad<= {pad:+5.2f}  "
-              f"left {gap - attn - exp - sk:+6.2f}  what-if error {(x['model'] + attn + exp + sk) / x['meas'] - 1:+.1%}")
+        print(
+            f"{x['sys']} {x['rel']:11s} {x['isl']:5d} {x['cfg']:7s} c{x['c']:6d} b {b:6.1f} L {ctx:6.0f}  gap {gap:+6.2f}  "
+            f"attn {attn:+6.2f} (model {attn_m * 1e3:5.1f} us/layer)  experts {exp:+6.2f} (model {exp_m * 1e3:5.1f} "
+            f"us/layer, table {uni * 1e3:5.1f})  attn+experts {attn + exp:+6.2f}  skew a=1.01 {sk:+6.2f}  pad<= {pad:+5.2f}  "
+            f"left {gap - attn - exp - sk:+6.2f}  what-if error {(x['model'] + attn + exp + sk) / x['meas'] - 1:+.1%}"
+        )
 
 
 if __name__ == "__main__":

@@ -41,9 +41,14 @@ NEWEST = "0.5.12"
 def h200_rows(d: pd.DataFrame, rel_of_id: dict[str, str]) -> pd.DataFrame:
     """The H200 DeepSeek-R1 SGLang TP8 EP1 aggregated rows of a validate frame with a ``rel`` column (the release:
     an aiconfigurator row's framework, an InferenceX row's note through ``rel_of_id``), releases of :data:`RELEASES`."""
-    d = d[(d.system == "h200") & (d.model == "deepseek-r1") & d.framework.str.contains("sglang")
-          & (d["mode"] == "agg") & d.deployment.str.contains("attn TP8 DP1 · MoE TP8 EP1", regex=False)
-          & d.quality.isna()].copy()
+    d = d[
+        (d.system == "h200")
+        & (d.model == "deepseek-r1")
+        & d.framework.str.contains("sglang")
+        & (d["mode"] == "agg")
+        & d.deployment.str.contains("attn TP8 DP1 · MoE TP8 EP1", regex=False)
+        & d.quality.isna()
+    ].copy()
     fw = d.framework.str.extract(r"sglang (\d+\.\d+\.\d+)")[0]
     d["rel"] = np.where(d.source == "aiconfigurator", fw, d.id.map(rel_of_id))
     return d[d.rel.isin(RELEASES)]
@@ -90,9 +95,14 @@ def _reached(points) -> list:
     fit/sglang_prompt_graphs.with_sglang_prompt_graphs prices it (unchanged where its prompt steps are graphed)."""
     out = []
     for p in points:
-        if (p.framework.split()[:1] != ["sglang"] or p.model not in MODELS or p.deployment is None
-                or p.deployment.prefill is not None or p.system.startswith("mi")
-                or prompt_steps_eager(row_release(p), p.isl) is None):
+        if (
+            p.framework.split()[:1] != ["sglang"]
+            or p.model not in MODELS
+            or p.deployment is None
+            or p.deployment.prefill is not None
+            or p.system.startswith("mi")
+            or prompt_steps_eager(row_release(p), p.isl) is None
+        ):
             continue
         dep, why = with_sglang_prompt_graphs(p.deployment, p.model, row_release(p), p.isl)
         out.append((p, replace(p, deployment=dep, notes=p.notes + [why]) if why else p))
@@ -116,9 +126,18 @@ def group_table(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     m = m.assign(lengths=m.isl.astype(int).astype(str) + "/" + m.osl.astype(int).astype(str))
     rows = []
     for k, g in m.groupby(["source", "system", "rel", "lengths", "metric"]):
-        rows.append(dict(zip(["source", "system", "release", "ISL/OSL", "metric"], k), n=len(g),
-                         **{"med |e| before": 100 * g.error_b.abs().median(), "med |e| rule": 100 * g.error_a.abs().median(),
-                            "med e before": 100 * g.error_b.median(), "med e rule": 100 * g.error_a.median()}))
+        rows.append(
+            dict(
+                zip(["source", "system", "release", "ISL/OSL", "metric"], k),
+                n=len(g),
+                **{
+                    "med |e| before": 100 * g.error_b.abs().median(),
+                    "med |e| rule": 100 * g.error_a.abs().median(),
+                    "med e before": 100 * g.error_b.median(),
+                    "med e rule": 100 * g.error_a.median(),
+                },
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -149,9 +168,20 @@ def main(argv: list[str]) -> None:
     print(group_table(before, after).round(1).to_string(index=False))
     d = h200_rows(after.assign(quality=None), rel_of_id)
     steps = release_steps(d)
-    cols = ["isl", "osl", "C"] + [f"tpot {r}" for r in RELEASES] + [
-        "tpot step 0.5.7 meas", "tpot step 0.5.7 model", "tpot step 0.5.9 meas", "tpot step 0.5.9 model",
-        "ttft 0.5.7", f"ttft {NEWEST}", "ttft step 0.5.7 meas", "ttft step 0.5.7 model"]
+    cols = (
+        ["isl", "osl", "C"]
+        + [f"tpot {r}" for r in RELEASES]
+        + [
+            "tpot step 0.5.7 meas",
+            "tpot step 0.5.7 model",
+            "tpot step 0.5.9 meas",
+            "tpot step 0.5.9 model",
+            "ttft 0.5.7",
+            f"ttft {NEWEST}",
+            "ttft step 0.5.7 meas",
+            "ttft step 0.5.7 model",
+        ]
+    )
     print("\nPart 2: H200 ladder with the rule: measured and modelled release steps, ms (older release - v0.5.12)")
     print(steps[cols].round(2).to_string(index=False))
     err = steps[["isl", "osl", "C"]].copy()
@@ -160,8 +190,10 @@ def main(argv: list[str]) -> None:
     print("\ninteractivity error % per release, with the rule")
     print(err.to_string(index=False))
     ctx, mixed = floors_ms(points)
-    print(f"\nPart 3: eager prompt-step host floor of the H200 recipe: context-only {ctx:.1f} ms (SGLang runs a prompt"
-          f" step alone), mixed {mixed:.1f} ms (a step carrying the decodes too)")
+    print(
+        f"\nPart 3: eager prompt-step host floor of the H200 recipe: context-only {ctx:.1f} ms (SGLang runs a prompt"
+        f" step alone), mixed {mixed:.1f} ms (a step carrying the decodes too)"
+    )
 
 
 if __name__ == "__main__":

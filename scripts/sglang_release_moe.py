@@ -68,14 +68,25 @@ def raw_tables() -> None:
         t["0.5.14/0.5.10 pl"] = t[f"0.5.14 {DISTS[1]}"] / t[f"0.5.10 {DISTS[1]}"]
         every = t.index * SHAPE["topk"] / ep >= SHAPE["num_experts"] / ep  # balanced rows reach every expert
         t["TB/s if all read (0.5.14 bal)"] = (gb / t[f"0.5.14 {DISTS[0]}"]).where(every)
-        print(f"\nMoE TP{tp} EP{ep}: per-layer ms; all experts of a rank = {gb:.3f} GB, "
-              f"{gb / HBM_TB_S:.3f} ms at {HBM_TB_S} TB/s")
+        print(
+            f"\nMoE TP{tp} EP{ep}: per-layer ms; all experts of a rank = {gb:.3f} GB, "
+            f"{gb / HBM_TB_S:.3f} ms at {HBM_TB_S} TB/s"
+        )
         print(t.round(3).to_string())
 
 
 def cross_shape() -> pd.Series:
     """Prints the ratio groups; returns the other shapes' MoE TP8 EP1 balanced median ratio per token count."""
-    keys = ["distribution", "hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size", "moe_ep_size", "num_tokens"]
+    keys = [
+        "distribution",
+        "hidden_size",
+        "inter_size",
+        "num_experts",
+        "topk",
+        "moe_tp_size",
+        "moe_ep_size",
+        "num_tokens",
+    ]
     tabs = {}
     for r in RELEASES:
         df = pd.read_parquet(_root() / "data" / "h200_sxm" / "moe" / "sglang" / r / "moe_perf.parquet")
@@ -85,14 +96,20 @@ def cross_shape() -> pd.Series:
     gb = 3 * j.hidden_size * j.inter_size / j.moe_tp_size * j.num_experts / j.moe_ep_size / 1e9
     every = (j.distribution == "balanced") & (j.num_tokens * j.topk >= j.num_experts) & (j.num_tokens <= 256)
     ds = (j.hidden_size == 7168) & (j.inter_size == 2048) & (j.num_experts == 256) & (j.topk == 8)
-    groups = {"DeepSeek-R1 EP1": ds & (j.moe_ep_size == 1), "DeepSeek-R1 EP>=2": ds & (j.moe_ep_size > 1),
-              "other shapes EP1": ~ds & (j.moe_ep_size == 1), "other shapes EP>=2": ~ds & (j.moe_ep_size > 1)}
+    groups = {
+        "DeepSeek-R1 EP1": ds & (j.moe_ep_size == 1),
+        "DeepSeek-R1 EP>=2": ds & (j.moe_ep_size > 1),
+        "other shapes EP1": ~ds & (j.moe_ep_size == 1),
+        "other shapes EP>=2": ~ds & (j.moe_ep_size > 1),
+    }
     print("\n0.5.14 / 0.5.10 over every fp8_block shape of both tables (median per token count):")
     for name, sel in groups.items():
         p = j[sel].pivot_table(index="num_tokens", columns="distribution", values="ratio", aggfunc="median")
         peak = {r: (gb / j[r])[sel & every].max() for r in RELEASES}
-        print(f"{name}: {int(sel.sum())} pairs; highest all-read rate "
-              + ", ".join(f"{r} {v:.2f} TB/s" for r, v in peak.items()))
+        print(
+            f"{name}: {int(sel.sum())} pairs; highest all-read rate "
+            + ", ".join(f"{r} {v:.2f} TB/s" for r, v in peak.items())
+        )
         print(p[p.index <= 512].round(3).T.to_string())
     tp8 = j[groups["other shapes EP1"] & (j.moe_tp_size == 8) & (j.distribution == "balanced")]
     return tp8.groupby("num_tokens").ratio.median()
@@ -103,8 +120,9 @@ def model_prices(tokens) -> pd.DataFrame:
     lay = Layout(tp=8)  # MoE TP8 EP1, the InferenceX H200 rows' layout
 
     def ms(p):
-        sc = step_cost(m, p, lay, get_precision("fp8"),
-                       Batch.make(decode_seqs=np.asarray(tokens, dtype=float), decode_ctx=1536.0))
+        sc = step_cost(
+            m, p, lay, get_precision("fp8"), Batch.make(decode_seqs=np.asarray(tokens, dtype=float), decode_ctx=1536.0)
+        )
         return sc.times.time_s[sc.ops.name.index("moe.experts")] / MOE_LAYERS * 1e3
 
     out = {"calibrated": ms(cal)}
@@ -112,8 +130,9 @@ def model_prices(tokens) -> pd.DataFrame:
         for d in DISTS:
             g = curve(r, d, 8, 1)
             n = 256.0 if d == "balanced" else 0.0  # touched-expert reading for the balanced rows only
-            c = MoeCurve(7168.0, 256.0, "fp8", np.asarray(g.index, dtype=float) * 8, g.values / 1e3,
-                         f"sglang {r} {d}", "", n, 1)
+            c = MoeCurve(
+                7168.0, 256.0, "fp8", np.asarray(g.index, dtype=float) * 8, g.values / 1e3, f"sglang {r} {d}", "", n, 1
+            )
             out[f"{r} {d}"] = ms(MeasuredMoePricer(cal, c, "sglang", cal))
     return pd.DataFrame(out, index=tokens)
 
@@ -125,25 +144,36 @@ def row_effect(base_csv: str, prices: pd.DataFrame, other: pd.Series) -> None:
     cal = prices["calibrated"]
     rules = {
         "baseline (calibrated, no release)": lambda c, rel: 0.0,
-        "v0.5.12 <- 0.5.10 balanced (nearest earlier)": lambda c, rel: prices.loc[c, "0.5.10 balanced"] - cal[c]
-        if rel == "0.5.12" else 0.0,
-        "v0.5.12 <- 0.5.14 balanced": lambda c, rel: prices.loc[c, "0.5.14 balanced"] - cal[c]
-        if rel == "0.5.12" else 0.0,
-        "v0.5.12 <- 0.5.14 power-law": lambda c, rel: prices.loc[c, "0.5.14 power_law_1.01"] - cal[c]
-        if rel == "0.5.12" else 0.0,
-        "v0.5.12: calibrated x (0.5.14/0.5.10 power-law)": lambda c, rel: cal[c] * (
-            prices.loc[c, "0.5.14 power_law_1.01"] / prices.loc[c, "0.5.10 power_law_1.01"] - 1) if rel == "0.5.12" else 0.0,
-        "v0.5.12: calibrated x (other shapes' TP8 EP1 ratio)": lambda c, rel: cal[c] * (other[c] - 1)
-        if rel == "0.5.12" else 0.0,
+        "v0.5.12 <- 0.5.10 balanced (nearest earlier)": lambda c, rel: (
+            prices.loc[c, "0.5.10 balanced"] - cal[c] if rel == "0.5.12" else 0.0
+        ),
+        "v0.5.12 <- 0.5.14 balanced": lambda c, rel: (
+            prices.loc[c, "0.5.14 balanced"] - cal[c] if rel == "0.5.12" else 0.0
+        ),
+        "v0.5.12 <- 0.5.14 power-law": lambda c, rel: (
+            prices.loc[c, "0.5.14 power_law_1.01"] - cal[c] if rel == "0.5.12" else 0.0
+        ),
+        "v0.5.12: calibrated x (0.5.14/0.5.10 power-law)": lambda c, rel: (
+            cal[c] * (prices.loc[c, "0.5.14 power_law_1.01"] / prices.loc[c, "0.5.10 power_law_1.01"] - 1)
+            if rel == "0.5.12"
+            else 0.0
+        ),
+        "v0.5.12: calibrated x (other shapes' TP8 EP1 ratio)": lambda c, rel: (
+            cal[c] * (other[c] - 1) if rel == "0.5.12" else 0.0
+        ),
     }
     print("\nInferenceX H200 TPOT error (predicted/measured - 1), before any stack refit:")
     for name, delta in rules.items():
-        e = [(r.rel, (r.predicted + MOE_LAYERS * delta(int(r.concurrency), r.rel) / 1e3) / r.measured - 1)
-             for r in x.itertuples()]
+        e = [
+            (r.rel, (r.predicted + MOE_LAYERS * delta(int(r.concurrency), r.rel) / 1e3) / r.measured - 1)
+            for r in x.itertuples()
+        ]
         e = pd.DataFrame(e, columns=["rel", "err"])
         per = " ".join(f"{v:+.1%}" for v in e[e.rel == "0.5.12"].err)
-        print(f"  {name:50s} median all {e.err.median():+.1%}  v0.5.7 {e[e.rel == '0.5.7'].err.median():+.1%}  "
-              f"v0.5.12 {e[e.rel == '0.5.12'].err.median():+.1%}  [v0.5.12 rows: {per}]")
+        print(
+            f"  {name:50s} median all {e.err.median():+.1%}  v0.5.7 {e[e.rel == '0.5.7'].err.median():+.1%}  "
+            f"v0.5.12 {e[e.rel == '0.5.12'].err.median():+.1%}  [v0.5.12 rows: {per}]"
+        )
 
 
 if __name__ == "__main__":

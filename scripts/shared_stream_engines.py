@@ -33,9 +33,25 @@ STEPS = (
     ("Kimi K2.5 GB200 TRT-LLM TP8 EP8, 48 seqs", "kimi-k2.5", "fp4", "gb200-nvl72", "trtllm", Layout(tp=8, ep=8), 48),
     ("DeepSeek-R1 B200 TRT-LLM TP8 EP8, 32 seqs", "deepseek-r1", "fp4", "b200", "trtllm", Layout(tp=8, ep=8), 32),
     ("DeepSeek-R1 H200 TRT-LLM TP8 EP8, 32 seqs", "deepseek-r1", "fp8", "h200", "trtllm", Layout(tp=8, ep=8), 32),
-    ("DeepSeek-R1 B200 SGLang TP8 EP1, 32 seqs (fused)", "deepseek-r1", "fp8", "b200", "sglang", Layout(tp=8, ep=1), 32),
+    (
+        "DeepSeek-R1 B200 SGLang TP8 EP1, 32 seqs (fused)",
+        "deepseek-r1",
+        "fp8",
+        "b200",
+        "sglang",
+        Layout(tp=8, ep=1),
+        32,
+    ),
     ("DeepSeek-R1 B200 SGLang TP8 EP8, 32 seqs", "deepseek-r1", "fp8", "b200", "sglang", Layout(tp=8, ep=8), 32),
-    ("DeepSeek-R1 B200 SGLang DP8 EP8, 32 seqs (DeepEP)", "deepseek-r1", "fp8", "b200", "sglang", Layout(tp=1, dp=8, ep=8), 32),
+    (
+        "DeepSeek-R1 B200 SGLang DP8 EP8, 32 seqs (DeepEP)",
+        "deepseek-r1",
+        "fp8",
+        "b200",
+        "sglang",
+        Layout(tp=1, dp=8, ep=8),
+        32,
+    ),
 )
 
 
@@ -53,8 +69,9 @@ def engines_on(names=("trtllm", "sglang")):
 def step_ms(model: str, precision: str, system: str, stack: str, layout: Layout, seqs: int) -> float:
     """The decode step (context 1,536) in ms, per worker of ``seqs`` sequences."""
     b = Batch.make(decode_seqs=float(seqs * layout.dp), decode_ctx=1536.0)
-    return 1e3 * step_cost(load_model(model), load_pricer(system, stack=stack), layout, get_precision(precision),
-                           b).time_s(0)
+    return 1e3 * step_cost(
+        load_model(model), load_pricer(system, stack=stack), layout, get_precision(precision), b
+    ).time_s(0)
 
 
 def rows() -> list[tuple[str, float, float]]:
@@ -75,6 +92,7 @@ def _held_out(report: dict) -> str:
 def refit() -> None:
     """Refit ``trtllm`` and ``sglang`` with the rules on; print values and held-out errors against the shipped fit."""
     from jalapeno.fit.stack_fit import fit_all
+
     shipped = tomllib.loads(resources.files("jalapeno.data").joinpath("stack_fits.toml").read_text())["fits"]
     with engines_on():
         fits = fit_all(("trtllm", "sglang"))

@@ -39,8 +39,16 @@ def rows(framework: str, systems: set[str], mode: str = "agg", max_c: float = fl
     with a TTFT or TPOT, at most ``max_c`` users, restricted to the row numbers ``only`` if given."""
     pts, _ = load_inferencex(files("jalapeno") / "data" / "validation" / "inferencex_points.csv")
     for p in pts:
-        if (p.framework == framework and p.system in systems and p.mapping == "matched" and p.mode == mode
-                and p.concurrency <= max_c and (only is None or int(p.id.split(":")[1]) in only) and p.deployment is not None and ("ttft_s" in p.measured or "tpot_s" in p.measured)):
+        if (
+            p.framework == framework
+            and p.system in systems
+            and p.mapping == "matched"
+            and p.mode == mode
+            and p.concurrency <= max_c
+            and (only is None or int(p.id.split(":")[1]) in only)
+            and p.deployment is not None
+            and ("ttft_s" in p.measured or "tpot_s" in p.measured)
+        ):
             yield p
 
 
@@ -53,10 +61,13 @@ def compare(p) -> dict:
     wl = point_workload(p)
     ana = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency]).record(0)
     sim = simulate(model, pricer, dep, workload=wl, concurrency=int(p.concurrency), warmup=0, seed=0).summary
-    return {"ttft": (None if p.ttft_median else p.measured.get("ttft_s"), ana["ttft_s"], sim["ttft_s"]["mean"]),
-            "p50": (p.measured.get("ttft_s") if p.ttft_median else None, ana["ttft_p50_s"], sim["ttft_s"]["p50"]),
-            "tpot": (p.measured.get("tpot_s"), ana["tpot_s"], sim["tpot_s"]["mean"]),
-            "release": point_release(p) or "-", "limit": ana["limit"] or "-"}
+    return {
+        "ttft": (None if p.ttft_median else p.measured.get("ttft_s"), ana["ttft_s"], sim["ttft_s"]["mean"]),
+        "p50": (p.measured.get("ttft_s") if p.ttft_median else None, ana["ttft_p50_s"], sim["ttft_s"]["p50"]),
+        "tpot": (p.measured.get("tpot_s"), ana["tpot_s"], sim["tpot_s"]["mean"]),
+        "release": point_release(p) or "-",
+        "limit": ana["limit"] or "-",
+    }
 
 
 def _cell(measured, value) -> str:
@@ -72,8 +83,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--rows", default="", help="comma-separated row numbers to keep (default all)")
     a = ap.parse_args(argv)
     only = {int(x) for x in a.rows.split(",") if x} or None
-    print("| row | system | ISL | C | release | TTFT meas | analytic | simulator | ana/sim | TTFT p50 meas | analytic | "
-          "simulator | TPOT meas ms | analytic | simulator | limit |")
+    print(
+        "| row | system | ISL | C | release | TTFT meas | analytic | simulator | ana/sim | TTFT p50 meas | analytic | "
+        "simulator | TPOT meas ms | analytic | simulator | limit |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     gaps = []
     try:
@@ -87,15 +100,19 @@ def main(argv: list[str]) -> int:
             tpm = "-" if pm is None else f"{pm * 1e3:.2f}"
             tpa = f"{pa * 1e3:.2f}" + ("" if pm is None else f" ({pa / pm - 1:+.0%})")
             tps = f"{ps * 1e3:.2f}" + ("" if pm is None else f" ({ps / pm - 1:+.0%})")
-            print(f"| {p.id.split(':')[1]} | {p.system} | {p.isl} | {p.concurrency:g} | {r['release']} | {meas} | "
-                  f"{_cell(tm, ta)} | {_cell(tm, ts)} | {gap:+.0%}{mark} | {'-' if qm is None else f'{qm:.3f}'} | "
-                  f"{_cell(qm, qa)} | {_cell(qm, qs)} | {tpm} | {tpa} | {tps} | {r['limit']} |")
+            print(
+                f"| {p.id.split(':')[1]} | {p.system} | {p.isl} | {p.concurrency:g} | {r['release']} | {meas} | "
+                f"{_cell(tm, ta)} | {_cell(tm, ts)} | {gap:+.0%}{mark} | {'-' if qm is None else f'{qm:.3f}'} | "
+                f"{_cell(qm, qa)} | {_cell(qm, qs)} | {tpm} | {tpa} | {tps} | {r['limit']} |"
+            )
     except JalapenoError as e:
         print(e)
         return 2
     if gaps:
-        print(f"\n{len(gaps)} rows; analytic vs simulator mean TTFT: median |gap| {sorted(gaps)[len(gaps) // 2]:.1%}, "
-              f"largest {max(gaps):.1%}; {sum(g > TOL for g in gaps)} beyond {TOL:.0%}")
+        print(
+            f"\n{len(gaps)} rows; analytic vs simulator mean TTFT: median |gap| {sorted(gaps)[len(gaps) // 2]:.1%}, "
+            f"largest {max(gaps):.1%}; {sum(g > TOL for g in gaps)} beyond {TOL:.0%}"
+        )
     return 0
 
 

@@ -32,10 +32,13 @@ def summary(reps: list[dict]) -> dict:
         v = [r[f] for r in reps]
         x = np.array([np.nan if e is None else e for e in v], float)
         mode, count = Counter(v).most_common(1)[0]
-        out[f] = {"median": float(np.nanmedian(x)) if np.isfinite(x).any() else None,
-                  "p5": float(np.nanpercentile(x, 5)) if np.isfinite(x).any() else None,
-                  "p95": float(np.nanpercentile(x, 95)) if np.isfinite(x).any() else None,
-                  "mode": mode, "mode_share": count / len(v)}
+        out[f] = {
+            "median": float(np.nanmedian(x)) if np.isfinite(x).any() else None,
+            "p5": float(np.nanpercentile(x, 5)) if np.isfinite(x).any() else None,
+            "p95": float(np.nanpercentile(x, 95)) if np.isfinite(x).any() else None,
+            "mode": mode,
+            "mode_share": count / len(v),
+        }
     return out
 
 
@@ -78,8 +81,10 @@ def main(stacks, n: int, out: str | None) -> None:
                     if d["median"] is None:
                         print(f"    {f}: not fitted in {d['mode_share']:.0%}")
                         continue
-                    print(f"    {f}: median {d['median']:.4g}, 5-95% [{d['p5']:.4g}, {d['p95']:.4g}], "
-                          f"modal {d['mode']} in {d['mode_share']:.0%}")
+                    print(
+                        f"    {f}: median {d['median']:.4g}, 5-95% [{d['p5']:.4g}, {d['p95']:.4g}], "
+                        f"modal {d['mode']} in {d['mode_share']:.0%}"
+                    )
     if out:
         with open(out, "w") as fh:
             json.dump(res, fh, indent=1, default=str)

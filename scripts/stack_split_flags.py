@@ -30,10 +30,13 @@ def main() -> None:
     for label, rule in (("A, B (TTFT)", aic_ttft_flags), ("D, E, G, H (TPOT)", aic_decode_flags)):
         every, alone = set(rule(pts)), set(rule(fit))
         ids = {p.id for p in fit}
-        differ = ((every ^ alone) & ids)
+        differ = (every ^ alone) & ids
         by = Counter(profile[i] for i in differ)
-        print(f"| {label} | {len(ids)} | {len(every & ids)} | {len(alone & ids)} | {len(differ)}"
-              + (f" ({', '.join(f'{k} {v}' for k, v in sorted(by.items()))})" if by else "") + " |")
+        print(
+            f"| {label} | {len(ids)} | {len(every & ids)} | {len(alone & ids)} | {len(differ)}"
+            + (f" ({', '.join(f'{k} {v}' for k, v in sorted(by.items()))})" if by else "")
+            + " |"
+        )
 
 
 if __name__ == "__main__":

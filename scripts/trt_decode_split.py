@@ -74,8 +74,11 @@ def interp_loglog(grid: pd.DataFrame, x: float, y: float | None = None) -> float
     if y is None:
         return float(np.exp((1 - wx) * z[i, 0] + wx * z[i + 1, 0]))
     j, wy = _bracket(np.asarray(grid.columns, dtype=float), y)
-    return float(np.exp((1 - wx) * ((1 - wy) * z[i, j] + wy * z[i, j + 1])
-                        + wx * ((1 - wy) * z[i + 1, j] + wy * z[i + 1, j + 1])))
+    return float(
+        np.exp(
+            (1 - wx) * ((1 - wy) * z[i, j] + wy * z[i, j + 1]) + wx * ((1 - wy) * z[i + 1, j] + wy * z[i + 1, j + 1])
+        )
+    )
 
 
 def _tables(system: str, fmt: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -83,8 +86,14 @@ def _tables(system: str, fmt: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     mod, _ = load_table(sdir, "mla", "mla_generation_module_perf")
     mod = mod[(mod.gemm_type == "fp8_block") & (mod.kv_cache_dtype == "fp8")]
     moe, _ = load_table(sdir, "moe", "moe_perf")
-    moe = moe[(moe.hidden_size == 7168) & (moe.inter_size == 2048) & (moe.num_experts == 256) & (moe.topk == 8)
-              & (moe.moe_dtype == MOE_DTYPE[fmt]) & (moe.distribution == "balanced")]
+    moe = moe[
+        (moe.hidden_size == 7168)
+        & (moe.inter_size == 2048)
+        & (moe.num_experts == 256)
+        & (moe.topk == 8)
+        & (moe.moe_dtype == MOE_DTYPE[fmt])
+        & (moe.distribution == "balanced")
+    ]
     return mod, moe
 
 
@@ -94,8 +103,13 @@ def split_rows(systems: tuple[str, ...]) -> pd.DataFrame:
     cache: dict = {}
     out = []
     for p in load_aiconfigurator()[0]:
-        if p.model != MODEL or p.mode != "disagg" or p.system not in systems or "trtllm" not in p.framework \
-                or not p.measured.get("tpot_s"):
+        if (
+            p.model != MODEL
+            or p.mode != "disagg"
+            or p.system not in systems
+            or "trtllm" not in p.framework
+            or not p.measured.get("tpot_s")
+        ):
             continue
         st = point_stack(p)
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
@@ -112,20 +126,41 @@ def split_rows(systems: tuple[str, ...]) -> pd.DataFrame:
         attn_m = sum(v for k, v in ops.items() if k.startswith("attn.")) / LAYERS
         moe_m = ops.get("moe.experts", 0.0) / MOE_LAYERS
         per_rank = b / lay.dp
-        grid = mod[mod.num_heads == HEADS // lay.tp].pivot_table(index="batch_size", columns="step",
-                                                                 values="latency", aggfunc="min") * 1e-3
+        grid = (
+            mod[mod.num_heads == HEADS // lay.tp].pivot_table(
+                index="batch_size", columns="step", values="latency", aggfunc="min"
+            )
+            * 1e-3
+        )
         attn_t = interp_loglog(grid, max(per_rank, 1.0), float(wl.decode_ctx))
         moe_tp = lay.tp * lay.dp // lay.ep  # MoE TP x EP spans the stage's chips
-        curve = moe[(moe.moe_tp_size == moe_tp) & (moe.moe_ep_size == lay.ep)].groupby("num_tokens").latency.min() * 1e-3
+        curve = (
+            moe[(moe.moe_tp_size == moe_tp) & (moe.moe_ep_size == lay.ep)].groupby("num_tokens").latency.min() * 1e-3
+        )
         moe_t = interp_loglog(curve, max(b, 1.0)) if len(curve) > 1 else np.nan
         tables_sum = step + LAYERS * (attn_t - attn_m) + MOE_LAYERS * (moe_t - moe_m)
-        out.append({"row": p.id.split("_disagg_")[-1], "system": p.system, "fmt": fmt, "engine": p.framework,
-                    "attn": f"TP{lay.tp}" if lay.dp == 1 else f"DP{lay.dp}", "moe": f"TP{moe_tp}EP{lay.ep}",
-                    "batch": b, "per_rank": per_rank, "measured": p.measured["tpot_s"] * 1e3,
-                    "model": float(run.tpot_s[0]) * 1e3, "error": float(run.tpot_s[0]) / p.measured["tpot_s"] - 1,
-                    "step": step * 1e3, "attn_model/layer": attn_m * 1e6, "attn_table/layer": attn_t * 1e6,
-                    "experts_model/layer": moe_m * 1e6, "experts_table/layer": moe_t * 1e6,
-                    "tables_sum": tables_sum * 1e3, "residual": (p.measured["tpot_s"] - tables_sum) * 1e3})
+        out.append(
+            {
+                "row": p.id.split("_disagg_")[-1],
+                "system": p.system,
+                "fmt": fmt,
+                "engine": p.framework,
+                "attn": f"TP{lay.tp}" if lay.dp == 1 else f"DP{lay.dp}",
+                "moe": f"TP{moe_tp}EP{lay.ep}",
+                "batch": b,
+                "per_rank": per_rank,
+                "measured": p.measured["tpot_s"] * 1e3,
+                "model": float(run.tpot_s[0]) * 1e3,
+                "error": float(run.tpot_s[0]) / p.measured["tpot_s"] - 1,
+                "step": step * 1e3,
+                "attn_model/layer": attn_m * 1e6,
+                "attn_table/layer": attn_t * 1e6,
+                "experts_model/layer": moe_m * 1e6,
+                "experts_table/layer": moe_t * 1e6,
+                "tables_sum": tables_sum * 1e3,
+                "residual": (p.measured["tpot_s"] - tables_sum) * 1e3,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -140,8 +175,17 @@ def main() -> None:
     print("== per row (ms per step; /layer in us)")
     print(s.sort_values(["system", "fmt", "attn", "batch"]).round(3).to_string(index=False))
     g = s.groupby(["system", "fmt", "engine", "attn", "moe"])
-    cols = ["measured", "model", "error", "attn_model/layer", "attn_table/layer", "experts_model/layer",
-            "experts_table/layer", "tables_sum", "residual"]
+    cols = [
+        "measured",
+        "model",
+        "error",
+        "attn_model/layer",
+        "attn_table/layer",
+        "experts_model/layer",
+        "experts_table/layer",
+        "tables_sum",
+        "residual",
+    ]
     t = g[cols].median().round(3)
     t.insert(0, "n", g.size())
     print("\n== medians per (system, format, engine, attention, MoE layout)")

@@ -70,10 +70,21 @@ def _rows(csv: pd.DataFrame, held_out: bool) -> pd.DataFrame:
         d = p.deployment
         cap = d.decode.workers * d.max_running * d.decode.layout.dp if d.max_running else np.nan
         lay = lambda pool: f"{pool.workers}x(tp{pool.layout.tp}dp{pool.layout.dp})"  # noqa: E731
-        out.append({"sys": p.system.split("-")[0], "rel": p.framework.split()[-1], "prec": p.precision,
-                    "isl_osl": f"{p.isl // 1024}k/{p.osl // 1024}k", "C": int(p.concurrency), "P": lay(d.prefill),
-                    "D": lay(d.decode), "load": p.concurrency / cap, "meas": r.measured, "pred": r.predicted,
-                    "tau": float(tpot[p.id])})
+        out.append(
+            {
+                "sys": p.system.split("-")[0],
+                "rel": p.framework.split()[-1],
+                "prec": p.precision,
+                "isl_osl": f"{p.isl // 1024}k/{p.osl // 1024}k",
+                "C": int(p.concurrency),
+                "P": lay(d.prefill),
+                "D": lay(d.decode),
+                "load": p.concurrency / cap,
+                "meas": r.measured,
+                "pred": r.predicted,
+                "tau": float(tpot[p.id]),
+            }
+        )
     df = pd.DataFrame(out, columns=["sys", "rel", "prec", "isl_osl", "C", "P", "D", "load", "meas", "pred", "tau"])
     df["left"] = df.meas - df.pred
     df["left_tau"] = df.left / df.tau
@@ -96,27 +107,46 @@ def main() -> None:
     with pd.option_context("display.width", 220, "display.max_rows", 400, "display.float_format", "{:.3f}".format):
         print(f"(A) rows below {LOW_LOAD} of the decode cap (s; left = measured - predicted)")
         print(low.drop(columns=["term"]).to_string(index=False))
-        g = low.groupby(["sys", "isl_osl"]).agg(n=("left", "size"), left_med=("left", "median"),
-                                                tau_med=("tau", "median"), left_tau_med=("left_tau", "median"),
-                                                term_med=("term", "median"))
+        g = low.groupby(["sys", "isl_osl"]).agg(
+            n=("left", "size"),
+            left_med=("left", "median"),
+            tau_med=("tau", "median"),
+            left_tau_med=("left_tau", "median"),
+            term_med=("term", "median"),
+        )
         g["term_share"] = g.term_med / g.left_med
         print("\nper system and ISL/OSL (low load)")
         print(g.to_string())
         print("\n(B) TTFT median |error| / median error, %: shipped -> + GEN_INIT_STEPS x tau_d on every row")
         for key, grp in df.groupby(["sys", "isl_osl"]):
-            print(f"  {key[0]:6s} {key[1]:6s} n {len(grp):3d}: {_err(grp.pred, grp.meas)} -> "
-                  f"{_err(grp.pred + grp.term, grp.meas)}")
+            print(
+                f"  {key[0]:6s} {key[1]:6s} n {len(grp):3d}: {_err(grp.pred, grp.meas)} -> "
+                f"{_err(grp.pred + grp.term, grp.meas)}"
+            )
         print(f"  all           n {len(df):3d}: {_err(df.pred, df.meas)} -> {_err(df.pred + df.term, df.meas)}")
-        print(f"\n(C) model-free pairs: lowest-load 1k/1k and 8k/1k rows (C <= {PAIR_MAX_USERS}) of one system, release, "
-              "precision, prefill layout; meas_d / pred_d = T(8k) - T(1k) measured / predicted, s")
+        print(
+            f"\n(C) model-free pairs: lowest-load 1k/1k and 8k/1k rows (C <= {PAIR_MAX_USERS}) of one system, release, "
+            "precision, prefill layout; meas_d / pred_d = T(8k) - T(1k) measured / predicted, s"
+        )
         pairs = []
         for key, grp in low[low.C <= PAIR_MAX_USERS].groupby(["sys", "rel", "prec", "P"]):
             a, b = grp[grp.isl_osl == "1k/1k"], grp[grp.isl_osl == "8k/1k"]
             if len(a) and len(b):
                 a, b = a.loc[a.C.idxmin()], b.loc[b.C.idxmin()]
-                pairs.append({"sys": key[0], "rel": key[1], "prec": key[2], "P": key[3], "C_1k": a.C, "C_8k": b.C,
-                              "left_1k": a.left, "left_8k": b.left, "meas_d": b.meas - a.meas,
-                              "pred_d": b.pred - a.pred})
+                pairs.append(
+                    {
+                        "sys": key[0],
+                        "rel": key[1],
+                        "prec": key[2],
+                        "P": key[3],
+                        "C_1k": a.C,
+                        "C_8k": b.C,
+                        "left_1k": a.left,
+                        "left_8k": b.left,
+                        "meas_d": b.meas - a.meas,
+                        "pred_d": b.pred - a.pred,
+                    }
+                )
         print(pd.DataFrame(pairs).to_string(index=False) if pairs else "  none")
 
 

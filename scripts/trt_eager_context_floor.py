@@ -90,8 +90,10 @@ def frame() -> pd.DataFrame:
     df["mtp"] = [by_id[i].deployment.mtp is not None for i in df.index]
     df["tp"], df["dp"], df["ep"] = [x.tp for x in lay], [x.dp for x in lay], [x.ep for x in lay]
     df["warm"] = [dates.get(i, "") >= "2026-01-21" for i in df.index]
-    df["piecewise"] = [piecewise_on(r.precision, r.release, r.mtp, r.isl, r.osl, r.conc, r.tp * r.dp, r.ep, r.dp > 1)
-                       for r in df.itertuples()]
+    df["piecewise"] = [
+        piecewise_on(r.precision, r.release, r.mtp, r.isl, r.osl, r.conc, r.tp * r.dp, r.ep, r.dp > 1)
+        for r in df.itertuples()
+    ]
     df["resid"] = df.m - df.lone - df.load - df.burst
     df["split"] = pd.Series(eager_call_split(points), dtype=object)
     return df.sort_index()
@@ -116,24 +118,42 @@ def main() -> None:
     df = frame()
     low = df[df.conc <= LOW_LOAD].copy()
     print(f"== C <= {LOW_LOAD}: median residual (measured - lone - load - burst), s, and the model's lone prompt")
-    print(low.groupby(["model", "release", "precision", "mtp", "isl"]).agg(
-        n=("m", "size"), measured=("m", "median"), lone=("lone", "median"), resid=("resid", "median"),
-        error=("full", lambda s: np.median(s / low.loc[s.index, "m"] - 1))).round(3).to_string())
+    print(
+        low.groupby(["model", "release", "precision", "mtp", "isl"])
+        .agg(
+            n=("m", "size"),
+            measured=("m", "median"),
+            lone=("lone", "median"),
+            resid=("resid", "median"),
+            error=("full", lambda s: np.median(s / low.loc[s.index, "m"] - 1)),
+        )
+        .round(3)
+        .to_string()
+    )
     dsr = low[(low.model == "deepseek-r1") & low.warm & ~low.piecewise]
-    print("\n== warm DeepSeek-R1 rows without piecewise graphs: the prompt step implied with a 20 ms + 2.5 µs/token "
-          "front end (gpt-oss-120b's residual), s")
+    print(
+        "\n== warm DeepSeek-R1 rows without piecewise graphs: the prompt step implied with a 20 ms + 2.5 µs/token "
+        "front end (gpt-oss-120b's residual), s"
+    )
     imp = dsr.assign(implied=implied_step_s(dsr.m, dsr.load, dsr.burst, 0.02 + 2.5e-6 * dsr.isl))
-    print(imp.groupby(["precision", "mtp", "isl", "tp"]).agg(n=("m", "size"), lone=("lone", "median"),
-                                                            implied=("implied", "median")).round(3).to_string())
+    print(
+        imp.groupby(["precision", "mtp", "isl", "tp"])
+        .agg(n=("m", "size"), lone=("lone", "median"), implied=("implied", "median"))
+        .round(3)
+        .to_string()
+    )
     print("\n== the same deployment and load with piecewise CUDA graphs on and off (the script's flag), s")
     keys = ["precision", "release", "mtp", "tp", "dp", "ep", "isl", "conc"]
     d = df[df.model == "deepseek-r1"]
     for k, g in d.groupby(keys):
         if g.piecewise.nunique() == 2:
             on, off = g[g.piecewise], g[~g.piecewise]
-            print(dict(zip(keys, k)), f"on (OSL {on.osl.tolist()}): measured {on.m.median():.3f} model "
-                  f"{on.full.median():.3f} resid {on.resid.median():.3f} | off (OSL {off.osl.tolist()}): measured "
-                  f"{off.m.median():.3f} model {off.full.median():.3f} resid {off.resid.median():.3f}")
+            print(
+                dict(zip(keys, k)),
+                f"on (OSL {on.osl.tolist()}): measured {on.m.median():.3f} model "
+                f"{on.full.median():.3f} resid {on.resid.median():.3f} | off (OSL {off.osl.tolist()}): measured "
+                f"{off.m.median():.3f} model {off.full.median():.3f} resid {off.resid.median():.3f}",
+            )
     # what-if on the low-load rows: the declared split (fit/trt_prompt_graphs.eager_call_split: rows sorted by id, even
     # rows fit — warm DeepSeek-R1 for H, the other models for the front end —, odd rows held out)
     fit = low[low.split == "fit"]
@@ -148,12 +168,17 @@ def main() -> None:
     fd = (low.split == "fit") & (low.model == "deepseek-r1")
     h = float(grid[int(np.argmin([np.median(np.abs(np.log1p(err(x)[fd]))) for x in grid]))])
     new = err(h)
-    print(f"\n== what-if (C <= {LOW_LOAD}; fit on even rows: front end {a * 1e3:.1f} ms + {b * 1e6:.2f} µs/token on "
-          f"gpt-oss-120b and Llama-3.3-70B, H = {h * 1e3:.0f} ms on warm DeepSeek-R1): shipped -> what-if, held out")
+    print(
+        f"\n== what-if (C <= {LOW_LOAD}; fit on even rows: front end {a * 1e3:.1f} ms + {b * 1e6:.2f} µs/token on "
+        f"gpt-oss-120b and Llama-3.3-70B, H = {h * 1e3:.0f} ms on warm DeepSeek-R1): shipped -> what-if, held out"
+    )
     for key, g in low.groupby(["model", "warm"]):
         ho = g[g.split == "held_out"]
-        print(key, f"all {_stat(g.full / g.m - 1)} -> {_stat(new[g.index])}; held out {_stat(ho.full / ho.m - 1)} -> "
-              f"{_stat(new[ho.index])}")
+        print(
+            key,
+            f"all {_stat(g.full / g.m - 1)} -> {_stat(new[g.index])}; held out {_stat(ho.full / ho.m - 1)} -> "
+            f"{_stat(new[ho.index])}",
+        )
 
 
 if __name__ == "__main__":

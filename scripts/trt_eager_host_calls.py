@@ -33,14 +33,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 #: The TensorRT-LLM files read (repository NVIDIA/TensorRT-LLM, the commit the source index stored).
 SOURCES = {
     "attention.py": "tensorrt_llm/_torch/modules/attention.py @00547a25 (MLA.forward, forward_impl, "
-                    "forward_context_default, forward_absorption_generation; Attention.forward, _attn_impl)",
+    "forward_context_default, forward_absorption_generation; Attention.forward, _attn_impl)",
     "modeling_deepseekv3.py": "tensorrt_llm/_torch/models/modeling_deepseekv3.py @000561df (DeepseekV3DecoderLayer."
-                              "forward_MoE / forward_mlp, Deepseekv3MoE.forward, DeepseekV3Gate.forward)",
+    "forward_MoE / forward_mlp, Deepseekv3MoE.forward, DeepseekV3Gate.forward)",
     "fused_moe_trtllm_gen.py": "tensorrt_llm/_torch/modules/fused_moe/fused_moe_trtllm_gen.py @026946f0 "
-                               "(forward_impl, run_moe)",
+    "(forward_impl, run_moe)",
     "modeling_llama.py": "tensorrt_llm/_torch/models/modeling_llama.py @(stored) (LlamaDecoderLayer.forward)",
     "modeling_gpt_oss.py": "tensorrt_llm/_torch/models/modeling_gpt_oss.py @050b6cb9 (TransformerBlock.forward_normal, "
-                           "MLPBlock.forward_normal, AttentionBlock.forward)",
+    "MLPBlock.forward_normal, AttentionBlock.forward)",
 }
 
 #: maybe_execute_in_parallel (modules/multi_stream_utils.py): record an event on the main stream, switch to the aux
@@ -58,36 +58,53 @@ CALLS = {
         ("slice hidden_states, position_ids to num_tokens", 2, "attention.py MLA.forward_impl"),
         ("kv_a_proj_with_mqa GEMM", 1, "attention.py MLA.forward_impl"),
         ("split into q, compressed_kv, k_pe", 1, "attention.py MLA.forward_impl"),
-        ("q_a_layernorm || kv_a_layernorm: 2 RMSNorm + two-stream overlap", 2 + PARALLEL,
-         "attention.py MLA.forward_impl"),
-        ("q_b_proj GEMM || concat(compressed_kv, k_pe) + two-stream overlap", 2 + PARALLEL,
-         "attention.py MLA.forward_impl"),
+        (
+            "q_a_layernorm || kv_a_layernorm: 2 RMSNorm + two-stream overlap",
+            2 + PARALLEL,
+            "attention.py MLA.forward_impl",
+        ),
+        (
+            "q_b_proj GEMM || concat(compressed_kv, k_pe) + two-stream overlap",
+            2 + PARALLEL,
+            "attention.py MLA.forward_impl",
+        ),
         ("context slices of q, compressed_kv, k_pe, latent_cache", 4, "attention.py MLA.forward_impl"),
         ("kv_b_proj GEMM", 1, "attention.py MLA.forward_context_default"),
         ("split k_nope, v", 1, "attention.py MLA.forward_context_default"),
         ("k = empty_like(q).view", 2, "attention.py MLA.forward_context_default"),
         ("k[..., :nope] slice, k_nope.view", 2, "attention.py MLA.forward_context_default"),
-        ("maybe_compiled_copy_ (a torch.compile'd helper called eagerly)", 1,
-         "attention.py MLA.forward_context_default"),
+        (
+            "maybe_compiled_copy_ (a torch.compile'd helper called eagerly)",
+            1,
+            "attention.py MLA.forward_context_default",
+        ),
         ("k.view", 1, "attention.py MLA.forward_context_default"),
-        ("TrtllmAttention.forward -> torch.ops.trtllm.attention (context)", 1,
-         "attention.py MLA.forward_context_default"),
+        (
+            "TrtllmAttention.forward -> torch.ops.trtllm.attention (context)",
+            1,
+            "attention.py MLA.forward_context_default",
+        ),
         ("output[:num_ctx_tokens] slice", 1, "attention.py MLA.forward_impl"),
         ("o_proj GEMM (its all-reduce is fused into the MoE pre-norm)", 1, "attention.py MLA.forward"),
     ],
     "mla_generation": [
         ("generation slices of q, compressed_kv, k_pe, latent_cache", 4, "attention.py MLA.forward_impl"),
         ("q.view().split into q_nope, q_pe", 2, "attention.py MLA.forward_absorption_generation"),
-        ("empty cu_q_seqlens, cu_kv_seqlens, fmha_scheduler_counter", 3,
-         "attention.py MLA.forward_absorption_generation"),
+        (
+            "empty cu_q_seqlens, cu_kv_seqlens, fmha_scheduler_counter",
+            3,
+            "attention.py MLA.forward_absorption_generation",
+        ),
         ("FP8 KV cache: empty bmm1/bmm2 scales, quant_q_buffer", 3, "attention.py MLA.forward_absorption_generation"),
         ("empty fused_q", 1, "attention.py MLA.forward_absorption_generation"),
         ("q_nope_out slice + transpose", 2, "attention.py MLA.forward_absorption_generation"),
-        ("k_b_proj BMM (two transposes + bmm) || mla_rope_generation + two-stream overlap", 4 + PARALLEL,
-         "attention.py MLA.forward_absorption_generation"),
+        (
+            "k_b_proj BMM (two transposes + bmm) || mla_rope_generation + two-stream overlap",
+            4 + PARALLEL,
+            "attention.py MLA.forward_absorption_generation",
+        ),
         ("fused_q.view", 1, "attention.py MLA.forward_absorption_generation"),
-        ("TrtllmAttention.forward -> torch.ops.trtllm.attention (generation)", 1,
-         "attention.py MLA._attn_forward_gen"),
+        ("TrtllmAttention.forward -> torch.ops.trtllm.attention (generation)", 1, "attention.py MLA._attn_forward_gen"),
         ("attn_out_latent.view, output.view", 2, "attention.py MLA.forward_absorption_generation"),
         ("v_b_proj BMM (two transposes + bmm_out)", 3, "attention.py MLA.forward_absorption_generation"),
         ("output[num_ctx_tokens:] slice", 1, "attention.py MLA.forward_impl"),
@@ -98,8 +115,11 @@ CALLS = {
         ("gate: weight.t() + dsv3_router_gemm_op", 2, "modeling_deepseekv3.py DeepseekV3Gate.forward"),
         ("quantize the input to NVFP4 + scale view", 2, "fused_moe_trtllm_gen.py forward_impl"),
         ("x_sf.flatten, three scale .view(float8), fp4_block_scale_moe_runner", 5, "fused_moe_trtllm_gen.py run_moe"),
-        ("shared expert GatedMLP: gate_up (quantize + GEMM), SwiGLU, down (quantize + GEMM)", 5,
-         "modeling_deepseekv3.py Deepseekv3MoE.forward"),
+        (
+            "shared expert GatedMLP: gate_up (quantize + GEMM), SwiGLU, down (quantize + GEMM)",
+            5,
+            "modeling_deepseekv3.py Deepseekv3MoE.forward",
+        ),
         ("shared + routed add (do_finalize at prompt sizes)", 1, "modeling_deepseekv3.py Deepseekv3MoE.forward"),
         ("all-reduce + next layer's RMSNorm (POST_MOE_FUSION)", 1, "modeling_deepseekv3.py forward_MoE"),
     ],
@@ -115,19 +135,28 @@ CALLS = {
         ("torch.ops.trtllm.attention (context and generation in one call)", 1, "attention.py Attention._attn_impl"),
         ("o_proj GEMM (input quantized by the attention op) + all-reduce", 2, "attention.py Attention.forward"),
         ("post_attention_layernorm (fused residual add)", 1, "modeling_llama.py LlamaDecoderLayer.forward"),
-        ("GatedMLP: gate_up (quantize + GEMM), SwiGLU, down (quantize + GEMM), all-reduce", 6,
-         "modeling_llama.py LlamaDecoderLayer.forward"),
+        (
+            "GatedMLP: gate_up (quantize + GEMM), SwiGLU, down (quantize + GEMM), all-reduce",
+            6,
+            "modeling_llama.py LlamaDecoderLayer.forward",
+        ),
     ],
     "gptoss_layer": [
         ("qkv_proj GEMM (BF16, bias)", 1, "attention.py Attention.forward"),
         ("q[:num_tokens] slice", 1, "attention.py Attention._attn_impl"),
-        ("torch.ops.trtllm.attention with sinks (context and generation in one call)", 1,
-         "attention.py Attention._attn_impl"),
+        (
+            "torch.ops.trtllm.attention with sinks (context and generation in one call)",
+            1,
+            "attention.py Attention._attn_impl",
+        ),
         ("o_proj GEMM", 1, "attention.py Attention.forward"),
         ("all-reduce + post_attention_layernorm", 2, "modeling_gpt_oss.py TransformerBlock.forward_normal"),
         ("x.view, router GEMM", 2, "modeling_gpt_oss.py MLPBlock.forward_normal"),
-        ("quantize the input + scale view, MXFP4 moe runner, output slice + contiguous", 5,
-         "fused_moe_trtllm_gen.py forward_impl / run_moe"),
+        (
+            "quantize the input + scale view, MXFP4 moe runner, output slice + contiguous",
+            5,
+            "fused_moe_trtllm_gen.py forward_impl / run_moe",
+        ),
         ("expert_output.view", 1, "modeling_gpt_oss.py MLPBlock.forward_normal"),
         ("all-reduce + next layer's RMSNorm", 2, "modeling_gpt_oss.py TransformerBlock.forward_normal"),
     ],
@@ -201,8 +230,9 @@ def main() -> None:
     df = frame()
     low = df[df.conc <= LOW_LOAD].copy()
     low["mixed"] = low.conc > 1
-    low["calls"] = [step_calls(r.model, r.mixed, 3 if (r.model == "deepseek-r1" and r.mtp) else 0)
-                    for r in low.itertuples()]
+    low["calls"] = [
+        step_calls(r.model, r.mixed, 3 if (r.model == "deepseek-r1" and r.mtp) else 0) for r in low.itertuples()
+    ]
     low["eager"] = ~low.piecewise  # gpt-oss-120b and Llama-3.3-70B scripts never set piecewise graphs
 
     dsr = low[(low.model == "deepseek-r1") & low.warm & ~low.piecewise & ~low.mtp]
@@ -225,7 +255,8 @@ def main() -> None:
 
     def arrays(rows):
         return {k: rows[k].to_numpy(float) for k in ("calls", "lone", "full", "front", "isl", "m")} | {
-            "eager": rows.eager.to_numpy(bool)}
+            "eager": rows.eager.to_numpy(bool)
+        }
 
     def predicted(c, a, b, r):
         floor = np.where(r["eager"], np.maximum(r["lone"], r["calls"] * c), r["lone"])
@@ -244,17 +275,24 @@ def main() -> None:
         if score < best[0]:
             best = (score, float(c), inner[1], inner[2])
     _, c, a, b = best
-    print(f"\n== what-if (C <= {LOW_LOAD}; even rows fit: one host cost per call c = {c * 1e6:.0f} µs on warm "
-          f"DeepSeek-R1, front end {a * 1e3:.1f} ms + {b * 1e6:.2f} µs/token on gpt-oss-120b and Llama-3.3-70B with "
-          f"their own floors n·c): shipped -> what-if, held out")
+    print(
+        f"\n== what-if (C <= {LOW_LOAD}; even rows fit: one host cost per call c = {c * 1e6:.0f} µs on warm "
+        f"DeepSeek-R1, front end {a * 1e3:.1f} ms + {b * 1e6:.2f} µs/token on gpt-oss-120b and Llama-3.3-70B with "
+        f"their own floors n·c): shipped -> what-if, held out"
+    )
     for m in LAYERS:
-        print(f"  {m}: H = {step_calls(m, True) * c * 1e3:.0f} ms mixed, {step_calls(m, False) * c * 1e3:.0f} ms "
-              "context only")
+        print(
+            f"  {m}: H = {step_calls(m, True) * c * 1e3:.0f} ms mixed, {step_calls(m, False) * c * 1e3:.0f} ms "
+            "context only"
+        )
     new = pd.Series(predicted(c, a, b, arrays(low)), index=low.index) / low.m - 1
     for key, grp in low.groupby(["model", "warm", "mtp"]):
         ho = grp[grp.split == "held_out"]
-        print(key, f"all {_stat(grp.full / grp.m - 1)} -> {_stat(new[grp.index])}; held out "
-              f"{_stat(ho.full / ho.m - 1)} -> {_stat(new[ho.index])}")
+        print(
+            key,
+            f"all {_stat(grp.full / grp.m - 1)} -> {_stat(new[grp.index])}; held out "
+            f"{_stat(ho.full / ho.m - 1)} -> {_stat(new[ho.index])}",
+        )
     h200(c, a, b)
 
 
@@ -269,21 +307,35 @@ def h200(c: float, a: float, b: float) -> None:
 
     points, _ = load_aiconfigurator()
     flagged = set(aic_ttft_flags(points)) | set(aic_source_flags(points))
-    sel = [p for p in points if p.system == "h200" and p.mode == "agg" and p.framework.split()[0] == "trtllm"
-           and p.model in LAYERS and p.id not in flagged]
+    sel = [
+        p
+        for p in points
+        if p.system == "h200"
+        and p.mode == "agg"
+        and p.framework.split()[0] == "trtllm"
+        and p.model in LAYERS
+        and p.id not in flagged
+    ]
     df = predict_parts(sel)
     df = df[df.full.notna() & df.measured_ttft_s.notna() & (df.conc <= LOW_LOAD)].copy()
     df = df.assign(**parts(df.full, df.noburst, df.bare, df.lone), m=df.measured_ttft_s)
     by_id = {p.id: p for p in sel}
     mtp = [by_id[i].deployment.mtp is not None for i in df.index]
-    calls = np.array([step_calls(r.model, r.conc > 1, 3 if (r.model == "deepseek-r1" and k) else 0)
-                      for r, k in zip(df.itertuples(), mtp)])
+    calls = np.array(
+        [
+            step_calls(r.model, r.conc > 1, 3 if (r.model == "deepseek-r1" and k) else 0)
+            for r, k in zip(df.itertuples(), mtp)
+        ]
+    )
     new = df.full - df.front + a + b * df.isl - df.lone + np.maximum(df.lone, calls * c)
     df["resid"] = df.m - df.lone - df.load - df.burst
     print("\n== H200 TensorRT-LLM aggregated, C <= 8, the same c and front end: shipped -> what-if (median residual)")
     for key, g in df.groupby(["model", "isl"]):
-        print(key, f"{_stat(g.full / g.m - 1)} -> {_stat(new[g.index] / g.m - 1)}; lone {g.lone.median():.3f} s, "
-              f"resid {g.resid.median():.3f} s")
+        print(
+            key,
+            f"{_stat(g.full / g.m - 1)} -> {_stat(new[g.index] / g.m - 1)}; lone {g.lone.median():.3f} s, "
+            f"resid {g.resid.median():.3f} s",
+        )
 
 
 if __name__ == "__main__":

@@ -133,7 +133,6 @@ def served_trt_rows(systems):
         yield p, st, pricer, point_workload(p), with_stack_mtp(p.deployment, st, p.model)
 
 
-
 def tpot_error_row(p, st, tpot_s: float, setting: str) -> dict:
     """One what-if table row for a row ``p`` of :func:`served_trt_rows` served at ``tpot_s`` (s) under ``setting``:
     id, system, precision, mode, decode (TP n, else DP n), release (the stack's version without ``.post``),
@@ -168,6 +167,7 @@ def settings_medians(argv: list[str], settings) -> tuple[pd.DataFrame, list[str]
         w = one if w is None else w.merge(one[["id", name]], on="id")
     keys = ["system", "mode", "decode", "release", "precision"]
     return w.groupby(keys).agg(n=("shipped", "size"), **{c: (c, "median") for c in settings}).reset_index(), keys
+
 
 def backend_what_if(systems=("b200", "gb200-nvl72", "gb300-nvl72")) -> pd.DataFrame:
     """One row per aiconfigurator DeepSeek-R1 TensorRT-LLM row with a decode pool and a measured TPOT on ``systems``:

@@ -116,13 +116,18 @@ def tables() -> tuple[pd.DataFrame, pd.DataFrame, str]:
 
     rows = []
     df["load"] = (df.seqs_per_worker > LOW_LOAD_SEQS).map({False: "low", True: "high"})
-    for k, g in df[[rule_applies(s, r) for s, r in zip(df.system, df.release)]].groupby(["system", "model", "release", "load"]):
+    for k, g in df[[rule_applies(s, r) for s, r in zip(df.system, df.release)]].groupby(
+        ["system", "model", "release", "load"]
+    ):
         rows.append((*k, len(g), *_errors(g, "predicted"), *_errors(g, "rule")))
-    rule = pd.DataFrame(rows, columns=["system", "model", "release", "load", "n", "mape_%", "bias_%", "rule_mape_%",
-                                       "rule_bias_%"])
+    rule = pd.DataFrame(
+        rows, columns=["system", "model", "release", "load", "n", "mape_%", "bias_%", "rule_mape_%", "rule_bias_%"]
+    )
     a, b = _errors(df, "predicted"), _errors(df, "rule")
-    overall = (f"all {len(df)} TensorRT-LLM TPOT rows: median |error| / bias {a[0]:.1f}% / {a[1]:+.1f}% shipped, "
-               f"{b[0]:.1f}% / {b[1]:+.1f}% with the rule")
+    overall = (
+        f"all {len(df)} TensorRT-LLM TPOT rows: median |error| / bias {a[0]:.1f}% / {a[1]:+.1f}% shipped, "
+        f"{b[0]:.1f}% / {b[1]:+.1f}% with the rule"
+    )
     return low, rule, overall
 
 

@@ -31,16 +31,16 @@ from trt_eager_context_floor import _stat  # noqa: E402  (median |error| / bias 
 #: the commits the source index stored (newer than the rows' gpt-oss-dev image; round 27 read the same files).
 SOURCES = {
     "block": "tensorrt_llm/_torch/models/modeling_gpt_oss.py @050b6cb9 TransformerBlock.forward: forward_tp when "
-             "is_tp (mapping.has_tp() and no attention DP), else forward_normal",
+    "is_tp (mapping.has_tp() and no attention DP), else forward_normal",
     "norm": "tensorrt_llm/_torch/modules/rms_norm.py @0419019a RMSNorm.forward: one flashinfer_fused_add_rmsnorm call "
-            "with a residual",
+    "with a residual",
     "ar2025": "tensorrt_llm/_torch/distributed/ops.py AllReduce.forward, the 2025 versions in the source index: "
-              "returns its input at tp_size 1, else one torch.ops.trtllm.allreduce (fusion op RESIDUAL_RMS_NORM "
-              "carries the norm)",
+    "returns its input at tp_size 1, else one torch.ops.trtllm.allreduce (fusion op RESIDUAL_RMS_NORM "
+    "carries the norm)",
     "ar2026": "tensorrt_llm/_torch/distributed/ops.py @0071496d AllReduce.forward: input.contiguous() before "
-              "torch.ops.trtllm.tunable_allreduce (AUTO strategy)",
+    "torch.ops.trtllm.tunable_allreduce (AUTO strategy)",
     "ep": "tensorrt_llm/_torch/modules/fused_moe/fused_moe_triton.py @00131d71 TritonEPRouter.__call__ -> "
-          "prune_routing_ep when ep > 1",
+    "prune_routing_ep when ep > 1",
     "compaction": "triton-lang/triton python/triton_kernels/triton_kernels/compaction.py @27db8db5 compaction",
 }
 #: The calls of one eager gpt-oss-120b layer that depend on TP or EP: (source key, call, count, when). ``when``:
@@ -71,8 +71,10 @@ def tp_part(tp: int, ep: int, ar_2026: bool = True) -> int:
     >>> tp_part(1, 1), tp_part(2, 1, False), tp_part(8, 8, False), tp_part(8, 8)
     (2, 2, 7, 9)
     """
+
     def on(when: str) -> bool:
         return {"tp1": tp == 1, "tp>1": tp > 1, "tp>1 2026": tp > 1 and ar_2026, "ep>1": ep > 1}[when]
+
     return sum(n for _, _, n, when in TP_CALLS if on(when))
 
 
@@ -116,11 +118,22 @@ def what_if(df_rows) -> pd.DataFrame:
 
     shipped = layer_host_calls(load_model("gpt-oss-120b"), True, True, "triton")
     out = []
-    for label, scale in (("shipped", lambda p: 1.0),
-                         ("by_tp", lambda p: layer_calls(p.deployment.decode.layout.tp,
-                                                         script_ep(p.deployment.decode.layout.tp)) / shipped)):
-        pts = [dataclasses.replace(p, deployment=dataclasses.replace(
-            p.deployment, eager_prompt_call_s=p.deployment.eager_prompt_call_s * scale(p))) for p in df_rows]
+    for label, scale in (
+        ("shipped", lambda p: 1.0),
+        (
+            "by_tp",
+            lambda p: layer_calls(p.deployment.decode.layout.tp, script_ep(p.deployment.decode.layout.tp)) / shipped,
+        ),
+    ):
+        pts = [
+            dataclasses.replace(
+                p,
+                deployment=dataclasses.replace(
+                    p.deployment, eager_prompt_call_s=p.deployment.eager_prompt_call_s * scale(p)
+                ),
+            )
+            for p in df_rows
+        ]
         d = predict_parts(pts)
         out.append(d.full.rename(label))
     base = {p.id: p for p in df_rows}
@@ -145,22 +158,37 @@ def cross_model() -> pd.DataFrame:
 
     points, _ = load_aiconfigurator()
     flagged = set(aic_ttft_flags(points)) | set(aic_source_flags(points))
-    sel = [dataclasses.replace(p, deployment=dataclasses.replace(p.deployment, eager_prompt_call_s=0.0))
-           for p in points if p.mode == "agg" and p.framework.split()[0] == "trtllm" and p.id not in flagged
-           and p.concurrency <= 8 and p.deployment.eager_prompt_call_s > 0 and p.deployment.decode.layout.dp == 1]
+    sel = [
+        dataclasses.replace(p, deployment=dataclasses.replace(p.deployment, eager_prompt_call_s=0.0))
+        for p in points
+        if p.mode == "agg"
+        and p.framework.split()[0] == "trtllm"
+        and p.id not in flagged
+        and p.concurrency <= 8
+        and p.deployment.eager_prompt_call_s > 0
+        and p.deployment.decode.layout.dp == 1
+    ]
     rate = {p.id: p.deployment.eager_prompt_call_s for p in points}
     df = predict_parts(sel)
     df = df[df.full.notna() & df.measured_ttft_s.notna()].copy()
     df = df.assign(**parts(df.full, df.noburst, df.bare, df.lone))
     by = {p.id: p for p in sel}
     df["implied"] = df.measured_ttft_s - df.front - df.load - df.burst
-    df["H"] = [(step_host_calls(load_model(by[i].model), by[i].concurrency > 1, 0,
-                                by[i].deployment.decode.moe_backend) or 0) * rate[i] for i in df.index]
-    for col, f in (("system", lambda p: p.system), ("model", lambda p: p.model), ("isl", lambda p: p.isl),
-                   ("tp", lambda p: p.deployment.decode.layout.tp)):
+    df["H"] = [
+        (step_host_calls(load_model(by[i].model), by[i].concurrency > 1, 0, by[i].deployment.decode.moe_backend) or 0)
+        * rate[i]
+        for i in df.index
+    ]
+    for col, f in (
+        ("system", lambda p: p.system),
+        ("model", lambda p: p.model),
+        ("isl", lambda p: p.isl),
+        ("tp", lambda p: p.deployment.decode.layout.tp),
+    ):
         df[col] = [f(by[i]) for i in df.index]
-    g = df.groupby(["system", "model", "isl", "tp"]).agg(n=("implied", "size"), implied=("implied", "median"),
-                                                         lone=("lone", "median"), H=("H", "median"))
+    g = df.groupby(["system", "model", "isl", "tp"]).agg(
+        n=("implied", "size"), implied=("implied", "median"), lone=("lone", "median"), H=("H", "median")
+    )
     g["excess"] = g.implied - g[["lone", "H"]].max(axis=1)
     return g
 
@@ -179,18 +207,25 @@ def main() -> None:
 
     df = frame()
     low = df[(df.system == "h200") & (df.conc <= LOW_LOAD) & (df.isl == 1024)]
-    print(f"\n== H200 gpt-oss-120b, 1k, C <= {LOW_LOAD}: implied step, the calls/layer it needs at {C * 1e6:.0f} µs,"
-          " the by-TP count (EP = TP, as the script ran) and its floor")
+    print(
+        f"\n== H200 gpt-oss-120b, 1k, C <= {LOW_LOAD}: implied step, the calls/layer it needs at {C * 1e6:.0f} µs,"
+        " the by-TP count (EP = TP, as the script ran) and its floor"
+    )
     for tp, g in low.groupby("tp"):
         need = needed_calls_per_layer(g.implied.median(), C, 36)
         n26, n25 = layer_calls(tp, script_ep(tp)), layer_calls(tp, script_ep(tp), False)
-        print(f"  TP{tp}: n {len(g)}, implied {g.implied.median() * 1e3:.1f} ms (GPU {g.lone.median() * 1e3:.1f} ms): "
-              f"needs {need:.0f} calls/layer; counted {n25}-{n26} (shipped 65) = {n25 * 36 * C * 1e3:.1f}-"
-              f"{n26 * 36 * C * 1e3:.1f} ms")
+        print(
+            f"  TP{tp}: n {len(g)}, implied {g.implied.median() * 1e3:.1f} ms (GPU {g.lone.median() * 1e3:.1f} ms): "
+            f"needs {need:.0f} calls/layer; counted {n25}-{n26} (shipped 65) = {n25 * 36 * C * 1e3:.1f}-"
+            f"{n26 * 36 * C * 1e3:.1f} ms"
+        )
 
     points, _ = load_aiconfigurator()
-    rows = [p for p in points if p.system == "h200" and p.model == "gpt-oss-120b" and p.mode == "agg"
-            and p.framework.split()[0] == "trtllm"]
+    rows = [
+        p
+        for p in points
+        if p.system == "h200" and p.model == "gpt-oss-120b" and p.mode == "agg" and p.framework.split()[0] == "trtllm"
+    ]
     res = what_if(rows)
     print(f"\n== what-if (nothing written): H200 gpt-oss-120b TTFT, shipped -> by-TP count, n {len(res)}")
     print(f"  all: {_stat(res.shipped / res.m - 1)} -> {_stat(res.by_tp / res.m - 1)}")

@@ -154,19 +154,28 @@ def short_rows(rows: list[dict]) -> list[dict]:
 
 def part2(rows: list[dict]) -> None:
     """Print the rows short of their concurrency against the model's pool (part 2)."""
-    print(f"\n2. TensorRT-LLM gpt-oss rows decoding < {SHORT:g} C: reserved tokens the residents imply vs the "
-          "model's pool (k tokens)")
-    print(f"   {'row':44s} {'system':7s} {'ISL/OSL':>10s} {'C':>5s} {'TTFT s':>7s} {'N':>6s} {'reserved':>9s} "
-          f"{'windowed':>9s} {'full len':>9s} {'full/res':>8s}")
+    print(
+        f"\n2. TensorRT-LLM gpt-oss rows decoding < {SHORT:g} C: reserved tokens the residents imply vs the "
+        "model's pool (k tokens)"
+    )
+    print(
+        f"   {'row':44s} {'system':7s} {'ISL/OSL':>10s} {'C':>5s} {'TTFT s':>7s} {'N':>6s} {'reserved':>9s} "
+        f"{'windowed':>9s} {'full len':>9s} {'full/res':>8s}"
+    )
     for p in short_rows(rows):
         isl, osl, c = int(p["isl"]), int(p["osl"]), float(p["concurrency"])
         mean_request = MEAN_FRACTION * (isl + osl)
         reserved = p["resident"] * mean_request
         pool = pool_tokens(p["system"], p["stack"], p["deployment"], c, mean_request)
-        tail = "  (disaggregated: not priced here)" if pool is None else (
-            f" {pool[0] / 1e3:9.0f} {pool[1] / 1e3:9.0f} {pool[1] / reserved:8.2f}")
-        print(f"   {p['id'][-44:]:44s} {p['system'][:7]:7s} {isl:>5d}/{osl:<4d} {c:5.0f} {p['ttft_s']:7.2f} "
-              f"{p['resident']:6.1f} {reserved / 1e3:9.0f}{tail}")
+        tail = (
+            "  (disaggregated: not priced here)"
+            if pool is None
+            else (f" {pool[0] / 1e3:9.0f} {pool[1] / 1e3:9.0f} {pool[1] / reserved:8.2f}")
+        )
+        print(
+            f"   {p['id'][-44:]:44s} {p['system'][:7]:7s} {isl:>5d}/{osl:<4d} {c:5.0f} {p['ttft_s']:7.2f} "
+            f"{p['resident']:6.1f} {reserved / 1e3:9.0f}{tail}"
+        )
 
 
 @contextlib.contextmanager
@@ -208,8 +217,12 @@ def run_whatif(out: str, held_out: bool, fp8: bool = False) -> None:
 
     argv = ["jalapeno", "validate", "--json", "-o", out] + (["--held-out"] if held_out else [])
     saved = sys.argv
-    with (full_length_kv(), fp8_searched() if fp8 else contextlib.nullcontext(), open(os.devnull, "w") as null,
-          contextlib.redirect_stdout(null)):
+    with (
+        full_length_kv(),
+        fp8_searched() if fp8 else contextlib.nullcontext(),
+        open(os.devnull, "w") as null,
+        contextlib.redirect_stdout(null),
+    ):
         sys.argv = argv
         try:
             main()
@@ -231,8 +244,12 @@ def merge_trt(base: list[dict], whatif: list[dict], systems: tuple[str, ...] = (
     ['1', '2']
     """
     wi = {(r["id"], r["metric"]): r for r in whatif}
-    return [wi.get((r["id"], r["metric"]), r) if r["stack"].split("@")[0] in TRT_STACKS
-            and (not systems or r["system"] in systems) else r for r in base]
+    return [
+        wi.get((r["id"], r["metric"]), r)
+        if r["stack"].split("@")[0] in TRT_STACKS and (not systems or r["system"] in systems)
+        else r
+        for r in base
+    ]
 
 
 def part3(base: list[dict], whatif: list[dict], systems: tuple[str, ...] = ()) -> None:
@@ -244,8 +261,10 @@ def part3(base: list[dict], whatif: list[dict], systems: tuple[str, ...] = ()) -
         if r is s or r["predicted"] == s["predicted"] or not r["error"] or not s["error"]:
             continue
         n += 1
-        print(f"   {r['source'][:5]} {r['id'][-44:]:44s} {r['system']:12s} {r['metric']:20s} "
-              f"{float(r['error']) * 100:+8.1f} -> {float(s['error']) * 100:+8.1f}")
+        print(
+            f"   {r['source'][:5]} {r['id'][-44:]:44s} {r['system']:12s} {r['metric']:20s} "
+            f"{float(r['error']) * 100:+8.1f} -> {float(s['error']) * 100:+8.1f}"
+        )
     print(f"   {n} row-metrics move")
 
 

@@ -58,8 +58,10 @@ def main(fixed: bool, agg_only: bool, disagg_only: bool = False) -> None:
                 sim = simulate(model, pr, dep, workload=wl, concurrency=c, seed=0, warmup=0).summary["ttft_s"]["mean"]
                 e = a["ttft_s"] / sim - 1
                 errs.append(abs(e))
-                print(f"| {s} | {mname} | {wname} | {mode} | {dep.label} | {c} | {a['ttft_s']:.3f} | {sim:.3f} | {e:+.1%} |",
-                      flush=True)
+                print(
+                    f"| {s} | {mname} | {wname} | {mode} | {dep.label} | {c} | {a['ttft_s']:.3f} | {sim:.3f} | {e:+.1%} |",
+                    flush=True,
+                )
     print(f"\n{len(errs)} points: median |error| {np.median(errs):.1%}, largest {max(errs):.1%}")
 
 

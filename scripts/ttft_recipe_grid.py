@@ -35,25 +35,60 @@ CASES = (
     ("sglang b200 dsr1 fp4 tp4", "deepseek-r1", "b200", ["--engine", "sglang-b200-dsr1-fp4"], ["--tp", "4"]),
     ("sglang mi300x dsr1 fp8 tp8", "deepseek-r1", "mi300x", ["--engine", "sglang-mi300x-dsr1-fp8"], ["--tp", "8"]),
     ("sglang mi355x dsr1 fp4 tp8", "deepseek-r1", "mi355x", ["--engine", "sglang-mi355x-dsr1-fp4"], ["--tp", "8"]),
-    ("trtllm h200 dsr1 fp8 mtp tep8", "deepseek-r1", "h200", ["--engine", "trtllm-h200-dsr1-fp8-mtp"],
-     ["--tp", "8", "--ep", "8"]),
-    ("trtllm b200 dsr1 fp4 mtp tep8", "deepseek-r1", "b200", ["--engine", "trtllm-b200-dsr1-fp4-mtp"],
-     ["--tp", "8", "--ep", "8"]),
+    (
+        "trtllm h200 dsr1 fp8 mtp tep8",
+        "deepseek-r1",
+        "h200",
+        ["--engine", "trtllm-h200-dsr1-fp8-mtp"],
+        ["--tp", "8", "--ep", "8"],
+    ),
+    (
+        "trtllm b200 dsr1 fp4 mtp tep8",
+        "deepseek-r1",
+        "b200",
+        ["--engine", "trtllm-b200-dsr1-fp4-mtp"],
+        ["--tp", "8", "--ep", "8"],
+    ),
     ("atom mi355x dsr1 fp8 mtp tp8", "deepseek-r1", "mi355x", ["--engine", "atom-mi355x-dsr1-fp8-mtp"], ["--tp", "8"]),
     ("vllm h200 gpt-oss tp2", "gpt-oss-120b", "h200", ["--stack", "vllm"], ["--tp", "2"]),
     ("vllm b200 kimi tp8", "kimi-k2.5", "b200", ["--stack", "vllm"], ["--tp", "8"]),
     ("sglang h200 kimi tp8", "kimi-k2.5", "h200", ["--stack", "sglang"], ["--tp", "8"]),
     ("trtllm b200 gpt-oss tp1", "gpt-oss-120b", "b200", ["--stack", "trtllm"], ["--tp", "1"]),
-    ("dynamo-trt h200 dsr1 fp8 disagg", "deepseek-r1", "h200", ["--engine", "dynamo-trt-dsr1-fp8"],
-     ["--prefill", "dp=8,ep=8,workers=1", "--decode", "dp=8,ep=8,workers=1"]),
-    ("dynamo-trt gb200 dsr1 fp4 disagg", "deepseek-r1", "gb200-nvl72", ["--engine", "dynamo-trt-dsr1-fp4"],
-     ["--prefill", "dp=4,ep=4,workers=2", "--decode", "dp=16,ep=16,workers=1"]),
-    ("dynamo-trt gb200 gpt-oss disagg", "gpt-oss-120b", "gb200-nvl72", ["--engine", "dynamo-trt-gptoss-fp4"],
-     ["--prefill", "tp=1,workers=1", "--decode", "dp=2,ep=2,workers=1"]),
-    ("dynamo-sglang b200 dsr1 fp4 mtp disagg", "deepseek-r1", "b200", ["--engine", "dynamo-sglang-b200-dsr1-fp4-mtp"],
-     ["--prefill", "dp=4,ep=4,workers=1", "--decode", "dp=4,ep=4,workers=1"]),
-    ("sglang-mori mi355x dsr1 fp4 disagg", "deepseek-r1", "mi355x", ["--engine", "sglang-mori-mi355x-dsr1-fp4-dep"],
-     ["--prefill", "dp=8,ep=8,workers=1", "--decode", "dp=8,ep=8,workers=1"]),
+    (
+        "dynamo-trt h200 dsr1 fp8 disagg",
+        "deepseek-r1",
+        "h200",
+        ["--engine", "dynamo-trt-dsr1-fp8"],
+        ["--prefill", "dp=8,ep=8,workers=1", "--decode", "dp=8,ep=8,workers=1"],
+    ),
+    (
+        "dynamo-trt gb200 dsr1 fp4 disagg",
+        "deepseek-r1",
+        "gb200-nvl72",
+        ["--engine", "dynamo-trt-dsr1-fp4"],
+        ["--prefill", "dp=4,ep=4,workers=2", "--decode", "dp=16,ep=16,workers=1"],
+    ),
+    (
+        "dynamo-trt gb200 gpt-oss disagg",
+        "gpt-oss-120b",
+        "gb200-nvl72",
+        ["--engine", "dynamo-trt-gptoss-fp4"],
+        ["--prefill", "tp=1,workers=1", "--decode", "dp=2,ep=2,workers=1"],
+    ),
+    (
+        "dynamo-sglang b200 dsr1 fp4 mtp disagg",
+        "deepseek-r1",
+        "b200",
+        ["--engine", "dynamo-sglang-b200-dsr1-fp4-mtp"],
+        ["--prefill", "dp=4,ep=4,workers=1", "--decode", "dp=4,ep=4,workers=1"],
+    ),
+    (
+        "sglang-mori mi355x dsr1 fp4 disagg",
+        "deepseek-r1",
+        "mi355x",
+        ["--engine", "sglang-mori-mi355x-dsr1-fp4-dep"],
+        ["--prefill", "dp=8,ep=8,workers=1", "--decode", "dp=8,ep=8,workers=1"],
+    ),
 )
 WORKLOADS = ("1k1k", "8k1k")
 CONCURRENCIES = (1, 8, 64, 256, 1024)
@@ -74,7 +109,7 @@ def cli_json(*args: str) -> dict:
     if code:
         return {"error": err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else f"exit {code}"}
     s = out.getvalue()
-    return json.loads(s[s.index("{"):])
+    return json.loads(s[s.index("{") :])
 
 
 def point(model: str, system: str, engine: list[str], layout: list[str], wl: str, c: int) -> dict:
@@ -88,9 +123,15 @@ def point(model: str, system: str, engine: list[str], layout: list[str], wl: str
     if "error" in s:
         return {"skip": "simulate: " + s["error"]}
     sim = s["summary"]
-    return {"ana": a["ttft_s"], "sim": sim["ttft_s"]["mean"], "err": a["ttft_s"] / sim["ttft_s"]["mean"] - 1,
-            "limit": a["limit"] or "-", "queue": a["queue_s"], "sim_queue": sim["queue_s"]["mean"],
-            "wall": time.perf_counter() - t0}
+    return {
+        "ana": a["ttft_s"],
+        "sim": sim["ttft_s"]["mean"],
+        "err": a["ttft_s"] / sim["ttft_s"]["mean"] - 1,
+        "limit": a["limit"] or "-",
+        "queue": a["queue_s"],
+        "sim_queue": sim["queue_s"]["mean"],
+        "wall": time.perf_counter() - t0,
+    }
 
 
 def main(only: str | None, workloads, concurrencies) -> None:
@@ -107,14 +148,18 @@ def main(only: str | None, workloads, concurrencies) -> None:
                     skipped.append(f"{label} {wl} C={c}: {p['skip']}")
                     continue
                 errs.append(abs(p["err"]))
-                print(f"| {label} | {wl} | {c} | {p['ana']:.3f} | {p['sim']:.3f} | {p['err']:+.1%} | {p['limit']} |",
-                      flush=True)
+                print(
+                    f"| {label} | {wl} | {c} | {p['ana']:.3f} | {p['sim']:.3f} | {p['err']:+.1%} | {p['limit']} |",
+                    flush=True,
+                )
     for s in skipped:
         print(f"skipped: {s}")
     if errs:
         e = np.array(errs)
-        print(f"\n{e.size} points: median |error| {np.median(e):.1%}, largest {e.max():.1%}, "
-              f"within {TOL:.0%}: {np.mean(e <= TOL):.0%}")
+        print(
+            f"\n{e.size} points: median |error| {np.median(e):.1%}, largest {e.max():.1%}, "
+            f"within {TOL:.0%}: {np.mean(e <= TOL):.0%}"
+        )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,12 @@ def _stats(g: pd.DataFrame) -> dict | None:
     if e.empty:
         return None
     a = np.abs(e)
-    return {"n": len(e), "median_ape": float(np.median(a)), "p90_ape": float(np.percentile(a, 90)),
-            "bias": float(np.median(e))}
+    return {
+        "n": len(e),
+        "median_ape": float(np.median(a)),
+        "p90_ape": float(np.percentile(a, 90)),
+        "bias": float(np.median(e)),
+    }
 
 
 def _goal(source: str, metric: str) -> float | None:
@@ -62,17 +66,24 @@ def _ix_line(metric: str, all_rows: pd.DataFrame, with_flagged: dict | None) -> 
     if p90 is not None:
         whole += f", p90 {a['p90_ape']:.1%}, bias {a['bias']:+.1%}"
     if with_flagged:
-        whole += (f"; with the flagged group median {with_flagged['median_ape']:.1%}, p90 {with_flagged['p90_ape']:.1%}, "
-                  f"bias {with_flagged['bias']:+.1%}")
+        whole += (
+            f"; with the flagged group median {with_flagged['median_ape']:.1%}, p90 {with_flagged['p90_ape']:.1%}, "
+            f"bias {with_flagged['bias']:+.1%}"
+        )
     per_h, per_a = _per_system(all_rows[all_rows["split"].isin(JUDGED)]), _per_system(all_rows)
     miss_h = [f"{s} {v:.1%}" for s, v in per_h.items() if v > med]
     miss_a = [f"{s} {v:.1%}" for s, v in per_a.items() if v > med]
-    sys_line = (f" Per system (median, >= {MIN_SYSTEM_POINTS} held-out points): {_met(not miss_h)}, within the goal on "
-                f"{len(per_h) - len(miss_h)} of {len(per_h)}" + (f"; above it: {', '.join(miss_h)}" if miss_h else "")
-                + f" (all rows: {len(per_a) - len(miss_a)} of {len(per_a)}"
-                + (f"; above it: {', '.join(miss_a)}" if miss_a else "") + ").")
-    return (f"- InferenceX {metric}, held-out rows (n {h['n']}): " + ", ".join(parts) + f". Beside it, {whole}."
-            + sys_line)
+    sys_line = (
+        f" Per system (median, >= {MIN_SYSTEM_POINTS} held-out points): {_met(not miss_h)}, within the goal on "
+        f"{len(per_h) - len(miss_h)} of {len(per_h)}"
+        + (f"; above it: {', '.join(miss_h)}" if miss_h else "")
+        + f" (all rows: {len(per_a) - len(miss_a)} of {len(per_a)}"
+        + (f"; above it: {', '.join(miss_a)}" if miss_a else "")
+        + ")."
+    )
+    return (
+        f"- InferenceX {metric}, held-out rows (n {h['n']}): " + ", ".join(parts) + f". Beside it, {whole}." + sys_line
+    )
 
 
 def _per_system(rows: pd.DataFrame) -> pd.Series:
@@ -98,15 +109,22 @@ def _verdict(goal: float | None, h: dict | None, min_n: int = 1) -> str:
 
 
 def _table(rows: pd.DataFrame, keys: list[str], min_n: int) -> list[str]:
-    lines = ["| " + " | ".join(keys) + " | metric | all rows n | all median | all p90 | all bias | held-out n | "
-             "held-out median | held-out p90 | held-out bias | goal verdict (held out) |",
-             "|" + "---|" * (len(keys) + 10)]
+    lines = [
+        "| " + " | ".join(keys) + " | metric | all rows n | all median | all p90 | all bias | held-out n | "
+        "held-out median | held-out p90 | held-out bias | goal verdict (held out) |",
+        "|" + "---|" * (len(keys) + 10),
+    ]
     for k, g in rows.groupby(keys + ["metric"], sort=True):
         a, h = _stats(g), _stats(g[g["split"].isin(JUDGED)])
         if a is None:
             continue
-        lines.append("| " + " | ".join(map(str, k)) + " | " + " | ".join(_cells(a) + _cells(h))
-                     + f" | {_verdict(_goal(k[0], k[-1]), h, min_n)} |")
+        lines.append(
+            "| "
+            + " | ".join(map(str, k))
+            + " | "
+            + " | ".join(_cells(a) + _cells(h))
+            + f" | {_verdict(_goal(k[0], k[-1]), h, min_n)} |"
+        )
     return lines
 
 
@@ -115,13 +133,16 @@ def goals_section(cal: dict, rows: pd.DataFrame, own_verdict: str) -> list[str]:
     (calibrated); ``rows``: its rows without the flagged group (each with ``split``); ``own_verdict``:
     aiconfigurator's own TPOT error sentence."""
     n_split = cal["split_counts"]
-    out = [f"Judged on the rows no end-to-end fit saw (`jalapeno validate --held-out`; the `split` column of "
-           f"`--out`, fit/heldout.py): of the {sum(n_split.values())} mapped points, {n_split['fit']} are `fit` (the "
-           "fit half of the stack fits' declared split, and the 5 front-end calibration points), "
-           f"{n_split['held_out']} `held_out` (the other half) and {n_split['none']} `none` (no fit drew them: "
-           "rows mapped to a search space or a frontier, MiniMax-M2.5's rows, rows their source corrected). "
-           "Each goal's verdict is the held-out figure's (`held_out` and `none` rows); the all-rows figure (what "
-           "the other tables of this page count) stands beside it.", ""]
+    out = [
+        f"Judged on the rows no end-to-end fit saw (`jalapeno validate --held-out`; the `split` column of "
+        f"`--out`, fit/heldout.py): of the {sum(n_split.values())} mapped points, {n_split['fit']} are `fit` (the "
+        "fit half of the stack fits' declared split, and the 5 front-end calibration points), "
+        f"{n_split['held_out']} `held_out` (the other half) and {n_split['none']} `none` (no fit drew them: "
+        "rows mapped to a search space or a frontier, MiniMax-M2.5's rows, rows their source corrected). "
+        "Each goal's verdict is the held-out figure's (`held_out` and `none` rows); the all-rows figure (what "
+        "the other tables of this page count) stands beside it.",
+        "",
+    ]
     ix = rows[rows.source == "inferencex"]
     for m in GOALS:
         line = _ix_line(m, ix[ix.metric == m], cal["overall_all"].get("inferencex", {}).get(m))
@@ -130,14 +151,26 @@ def goals_section(cal: dict, rows: pd.DataFrame, own_verdict: str) -> list[str]:
     aic = rows[(rows.source == "aiconfigurator") & (rows.metric == "tpot_s")]
     a, h = _stats(aic), _stats(aic[aic["split"].isin(JUDGED)])
     if a:
-        held = (f"held-out rows (n {h['n']}): median {h['median_ape']:.1%}, bias {h['bias']:+.1%} "
-                f"(goal: below {AIC_TPOT_GOAL:.0%}): **{'met' if h['median_ape'] < AIC_TPOT_GOAL else 'not met'}**"
-                if h else "no held-out row")
-        out.append(f"- aiconfigurator end-to-end TPOT, {held}. Beside it, all rows: aiconfigurator end-to-end TPOT: "
-                   f"median abs. error {a['median_ape']:.1%} (n {a['n']}). {own_verdict}")
-    out += ["", "Per source and metric (the goals: InferenceX median / p90 / bias above; aiconfigurator TPOT "
-            f"median below {AIC_TPOT_GOAL:.0%}; the other aiconfigurator metrics have no stated goal):", "",
-            *_table(rows, ["source"], 1), "",
-            f"Per system (a verdict needs at least {MIN_SYSTEM_POINTS} held-out points):", "",
-            *_table(rows, ["source", "system"], MIN_SYSTEM_POINTS), ""]
+        held = (
+            f"held-out rows (n {h['n']}): median {h['median_ape']:.1%}, bias {h['bias']:+.1%} "
+            f"(goal: below {AIC_TPOT_GOAL:.0%}): **{'met' if h['median_ape'] < AIC_TPOT_GOAL else 'not met'}**"
+            if h
+            else "no held-out row"
+        )
+        out.append(
+            f"- aiconfigurator end-to-end TPOT, {held}. Beside it, all rows: aiconfigurator end-to-end TPOT: "
+            f"median abs. error {a['median_ape']:.1%} (n {a['n']}). {own_verdict}"
+        )
+    out += [
+        "",
+        "Per source and metric (the goals: InferenceX median / p90 / bias above; aiconfigurator TPOT "
+        f"median below {AIC_TPOT_GOAL:.0%}; the other aiconfigurator metrics have no stated goal):",
+        "",
+        *_table(rows, ["source"], 1),
+        "",
+        f"Per system (a verdict needs at least {MIN_SYSTEM_POINTS} held-out points):",
+        "",
+        *_table(rows, ["source", "system"], MIN_SYSTEM_POINTS),
+        "",
+    ]
     return out

@@ -45,8 +45,12 @@ def _held_cells(g: pd.DataFrame) -> list[str]:
 
 
 def _table(rows: pd.DataFrame, keys: list[str], held_out: bool = False) -> list[str]:
-    head = "| " + " | ".join(keys) + " | " + " | ".join(
-        f"{lab} n | {lab} median | {lab} p90 | {lab} bias" for _, lab in METRICS)
+    head = (
+        "| "
+        + " | ".join(keys)
+        + " | "
+        + " | ".join(f"{lab} n | {lab} median | {lab} p90 | {lab} bias" for _, lab in METRICS)
+    )
     if held_out:
         head += " | " + " | ".join(f"{lab} held-out n | {lab} held-out median" for _, lab in METRICS)
     lines = [head + " |", "|" + "---|" * (len(keys) + (6 if held_out else 4) * len(METRICS))]
@@ -62,34 +66,58 @@ def group_sections(rows: pd.DataFrame) -> list[str]:
     (fit/validate.predict_points rows of every source), then the fidelity guard's figures."""
     d = rows.dropna(subset=["error"]).copy()
     d["mtp"] = [_mtp(n, dep) for n, dep in zip(d.notes, d.deployment)]
-    out = ["## Errors per system (calibrated)", "",
-           ("Every predicted point of each source; absolute error |predicted/measured − 1| (median, p90) "
+    out = [
+        "## Errors per system (calibrated)",
+        "",
+        (
+            "Every predicted point of each source; absolute error |predicted/measured − 1| (median, p90) "
             "and bias (median signed error). TTFT only where the source measured it on a matched deployment "
             "(InferenceX: mean TTFT of the run, with the idle-start wave, docs/model.md §8.7). The held-out columns "
             "count only the rows no end-to-end fit saw (`split` held_out / none, fit/heldout.py; `jalapeno validate "
-            "--held-out`)."), "",
-           *_table(d, ["source", "system"], held_out=True), "",
-           "## Errors per precision, serving mode and MTP (calibrated)", "",
-           ("MTP as the row was predicted (the deployment's draft length, or the draft length assumed for "
-            "a row the source marks as measured with MTP)."), "",
-           *_table(d, ["source", "precision", "mode", "mtp"]), "",
-           "## Errors per mapping (calibrated)", "",
-           ("How each row was mapped to a prediction (fit/validate.py's docstring): a deployment the source "
+            "--held-out`)."
+        ),
+        "",
+        *_table(d, ["source", "system"], held_out=True),
+        "",
+        "## Errors per precision, serving mode and MTP (calibrated)",
+        "",
+        (
+            "MTP as the row was predicted (the deployment's draft length, or the draft length assumed for "
+            "a row the source marks as measured with MTP)."
+        ),
+        "",
+        *_table(d, ["source", "precision", "mode", "mtp"]),
+        "",
+        "## Errors per mapping (calibrated)",
+        "",
+        (
+            "How each row was mapped to a prediction (fit/validate.py's docstring): a deployment the source "
             "gives (`matched`), the best of the published entries or of the benchmark's search-space runs "
             "(`best_entry@concurrency`, `searched_best[@concurrency]`, fit/searched.py), or, for rows no "
-            "search space covers, a sweep or the model's own frontier."), "",
-           *_table(d, ["source", "mapping"]), ""]
+            "search space covers, a sweep or the model's own frontier."
+        ),
+        "",
+        *_table(d, ["source", "mapping"]),
+        "",
+    ]
     fig = guard_figures(guard_rows())
     th = load_thresholds()
-    out += ["## Fidelity guard (CI)", "",
-            ("`tests/unit/test_fidelity_guard.py` predicts the shipped InferenceX points that map to a deployment "
-             "or a frontier and fails when a median error exceeds its threshold in "
-             "`src/jalapeno/data/validation/fidelity_thresholds.toml` (a ratchet: thresholds only move down; "
-             "`python scripts/fidelity_ratchet.py`). It ratchets the **all-rows** figure of those points: the fit half "
-             "of the stack fits' split and the front-end calibration points are in it (the guard's points are the "
-             "shipped InferenceX file's, mapped or not; a held-out-only median would rest on about half as many "
-             "points per system). The held-out figures are in 'Results against the goals' above."), "",
-            "| group | metric | n | median abs. error | threshold |", "|---|---|---|---|---|"]
+    out += [
+        "## Fidelity guard (CI)",
+        "",
+        (
+            "`tests/unit/test_fidelity_guard.py` predicts the shipped InferenceX points that map to a deployment "
+            "or a frontier and fails when a median error exceeds its threshold in "
+            "`src/jalapeno/data/validation/fidelity_thresholds.toml` (a ratchet: thresholds only move down; "
+            "`python scripts/fidelity_ratchet.py`). It ratchets the **all-rows** figure of those points: the fit half "
+            "of the stack fits' split and the front-end calibration points are in it (the guard's points are the "
+            "shipped InferenceX file's, mapped or not; a held-out-only median would rest on about half as many "
+            "points per system). The held-out figures are in 'Results against the goals' above."
+        ),
+        "",
+        "| group | metric | n | median abs. error | threshold |",
+        "|---|---|---|---|---|",
+    ]
     for m, f in fig["overall"].items():
         t = th["overall"].get(m, {}).get("median_ape")
         out.append(f"| overall | {m} | {f['n']} | {f['median_ape']:.1%} | {'-' if t is None else f'{t:.1%}'} |")

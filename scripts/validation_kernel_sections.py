@@ -17,21 +17,51 @@ from jalapeno.specs.kernel_efficiency import GEMM_KEYS
 #: figure over the chip's dense peak (or HBM bandwidth) as the source states it; ``compare`` names
 #: the fitted parameter it bounds from above (a whole-range fit sits below a best-case figure).
 PUBLISHED = [
-    {"kernel": "DeepGEMM FP8 block-scaled GEMM", "chip": "H800 (H100 SXM compute)", "figure": "1550 TFLOPS",
-     "fraction": 1550 / 1979, "system": "h100", "compare": "gemm.fp8_block.peak_fraction",
-     "source": "deepseek-ai/DeepGEMM README, news 2025.04.18 (peak FP8 dense 1979 TFLOPS)"},
-    {"kernel": "FlashMLA dense MLA decode, memory-bound", "chip": "H800 SXM5", "figure": "3000 GB/s",
-     "fraction": 3000 / 3350, "system": "h100", "compare": "mla_decode.bf16.hbm_fraction",
-     "source": "deepseek-ai/FlashMLA README, Performance (HBM 3.35 TB/s)"},
-    {"kernel": "FlashMLA dense MLA decode, compute-bound", "chip": "H800 SXM5", "figure": "660 TFLOPS",
-     "fraction": 660 / 989, "system": "h100", "compare": "mla_decode.bf16.peak_fraction",
-     "source": "deepseek-ai/FlashMLA README, news 2025.04.22 (BF16 dense 989 TFLOPS)"},
-    {"kernel": "FMHA forward (SM100, NVIDIA's kernel in FlashMLA)", "chip": "B200", "figure": "1460 TFLOPS",
-     "fraction": 1460 / 2250, "system": "b200", "compare": "mla_prefill.bf16.peak_fraction",
-     "source": "deepseek-ai/FlashMLA README, 'Test & benchmark MHA prefill' (BF16 dense 2250 TFLOPS)"},
-    {"kernel": "FlashMLA sparse MLA prefill", "chip": "B200", "figure": "1450 TFLOPS",
-     "fraction": 1450 / 2250, "system": "b200", "compare": "attention_peak_fraction",
-     "source": "deepseek-ai/FlashMLA README, 'Test & benchmark MLA prefill (Sparse)'"},
+    {
+        "kernel": "DeepGEMM FP8 block-scaled GEMM",
+        "chip": "H800 (H100 SXM compute)",
+        "figure": "1550 TFLOPS",
+        "fraction": 1550 / 1979,
+        "system": "h100",
+        "compare": "gemm.fp8_block.peak_fraction",
+        "source": "deepseek-ai/DeepGEMM README, news 2025.04.18 (peak FP8 dense 1979 TFLOPS)",
+    },
+    {
+        "kernel": "FlashMLA dense MLA decode, memory-bound",
+        "chip": "H800 SXM5",
+        "figure": "3000 GB/s",
+        "fraction": 3000 / 3350,
+        "system": "h100",
+        "compare": "mla_decode.bf16.hbm_fraction",
+        "source": "deepseek-ai/FlashMLA README, Performance (HBM 3.35 TB/s)",
+    },
+    {
+        "kernel": "FlashMLA dense MLA decode, compute-bound",
+        "chip": "H800 SXM5",
+        "figure": "660 TFLOPS",
+        "fraction": 660 / 989,
+        "system": "h100",
+        "compare": "mla_decode.bf16.peak_fraction",
+        "source": "deepseek-ai/FlashMLA README, news 2025.04.22 (BF16 dense 989 TFLOPS)",
+    },
+    {
+        "kernel": "FMHA forward (SM100, NVIDIA's kernel in FlashMLA)",
+        "chip": "B200",
+        "figure": "1460 TFLOPS",
+        "fraction": 1460 / 2250,
+        "system": "b200",
+        "compare": "mla_prefill.bf16.peak_fraction",
+        "source": "deepseek-ai/FlashMLA README, 'Test & benchmark MHA prefill' (BF16 dense 2250 TFLOPS)",
+    },
+    {
+        "kernel": "FlashMLA sparse MLA prefill",
+        "chip": "B200",
+        "figure": "1450 TFLOPS",
+        "fraction": 1450 / 2250,
+        "system": "b200",
+        "compare": "attention_peak_fraction",
+        "source": "deepseek-ai/FlashMLA README, 'Test & benchmark MLA prefill (Sparse)'",
+    },
 ]
 #: GEMM entry (compute format or kernel key, specs/kernel_efficiency.GEMM_KEYS) → its table dtype
 _TABLE_DTYPE = {"bf16": "bfloat16", "fp8": "fp8", "fp8_block": "fp8_block", "fp4": "nvfp4"}
@@ -64,8 +94,10 @@ def _best_measured(system: str) -> dict[str, tuple[float, float]]:
             continue
         t = d.latency * 1e-3
         small = d.m <= 16
-        out[fmt] = (float((2.0 * d.m * d.n * d.k / t).quantile(0.99)),
-                    float((d.n * d.k * _BYTES[fmt] / t)[small].quantile(0.99)))
+        out[fmt] = (
+            float((2.0 * d.m * d.n * d.k / t).quantile(0.99)),
+            float((d.n * d.k * _BYTES[fmt] / t)[small].quantile(0.99)),
+        )
     return out
 
 
@@ -111,8 +143,10 @@ def fp4_blackwell_ultra_section() -> list[str]:
     for r in rows:
         by.setdefault((r["newer"], r["older"], r["group"]), {})[r["regime"].split()[0]] = r
     for (new, old, grp), reg in by.items():
-        cells = [f"{reg[k]['median_ratio']:.2f}{' **flagged**' if reg[k]['flagged'] else ''}"
-                 for k in ("decode", "mixed", "prefill")]
+        cells = [
+            f"{reg[k]['median_ratio']:.2f}{' **flagged**' if reg[k]['flagged'] else ''}"
+            for k in ("decode", "mixed", "prefill")
+        ]
         lines.append(f"| {new} | {old} | {grp} | " + " | ".join(cells) + " |")
     return lines
 
@@ -145,7 +179,8 @@ def kernel_crosscheck_section() -> list[str]:
                 f"{'-' if meas is None else f'{meas[0] / 1e12:.0f}'} | "
                 f"{g['hbm_fraction'] * sysm.chip.hbm_bandwidth_bytes_per_s / 1e12:.2f} | "
                 f"{'-' if meas is None else f'{meas[1] / 1e12:.2f}'} | "
-                f"{rep.get('median_ape', float('nan')):.0%} / {rep.get('p90_ape', float('nan')):.0%} |")
+                f"{rep.get('median_ape', float('nan')):.0%} / {rep.get('p90_ape', float('nan')):.0%} |"
+            )
     lines += [
         "",
         "Published kernel figures (vendor or kernel author) against the fitted parameter they bound. A "
@@ -161,8 +196,10 @@ def kernel_crosscheck_section() -> list[str]:
     ]
     for p in PUBLISHED:
         v = _get(load_calibration(p["system"])["parameters"], p["compare"])
-        lines.append(f"| {p['kernel']} | {p['chip']} | {p['figure']} | {p['fraction']:.2f} | `{p['compare']}` "
-                     f"({p['system']}) | {'-' if v is None else f'{v:.2f}'} | {p['source']} |")
+        lines.append(
+            f"| {p['kernel']} | {p['chip']} | {p['figure']} | {p['fraction']:.2f} | `{p['compare']}` "
+            f"({p['system']}) | {'-' if v is None else f'{v:.2f}'} | {p['source']} |"
+        )
     return lines
 
 
@@ -198,9 +235,12 @@ def pricer_and_loso_section() -> list[str]:
             continue
         for r in errs:
             t = r["table"]
-            lines.append(f"| {name} | {r['kind']} | {r['fmt']} | {r['rows']} | "
-                         f"{r['roofline']['median_ape']:.0%} / {r['roofline']['p90_ape']:.0%} | "
-                         + ("-" if t is None else f"{t['median_ape']:.0%} / {t['p90_ape']:.0%}") + " |")
+            lines.append(
+                f"| {name} | {r['kind']} | {r['fmt']} | {r['rows']} | "
+                f"{r['roofline']['median_ape']:.0%} / {r['roofline']['p90_ape']:.0%} | "
+                + ("-" if t is None else f"{t['median_ape']:.0%} / {t['p90_ape']:.0%}")
+                + " |"
+            )
     lines += [
         "",
         f"**End to end and leave-one-system-out** (scripts/run_loso.py → data/validation/loso_error.toml; "
@@ -222,15 +262,18 @@ def pricer_and_loso_section() -> list[str]:
         "abs. error, bias (median speed error: positive = the model is too fast). `serves it`: the pricer with "
         "the lower error on the system's own tables (`--pricer auto`).",
         "",
-        "| system | n | roofline (own tables) | table (own tables) | LOSO donor | LOSO (tables left out) | "
-        "serves it |",
+        "| system | n | roofline (own tables) | table (own tables) | LOSO donor | LOSO (tables left out) | serves it |",
         "|---|---|---|---|---|---|---|",
     ]
     for name, v in loso["systems"].items():
+
         def cell(k, v=v):
             return f"{v[k + '_median_ape']:.1%} / {v[k + '_p90_ape']:.0%} / {v[k + '_bias']:+.1%}"
-        lines.append(f"| {name} | {v['roofline_n']} | {cell('roofline')} | {cell('table')} | {v['donor']} | "
-                     f"{cell('loso')} | {v['preferred_pricer']} |")
+
+        lines.append(
+            f"| {name} | {v['roofline_n']} | {cell('roofline')} | {cell('table')} | {v['donor']} | "
+            f"{cell('loso')} | {v['preferred_pricer']} |"
+        )
     wins = [n for n, v in loso["systems"].items() if v["preferred_pricer"] == "table"]
     gap = max(abs(v["table_median_ape"] - v["roofline_median_ape"]) for v in loso["systems"].values())
     cost = [100 * (v["loso_median_ape"] - v["roofline_median_ape"]) for v in loso["systems"].values()]
@@ -265,27 +308,27 @@ def pricer_and_loso_section() -> list[str]:
         "",
         "**An engine MoE backend's floor on a chip without tables (round 30, fit/floor_transfer.py).** What a left-out "
         "H200 lost that its own tables give it, after the pooled HBM fraction: TensorRT-LLM's Triton MoE floor (59.1 µs"
-        ' per layer, priced on H200 by `cost/moe_backend.KernelMoePricer`), which a set with no measurement of its chip'
+        " per layer, priced on H200 by `cost/moe_backend.KernelMoePricer`), which a set with no measurement of its chip"
         " replaced by three kernel launches. The floor is the engine's kernels' and is a generation property, not a "
         "chip quantity: fitted the same way on each system's own Triton rows (`w4a16_mxfp4`, gpt-oss-120b's shape, EP1;"
-        ' `scripts/floor_transfer_check.py`), H100 57.5, H200 59.1 µs (132 SMs), B200 42.1, GB200 41.6 µs (148), B300 '
-        '39.2, GB300 41.0 µs (160): 7% spread within Blackwell with no order in SM count, 1.4x from Blackwell to Hopper'
-        ' with fewer SMs. The kernel floors the calibrations report but the NVIDIA sets do not price (µs, six systems: '
-        'GEMM BF16 2.4-3.4, FP8 14.3-16.2, FP8 block 5.5-6.6, TensorRT-LLM MoE block 27.5-29.3, MLA decode FP8 6.1-8.3,'
-        ' GQA decode Hopper 27-33 and Blackwell 16) are priced for no NVIDIA chip, so a borrowed set loses none of '
-        'them. Rule, stated before the end-to-end run: a chip without tables running the `triton` backend '
-        '(`specs/moe_backends.FLOOR_TRANSFERRED`) prices as `moe_floor_s` the median fitted floor over the measured '
-        'systems less itself and its twin (H200 left out: the four Blackwell systems, 41.3 µs, against its own 59.1). '
+        " `scripts/floor_transfer_check.py`), H100 57.5, H200 59.1 µs (132 SMs), B200 42.1, GB200 41.6 µs (148), B300 "
+        "39.2, GB300 41.0 µs (160): 7% spread within Blackwell with no order in SM count, 1.4x from Blackwell to Hopper"
+        " with fewer SMs. The kernel floors the calibrations report but the NVIDIA sets do not price (µs, six systems: "
+        "GEMM BF16 2.4-3.4, FP8 14.3-16.2, FP8 block 5.5-6.6, TensorRT-LLM MoE block 27.5-29.3, MLA decode FP8 6.1-8.3,"
+        " GQA decode Hopper 27-33 and Blackwell 16) are priced for no NVIDIA chip, so a borrowed set loses none of "
+        "them. Rule, stated before the end-to-end run: a chip without tables running the `triton` backend "
+        "(`specs/moe_backends.FLOOR_TRANSFERRED`) prices as `moe_floor_s` the median fitted floor over the measured "
+        "systems less itself and its twin (H200 left out: the four Blackwell systems, 41.3 µs, against its own 59.1). "
         "vLLM's Marlin is not transferred (its priced floor is measured in INT4 on H200 and B200 only). H200 LOSO with "
-        'the stacks refitted (`fit/loso.run_loso`, main f9c98e9): 14.0% / 40% / +8.9% → **11.4% / 40% / +7.0%**; the 97'
-        ' gpt-oss-120b TensorRT-LLM rows 24.4% / 27.9% (median |error|, gpt-oss-dev image; unstated release) → 8.4% / '
-        '10.3%, bias +32% / +39% → +8% / +12%; no other H200 row moves (shipped stacks, main 32b260e: 13.4% → 11.0%). '
+        "the stacks refitted (`fit/loso.run_loso`, main f9c98e9): 14.0% / 40% / +8.9% → **11.4% / 40% / +7.0%**; the 97"
+        " gpt-oss-120b TensorRT-LLM rows 24.4% / 27.9% (median |error|, gpt-oss-dev image; unstated release) → 8.4% / "
+        "10.3%, bias +32% / +39% → +8% / +12%; no other H200 row moves (shipped stacks, main 32b260e: 13.4% → 11.0%). "
         "No other system's rows run a transferred backend, so H100, B200, GB200, B300 and GB300 LOSO do not move and "
-        '`band_error` stays 9.7% (H200 is not a median system). Measured systems read their own fits: validate, '
-        '`--held-out` and `--mlperf` CSVs byte-identical; `compare` (Jalapeño, GB300, Vera Rubin; DeepSeek-R1 and '
-        'gpt-oss-120b) unchanged — no recipe of theirs names `triton`. What is left on H200: Kimi K2.5 vLLM rows 42% '
-        '(too slow, Marlin INT4 under the borrowed set) and Qwen3-235B vLLM 0.12.0 rows 54% (too fast), neither a '
-        'floor.',
+        "`band_error` stays 9.7% (H200 is not a median system). Measured systems read their own fits: validate, "
+        "`--held-out` and `--mlperf` CSVs byte-identical; `compare` (Jalapeño, GB300, Vera Rubin; DeepSeek-R1 and "
+        "gpt-oss-120b) unchanged — no recipe of theirs names `triton`. What is left on H200: Kimi K2.5 vLLM rows 42% "
+        "(too slow, Marlin INT4 under the borrowed set) and Qwen3-235B vLLM 0.12.0 rows 54% (too fast), neither a "
+        "floor.",
         "",
         f"**Which pricer serves which case.** On its own tables the table pricer is the better kernel model "
         f"everywhere (lower held-out kernel error than the roofline's in-sample error), but end to end the two "

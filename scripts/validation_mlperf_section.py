@@ -7,64 +7,99 @@ the datasets' length spread and at their fixed means). scripts/gen_validation_do
 from __future__ import annotations
 
 import numpy as np
-from mlperf_diagnosis import (BLOG10_BALANCE, TPOT_MEAN_S, diagnosis, fp8_granularity_check, h200_fp8_gemm_check,
-                              llama2_at_submitted_engines, published_engine_check)
+from mlperf_diagnosis import (
+    BLOG10_BALANCE,
+    TPOT_MEAN_S,
+    diagnosis,
+    fp8_granularity_check,
+    h200_fp8_gemm_check,
+    llama2_at_submitted_engines,
+    published_engine_check,
+)
 from mlperf_offline_percentiles import offline_curves
 
 from jalapeno.errors import JalapenoError
-from jalapeno.fit.mlperf import (DEFAULT_LENGTHS, DEFAULT_MLPERF, MLPERF_ENGINE_OF, MLPERF_LENGTHS, MLPERF_RULES,
-                                 MLPERF_RULES_SOURCE, MLPERF_SKIPPED, MLPERF_TRTLLM_RELEASE, benchmark_spread,
-                                 load_mlperf)
+from jalapeno.fit.mlperf import (
+    DEFAULT_LENGTHS,
+    DEFAULT_MLPERF,
+    MLPERF_ENGINE_OF,
+    MLPERF_LENGTHS,
+    MLPERF_RULES,
+    MLPERF_RULES_SOURCE,
+    MLPERF_SKIPPED,
+    MLPERF_TRTLLM_RELEASE,
+    benchmark_spread,
+    load_mlperf,
+)
 from jalapeno.fit.validate import predict_points
 from jalapeno.fit.validation_run import calibrated_systems, error_summary
 
 
 def _intro() -> list[str]:
     engines = ", ".join(f"'{k}' -> {v}" for k, v in MLPERF_ENGINE_OF.items())
-    lines = ["## MLPerf Inference v5.1 results (own source, `jalapeno validate --mlperf`)", "",
-             (f"MLPerf Inference v5.1 results (`{DEFAULT_MLPERF.name}`, shipped in src/jalapeno/data/validation, "
-              "each row with its source: `mlperf_log_summary.txt` of mlcommons/inference_results_v5.1). Reported "
-              "as their own source (`mlperf`), never fitted. MLPerf's tokens per second are output tokens only "
-              "(each response reports its output token count to LoadGen; the TensorRT-LLM configs set "
-              "`exclude_input_from_output`): measured throughput per chip = output tok/s / chips x (ISL + OSL) / "
-              "OSL at the dataset's mean input and the run's own mean output. Offline results map to the "
-              "submission's own engine (layout, per-rank batch and token limits read from its config, every slot "
-              "filled: `matched`) where it is read, else to the predicted frontier's peak; Server / Interactive "
-              "results likewise to the submission's own engine where its config is read (`matched@limits`, the "
-              "default since round 31: fit/mlperf.MLPERF_LIMIT_ENGINES, at that engine's best load within the "
-              "same two limits, fit/latency_limits.engine_within_limits), else to the best predicted point whose mean TPOT is within the rules' p99 TPOT limit and whose "
-              "p99 TTFT under Poisson arrivals at its own request rate is within the rules' p99 TTFT limit "
-              "(`frontier@limits`, fit/latency_limits.py: the submitters raise the load until a limit binds or "
-              "throughput saturates, and the measured TPOT and TTFT are results, not inputs; the TTFT tail is the "
-              "prefill queue's M/G/1 tail over the dataset's prompts, its Cramér-Lundberg tail, serve/open_loop.py "
-              "— the closed-loop sweep's mean-queue TTFT does not bound it; the best point is refined off the "
-              "sweep's doubling batch grid, fit/latency_limits._refine). Both frontier mappings pick among the serving mode the "
-              "submission ran: aggregated for the TensorRT-LLM and AMD vLLM harnesses (one engine per instance; "
-              "fit/mlperf.MLPERF_AGGREGATED, round 26: before, disaggregated layouts the runs did not have were "
-              "eligible), every mode for the Dynamo row. Each row is served with its "
-              f"dataset's length spread (`{DEFAULT_LENGTHS.name}`: one (ISL, OSL) pair per sample of the official "
-              "MLCommons dataset file, outputs scaled to the run's mean; specs/workload.LengthSpread), which moves "
-              "the decode context to its output-token-weighted mean. Engines: the rows' framework strings are "
-              f"priced with that engine's profile ({engines}); the TensorRT-LLM rows at {MLPERF_TRTLLM_RELEASE} "
-              "(fit/mlperf.MLPERF_TRTLLM_RELEASE: NVIDIA's v5.1 code builds a 2025 commit, before 1.2.0rc3); the "
-              "Llama-3.1-405B rows whose engine build declares the fused GEMM + all-reduce with it "
-              "(fit/mlperf.MLPERF_GEMM_ALLREDUCE, docs/model.md §6.3; the default since round 30)."), "",
-             "| benchmark | model | mean ISL | mean OSL | decode context: spread / fixed | where the lengths come from |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "## MLPerf Inference v5.1 results (own source, `jalapeno validate --mlperf`)",
+        "",
+        (
+            f"MLPerf Inference v5.1 results (`{DEFAULT_MLPERF.name}`, shipped in src/jalapeno/data/validation, "
+            "each row with its source: `mlperf_log_summary.txt` of mlcommons/inference_results_v5.1). Reported "
+            "as their own source (`mlperf`), never fitted. MLPerf's tokens per second are output tokens only "
+            "(each response reports its output token count to LoadGen; the TensorRT-LLM configs set "
+            "`exclude_input_from_output`): measured throughput per chip = output tok/s / chips x (ISL + OSL) / "
+            "OSL at the dataset's mean input and the run's own mean output. Offline results map to the "
+            "submission's own engine (layout, per-rank batch and token limits read from its config, every slot "
+            "filled: `matched`) where it is read, else to the predicted frontier's peak; Server / Interactive "
+            "results likewise to the submission's own engine where its config is read (`matched@limits`, the "
+            "default since round 31: fit/mlperf.MLPERF_LIMIT_ENGINES, at that engine's best load within the "
+            "same two limits, fit/latency_limits.engine_within_limits), else to the best predicted point whose mean TPOT is within the rules' p99 TPOT limit and whose "
+            "p99 TTFT under Poisson arrivals at its own request rate is within the rules' p99 TTFT limit "
+            "(`frontier@limits`, fit/latency_limits.py: the submitters raise the load until a limit binds or "
+            "throughput saturates, and the measured TPOT and TTFT are results, not inputs; the TTFT tail is the "
+            "prefill queue's M/G/1 tail over the dataset's prompts, its Cramér-Lundberg tail, serve/open_loop.py "
+            "— the closed-loop sweep's mean-queue TTFT does not bound it; the best point is refined off the "
+            "sweep's doubling batch grid, fit/latency_limits._refine). Both frontier mappings pick among the serving mode the "
+            "submission ran: aggregated for the TensorRT-LLM and AMD vLLM harnesses (one engine per instance; "
+            "fit/mlperf.MLPERF_AGGREGATED, round 26: before, disaggregated layouts the runs did not have were "
+            "eligible), every mode for the Dynamo row. Each row is served with its "
+            f"dataset's length spread (`{DEFAULT_LENGTHS.name}`: one (ISL, OSL) pair per sample of the official "
+            "MLCommons dataset file, outputs scaled to the run's mean; specs/workload.LengthSpread), which moves "
+            "the decode context to its output-token-weighted mean. Engines: the rows' framework strings are "
+            f"priced with that engine's profile ({engines}); the TensorRT-LLM rows at {MLPERF_TRTLLM_RELEASE} "
+            "(fit/mlperf.MLPERF_TRTLLM_RELEASE: NVIDIA's v5.1 code builds a 2025 commit, before 1.2.0rc3); the "
+            "Llama-3.1-405B rows whose engine build declares the fused GEMM + all-reduce with it "
+            "(fit/mlperf.MLPERF_GEMM_ALLREDUCE, docs/model.md §6.3; the default since round 30)."
+        ),
+        "",
+        "| benchmark | model | mean ISL | mean OSL | decode context: spread / fixed | where the lengths come from |",
+        "|---|---|---|---|---|---|",
+    ]
     for bench, ln in MLPERF_LENGTHS.items():
         sp = benchmark_spread(bench).with_mean_osl(MLPERF_RULES[bench].reference_osl)
-        lines.append(f"| {bench} | {ln.model} | {ln.isl} | {ln.osl} | {sp.decode_ctx:,.0f} / "
-                     f"{sp.mean_isl + sp.mean_osl / 2:,.0f} | {ln.source} |")
-    lines += ["", f"The benchmarks' rules ({MLPERF_RULES_SOURCE}); a Server / Interactive row beyond its p99 "
-              "limits would be skipped as not a valid result:", "",
-              "| benchmark | Server p99 TTFT / TPOT | Interactive p99 TTFT / TPOT | samples | reference mean output |",
-              "|---|---|---|---|---|"]
+        lines.append(
+            f"| {bench} | {ln.model} | {ln.isl} | {ln.osl} | {sp.decode_ctx:,.0f} / "
+            f"{sp.mean_isl + sp.mean_osl / 2:,.0f} | {ln.source} |"
+        )
+    lines += [
+        "",
+        f"The benchmarks' rules ({MLPERF_RULES_SOURCE}); a Server / Interactive row beyond its p99 "
+        "limits would be skipped as not a valid result:",
+        "",
+        "| benchmark | Server p99 TTFT / TPOT | Interactive p99 TTFT / TPOT | samples | reference mean output |",
+        "|---|---|---|---|---|",
+    ]
     for bench, r in MLPERF_RULES.items():
         inter = f"{r.interactive_ttft_s:g} s / {r.interactive_tpot_s * 1e3:g} ms" if r.interactive_ttft_s else "-"
-        lines.append(f"| {bench} | {r.server_ttft_s:g} s / {r.server_tpot_s * 1e3:g} ms | {inter} | {r.samples:,} | "
-                     f"{r.reference_osl:g} |")
-    return lines + ["", *_NOTES_PARAGRAPH, "", "Not mapped: " + "; ".join(f"`{k}` ({v})" for k, v in
-                                                                   MLPERF_SKIPPED.items()) + ".", ""]
+        lines.append(
+            f"| {bench} | {r.server_ttft_s:g} s / {r.server_tpot_s * 1e3:g} ms | {inter} | {r.samples:,} | "
+            f"{r.reference_osl:g} |"
+        )
+    return lines + [
+        "",
+        *_NOTES_PARAGRAPH,
+        "",
+        "Not mapped: " + "; ".join(f"`{k}` ({v})" for k, v in MLPERF_SKIPPED.items()) + ".",
+        "",
+    ]
 
 
 #: What a row's ``notes`` column says (ux47, fit/mlperf_notes.py); was written into docs/validation.md by hand, so a
@@ -120,27 +155,37 @@ def _deepseek_paragraph() -> list[str]:
         *_offline_step_lines(),
         "Llama-2-70B: the runs carry 450-1,530 running requests per chip (B200/GB200: TP1, `gpu_batch_size`",
         "2,048, `max_num_tokens` 3,584), where the frontier peak is the right reference; its mean input is now",
-        "the dataset's 222 tokens (was an assumed 300).", ""]
+        "the dataset's 222 tokens (was an assumed 300).",
+        "",
+    ]
 
 
 def _offline_step_lines() -> list[str]:
     """The Offline runs' steady step read from their LoadGen latency percentiles (scripts/mlperf_offline_percentiles.py)."""
     rows = offline_curves()
-    per = "; ".join(f"{r['id'].removeprefix('mlperf51_').split('_TRT')[0]} {r['step_measured_s'] * 1e3:.1f} vs "
-                    f"{r['step_model_s'] * 1e3:.1f} ms, max latency {r['measured'][-1]:,.0f} s vs {r['constant'][3]:,.0f} "
-                    f"s with it, {r['scaled'][3]:,.0f} s in proportion" for r in rows)
-    return ["The steady step itself, read from the Offline runs' LoadGen latency percentiles (`python",
-            "scripts/mlperf_offline_percentiles.py`: a slot replay counts the completion curve in steps; from the first",
-            "completion to the median every slot is busy) against the model's at the same engine, and the run's last",
-            f"completion with that residual carried through the drain as a constant per step: {per}. A fixed ~20 ms per",
-            "step, not a per-sequence cost, is what the model lacks (docs/gap_large_batch_decode.md, round 26)."]
+    per = "; ".join(
+        f"{r['id'].removeprefix('mlperf51_').split('_TRT')[0]} {r['step_measured_s'] * 1e3:.1f} vs "
+        f"{r['step_model_s'] * 1e3:.1f} ms, max latency {r['measured'][-1]:,.0f} s vs {r['constant'][3]:,.0f} "
+        f"s with it, {r['scaled'][3]:,.0f} s in proportion"
+        for r in rows
+    )
+    return [
+        "The steady step itself, read from the Offline runs' LoadGen latency percentiles (`python",
+        "scripts/mlperf_offline_percentiles.py`: a slot replay counts the completion curve in steps; from the first",
+        "completion to the median every slot is busy) against the model's at the same engine, and the run's last",
+        f"completion with that residual carried through the drain as a constant per step: {per}. A fixed ~20 ms per",
+        "step, not a per-sequence cost, is what the model lacks (docs/gap_large_batch_decode.md, round 26).",
+    ]
 
 
 def _engine_check_lines(tpot_at_load_s: float) -> list[str]:
     rows = published_engine_check()
-    cells = "; ".join(f"{r['label']}, {r['batch']} per rank: {r['model_tps_gpu']:,.0f} vs {r['tps_gpu']:,.0f} "
-                      f"({r['model_tps_gpu'] / r['tps_gpu']:.2f}x), TPOT {r['model_tpot_s'] * 1e3:.0f} vs "
-                      f"{r['step_s'] * 1e3:.0f} ms" for r in rows)
+    cells = "; ".join(
+        f"{r['label']}, {r['batch']} per rank: {r['model_tps_gpu']:,.0f} vs {r['tps_gpu']:,.0f} "
+        f"({r['model_tps_gpu'] / r['tps_gpu']:.2f}x), TPOT {r['model_tpot_s'] * 1e3:.0f} vs "
+        f"{r['step_s'] * 1e3:.0f} ms"
+        for r in rows
+    )
     return [
         "The engine outside MLPerf (`published_engine_check`): NVIDIA's own trtllm-bench max-throughput runs of",
         "DeepSeek-R1 in the same engine shape (TensorRT-LLM `docs/source/blogs/Best_perf_practice_on_DeepSeek-R1_in_",
@@ -154,20 +199,25 @@ def _engine_check_lines(tpot_at_load_s: float) -> list[str]:
         f"and the Server run's TPOT at its own load is {TPOT_MEAN_S / tpot_at_load_s:.1f}x the model's there (above).",
         "Which step term is short needs timings at that batch: the attention block's agree with the model",
         "(docs/gap_disagg_overprediction.md, MLA section); the routed experts, the exchange and the host's",
-        "per-request work per step are left.", ""]
+        "per-request work per step are left.",
+        "",
+    ]
 
 
 def _fp8_lines() -> list[str]:
     rows = fp8_granularity_check()
-    cells = "; ".join(f"{r['id'].split('_', 2)[2].replace('_2xEPYC_9575F', '').replace('-SXM-141GBx8_TRT', '')}: "
-                      f"{r['block'] / r['measured'] - 1:+.0%} -> {r['per_tensor'] / r['measured'] - 1:+.0%}"
-                      for r in rows)
+    cells = "; ".join(
+        f"{r['id'].split('_', 2)[2].replace('_2xEPYC_9575F', '').replace('-SXM-141GBx8_TRT', '')}: "
+        f"{r['block'] / r['measured'] - 1:+.0%} -> {r['per_tensor'] / r['measured'] - 1:+.0%}"
+        for r in rows
+    )
     try:
         from jalapeno.fit.amd import PER_CHANNEL_RATIO_CU, per_channel_ratio, read_table
 
-        ratio, shapes = per_channel_ratio({n: read_table(n) for n in ("a8w8_blockscale_tuned_gemm",
-                                                                       "a8w8_bpreshuffle_tuned_gemm")},
-                                          PER_CHANNEL_RATIO_CU["mi300x"])
+        ratio, shapes = per_channel_ratio(
+            {n: read_table(n) for n in ("a8w8_blockscale_tuned_gemm", "a8w8_bpreshuffle_tuned_gemm")},
+            PER_CHANNEL_RATIO_CU["mi300x"],
+        )
         amd = f"{ratio:.2f}x the block-scale kernels on the same {shapes} shapes (median, M >= 1024)"
     except JalapenoError:
         amd = "a measured multiple of the block-scale kernels (amd-aiter not installed here)"
@@ -189,16 +239,24 @@ def _fp8_lines() -> list[str]:
         f"checkpoint read as block-scaled (the pricing before) -> as per-tensor (applied): {cells}.",
         "The Offline rows close most of their gap; the Server / Interactive rows (their p99 TPOT limit bounds",
         "the mean TPOT: an upper bound) go over. MI355X's over-prediction (MXFP4 GEMMs at 0.48 of FP4 peak,",
-        "`a4w4_blockscale_tuned_gemm`) stays open.", ""]
+        "`a4w4_blockscale_tuned_gemm`) stays open.",
+        "",
+    ]
 
 
 def _llama2_lines(pts) -> list[str]:
-    eng = "; ".join(f"{r['id'].split('_')[2].replace('8x', '').replace('-SXM-180GBx8', '').replace('-SXM-141GBx8', '')}"
-                    f" {r['matched']:,.0f} vs {r['peak']:,.0f}" for r in llama2_at_submitted_engines())
+    eng = "; ".join(
+        f"{r['id'].split('_')[2].replace('8x', '').replace('-SXM-180GBx8', '').replace('-SXM-141GBx8', '')}"
+        f" {r['matched']:,.0f} vs {r['peak']:,.0f}"
+        for r in llama2_at_submitted_engines()
+    )
     g = h200_fp8_gemm_check()
-    meas = (f"run at {g['measured_tflops'][0]:,.0f}-{g['measured_tflops'][1]:,.0f} TFLOP/s in TensorRT-LLM's own "
-            "per-tensor FP8 GEMM table (aiconfigurator-core h200_sxm trtllm 1.3.0rc20 `gemm_perf`, fp8)"
-            if g["measured_tflops"] else "have no measured table here (aiconfigurator-core not installed)")
+    meas = (
+        f"run at {g['measured_tflops'][0]:,.0f}-{g['measured_tflops'][1]:,.0f} TFLOP/s in TensorRT-LLM's own "
+        "per-tensor FP8 GEMM table (aiconfigurator-core h200_sxm trtllm 1.3.0rc20 `gemm_perf`, fp8)"
+        if g["measured_tflops"]
+        else "have no measured table here (aiconfigurator-core not installed)"
+    )
     lines = [
         "Llama-2-70B, the mapping and the kernels (`llama2_at_submitted_engines`, `h200_fp8_gemm_check`). Served at",
         "the submissions' own Offline engines (TP1 per GPU, the configs' batch and token limits, every slot",
@@ -209,7 +267,8 @@ def _llama2_lines(pts) -> list[str]:
         f"token), {1.06e3 / g['peak_tflops']:.0%} of the FP8 dense peak. Llama-70B's GEMM shapes at m = 1,024-4,096 {meas};",
         f"the per-tensor fit (gemm[fp8], fitted over TensorRT-LLM's `fp8` rows) gives {g['fit_tflops_m1536']:,.0f} at",
         "m = 1,536, the block-scale fit (gemm[fp8_block], over the `fp8_block` rows, which priced these rows",
-        f"before) {g['block_fit_tflops_m1536']:,.0f}."]
+        f"before) {g['block_fit_tflops_m1536']:,.0f}.",
+    ]
     nv = [p for p in pts if p.system in ("b200", "gb200-nvl72", "h200") and p.model != "deepseek-r1"]
     try:
         tab = predict_points(nv, calibrated_systems(), pricer="table").dropna(subset=["error"])
@@ -220,10 +279,13 @@ def _llama2_lines(pts) -> list[str]:
     for (sy, mo), g_r in roof.groupby(["system", "model"]):
         g_t = tab[(tab.system == sy) & (tab.model == mo)]
         cells.append(f"{sy} {mo} {np.median(g_r.error):+.0%} -> {np.median(g_t.error):+.0%}")
-    return lines + ["The table pricer (measured kernel latencies interpolated; `--pricer table`) on the same NVIDIA",
-                    f"Llama rows, median signed error roofline -> table: {'; '.join(cells)}. The Llama-2 rows",
-                    "close most of their gap; the Llama-3.1-405B rows go over, the Interactive ones most, so",
-                    "neither pricer serves every row: the roofline stays the default.", ""]
+    return lines + [
+        "The table pricer (measured kernel latencies interpolated; `--pricer table`) on the same NVIDIA",
+        f"Llama rows, median signed error roofline -> table: {'; '.join(cells)}. The Llama-2 rows",
+        "close most of their gap; the Llama-3.1-405B rows go over, the Interactive ones most, so",
+        "neither pricer serves every row: the roofline stays the default.",
+        "",
+    ]
 
 
 def _engine_lines(frontier_rows) -> list[str]:
@@ -235,20 +297,25 @@ def _engine_lines(frontier_rows) -> list[str]:
     both = frontier_rows.merge(eng, on="id", suffixes=("_f", "_e")).sort_values("id")
     e_f, e_e = both.error_f.to_numpy(), both.error_e.to_numpy()
     per = "; ".join(f"{r.id.removeprefix('mlperf51_')} {r.error_f:+.0%} -> {r.error_e:+.0%}" for r in both.itertuples())
-    return [(f"At the submissions' own engines (`load_mlperf(server_mapping=\"engine@limits\")`, the default since "
-             f"round 31, as the Offline rows take theirs: "
-             f"the layout, batch and token limits of each Server / Interactive config read, fit/mlperf.py "
-             f"`MLPERF_LIMIT_ENGINES`; that deployment's best load within the same two limits, "
-             f"fit/latency_limits.engine_within_limits), the {len(both)} rows read: median |error| "
-             f"{np.median(np.abs(e_f)):.1%} -> {np.median(np.abs(e_e)):.1%}, bias {np.median(e_f):+.1%} -> "
-             f"{np.median(e_e):+.1%}; per row, frontier -> engine: {per}. Until round 26 the Llama-3.1-405B rows' "
-             "frontier points were disaggregated (many TP2/TP4 prefill instances) where the runs served one "
-             "aggregated TP4 / TP8 engine with chunked context; the frontier now keeps the runs' aggregated mode "
-             "(fit/mlperf.MLPERF_AGGREGATED), and on aggregated engines the modelled Poisson p99 TTFT of the "
-             "9.4K-token prompts binds below the measured load (docs/model.md §8.8; docs/gap_large_batch_decode.md "
-             "round 26): there the error is the prefill rate, which the configs' declared GEMM + all-reduce fusion "
-             "(priced by default since round 30) closes most of, and the queue's tail has the runs' shape "
-             "(scripts/mlperf_ttft_tail.py; docs/gap_large_batch_decode.md round 30)."), ""]
+    return [
+        (
+            f'At the submissions\' own engines (`load_mlperf(server_mapping="engine@limits")`, the default since '
+            f"round 31, as the Offline rows take theirs: "
+            f"the layout, batch and token limits of each Server / Interactive config read, fit/mlperf.py "
+            f"`MLPERF_LIMIT_ENGINES`; that deployment's best load within the same two limits, "
+            f"fit/latency_limits.engine_within_limits), the {len(both)} rows read: median |error| "
+            f"{np.median(np.abs(e_f)):.1%} -> {np.median(np.abs(e_e)):.1%}, bias {np.median(e_f):+.1%} -> "
+            f"{np.median(e_e):+.1%}; per row, frontier -> engine: {per}. Until round 26 the Llama-3.1-405B rows' "
+            "frontier points were disaggregated (many TP2/TP4 prefill instances) where the runs served one "
+            "aggregated TP4 / TP8 engine with chunked context; the frontier now keeps the runs' aggregated mode "
+            "(fit/mlperf.MLPERF_AGGREGATED), and on aggregated engines the modelled Poisson p99 TTFT of the "
+            "9.4K-token prompts binds below the measured load (docs/model.md §8.8; docs/gap_large_batch_decode.md "
+            "round 26): there the error is the prefill rate, which the configs' declared GEMM + all-reduce fusion "
+            "(priced by default since round 30) closes most of, and the queue's tail has the runs' shape "
+            "(scripts/mlperf_ttft_tail.py; docs/gap_large_batch_decode.md round 30)."
+        ),
+        "",
+    ]
 
 
 def _rate_rule_lines(ok) -> list[str]:
@@ -258,17 +325,23 @@ def _rate_rule_lines(ok) -> list[str]:
 
     flags = mq.mlperf_rate_flags() if mq.PEER_RATE_FLAG_ON else {}
     out = ok[~ok.id.isin({i for i, m in flags if m == "throughput_per_chip"})].error.to_numpy()
-    named = "; ".join(f"{i.removeprefix('mlperf51_')} ({r.split(': ', 1)[1].split(': the row')[0]})"
-                      for (i, _), r in sorted(flags.items()))
-    return [(f"**What a Server / Interactive row is compared to** (round 49, `docs/gap_large_batch_decode.md` \"Round 49 "
-             "(mlperf49)\"). The prediction is the engine's best valid rate (the highest load within both p99 limits); the "
-             "row is the throughput at the rate its submitter scheduled (`target_qps`, a test setting), a lower bound on "
-             "that rate. Data-quality rule 2 (fit/mlperf_quality.py, `PEER_RATE_FLAG_ON` "
-             f"{'on' if mq.PEER_RATE_FLAG_ON else 'off'}): a row scheduled at least {mq.PEER_RATE_MARGIN:.2f}x below "
-             "another submitter's valid run of the same benchmark and scenario on the same system is known, from the "
-             "published runs alone, to sit below its hardware's best valid rate; its throughput goes to the flagged group. "
-             f"Flagged: {named or 'none'}. Without them (validate's headline, the goals): n = {len(out)}, median |error| "
-             f"{np.median(np.abs(out)):.1%}, p90 {np.percentile(np.abs(out), 90):.1%}, bias {np.median(out):+.1%}.")]
+    named = "; ".join(
+        f"{i.removeprefix('mlperf51_')} ({r.split(': ', 1)[1].split(': the row')[0]})"
+        for (i, _), r in sorted(flags.items())
+    )
+    return [
+        (
+            f'**What a Server / Interactive row is compared to** (round 49, `docs/gap_large_batch_decode.md` "Round 49 '
+            "(mlperf49)\"). The prediction is the engine's best valid rate (the highest load within both p99 limits); the "
+            "row is the throughput at the rate its submitter scheduled (`target_qps`, a test setting), a lower bound on "
+            "that rate. Data-quality rule 2 (fit/mlperf_quality.py, `PEER_RATE_FLAG_ON` "
+            f"{'on' if mq.PEER_RATE_FLAG_ON else 'off'}): a row scheduled at least {mq.PEER_RATE_MARGIN:.2f}x below "
+            "another submitter's valid run of the same benchmark and scenario on the same system is known, from the "
+            "published runs alone, to sit below its hardware's best valid rate; its throughput goes to the flagged group. "
+            f"Flagged: {named or 'none'}. Without them (validate's headline, the goals): n = {len(out)}, median |error| "
+            f"{np.median(np.abs(out)):.1%}, p90 {np.percentile(np.abs(out), 90):.1%}, bias {np.median(out):+.1%}."
+        )
+    ]
 
 
 def mlperf_section() -> list[str]:
@@ -282,20 +355,28 @@ def mlperf_section() -> list[str]:
         return lines + ["No MLPerf result could be predicted.", ""]
     fixed = predict_points(load_mlperf(spread=False)[0], calibrated_systems()).dropna(subset=["error"])
     e, f = ok.error.to_numpy(), fixed.error.to_numpy()
-    lines += [(f"Overall (throughput per chip): n = {len(e)}, median |error| {np.median(np.abs(e)):.1%}, "
-               f"p90 {np.percentile(np.abs(e), 90):.1%}, bias {np.median(e):+.1%}; at the fixed mean lengths "
-               f"{np.median(np.abs(f)):.1%}, p90 {np.percentile(np.abs(f), 90):.1%}, bias {np.median(f):+.1%}; "
-               f"{len(skipped)} results skipped, {int(rows.error.isna().sum())} not predicted."), "",
-              *_rate_rule_lines(ok), "",
-              "| system | model | metric | n | median abs. error | p90 | bias | fixed lengths: median / bias |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += [
+        (
+            f"Overall (throughput per chip): n = {len(e)}, median |error| {np.median(np.abs(e)):.1%}, "
+            f"p90 {np.percentile(np.abs(e), 90):.1%}, bias {np.median(e):+.1%}; at the fixed mean lengths "
+            f"{np.median(np.abs(f)):.1%}, p90 {np.percentile(np.abs(f), 90):.1%}, bias {np.median(f):+.1%}; "
+            f"{len(skipped)} results skipped, {int(rows.error.isna().sum())} not predicted."
+        ),
+        "",
+        *_rate_rule_lines(ok),
+        "",
+        "| system | model | metric | n | median abs. error | p90 | bias | fixed lengths: median / bias |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     s = error_summary(ok, by=("system", "model"))
     sf = {(r.system, r.model): r for r in error_summary(fixed, by=("system", "model")).itertuples()}
     for r in s.itertuples():
         g = sf.get((r.system, r.model))
         fx = f"{g.median_ape:.1%} / {g.bias:+.1%}" if g is not None else "-"
-        lines.append(f"| {r.system} | {r.model} | {r.metric} | {r.n} | {r.median_ape:.1%} | {r.p90_ape:.1%} | "
-                     f"{r.bias:+.1%} | {fx} |")
+        lines.append(
+            f"| {r.system} | {r.model} | {r.metric} | {r.n} | {r.median_ape:.1%} | {r.p90_ape:.1%} | "
+            f"{r.bias:+.1%} | {fx} |"
+        )
     old = predict_points(load_mlperf(server_mapping="frontier@interactivity")[0], calibrated_systems())
     old = old[old.mapping == "frontier@interactivity"].dropna(subset=["error"])
     tpo = predict_points(load_mlperf(server_mapping="frontier@tpot_limit")[0], calibrated_systems())
@@ -304,22 +385,36 @@ def mlperf_section() -> list[str]:
     new = fl[fl.mapping == "frontier@limits"].dropna(subset=["error"])  # every Server / Interactive row
     eo, et, en = old.error.to_numpy(), tpo.error.to_numpy(), new.error.to_numpy()
     both = tpo.merge(new, on="id", suffixes=("_t", "_n")).sort_values("id")
-    moved = [f"{r.id.removeprefix('mlperf51_')} {r.error_t:+.0%} -> {r.error_n:+.0%}"
-             for r in both.itertuples() if abs(r.error_n - r.error_t) > 5e-3]
-    lines += ["", (f"Server / Interactive rows (n = {len(en)}) at the best swept point within the rules' TPOT and "
-                   f"Poisson TTFT limits (`server_mapping=\"frontier@limits\"`, the default until round 31): median "
-                   f"|error| {np.median(np.abs(en)):.1%}, bias {np.median(en):+.1%}; at the TPOT limit alone (the "
-                   f"mapping before, `load_mlperf(server_mapping=\"frontier@tpot_limit\")`): "
-                   f"{np.median(np.abs(et)):.1%}, bias {np.median(et):+.1%}; at the measured interactivity "
-                   f"(`server_mapping=\"frontier@interactivity\"`): {np.median(np.abs(eo)):.1%}, bias "
-                   f"{np.median(eo):+.1%}. The TTFT limit binds on the long-prompt rows (Llama-3.1-405B, mean input "
-                   f"9,429 tokens), signed error TPOT limit alone -> both limits: {'; '.join(moved) or 'none'}."),
-              "", "Reading: `frontier_peak` and `frontier@limits` are maxima over every enumerated layout of the run's",
-              "serving mode and batch (the latter within the latency limits only), and DeepSeek-R1's long outputs make them most",
-              "optimistic. Rows the model cannot serve say why.", "", *_engine_lines(new), *_deepseek_paragraph(),
-              *_engine_check_lines(list(diagnosis()["steps"].values())[2][0]),
-              *_fp8_lines(), *_llama2_lines(pts),
-              "| id | mapping | precision | measured tok/s/chip | predicted | error |", "|---|---|---|---|---|---|"]
+    moved = [
+        f"{r.id.removeprefix('mlperf51_')} {r.error_t:+.0%} -> {r.error_n:+.0%}"
+        for r in both.itertuples()
+        if abs(r.error_n - r.error_t) > 5e-3
+    ]
+    lines += [
+        "",
+        (
+            f"Server / Interactive rows (n = {len(en)}) at the best swept point within the rules' TPOT and "
+            f'Poisson TTFT limits (`server_mapping="frontier@limits"`, the default until round 31): median '
+            f"|error| {np.median(np.abs(en)):.1%}, bias {np.median(en):+.1%}; at the TPOT limit alone (the "
+            f'mapping before, `load_mlperf(server_mapping="frontier@tpot_limit")`): '
+            f"{np.median(np.abs(et)):.1%}, bias {np.median(et):+.1%}; at the measured interactivity "
+            f'(`server_mapping="frontier@interactivity"`): {np.median(np.abs(eo)):.1%}, bias '
+            f"{np.median(eo):+.1%}. The TTFT limit binds on the long-prompt rows (Llama-3.1-405B, mean input "
+            f"9,429 tokens), signed error TPOT limit alone -> both limits: {'; '.join(moved) or 'none'}."
+        ),
+        "",
+        "Reading: `frontier_peak` and `frontier@limits` are maxima over every enumerated layout of the run's",
+        "serving mode and batch (the latter within the latency limits only), and DeepSeek-R1's long outputs make them most",
+        "optimistic. Rows the model cannot serve say why.",
+        "",
+        *_engine_lines(new),
+        *_deepseek_paragraph(),
+        *_engine_check_lines(list(diagnosis()["steps"].values())[2][0]),
+        *_fp8_lines(),
+        *_llama2_lines(pts),
+        "| id | mapping | precision | measured tok/s/chip | predicted | error |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows.sort_values("id").itertuples():
         pred = f"not predicted: {r.notes.split('; ')[-1][:80]}" if np.isnan(r.predicted) else f"{r.predicted:.4g}"
         err = "-" if np.isnan(r.error) else f"{r.error:+.0%}"

@@ -40,16 +40,20 @@ def band_table(csv: str, models: list[str]) -> pd.DataFrame:
     """Mean error and deficit per (model, engine, system, ISL/OSL, band) of the aiconfigurator TPOT rows of
     ``models``."""
     d = pd.read_csv(csv)
-    a = d[d.source.str.startswith("aic") & (d.metric == "tpot_s") & (d["mapping"] == "matched")
-          & d.model.isin(models)].copy()
+    a = d[
+        d.source.str.startswith("aic") & (d.metric == "tpot_s") & (d["mapping"] == "matched") & d.model.isin(models)
+    ].copy()
     a["engine"] = a.framework.str.split().str[0]
     a = a[a.engine.isin(["vllm", "trtllm"])]
     a["shape"] = a.isl.astype(int).astype(str) + "/" + a.osl.astype(int).astype(str)
     a["band"] = a.concurrency.map(lambda c: next(name for top, name in BANDS if c <= top))
     a["err"] = a.predicted / a.measured - 1
     a["deficit_ms"] = (a.measured - a.predicted) * 1e3
-    t = a.groupby(["model", "engine", "system", "shape", "band"]).agg(
-        n=("err", "size"), err=("err", "mean"), deficit_ms=("deficit_ms", "mean")).reset_index()
+    t = (
+        a.groupby(["model", "engine", "system", "shape", "band"])
+        .agg(n=("err", "size"), err=("err", "mean"), deficit_ms=("deficit_ms", "mean"))
+        .reset_index()
+    )
     t["cell"] = [f"{e * 100:+.0f}% ({m:+.1f})" for e, m in zip(t.err, t.deficit_ms)]
     order = [name for _, name in BANDS]
     out = t.pivot_table(index=["model", "engine", "system", "shape"], columns="band", values="cell", aggfunc="first")
@@ -61,19 +65,43 @@ def slope_table(csv: str, model: str = "minimax-m2.5", engine: str = "vllm") -> 
     added user costs between consecutive concurrencies from 64 up, measured and predicted, µs per user, and
     the deficit (measured − predicted TPOT) at the higher one, ms."""
     d = pd.read_csv(csv)
-    a = d[d.source.str.startswith("aic") & (d.metric == "tpot_s") & (d["mapping"] == "matched")
-          & (d.model == model) & d.framework.str.startswith(engine)].copy()
+    a = d[
+        d.source.str.startswith("aic")
+        & (d.metric == "tpot_s")
+        & (d["mapping"] == "matched")
+        & (d.model == model)
+        & d.framework.str.startswith(engine)
+    ].copy()
     a["layout"] = a.deployment.str.extract(r"(attn TP\d+ DP\d+ · MoE TP\d+ EP\d+)")[0]
     rows = []
     for key, g in a.groupby(["system", "framework", "precision", "isl", "osl", "layout"]):
         g = g[g.concurrency >= 64].groupby("concurrency", as_index=False)[["measured", "predicted"]].mean()
         for (_, lo), (_, hi) in zip(g.iterrows(), g.iloc[1:].iterrows()):
             dc = hi.concurrency - lo.concurrency
-            rows.append((*key, f"{lo.concurrency:g}-{hi.concurrency:g}",
-                         (hi.measured - lo.measured) / dc * 1e6, (hi.predicted - lo.predicted) / dc * 1e6,
-                         (hi.measured - hi.predicted) * 1e3))
-    return pd.DataFrame(rows, columns=["system", "release", "precision", "isl", "osl", "layout", "C",
-                                       "meas_us_per_user", "pred_us_per_user", "deficit_ms"]).round(1)
+            rows.append(
+                (
+                    *key,
+                    f"{lo.concurrency:g}-{hi.concurrency:g}",
+                    (hi.measured - lo.measured) / dc * 1e6,
+                    (hi.predicted - lo.predicted) / dc * 1e6,
+                    (hi.measured - hi.predicted) * 1e3,
+                )
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "system",
+            "release",
+            "precision",
+            "isl",
+            "osl",
+            "layout",
+            "C",
+            "meas_us_per_user",
+            "pred_us_per_user",
+            "deficit_ms",
+        ],
+    ).round(1)
 
 
 def _lookup(rows: pd.DataFrame):
@@ -88,6 +116,7 @@ def _lookup(rows: pd.DataFrame):
         q = np.array([[np.log(n), np.log(k)]])
         v = lin(q)[0]
         return float(np.exp(near(q)[0] if np.isnan(v) else v))
+
     return at
 
 
@@ -103,15 +132,18 @@ def step_gemm_ms(system: str) -> dict:
         for m in ROWS:
             at = _lookup(t[t.m == m])
             for tp in (1, 2, 4, 8):
-                out[backend, tp, m] = LAYERS * sum(at(n / tp if by == "n" else n, k / tp if by == "k" else k)
-                                                   for (n, k), by in LLAMA_GEMMS)
+                out[backend, tp, m] = LAYERS * sum(
+                    at(n / tp if by == "n" else n, k / tp if by == "k" else k) for (n, k), by in LLAMA_GEMMS
+                )
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", help="a per-point CSV of `jalapeno validate -o FILE` (part 1)")
-    ap.add_argument("--models", default="llama-3.3-70b,minimax-m2.5,gpt-oss-120b", help="part 1's models, comma-separated")
+    ap.add_argument(
+        "--models", default="llama-3.3-70b,minimax-m2.5,gpt-oss-120b", help="part 1's models, comma-separated"
+    )
     args = ap.parse_args()
     pd.set_option("display.width", 250)
     if args.csv:
@@ -119,12 +151,16 @@ def main() -> None:
         print(slope_table(args.csv).to_string(index=False), "\n")
     for system in SYSTEMS:
         g = step_gemm_ms(system)
-        print(f"{system}: Llama-3.3-70B FP8 GEMMs per decode step, ms (vLLM {TABLES['vllm']} / "
-              f"TensorRT-LLM {TABLES['trtllm']}); excess over M 16")
+        print(
+            f"{system}: Llama-3.3-70B FP8 GEMMs per decode step, ms (vLLM {TABLES['vllm']} / "
+            f"TensorRT-LLM {TABLES['trtllm']}); excess over M 16"
+        )
         for tp in (1, 2, 4, 8):
             cells = "  ".join(f"M{m} {g['vllm', tp, m]:5.2f}/{g['trtllm', tp, m]:5.2f}" for m in ROWS)
-            ex = {m: (g["vllm", tp, m] - g["vllm", tp, 16]) - (g["trtllm", tp, m] - g["trtllm", tp, 16])
-                  for m in (32, 64, 128)}
+            ex = {
+                m: (g["vllm", tp, m] - g["vllm", tp, 16]) - (g["trtllm", tp, m] - g["trtllm", tp, 16])
+                for m in (32, 64, 128)
+            }
             print(f"  TP{tp}  {cells}  | excess M32 {ex[32]:+.2f} M64 {ex[64]:+.2f} M128 {ex[128]:+.2f}")
 
 

@@ -46,11 +46,17 @@ def _rows(sys_dir: str, engine: str, kv: str) -> pd.DataFrame:
     d = pd.read_parquet(base / ENGINES[engine] / "generation_attention_perf.parquet")
     name, width = KV[kv]
     pairs = list(zip(d.num_heads, d.num_key_value_heads))
-    keep = ((d.head_dim == 128) & (d.window_size == 0) & (d.kv_cache_dtype == name) & (d.batch_size <= 256)
-            & np.array([p in SHAPES for p in pairs]))
+    keep = (
+        (d.head_dim == 128)
+        & (d.window_size == 0)
+        & (d.kv_cache_dtype == name)
+        & (d.batch_size <= 256)
+        & np.array([p in SHAPES for p in pairs])
+    )
     t = d[keep]
-    return pd.DataFrame({"bytes": t.batch_size * (t.step + 1) * t.num_key_value_heads * 128 * 2 * width,
-                         "latency_s": t.latency * 1e-3})
+    return pd.DataFrame(
+        {"bytes": t.batch_size * (t.step + 1) * t.num_key_value_heads * 128 * 2 * width, "latency_s": t.latency * 1e-3}
+    )
 
 
 def fit(sys_dir: str, peak: float, engine: str, kv: str) -> tuple[float, float, float, int]:
@@ -67,10 +73,14 @@ def main() -> None:
         set_hbm = cal["parameters"]["hbm_fraction"]
         for kv in KV:
             (t0v, fv, ev, n), (t0t, ft, et, _) = fit(sys_dir, peak, "vllm", kv), fit(sys_dir, peak, "trtllm", kv)
-            print(f"{system} KV {kv}: vLLM FA3 t0 {t0v * 1e6:.2f} us f {fv:.4f} (median |err| {ev:.3f}); "
-                  f"TRT-LLM t0 {t0t * 1e6:.2f} us f {ft:.4f} ({et:.3f}); n {n} each")
-            print(f"    decode_hbm_fraction = {set_hbm:.4f} x {fv:.4f} / {ft:.4f} = {set_hbm * fv / ft:.4f}; "
-                  f"decode_extra_s = {(t0v - t0t) * 1e6:.2f} us")
+            print(
+                f"{system} KV {kv}: vLLM FA3 t0 {t0v * 1e6:.2f} us f {fv:.4f} (median |err| {ev:.3f}); "
+                f"TRT-LLM t0 {t0t * 1e6:.2f} us f {ft:.4f} ({et:.3f}); n {n} each"
+            )
+            print(
+                f"    decode_hbm_fraction = {set_hbm:.4f} x {fv:.4f} / {ft:.4f} = {set_hbm * fv / ft:.4f}; "
+                f"decode_extra_s = {(t0v - t0t) * 1e6:.2f} us"
+            )
 
 
 if __name__ == "__main__":

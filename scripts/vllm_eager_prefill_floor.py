@@ -37,23 +37,28 @@ from dataclasses import replace
 SOURCES = {
     "mla": "vllm/model_executor/layers/mla.py @00b9b7ad MultiHeadLatentAttentionWrapper.forward",
     "mla_impl": "vllm/v1/attention/backends/mla/common.py (stored version) MLACommonImpl.forward, _forward_prefill, "
-                "_concat_k_nope_k_pe, _run_prefill_new_tokens_trtllm_ragged (the recipe's attention-config "
-                "use_trtllm_ragged_deepseek_prefill)",
+    "_concat_k_nope_k_pe, _run_prefill_new_tokens_trtllm_ragged (the recipe's attention-config "
+    "use_trtllm_ragged_deepseek_prefill)",
     "layer": "vllm/model_executor/models/deepseek_v2.py @b863fe5b DeepseekV2DecoderLayer.forward (RMSNorm with a "
-             "residual: one fused_add_rms_norm custom op, recipe custom_ops +rms_norm)",
+    "residual: one fused_add_rms_norm custom op, recipe custom_ops +rms_norm)",
     "moe": "vllm/model_executor/models/deepseek_v2.py @b863fe5b DeepseekV2MoE.forward (router GEMM in float32, "
-           "SharedFusedMoE, routed scaling, shared add)",
+    "SharedFusedMoE, routed scaling, shared add)",
     "recipe": "NVIDIA/srt-slurm @8294e64e recipes/vllm/kimi-k2.5/*/disagg-gb200-*.yaml: prefill DP4 + EP, "
-              "enforce-eager, FLASHINFER_MLA, fp8 KV, all2all-backend flashinfer_nvlink_one_sided, "
-              "VLLM_USE_FLASHINFER_MOE_FP4=1",
+    "enforce-eager, FLASHINFER_MLA, fp8 KV, all2all-backend flashinfer_nvlink_one_sided, "
+    "VLLM_USE_FLASHINFER_MOE_FP4=1",
 }
 
 #: Host calls of one eager prefill-only decoder layer, (part, source key, calls, what). A call is round 26's (eager26):
 #: one call from Python into torch (an ATen op, views, slices and allocations included; a custom op; a CUDA event or
 #: stream call). ASSUMED where marked (not read, or read only in part).
 CALLS = (
-    ("mla", "mla", 1, "fused_qkv_a_proj GEMM (attention projections BF16: ASSUMED, NVIDIA's NVFP4 checkpoints "
-                      "quantize the MoE experts)"),
+    (
+        "mla",
+        "mla",
+        1,
+        "fused_qkv_a_proj GEMM (attention projections BF16: ASSUMED, NVIDIA's NVFP4 checkpoints "
+        "quantize the MoE experts)",
+    ),
     ("mla", "mla", 1, "qkv_lora.split"),
     ("mla", "mla", 2, "q_a_layernorm: output allocation + rms_norm custom op"),
     ("mla", "mla", 1, "q_b_proj GEMM"),
@@ -132,9 +137,14 @@ def _run_whatif(h_s: float, out: str) -> None:
 def _ttft(path: str) -> dict:
     """{row id: (ISL, concurrency, measured, predicted)} of the GB200 vLLM disaggregated TTFT rows of a validate CSV."""
     with open(path) as f:
-        return {r["id"]: (int(r["isl"]), float(r["concurrency"]), float(r["measured"]), float(r["predicted"]))
-                for r in csv.DictReader(f) if r["system"].startswith("gb200") and r["framework"].startswith("vllm")
-                and r["mode"] == "disagg" and r["metric"] == "ttft_s"}
+        return {
+            r["id"]: (int(r["isl"]), float(r["concurrency"]), float(r["measured"]), float(r["predicted"]))
+            for r in csv.DictReader(f)
+            if r["system"].startswith("gb200")
+            and r["framework"].startswith("vllm")
+            and r["mode"] == "disagg"
+            and r["metric"] == "ttft_s"
+        }
 
 
 def rows_report(rate_s: float = 24e-6, grid=(0.2, 0.3, 0.4, 0.5)) -> dict:
@@ -149,8 +159,10 @@ def rows_report(rate_s: float = 24e-6, grid=(0.2, 0.3, 0.4, 0.5)) -> dict:
             out = os.path.join(tmp, f"{i}.csv")
             subprocess.run([sys.executable, __file__, "--whatif", repr(h), out], check=True, stdout=subprocess.DEVNULL)
             got.append(_ttft(out))
-    print(f"counted floor {step_calls()} calls x {rate_s * 1e6:g} us = {floors[1] * 1e3:.0f} ms; predicted TTFT (s) "
-          f"at the floors (ms) {', '.join(f'{h * 1e3:.0f}' for h in floors)}")
+    print(
+        f"counted floor {step_calls()} calls x {rate_s * 1e6:g} us = {floors[1] * 1e3:.0f} ms; predicted TTFT (s) "
+        f"at the floors (ms) {', '.join(f'{h * 1e3:.0f}' for h in floors)}"
+    )
     need = {}
     for rid in sorted(got[0], key=lambda r: got[0][r][:2]):
         isl, c, meas, _ = got[0][rid]
@@ -161,8 +173,11 @@ def rows_report(rate_s: float = 24e-6, grid=(0.2, 0.3, 0.4, 0.5)) -> dict:
                 if p0 <= meas <= p1 and p1 > p0:
                     h = h0 + (meas - p0) * (h1 - h0) / (p1 - p0)
         need[rid] = h
-        print(f"{isl:5d} C={c:5.0f} measured {meas:7.3f}  predicted " + " ".join(f"{x:7.3f}" for x in pred)
-              + f"   H_need {h * 1e3:5.0f} ms")
+        print(
+            f"{isl:5d} C={c:5.0f} measured {meas:7.3f}  predicted "
+            + " ".join(f"{x:7.3f}" for x in pred)
+            + f"   H_need {h * 1e3:5.0f} ms"
+        )
     return need
 
 
@@ -176,5 +191,7 @@ if __name__ == "__main__":
             print(f"{key:9s} {where}")
         for part in ("mla", "mla_impl", "layer", "moe"):
             print(f"{part:9s} {part_calls(part):3d} calls a layer")
-        print(f"dense MLP {DENSE_MLP:3d}; one eager prefill step of Kimi K2.5 (61 layers, 1 dense): {step_calls()} calls"
-              f" = {step_calls() * 24e-6 * 1e3:.0f} ms at TensorRT-LLM's 24 us a call (fit/trt_prompt_graphs)")
+        print(
+            f"dense MLP {DENSE_MLP:3d}; one eager prefill step of Kimi K2.5 (61 layers, 1 dense): {step_calls()} calls"
+            f" = {step_calls() * 24e-6 * 1e3:.0f} ms at TensorRT-LLM's 24 us a call (fit/trt_prompt_graphs)"
+        )

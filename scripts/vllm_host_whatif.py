@@ -82,8 +82,13 @@ def _minimax_rows(csv: str) -> pd.DataFrame:
     """MiniMax-M2.5's matched aiconfigurator vLLM TPOT rows of ``csv``, averaged per (system, release, precision,
     ISL/OSL, layout, concurrency); ms, with the layout's TP."""
     d = pd.read_csv(csv)
-    a = d[d.source.str.startswith("aic") & (d.metric == "tpot_s") & (d["mapping"] == "matched")
-          & (d.model == "minimax-m2.5") & d.framework.str.startswith("vllm")].copy()
+    a = d[
+        d.source.str.startswith("aic")
+        & (d.metric == "tpot_s")
+        & (d["mapping"] == "matched")
+        & (d.model == "minimax-m2.5")
+        & d.framework.str.startswith("vllm")
+    ].copy()
     a["layout"] = a.deployment.str.extract(r"(attn TP\d+ DP\d+ · MoE TP\d+ EP\d+)")[0]
     a["tp"] = a.layout.str.extract(r"attn TP(\d+)")[0].astype(int)
     a["shape"] = a.isl.astype(int).astype(str) + "/" + a.osl.astype(int).astype(str)
@@ -110,8 +115,13 @@ def context(csv: str, min_conc: float = 128) -> pd.DataFrame:
     g = _minimax_rows(csv)
     g = g[(g.concurrency >= min_conc) & g["shape"].isin(["1024/1024", "8192/1024"])]
     g["deficit_ms"] = g.meas_ms - g.pred_ms
-    p = g.pivot_table(index=["system", "framework", "precision", "layout", "concurrency"], columns="shape",
-                      values="deficit_ms").dropna().reset_index()
+    p = (
+        g.pivot_table(
+            index=["system", "framework", "precision", "layout", "concurrency"], columns="shape", values="deficit_ms"
+        )
+        .dropna()
+        .reset_index()
+    )
     p["ratio"] = p["8192/1024"] / p["1024/1024"]
     return p.round(2)
 
@@ -123,8 +133,10 @@ def main() -> None:
         t = tp_bound(sys.argv[2])
         print(t.to_string(index=False), "\n")
         pos = t.deficit_ms > 0
-        print(f"max() rule, TP-independent host cost: explains {t.explained_ms[pos].sum():.1f} of "
-              f"{t.deficit_ms[pos].sum():.1f} ms of deficit over {int(pos.sum())} rows with a deficit\n")
+        print(
+            f"max() rule, TP-independent host cost: explains {t.explained_ms[pos].sum():.1f} of "
+            f"{t.deficit_ms[pos].sum():.1f} ms of deficit over {int(pos.sum())} rows with a deficit\n"
+        )
         print(context(sys.argv[2]).to_string(index=False))
         return
     install()

@@ -49,8 +49,9 @@ def campaign_key(p) -> tuple:
     return tuple(getattr(p, k, None) for k in ("system", "model", "framework", "precision", "mode", "concurrency"))
 
 
-def campaign_admission_flags(points: Sequence, flagged: dict[str, str],
-                             figures: Callable[[object], dict | None]) -> dict[str, str]:
+def campaign_admission_flags(
+    points: Sequence, flagged: dict[str, str], figures: Callable[[object], dict | None]
+) -> dict[str, str]:
     """Point id → reason for every aiconfigurator point the clause adds to rule F's ``flagged`` (module docstring).
 
     ``points``: fit/validate.MeasuredPoint; ``flagged``: rule F's flags (id → reason); ``figures(p)``: rule F's
@@ -81,11 +82,12 @@ def campaign_admission_flags(points: Sequence, flagged: dict[str, str],
         names = ", ".join(sorted(p.id for p, _ in capped))
         for p, a in rows:
             b = a["batch"]
-            if (p.id not in flagged and lo / (1 + SAME_B) <= b <= hi * (1 + SAME_B)
-                    and b < a["admitted"] / (1 + SAME_B)):
-                out[p.id] = (f"{b:.0f} requests decoding per instance (Little's law) of the {a['admitted']:.0f} its "
-                             f"concurrency {p.concurrency:g} and KV cache admit: the {lo:.0f}-{hi:.0f} that rule F's "
-                             f"{len(capped)} capped rows of the same campaign and concurrency decode ({names}), "
-                             "within the noise: the campaign's cap, not this row's memory or prefill (aiconfigurator "
-                             "rule F, campaign clause, fit/aic_admission_campaign.py)")
+            if p.id not in flagged and lo / (1 + SAME_B) <= b <= hi * (1 + SAME_B) and b < a["admitted"] / (1 + SAME_B):
+                out[p.id] = (
+                    f"{b:.0f} requests decoding per instance (Little's law) of the {a['admitted']:.0f} its "
+                    f"concurrency {p.concurrency:g} and KV cache admit: the {lo:.0f}-{hi:.0f} that rule F's "
+                    f"{len(capped)} capped rows of the same campaign and concurrency decode ({names}), "
+                    "within the noise: the campaign's cap, not this row's memory or prefill (aiconfigurator "
+                    "rule F, campaign clause, fit/aic_admission_campaign.py)"
+                )
     return out

@@ -125,8 +125,12 @@ def decode_floor(p, catalog=_floor_catalog) -> dict | None:
     """
     from jalapeno.cost.moe import touched_fraction
     from jalapeno.deploy.layout import Layout
-    from jalapeno.deploy.memory_fit import (ROUTER_BYTES, kv_bytes_per_seq_per_chip, weight_bytes_per_chip,
-                                            weight_elems_per_chip)
+    from jalapeno.deploy.memory_fit import (
+        ROUTER_BYTES,
+        kv_bytes_per_seq_per_chip,
+        weight_bytes_per_chip,
+        weight_elems_per_chip,
+    )
     from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO
 
     got = _catalogued(p, catalog)
@@ -139,8 +143,9 @@ def decode_floor(p, catalog=_floor_catalog) -> dict | None:
     prec = d.precision
     elems = weight_elems_per_chip(model, one)
     total = weight_bytes_per_chip(model, one, prec)
-    experts = total - sum(n * (ROUTER_BYTES if k == "router" else prec.weight_bytes(k)) for k, n in elems.items()
-                          if k != "routed_experts")
+    experts = total - sum(
+        n * (ROUTER_BYTES if k == "router" else prec.weight_bytes(k)) for k, n in elems.items() if k != "routed_experts"
+    )
     dense = total - experts - elems["embedding"] * prec.weight_bytes("embedding")
     touched = float(touched_fraction(batch, model.moe.num_experts, model.moe.top_k)) if model.moe else 0.0
     kv = batch * float(kv_bytes_per_seq_per_chip(model, one, prec, INFERENCEX_RANGE_RATIO * p.isl))
@@ -148,8 +153,14 @@ def decode_floor(p, catalog=_floor_catalog) -> dict | None:
     draft = d.mtp.draft_tokens if getattr(d, "mtp", None) is not None else 0
     n = pool.layout.chips
     floor = (weights + kv) / (n * chip.hbm_bandwidth_bytes_per_s * (1 + draft))
-    return {"batch": batch, "chips": n, "weight_bytes": weights, "kv_bytes": kv, "floor_s": floor,
-            "ratio": m["tpot_s"] / floor}
+    return {
+        "batch": batch,
+        "chips": n,
+        "weight_bytes": weights,
+        "kv_bytes": kv,
+        "floor_s": floor,
+        "ratio": m["tpot_s"] / floor,
+    }
 
 
 def aic_floor_flags(points: Sequence, catalog=_floor_catalog) -> dict[str, str]:
@@ -161,11 +172,13 @@ def aic_floor_flags(points: Sequence, catalog=_floor_catalog) -> dict[str, str]:
     for p in points:
         f = decode_floor(p, catalog) if p.source == "aiconfigurator" else None
         if f is not None and f["ratio"] < FLOOR_FACTOR:
-            out[p.id] = (f"TPOT {p.measured['tpot_s'] * 1e3:.2f} ms is {f['ratio']:.2f}x the {f['floor_s'] * 1e3:.2f} ms "
-                         f"floor of a decode step at its {f['batch']:.1f} decoding requests per instance (Little's law): "
-                         f"{f['weight_bytes'] / 1e9:.1f} GB of weights and {f['kv_bytes'] / 1e9:.1f} GB of KV cache over "
-                         f"{f['chips']} chips at the datasheet HBM bandwidth: a decode step is no faster than its bytes "
-                         "(aiconfigurator rule E, fit/aic_quality.py)")
+            out[p.id] = (
+                f"TPOT {p.measured['tpot_s'] * 1e3:.2f} ms is {f['ratio']:.2f}x the {f['floor_s'] * 1e3:.2f} ms "
+                f"floor of a decode step at its {f['batch']:.1f} decoding requests per instance (Little's law): "
+                f"{f['weight_bytes'] / 1e9:.1f} GB of weights and {f['kv_bytes'] / 1e9:.1f} GB of KV cache over "
+                f"{f['chips']} chips at the datasheet HBM bandwidth: a decode step is no faster than its bytes "
+                "(aiconfigurator rule E, fit/aic_quality.py)"
+            )
     return out
 
 
@@ -187,8 +200,9 @@ def admission(p, catalog=_floor_catalog) -> dict | None:
     model, chip, pool, inst = got
     m, d = p.measured, p.deployment
     one = Layout(tp=1, dp=1, ep=1)  # every weight and KV head once (replicas only take room)
-    free = pool.layout.chips * chip.hbm_capacity_bytes * ADMIT_MEMORY_FRACTION - weight_bytes_per_chip(model, one,
-                                                                                                       d.precision)
+    free = pool.layout.chips * chip.hbm_capacity_bytes * ADMIT_MEMORY_FRACTION - weight_bytes_per_chip(
+        model, one, d.precision
+    )
     kv = float(kv_bytes_per_seq_per_chip(model, one, d.precision, p.isl + p.osl))
     room = max(free, 0.0) / kv if kv > 0 else float("inf")
     admitted = min(p.concurrency / inst, room)
@@ -198,9 +212,14 @@ def admission(p, catalog=_floor_catalog) -> dict | None:
     active = sum(elems.values()) - elems["embedding"] - elems["routed_experts"] * (1.0 - k_of_e)
     rate = p.concurrency / inst / (m["ttft_s"] + (p.osl - 1) * m["tpot_s"])
     peak = pool.layout.chips * min(chip.peak_flop_per_s.values())
-    return {"batch": batch, "concurrency": p.concurrency / inst, "kv_room": room, "admitted": admitted,
-            "ratio": batch / admitted if admitted > 0 else float("inf"),
-            "prefill_share": rate * 2.0 * active * p.isl / peak}
+    return {
+        "batch": batch,
+        "concurrency": p.concurrency / inst,
+        "kv_room": room,
+        "admitted": admitted,
+        "ratio": batch / admitted if admitted > 0 else float("inf"),
+        "prefill_share": rate * 2.0 * active * p.isl / peak,
+    }
 
 
 def aic_admission_flags(points: Sequence, catalog=_floor_catalog) -> dict[str, str]:
@@ -223,10 +242,12 @@ def aic_admission_flags(points: Sequence, catalog=_floor_catalog) -> dict[str, s
     for p in points:
         a = admission(p, catalog) if p.source == "aiconfigurator" else None
         if a is not None and a["ratio"] < ADMIT_FACTOR and a["prefill_share"] < PREFILL_SHARE:
-            out[p.id] = (f"{a['batch']:.0f} requests decoding per instance (Little's law on TTFT "
-                         f"{p.measured['ttft_s']:.1f} s, TPOT {p.measured['tpot_s'] * 1e3:.2f} ms) of the "
-                         f"{a['admitted']:.0f} its concurrency {a['concurrency']:g} and KV cache ({a['kv_room']:.0f} "
-                         f"requests at ISL + OSL in {ADMIT_MEMORY_FRACTION:.0%} of HBM) admit, with prefill asking "
-                         f"{a['prefill_share']:.0%} of the chips' peak: the requests queued behind a cap the row does "
-                         "not record (aiconfigurator rule F, fit/aic_quality.py)")
+            out[p.id] = (
+                f"{a['batch']:.0f} requests decoding per instance (Little's law on TTFT "
+                f"{p.measured['ttft_s']:.1f} s, TPOT {p.measured['tpot_s'] * 1e3:.2f} ms) of the "
+                f"{a['admitted']:.0f} its concurrency {a['concurrency']:g} and KV cache ({a['kv_room']:.0f} "
+                f"requests at ISL + OSL in {ADMIT_MEMORY_FRACTION:.0%} of HBM) admit, with prefill asking "
+                f"{a['prefill_share']:.0%} of the chips' peak: the requests queued behind a cap the row does "
+                "not record (aiconfigurator rule F, fit/aic_quality.py)"
+            )
     return {**out, **campaign_admission_flags(points, out, lambda p: admission(p, catalog))}

@@ -71,8 +71,7 @@ def tpot_conflicts(points: Sequence) -> list[tuple]:
 
     groups: dict[tuple, list] = {}
     for p in points:
-        if (p.source == "aiconfigurator" and p.measured.get("tpot_s") and p.concurrency
-                and release_stated(p.framework)):
+        if p.source == "aiconfigurator" and p.measured.get("tpot_s") and p.concurrency and release_stated(p.framework):
             groups.setdefault(deployment_key(p), []).append(p)
     out = []
     for ps in groups.values():
@@ -115,8 +114,7 @@ def fewest_removals(edges: Sequence[tuple[str, str]]) -> set[str]:
         inner = [(a, b) for a, b in edges if a in part]
         nodes = sorted(part)
         for k in range(1, len(nodes) + 1):
-            covers = [set(s) for s in itertools.combinations(nodes, k)
-                      if all(a in s or b in s for a, b in inner)]
+            covers = [set(s) for s in itertools.combinations(nodes, k) if all(a in s or b in s for a, b in inner)]
             if covers:
                 out |= set().union(*covers)
                 break
@@ -145,13 +143,18 @@ def aic_consistency_flags(points: Sequence) -> dict[str, str]:
             if x.id not in flagged:
                 continue
             if rule == "H":
-                text = (f"TPOT {tx:.2f} ms against {ty:.2f} ms ({max(tx, ty) / min(tx, ty):.2f}x) in a repeat of the same "
-                        f"deployment at concurrency {x.concurrency:g} ({y.id}): beyond the repeat noise "
-                        f"({REPEAT_TPOT_FACTOR:g}x), the measurement does not reproduce (aiconfigurator rule H")
+                text = (
+                    f"TPOT {tx:.2f} ms against {ty:.2f} ms ({max(tx, ty) / min(tx, ty):.2f}x) in a repeat of the same "
+                    f"deployment at concurrency {x.concurrency:g} ({y.id}): beyond the repeat noise "
+                    f"({REPEAT_TPOT_FACTOR:g}x), the measurement does not reproduce (aiconfigurator rule H"
+                )
             else:
-                text = (f"TPOT {tx:.2f} ms at concurrency {x.concurrency:g} against {ty:.2f} ms at concurrency "
-                        f"{y.concurrency:g} of the same deployment ({y.id}; {ta / tb:.2f}x): a higher load does not "
-                        f"decode faster beyond the repeat noise ({REPEAT_TPOT_FACTOR:g}x) (aiconfigurator rule G")
+                text = (
+                    f"TPOT {tx:.2f} ms at concurrency {x.concurrency:g} against {ty:.2f} ms at concurrency "
+                    f"{y.concurrency:g} of the same deployment ({y.id}; {ta / tb:.2f}x): a higher load does not "
+                    f"decode faster beyond the repeat noise ({REPEAT_TPOT_FACTOR:g}x) (aiconfigurator rule G"
+                )
             why.setdefault(x.id, []).append(text + ", fit/aic_consistency.py)")
-    return {i: "; ".join(w) + "; it is of the fewest rows whose removal leaves the sweep consistent"
-            for i, w in why.items()}
+    return {
+        i: "; ".join(w) + "; it is of the fewest rows whose removal leaves the sweep consistent" for i, w in why.items()
+    }

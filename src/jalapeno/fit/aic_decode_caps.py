@@ -55,9 +55,18 @@ def _pool_key(pool: Pool) -> tuple:
     return lay.tp, lay.dp, lay.ep, lay.pp, pool.workers
 
 
-def searched_decode_cap(system: str, model: str, precision: str, isl: int, osl: int, dep: Deployment,
-                        concurrency: float, date: str, framework: str = "dynamo-trt",
-                        spaces: tuple[SearchSpace, ...] | None = None) -> tuple[int | None, str]:
+def searched_decode_cap(
+    system: str,
+    model: str,
+    precision: str,
+    isl: int,
+    osl: int,
+    dep: Deployment,
+    concurrency: float,
+    date: str,
+    framework: str = "dynamo-trt",
+    spaces: tuple[SearchSpace, ...] | None = None,
+) -> tuple[int | None, str]:
     """(decode ``max_batch`` per attention-DP rank, its source) of the recipe that ran a disaggregated row
     (module docstring: the rule); (None, "") when no entry, or no single one, says. ``precision``: the row's
     preset (``fp4``, ``fp8``); ``date``: its measured UTC date (``YYYY-MM-DD``; "" = none known).
@@ -74,12 +83,20 @@ def searched_decode_cap(system: str, model: str, precision: str, isl: int, osl: 
         return None, ""
     mtp = dep.mtp is not None
     want = (_pool_key(dep.prefill), _pool_key(dep.decode))
-    hits = [(s, e.max_batch) for s in (search_spaces() if spaces is None else spaces)
-            if s.disagg and s.framework == framework and (s.system, s.model, s.isl, s.osl) == (system, model, isl, osl)
-            and ix_precision(model, s.precision.upper(), system) == precision
-            for e in s.entries
-            if e.prefill is not None and e.max_batch and e.mtp == mtp and concurrency in e.concurrencies
-            and (_pool_key(e.prefill), _pool_key(e.decode)) == want]
+    hits = [
+        (s, e.max_batch)
+        for s in (search_spaces() if spaces is None else spaces)
+        if s.disagg
+        and s.framework == framework
+        and (s.system, s.model, s.isl, s.osl) == (system, model, isl, osl)
+        and ix_precision(model, s.precision.upper(), system) == precision
+        for e in s.entries
+        if e.prefill is not None
+        and e.max_batch
+        and e.mtp == mtp
+        and concurrency in e.concurrencies
+        and (_pool_key(e.prefill), _pool_key(e.decode)) == want
+    ]
     if len({b for _, b in hits}) > 1 and date:  # the spaces in force at the row's date (as matching_spaces reads it)
         keep = {(s.key, s.date) for s in latest_of_each_key([s for s, _ in hits if s.date <= date])}
         hits = [(s, b) for s, b in hits if (s.key, s.date) in keep]
@@ -89,8 +106,17 @@ def searched_decode_cap(system: str, model: str, precision: str, isl: int, osl: 
     return b, f"{s.key} {s.isl}/{s.osl} space of {s.date} ({s.source.split(';')[0]})"
 
 
-def with_searched_decode_cap(dep: Deployment, backend: str, system: str, model: str, precision: str, isl: int,
-                             osl: int, concurrency: float, date: str) -> tuple[Deployment, str]:
+def with_searched_decode_cap(
+    dep: Deployment,
+    backend: str,
+    system: str,
+    model: str,
+    precision: str,
+    isl: int,
+    osl: int,
+    concurrency: float,
+    date: str,
+) -> tuple[Deployment, str]:
     """(deployment, note): a disaggregated InferenceX-exported row of a :data:`RECIPE_FRAMEWORKS` backend with its
     recipe's decode ``max_batch_size`` as ``max_running`` per attention-DP rank (``budget_per = "rank"``, as
     fit/searched.searched_runs gives the same entry); ``dep`` and "" for other rows, rows with a running cap
@@ -98,16 +124,19 @@ def with_searched_decode_cap(dep: Deployment, backend: str, system: str, model: 
     """
     if dep.prefill is None or dep.max_running is not None or backend not in RECIPE_FRAMEWORKS:
         return dep, ""
-    cap, source = searched_decode_cap(system, model, precision, isl, osl, dep, concurrency, date,
-                                      RECIPE_FRAMEWORKS[backend])
+    cap, source = searched_decode_cap(
+        system, model, precision, isl, osl, dep, concurrency, date, RECIPE_FRAMEWORKS[backend]
+    )
     if cap is None:
         return dep, ""
     out = replace(dep, max_running=cap, budget_per="rank")
     pool = cap * dep.decode.layout.dp * dep.decode.workers
     knob = "max-num-seqs" if backend == "vllm" else "max_batch_size"
-    return out, (f"decode {knob} {cap} per attention-DP rank ({pool} requests over the decode pool at "
-                 f"concurrency {concurrency:g}) from the recipe InferenceX ran this layout and load with: {source} "
-                 "(fit/aic_decode_caps.py)")
+    return out, (
+        f"decode {knob} {cap} per attention-DP rank ({pool} requests over the decode pool at "
+        f"concurrency {concurrency:g}) from the recipe InferenceX ran this layout and load with: {source} "
+        "(fit/aic_decode_caps.py)"
+    )
 
 
 def above_decode_cap(dep: Deployment | None, concurrency: float | None) -> bool:

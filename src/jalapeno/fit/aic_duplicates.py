@@ -81,13 +81,24 @@ def drop_repeated_runs(points: Sequence) -> tuple[list, list[tuple[str, str]]]:
             kept = points[best]
             others = [points[i] for i in c if i != best]
             for o in others:
-                dropped.append((o.id, f"repeat of {kept.id} (same run: same configuration, TTFT and TPOT "
-                                      f"within {SAME_VALUE_MS} ms)"))
-            other = [o.deployment.label for o in others if kept.deployment is not None and o.deployment is not None
-                     and o.deployment.label != kept.deployment.label]
+                dropped.append(
+                    (
+                        o.id,
+                        f"repeat of {kept.id} (same run: same configuration, TTFT and TPOT within {SAME_VALUE_MS} ms)",
+                    )
+                )
+            other = [
+                o.deployment.label
+                for o in others
+                if kept.deployment is not None
+                and o.deployment is not None
+                and o.deployment.label != kept.deployment.label
+            ]
             if other:
-                kept.notes.append(f"{len(others)} repeat(s) of this run dropped, {len(other)} read as "
-                                  f"{'; '.join(sorted(set(other)))}: this row's layout kept")
+                kept.notes.append(
+                    f"{len(others)} repeat(s) of this run dropped, {len(other)} read as "
+                    f"{'; '.join(sorted(set(other)))}: this row's layout kept"
+                )
     return [p for i, p in enumerate(points) if i in keep], dropped
 
 

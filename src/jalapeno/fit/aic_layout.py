@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 
 
-def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | None,
-                   rid: str) -> tuple[int, int, int, str]:
+def aic_agg_layout(
+    tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | None, rid: str
+) -> tuple[int, int, int, str]:
     """(attention TP, attention DP, MoE EP, note) of an aggregated ``silicon_sample.csv`` row.
 
     The row's ``tp_size`` / ``attention_dp_size`` / ``moe_tp_size`` / ``moe_ep_size`` are read as
@@ -63,15 +64,36 @@ def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | No
     if moe_tp and moe_ep and moe_tp == moe_ep >= 2 and tp * dp1 == moe_tp * moe_ep and n_id in (None, moe_ep):
         k = moe_ep
         tp_k, dp_k = (1, k) if tp == 1 else (k, 1)
-        return tp_k, dp_k, k, (f"fields tp={tp} dp={dp1} moe_tp={moe_tp} moe_ep={moe_ep} are the inflated form "
-                               f"of a {k}-chip run: used attention TP{tp_k} DP{dp_k}, MoE EP{k}")
+        return (
+            tp_k,
+            dp_k,
+            k,
+            (
+                f"fields tp={tp} dp={dp1} moe_tp={moe_tp} moe_ep={moe_ep} are the inflated form "
+                f"of a {k}-chip run: used attention TP{tp_k} DP{dp_k}, MoE EP{k}"
+            ),
+        )
     if moe_tp == 1 and tp >= 2 and dp1 == tp and moe_ep == tp * tp and n_id in (None, tp):
-        return tp, 1, tp, (f"fields tp={tp} dp={dp1} moe_tp={moe_tp} moe_ep={moe_ep} are the squared form "
-                           f"of a {tp}-chip run: used attention TP{tp}, MoE EP{tp}")
+        return (
+            tp,
+            1,
+            tp,
+            (
+                f"fields tp={tp} dp={dp1} moe_tp={moe_tp} moe_ep={moe_ep} are the squared form "
+                f"of a {tp}-chip run: used attention TP{tp}, MoE EP{tp}"
+            ),
+        )
     moe_world = (moe_tp or 1) * (moe_ep or 1)
     if dp is None and moe_world > tp and moe_world % tp == 0:
-        return tp, moe_world // tp, moe_ep or 1, (f"moe_tp={moe_tp} moe_ep={moe_ep} span more chips than tp={tp}: "
-                                                 f"attention DP{moe_world // tp} (vLLM data parallelism)")
+        return (
+            tp,
+            moe_world // tp,
+            moe_ep or 1,
+            (
+                f"moe_tp={moe_tp} moe_ep={moe_ep} span more chips than tp={tp}: "
+                f"attention DP{moe_world // tp} (vLLM data parallelism)"
+            ),
+        )
     ep = moe_ep or 1
     if m_tp and tp * dp1 != n_id:
         # some rows store sizes inflated against the run their id names (id tp8_ep8 with tp_size 64): trust the id
@@ -122,9 +144,11 @@ def multinode_total_gpu_run(system: str, client: str, measured: str, dp: int | N
         return ""
     if (dp or 1) > 1 or (moe_ep or 1) > 1:
         return ""
-    return ("a GB200 multi-node disaggregated run of InferenceX's pre-2025-12-05 workflow exported as aggregated: "
-            "its tp_size is the run's GPU count (prefill + decode, EP_SIZE=1, DP_ATTENTION=false), not a layout; "
-            "the prefill/decode split is not in the row (fit/aic_layout.multinode_total_gpu_run)")
+    return (
+        "a GB200 multi-node disaggregated run of InferenceX's pre-2025-12-05 workflow exported as aggregated: "
+        "its tp_size is the run's GPU count (prefill + decode, EP_SIZE=1, DP_ATTENTION=false), not a layout; "
+        "the prefill/decode split is not in the row (fit/aic_layout.multinode_total_gpu_run)"
+    )
 
 
 #: The mark of a row NVIDIA's gap-analysis harness measured: its ``silicon_data_source`` names the harness's
@@ -158,12 +182,19 @@ def harness_agg_instances(source: str, concurrency: float, batch_size: float | N
     >>> [harness_agg_instances(f"gtl_task_id=2; silicon_concurrency={c:g}", c, b)[0] for c, b in ((2, 1), (12, 5))]
     [2, 1]
     """
-    if (HARNESS_SOURCE not in source or "silicon_concurrency=" not in source or not batch_size
-            or batch_size != batch_size or batch_size <= 0):
+    if (
+        HARNESS_SOURCE not in source
+        or "silicon_concurrency=" not in source
+        or not batch_size
+        or batch_size != batch_size
+        or batch_size <= 0
+    ):
         return 1, ""
     ratio = concurrency / batch_size
     if ratio < 2 or abs(ratio - round(ratio)) > 1e-9:
         return 1, ""
     n = int(round(ratio))
-    return n, (f"NVIDIA gap-analysis harness row: concurrency {concurrency:g} is its cluster's, batch_size "
-               f"{batch_size:g} one instance's: {n} instances (fit/aic_layout.harness_agg_instances)")
+    return n, (
+        f"NVIDIA gap-analysis harness row: concurrency {concurrency:g} is its cluster's, batch_size "
+        f"{batch_size:g} one instance's: {n} instances (fit/aic_layout.harness_agg_instances)"
+    )

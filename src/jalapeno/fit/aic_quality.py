@@ -98,15 +98,27 @@ FLAG_FIELDS = ("system", "model", "framework", "precision", "isl", "osl")
 #: Deployment fields an engine's launch script sets by load (deploy/engines.launch_limits: a scheduler poll,
 #: running cap or chunk that the script picks by concurrency; fit/aic_sweep_launch.with_sweep_launch's per-rank cap):
 #: not part of the deployment a row names (its layout, workers, MTP), so rows of one deployment stay comparable
-LAUNCH_FIELDS = ("token_budget", "max_running", "recv_interval", "cuda_graph_max_batch", "cuda_graph_batch_sizes",
-                 "memory_fraction", "engine_memory", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio")
+LAUNCH_FIELDS = (
+    "token_budget",
+    "max_running",
+    "recv_interval",
+    "cuda_graph_max_batch",
+    "cuda_graph_batch_sizes",
+    "memory_fraction",
+    "engine_memory",
+    "batch_wait_timeout_iters",
+    "batch_wait_max_tokens_ratio",
+)
 
 
 def deployment_key(p) -> tuple:
     """The deployment a row names, less the fields its launch script sets by load (:data:`LAUNCH_FIELDS`): rows
     of one key differ only in concurrency (rules A, B; rules G, H of fit/aic_consistency.py)."""
-    dep = (repr({k: v for k, v in p.deployment.as_dict().items() if k not in LAUNCH_FIELDS})
-           if p.deployment is not None else "")
+    dep = (
+        repr({k: v for k, v in p.deployment.as_dict().items() if k not in LAUNCH_FIELDS})
+        if p.deployment is not None
+        else ""
+    )
     return (p.system, p.model, p.framework, p.precision, p.mode, p.isl, p.osl, dep)
 
 
@@ -134,8 +146,13 @@ def aic_ttft_flags(points: Sequence) -> dict[str, str]:
     for ps in groups.values():
         for a in ps:
             ta, pa = a.measured["ttft_s"], a.measured["tpot_s"]
-            loaded = [b for b in ps if b.concurrency > a.concurrency and b.measured["tpot_s"] >= pa * (1 - SAME_TPOT)
-                      and not above_decode_cap(a.deployment, a.concurrency)]
+            loaded = [
+                b
+                for b in ps
+                if b.concurrency > a.concurrency
+                and b.measured["tpot_s"] >= pa * (1 - SAME_TPOT)
+                and not above_decode_cap(a.deployment, a.concurrency)
+            ]
             if loaded:
                 b = min(loaded, key=lambda q: q.measured["ttft_s"])
                 tb = b.measured["ttft_s"]
@@ -144,15 +161,21 @@ def aic_ttft_flags(points: Sequence) -> dict[str, str]:
                         f"TTFT {ta:.2f} s at concurrency {a.concurrency:g} is {ta / tb:.1f}x the {tb:.2f} s of the "
                         f"same deployment at concurrency {b.concurrency:g} (TPOT {pa * 1e3:.1f} -> "
                         f"{b.measured['tpot_s'] * 1e3:.1f} ms): the queue only grows with load (aiconfigurator "
-                        "rule A, fit/aic_quality.py)")
+                        "rule A, fit/aic_quality.py)"
+                    )
             for b in ps:
                 tb, pb = b.measured["ttft_s"], b.measured["tpot_s"]
-                if (b is not a and b.concurrency == a.concurrency and abs(pb / pa - 1) <= SAME_TPOT
-                        and max(ta, tb) > REPEAT_TTFT_FACTOR * min(ta, tb)):
+                if (
+                    b is not a
+                    and b.concurrency == a.concurrency
+                    and abs(pb / pa - 1) <= SAME_TPOT
+                    and max(ta, tb) > REPEAT_TTFT_FACTOR * min(ta, tb)
+                ):
                     why.setdefault(a.id, []).append(
                         f"TTFT {ta:.2f} s against {tb:.2f} s ({max(ta, tb) / min(ta, tb):.1f}x) in a repeat of the "
                         f"same deployment at concurrency {a.concurrency:g} with TPOT within {SAME_TPOT:.0%} ({b.id}): "
-                        "the measurement does not reproduce (aiconfigurator rule B, fit/aic_quality.py)")
+                        "the measurement does not reproduce (aiconfigurator rule B, fit/aic_quality.py)"
+                    )
     for i, w in aic_admission_flags(points).items():
         why.setdefault(i, []).append(w)
     return {i: "; ".join(w) for i, w in why.items()}
@@ -168,9 +191,15 @@ def load_aic_source_flags(path: str | Path | None = None) -> list[dict]:
     """
     from jalapeno.fit.data_quality import read_flag_entries
 
-    return read_flag_entries(Path(path) if path else AIC_SOURCE_FLAGS, "aiconfigurator source-flag file",
-                             FLAG_FIELDS, "field", f"use the fields {', '.join(FLAG_FIELDS)}",
-                             'match = { system = "b300", framework = "sglang 0.5.10" }', "1024")
+    return read_flag_entries(
+        Path(path) if path else AIC_SOURCE_FLAGS,
+        "aiconfigurator source-flag file",
+        FLAG_FIELDS,
+        "field",
+        f"use the fields {', '.join(FLAG_FIELDS)}",
+        'match = { system = "b300", framework = "sglang 0.5.10" }',
+        "1024",
+    )
 
 
 def aic_source_flags(points: Sequence, flags_path: str | Path | None = None) -> dict[str, str]:
@@ -191,8 +220,11 @@ def aic_source_flags(points: Sequence, flags_path: str | Path | None = None) -> 
     for p in points:
         if p.source != "aiconfigurator":
             continue
-        why = [f"source correction: {f['reason']} ({f['source']}) (aiconfigurator rule C, fit/aic_quality.py)"
-               for f in flags if all(_same(getattr(p, k), v) for k, v in f["match"].items())]
+        why = [
+            f"source correction: {f['reason']} ({f['source']}) (aiconfigurator rule C, fit/aic_quality.py)"
+            for f in flags
+            if all(_same(getattr(p, k), v) for k, v in f["match"].items())
+        ]
         if why:
             out[p.id] = "; ".join(why)
     return out
@@ -238,8 +270,15 @@ def sibling_pairs(points: Sequence, chip_of=_catalog_chip) -> list[dict]:
     groups: dict[tuple, list] = {}
     for p in points:
         m = p.measured
-        if (p.source == "aiconfigurator" and m.get("ttft_s") and m.get("tpot_s") and p.concurrency
-                and p.osl > 1 and _decode_layout(p) is not None and _release_stated(p.framework)):
+        if (
+            p.source == "aiconfigurator"
+            and m.get("ttft_s")
+            and m.get("tpot_s")
+            and p.concurrency
+            and p.osl > 1
+            and _decode_layout(p) is not None
+            and _release_stated(p.framework)
+        ):
             if p.system not in chips:
                 chips[p.system] = chip_of(p.system)
             if chips[p.system] is not None:
@@ -253,17 +292,33 @@ def sibling_pairs(points: Sequence, chip_of=_catalog_chip) -> list[dict]:
             stall = 0.0 if x.mode == "disagg" else x.concurrency / lx[3] * x.measured["ttft_s"] / (x.osl - 1)
             for y in ps:
                 cy, ly = chips[y.system], _decode_layout(y)
-                if (y.system == x.system or dict(cx.peak_flop_per_s) != dict(cy.peak_flop_per_s)
-                        or cx.hbm_bandwidth_bytes_per_s < cy.hbm_bandwidth_bytes_per_s or lx[:2] != ly[:2]
-                        or (lx[2] and ly[2] and lx[2] != ly[2]) or x.isl > y.isl or x.isl + x.osl > y.isl + y.osl):
+                if (
+                    y.system == x.system
+                    or dict(cx.peak_flop_per_s) != dict(cy.peak_flop_per_s)
+                    or cx.hbm_bandwidth_bytes_per_s < cy.hbm_bandwidth_bytes_per_s
+                    or lx[:2] != ly[:2]
+                    or (lx[2] and ly[2] and lx[2] != ly[2])
+                    or x.isl > y.isl
+                    or x.isl + x.osl > y.isl + y.osl
+                ):
                     continue
                 dx = x.measured["tpot_s"] - stall
                 if dx <= 0:  # the stall bound exceeds the TPOT: the pair tests nothing
                     continue
                 bx, by = _decoding_batch(x, lx[3]), _decoding_batch(y, ly[3])
                 bound = y.measured["tpot_s"] * max(1.0, bx / by)
-                out.append({"x": x, "y": y, "batch_x": bx, "batch_y": by, "stall_x_s": stall, "decode_x_s": dx,
-                            "bound_y_s": bound, "ratio": dx / bound})
+                out.append(
+                    {
+                        "x": x,
+                        "y": y,
+                        "batch_x": bx,
+                        "batch_y": by,
+                        "stall_x_s": stall,
+                        "decode_x_s": dx,
+                        "bound_y_s": bound,
+                        "ratio": dx / bound,
+                    }
+                )
     return out
 
 
@@ -292,12 +347,14 @@ def aic_sibling_flags(points: Sequence, chip_of=_catalog_chip) -> dict[str, str]
     for i, q in worst.items():
         if q["ratio"] > SIBLING_TPOT_FACTOR:
             x, y = q["x"], q["y"]
-            out[i] = (f"decode {q['decode_x_s'] * 1e3:.1f} ms (TPOT {x.measured['tpot_s'] * 1e3:.1f} ms less at most "
-                      f"{q['stall_x_s'] * 1e3:.1f} ms of prefill stall) is {q['ratio']:.1f}x the "
-                      f"{y.measured['tpot_s'] * 1e3:.1f} ms TPOT of the same release and decode layout on {y.system} "
-                      f"({y.id}; batch {q['batch_y']:.1f} against {q['batch_x']:.1f} per instance), a chip of the same "
-                      "compute and no more HBM bandwidth: a chip no slower in any resource does not decode slower "
-                      "(aiconfigurator rule D, fit/aic_quality.py)")
+            out[i] = (
+                f"decode {q['decode_x_s'] * 1e3:.1f} ms (TPOT {x.measured['tpot_s'] * 1e3:.1f} ms less at most "
+                f"{q['stall_x_s'] * 1e3:.1f} ms of prefill stall) is {q['ratio']:.1f}x the "
+                f"{y.measured['tpot_s'] * 1e3:.1f} ms TPOT of the same release and decode layout on {y.system} "
+                f"({y.id}; batch {q['batch_y']:.1f} against {q['batch_x']:.1f} per instance), a chip of the same "
+                "compute and no more HBM bandwidth: a chip no slower in any resource does not decode slower "
+                "(aiconfigurator rule D, fit/aic_quality.py)"
+            )
     camp = lambda p: (p.system, p.model, p.framework, p.precision, p.mode)  # noqa: E731
     bad = {camp(worst[i]["x"]) for i in out}
     for c in bad:
@@ -306,11 +363,13 @@ def aic_sibling_flags(points: Sequence, chip_of=_catalog_chip) -> dict[str, str]
             ids = sorted(i for i in out if camp(worst[i]["x"]) == c)
             for p in points:
                 if p.source == "aiconfigurator" and camp(p) == c and p.id not in out:
-                    out[p.id] = (f"campaign {' '.join(str(v) for v in c)}: rule D flags {', '.join(ids)} and every "
-                                 f"one of its {len(matched)} rows with a sibling decodes slower than its sibling's "
-                                 "bound (ratios " + ", ".join(f"{q['ratio']:.2f}" for q in
-                                                              sorted(matched, key=lambda q: q['ratio'])) +
-                                 "): a setting of the campaign, not one run (aiconfigurator rule D, fit/aic_quality.py)")
+                    out[p.id] = (
+                        f"campaign {' '.join(str(v) for v in c)}: rule D flags {', '.join(ids)} and every "
+                        f"one of its {len(matched)} rows with a sibling decodes slower than its sibling's "
+                        "bound (ratios "
+                        + ", ".join(f"{q['ratio']:.2f}" for q in sorted(matched, key=lambda q: q["ratio"]))
+                        + "): a setting of the campaign, not one run (aiconfigurator rule D, fit/aic_quality.py)"
+                    )
     return out
 
 
@@ -321,7 +380,10 @@ def aic_decode_flags(points: Sequence) -> dict[str, str]:
     from jalapeno.fit.aic_consistency import aic_consistency_flags
 
     out = dict(aic_sibling_flags(points))
-    for i, why in (*aic_floor_flags(points).items(), *aic_admission_flags(points).items(),
-                   *aic_consistency_flags(points).items()):
+    for i, why in (
+        *aic_floor_flags(points).items(),
+        *aic_admission_flags(points).items(),
+        *aic_consistency_flags(points).items(),
+    ):
         out[i] = f"{out[i]}; {why}" if i in out else why
     return out

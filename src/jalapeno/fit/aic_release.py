@@ -28,16 +28,25 @@ from jalapeno.specs.engine_versions import version_key
 #: release it ships, and where that is stated (round 27, tprank27: scripts/trt_rank_cost_by_release.py). A range keeps
 #: its lower end.
 DYNAMO_RUNTIME_TRTLLM: dict[str, tuple[str, str]] = {
-    "0.5.1-rc0.pre3": ("1.1.0rc2.post2", "ai-dynamo/dynamo recipes/gpt-oss-120b README (stored version): 'TensorRT-LLM "
-                       "1.1.0rc2.post2 (uses image nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.5.1-rc0.pre3)'; the "
-                       "support matrix starts at v0.6.0 (1.1.0rc5): a 1.1.0 release candidate either way"),
-    "0.7.0.post2": ("1.2.0rc3", "Dynamo support matrix: v0.7.0.post1 and v0.7.1 ship 1.2.0rc3 (v0.7.0: 1.2.0rc2); "
-                    "post2 not listed, taken as its neighbours"),
+    "0.5.1-rc0.pre3": (
+        "1.1.0rc2.post2",
+        "ai-dynamo/dynamo recipes/gpt-oss-120b README (stored version): 'TensorRT-LLM "
+        "1.1.0rc2.post2 (uses image nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.5.1-rc0.pre3)'; the "
+        "support matrix starts at v0.6.0 (1.1.0rc5): a 1.1.0 release candidate either way",
+    ),
+    "0.7.0.post2": (
+        "1.2.0rc3",
+        "Dynamo support matrix: v0.7.0.post1 and v0.7.1 ship 1.2.0rc3 (v0.7.0: 1.2.0rc2); "
+        "post2 not listed, taken as its neighbours",
+    ),
     "0.8.1.post1": ("1.2.0rc6.post1", "Dynamo support matrix (Backend Dependencies): v0.8.1.post1 -> 1.2.0rc6.post1"),
     "0.8.1.post2": ("1.2.0rc6.post2", "Dynamo support matrix: v0.8.1.post2 -> 1.2.0rc6.post2"),
     "0.8.1.post3": ("1.2.0rc6.post3", "Dynamo support matrix: v0.8.1.post3 -> 1.2.0rc6.post3"),
-    "1.1.0-dev.2": ("1.3.0rc5.post1", "a Dynamo platform preview between v1.0.0 (TensorRT-LLM 1.3.0rc5.post1) and v1.1.1 "
-                    "(1.3.0rc11) per the support matrices; its own pin is not listed: 1.3.0rc5.post1-1.3.0rc11"),
+    "1.1.0-dev.2": (
+        "1.3.0rc5.post1",
+        "a Dynamo platform preview between v1.0.0 (TensorRT-LLM 1.3.0rc5.post1) and v1.1.1 "
+        "(1.3.0rc11) per the support matrices; its own pin is not listed: 1.3.0rc5.post1-1.3.0rc11",
+    ),
 }
 
 

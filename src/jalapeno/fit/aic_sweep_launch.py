@@ -35,8 +35,12 @@ def with_sweep_mtp(dep, sweep: Sweep | None, acceptance_single: float, acceptanc
     from jalapeno.deploy.deployment import MTP
 
     mtp = MTP(k, acceptance_single if k == 1 else acceptance_chain)
-    return (replace(dep, mtp=mtp), "mtp", f"InferenceX MTP sweep {sweep.config_key}: MTP{k} (its launch script), "
-            f"acceptance {mtp.acceptance} assumed (data/validation/aic_sweeps.toml)")
+    return (
+        replace(dep, mtp=mtp),
+        "mtp",
+        f"InferenceX MTP sweep {sweep.config_key}: MTP{k} (its launch script), "
+        f"acceptance {mtp.acceptance} assumed (data/validation/aic_sweeps.toml)",
+    )
 
 
 def with_sweep_launch(dep, sweep: Sweep | None, concurrency: float):
@@ -68,8 +72,10 @@ def with_sweep_launch(dep, sweep: Sweep | None, concurrency: float):
     if per_rank is not None:
         kw["max_running"] = per_rank * dp
     cap = f", max_batch_size {per_rank} per rank ({sweep.max_batch_dp_attention})" if per_rank is not None else ""
-    return replace(dep, **kw), (f"attention-DP context balancing, timeout_iters {sweep.adp_balance_timeout_iters}{cap}: "
-                                f"InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)")
+    return replace(dep, **kw), (
+        f"attention-DP context balancing, timeout_iters {sweep.adp_balance_timeout_iters}{cap}: "
+        f"InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"
+    )
 
 
 def with_sweep_batch_wait(dep, sweep: Sweep | None, isl: int, osl: int, concurrency: float):
@@ -97,15 +103,26 @@ def with_sweep_batch_wait(dep, sweep: Sweep | None, isl: int, osl: int, concurre
     """
     from jalapeno.deploy.recipe import workload_key
 
-    if (sweep is None or dep is None or dep.prefill is not None or not sweep.batch_wait_timeout_iters
-            or dep.decode.layout.dp > 1 or workload_key(isl, osl) != sweep.batch_wait_workload
-            or concurrency < sweep.batch_wait_from_concurrency
-            or (sweep.batch_wait_below_tp and dep.decode.layout.tp >= sweep.batch_wait_below_tp)):
+    if (
+        sweep is None
+        or dep is None
+        or dep.prefill is not None
+        or not sweep.batch_wait_timeout_iters
+        or dep.decode.layout.dp > 1
+        or workload_key(isl, osl) != sweep.batch_wait_workload
+        or concurrency < sweep.batch_wait_from_concurrency
+        or (sweep.batch_wait_below_tp and dep.decode.layout.tp >= sweep.batch_wait_below_tp)
+    ):
         return dep, ""
-    return (replace(dep, batch_wait_timeout_iters=sweep.batch_wait_timeout_iters,
-                    batch_wait_max_tokens_ratio=sweep.batch_wait_max_tokens_ratio),
-            f"batch waiting {sweep.batch_wait_timeout_iters} steps / {sweep.batch_wait_max_tokens_ratio:g} of "
-            f"max_num_tokens: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)")
+    return (
+        replace(
+            dep,
+            batch_wait_timeout_iters=sweep.batch_wait_timeout_iters,
+            batch_wait_max_tokens_ratio=sweep.batch_wait_max_tokens_ratio,
+        ),
+        f"batch waiting {sweep.batch_wait_timeout_iters} steps / {sweep.batch_wait_max_tokens_ratio:g} of "
+        f"max_num_tokens: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)",
+    )
 
 
 def with_sweep_kernels(dep, sweep: Sweep | None):
@@ -132,7 +149,9 @@ def with_sweep_kernels(dep, sweep: Sweep | None):
     if sweep.moe_backend:
         kw["decode"] = replace(dep.decode, moe_backend=sweep.moe_backend)
         said.append(f"MoE backend {sweep.moe_backend}")
-    return replace(dep, **kw), f"{', '.join(said)}: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"
+    return replace(
+        dep, **kw
+    ), f"{', '.join(said)}: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"
 
 
 def with_sweep_limits(dep, sweep: Sweep | None, isl: int):
@@ -166,7 +185,9 @@ def with_sweep_limits(dep, sweep: Sweep | None, isl: int):
         said.append(f"--gpu-memory-utilization {sweep.memory_fraction:g} ({kw['memory_fraction']:.3g} of usable HBM)")
     if not kw:
         return dep, ""
-    return replace(dep, **kw), f"{', '.join(said)}: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"
+    return replace(
+        dep, **kw
+    ), f"{', '.join(said)}: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"
 
 
 #: TensorRT-LLM's ``max_num_tokens`` granule in InferenceX's sizing, ``$(( (N + 63) / 64 * 64 ))``, and the slack
@@ -231,8 +252,13 @@ def with_sweep_token_limit(dep, sweep: Sweep | None, isl: int, concurrency: floa
         return dep, ""
     dp = dep.decode.layout.dp
     per_rank = sweep.max_batch_per_rank(concurrency, dp) if dp > 1 else None
-    return sized_token_limit(dep, isl, concurrency, per_rank, f"InferenceX sweep {sweep.config_key}'s launch script "
-                             "(data/validation/aic_sweeps.toml)")
+    return sized_token_limit(
+        dep,
+        isl,
+        concurrency,
+        per_rank,
+        f"InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)",
+    )
 
 
 #: :func:`sized_token_limit` marks an attention-DP deployment whose per-rank ``max_batch_size`` holds the whole
@@ -261,11 +287,15 @@ def sized_token_limit(dep, isl: int, concurrency: float, per_rank: int | None, w
     if dp > 1:  # one scheduler per rank: the rank's T and one whole prompt, as instance totals (budget_per "instance")
         full = per_rank is not None and per_rank * dp <= concurrency and REFILL_ON_FULL_SLOTS
         pool = replace(dep.decode, layout=replace(dep.decode.layout, dp_dispatch="refill")) if full else dep.decode
-        return (replace(dep, decode=pool, max_tokens_per_step=t * dp, token_budget=int(isl) * dp),
-                f"--max_num_tokens {t} per attention-DP rank ((k + 1)·{'CONC' if per_rank is None else 'max_batch'} + "
-                f"ISL + 64, to 64), no chunked prefill: one whole prompt a rank a step (token budget {int(isl)} a rank, "
-                f"x{dp}){'; every rank at its max_batch: prompts on the random rank a request left (refill)' if full else ''}"
-                f": {where}")
-    return (replace(dep, max_tokens_per_step=t, token_budget=int(isl)),
-            f"--max_num_tokens {t} ((k + 1)·CONC + ISL + 64, to 64), no chunked prefill: one whole prompt a step "
-            f"(token budget {int(isl)}): {where}")
+        return (
+            replace(dep, decode=pool, max_tokens_per_step=t * dp, token_budget=int(isl) * dp),
+            f"--max_num_tokens {t} per attention-DP rank ((k + 1)·{'CONC' if per_rank is None else 'max_batch'} + "
+            f"ISL + 64, to 64), no chunked prefill: one whole prompt a rank a step (token budget {int(isl)} a rank, "
+            f"x{dp}){'; every rank at its max_batch: prompts on the random rank a request left (refill)' if full else ''}"
+            f": {where}",
+        )
+    return (
+        replace(dep, max_tokens_per_step=t, token_budget=int(isl)),
+        f"--max_num_tokens {t} ((k + 1)·CONC + ISL + 64, to 64), no chunked prefill: one whole prompt a step "
+        f"(token budget {int(isl)}): {where}",
+    )

@@ -36,12 +36,17 @@ def _dp_attention_ep(dep, sweep: Sweep):
     >>> d.decode.layout.label, d.prefill.layout.label
     ('attn TP1 DP32 · MoE TP1 EP32', 'attn TP4 DP1 · MoE TP4 EP1')
     """
+
     def dep_pool(lay):
         return replace(lay, ep=lay.stage_chips) if lay.tp == 1 and lay.dp > 1 and lay.ep == 1 else lay
 
-    return _restated(dep, dep_pool, lambda old, new: f"DEP{old.dp} (fields: MoE TP{old.moe_tp} EP1)",
-                     f"InferenceX sweep {sweep.config_key}'s scripts run attention-DP pools with DeepEP expert "
-                     "parallelism (data/validation/aic_sweeps.toml)")
+    return _restated(
+        dep,
+        dep_pool,
+        lambda old, new: f"DEP{old.dp} (fields: MoE TP{old.moe_tp} EP1)",
+        f"InferenceX sweep {sweep.config_key}'s scripts run attention-DP pools with DeepEP expert "
+        "parallelism (data/validation/aic_sweeps.toml)",
+    )
 
 
 def _restated(dep, relayout, describe, why: str):
@@ -82,10 +87,13 @@ def _low_latency_tp(dep, sweep: Sweep):
     """
     if not _is_low_latency(dep, sweep):
         return dep, ""
-    return _restated(dep, lambda lay: replace(lay, tp=lay.stage_chips, dp=1, ep=1),
-                     lambda old, new: f"TP{new.tp} (fields: {old.label})",
-                     f"InferenceX sweep {sweep.config_key}'s low-latency scripts run both pools at --tp-size "
-                     f"{sweep.low_latency_tp_chips} --dp-size 1 --ep-size 1 (data/validation/aic_sweeps.toml)")
+    return _restated(
+        dep,
+        lambda lay: replace(lay, tp=lay.stage_chips, dp=1, ep=1),
+        lambda old, new: f"TP{new.tp} (fields: {old.label})",
+        f"InferenceX sweep {sweep.config_key}'s low-latency scripts run both pools at --tp-size "
+        f"{sweep.low_latency_tp_chips} --dp-size 1 --ep-size 1 (data/validation/aic_sweeps.toml)",
+    )
 
 
 #: engine -> the flag its scripts run MoE EP over every chip with (``expert_parallel``; vLLM's otherwise)
@@ -124,22 +132,31 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
             return _low_latency_tp(dep, sweep)
         if sweep.dp_attention_ep:
             return _dp_attention_ep(dep, sweep)
-    if sweep is None or dep is None or dep.prefill is not None or not (sweep.expert_parallel or sweep.no_expert_parallel):
+    if (
+        sweep is None
+        or dep is None
+        or dep.prefill is not None
+        or not (sweep.expert_parallel or sweep.no_expert_parallel)
+    ):
         return dep, ""
     lay = dep.decode.layout
     if sweep.no_expert_parallel:
         if lay.ep == 1 or lay.dp > 1:
             return dep, ""
         tp = replace(lay, ep=1)
-        return (replace(dep, decode=replace(dep.decode, layout=tp)),
-                f"MoE TP{tp.moe_tp} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch "
-                "script passes no --enable-expert-parallel (data/validation/aic_sweeps.toml)")
+        return (
+            replace(dep, decode=replace(dep.decode, layout=tp)),
+            f"MoE TP{tp.moe_tp} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch "
+            "script passes no --enable-expert-parallel (data/validation/aic_sweeps.toml)",
+        )
     if lay.stage_chips == 1 or lay.ep == lay.stage_chips:
         return dep, ""
     ep = replace(lay, ep=lay.stage_chips)
-    return (replace(dep, decode=replace(dep.decode, layout=ep)),
-            f"MoE EP{ep.ep} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch script "
-            f"always passes {_EP_FLAG.get(sweep.engine, '--enable-expert-parallel')} (data/validation/aic_sweeps.toml)")
+    return (
+        replace(dep, decode=replace(dep.decode, layout=ep)),
+        f"MoE EP{ep.ep} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch script "
+        f"always passes {_EP_FLAG.get(sweep.engine, '--enable-expert-parallel')} (data/validation/aic_sweeps.toml)",
+    )
 
 
 def dp_attention_pairs(table, field: str = "dp_attention_from") -> tuple[tuple[str, int], ...]:
@@ -154,11 +171,19 @@ def dp_attention_pairs(table, field: str = "dp_attention_from") -> tuple[tuple[s
     """
     import re
 
-    if (not isinstance(table, dict) or not table or any(re.fullmatch(r"\d+k\d+k", str(k)) is None for k in table)
-            or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in table.values())):
-        raise SpecError(field, repr(table), 'write the launch script\'s DP_ATTENTION switch as a table of workload to '
-                        'the first CONC with attention DP on, e.g. { "1k1k" = 256, "8k1k" = 33 } for "CONC -ge 256" '
-                        'and "CONC -gt 32", or leave it out')
+    if (
+        not isinstance(table, dict)
+        or not table
+        or any(re.fullmatch(r"\d+k\d+k", str(k)) is None for k in table)
+        or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in table.values())
+    ):
+        raise SpecError(
+            field,
+            repr(table),
+            "write the launch script's DP_ATTENTION switch as a table of workload to "
+            'the first CONC with attention DP on, e.g. { "1k1k" = 256, "8k1k" = 33 } for "CONC -ge 256" '
+            'and "CONC -gt 32", or leave it out',
+        )
     return tuple(sorted(table.items()))
 
 
@@ -199,9 +224,11 @@ def with_sweep_dp_attention(dep, sweep: Sweep | None, isl: int, osl: int, concur
     if start is None or concurrency < start or lay.dp > 1 or lay.tp == 1:
         return dep, ""
     dp = replace(lay, tp=1, dp=lay.tp)
-    return (replace(dep, decode=replace(dep.decode, layout=dp)),
-            f"attention DP{dp.dp} (fields: attention TP{lay.tp}): InferenceX sweep {sweep.config_key}'s launch script "
-            f"sets enable_attention_dp from CONC {start} at {workload_key(isl, osl)} (data/validation/aic_sweeps.toml)")
+    return (
+        replace(dep, decode=replace(dep.decode, layout=dp)),
+        f"attention DP{dp.dp} (fields: attention TP{lay.tp}): InferenceX sweep {sweep.config_key}'s launch script "
+        f"sets enable_attention_dp from CONC {start} at {workload_key(isl, osl)} (data/validation/aic_sweeps.toml)",
+    )
 
 
 def with_sweep_dp_dispatch(dep, sweep: Sweep | None):
@@ -226,9 +253,11 @@ def with_sweep_dp_dispatch(dep, sweep: Sweep | None):
     lay = dep.decode.layout
     if lay.dp == 1 or lay.dp_dispatch == sweep.decode_dp_dispatch:
         return dep, ""
-    return (replace(dep, decode=replace(dep.decode, layout=replace(lay, dp_dispatch=sweep.decode_dp_dispatch))),
-            f"decode DP dispatch {sweep.decode_dp_dispatch}: InferenceX sweep {sweep.config_key}'s decode server sends "
-            "each request to rank bootstrap_room % dp with a random room (data/validation/aic_sweeps.toml)")
+    return (
+        replace(dep, decode=replace(dep.decode, layout=replace(lay, dp_dispatch=sweep.decode_dp_dispatch))),
+        f"decode DP dispatch {sweep.decode_dp_dispatch}: InferenceX sweep {sweep.config_key}'s decode server sends "
+        "each request to rank bootstrap_room % dp with a random room (data/validation/aic_sweeps.toml)",
+    )
 
 
 def _pool_shape(pool) -> tuple[int, int, int, int]:
@@ -270,10 +299,15 @@ def with_sweep_config_layouts(dep, sweep: Sweep | None, isl: int, osl: int, conc
     from jalapeno.fit.searched import search_spaces
 
     want = (_pool_shape(dep.prefill), _pool_shape(dep.decode))
-    found = {(e.prefill.layout, e.decode.layout) for s in (search_spaces() if spaces is None else spaces)
-             if (s.key, s.isl, s.osl) == (sweep.config_key, isl, osl) and s.disagg
-             for e in s.entries if e.prefill is not None and concurrency in e.concurrencies
-             and (_pool_shape(e.prefill), _pool_shape(e.decode)) == want}
+    found = {
+        (e.prefill.layout, e.decode.layout)
+        for s in (search_spaces() if spaces is None else spaces)
+        if (s.key, s.isl, s.osl) == (sweep.config_key, isl, osl) and s.disagg
+        for e in s.entries
+        if e.prefill is not None
+        and concurrency in e.concurrencies
+        and (_pool_shape(e.prefill), _pool_shape(e.decode)) == want
+    }
     if len(found) != 1:
         return dep, ""
     pools, moved = {}, []
@@ -284,6 +318,8 @@ def with_sweep_config_layouts(dep, sweep: Sweep | None, isl: int, osl: int, conc
             moved.append(f"{role} attention TP{lay.tp} DP{lay.dp} (fields: TP{old.tp} DP{old.dp})")
     if not moved:
         return dep, ""
-    return replace(dep, **pools), (f"{', '.join(moved)}: the recipe InferenceX sweep {sweep.config_key} ran this "
-                                   "layout and load with runs the pools its configuration marks dp-attn at "
-                                   "data-parallel attention (data/validation/aic_sweeps.toml)")
+    return replace(dep, **pools), (
+        f"{', '.join(moved)}: the recipe InferenceX sweep {sweep.config_key} ran this "
+        "layout and load with runs the pools its configuration marks dp-attn at "
+        "data-parallel attention (data/validation/aic_sweeps.toml)"
+    )

@@ -23,12 +23,38 @@ from jalapeno.deploy.recipe import DraftRule
 from jalapeno.errors import JalapenoError, SpecError
 
 SWEEPS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_sweeps.toml"
-_KEYS = {"system", "model", "engine", "version", "precision", "measured", "config_key", "spec", "mtp_draft",
-         "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention", "kv_dtype",
-         "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
-         "batch_wait_from_concurrency", "batch_wait_below_tp", "expert_parallel", "max_num_batched_tokens", "memory_fraction",
-         "dp_attention_ep", "low_latency_tp_chips", "no_expert_parallel", "decode_dp_dispatch",
-         "max_num_tokens_sized", "config_dp_attention", "dp_attention_from"}
+_KEYS = {
+    "system",
+    "model",
+    "engine",
+    "version",
+    "precision",
+    "measured",
+    "config_key",
+    "spec",
+    "mtp_draft",
+    "mtp_draft_dp_attention",
+    "source",
+    "adp_balance_timeout_iters",
+    "max_batch_dp_attention",
+    "kv_dtype",
+    "moe_backend",
+    "batch_wait_timeout_iters",
+    "batch_wait_max_tokens_ratio",
+    "batch_wait_workload",
+    "batch_wait_from_concurrency",
+    "batch_wait_below_tp",
+    "expert_parallel",
+    "max_num_batched_tokens",
+    "memory_fraction",
+    "dp_attention_ep",
+    "low_latency_tp_chips",
+    "no_expert_parallel",
+    "decode_dp_dispatch",
+    "max_num_tokens_sized",
+    "config_dp_attention",
+    "dp_attention_from",
+}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -161,12 +187,12 @@ class Sweep:
 #: on an engine other than TensorRT-LLM; ``no_expert_parallel`` beside ``expert_parallel``).
 _FLAGS = {
     "max_num_tokens_sized": "write true only on a TensorRT-LLM sweep whose script sizes --max_num_tokens as "
-                            "((MTP+1)*max_batch + ISL + 64) rounded up to 64, else leave it out",
+    "((MTP+1)*max_batch + ISL + 64) rounded up to 64, else leave it out",
     "config_dp_attention": "write true where the recipes run the configuration's dp-attn pools at attention DP, else leave it out",
     "dp_attention_ep": "write true where the launch scripts run attention-DP pools with DeepEP expert parallelism, "
-                       "else leave it out",
+    "else leave it out",
     "no_expert_parallel": "write true where the launch script never passes --enable-expert-parallel (and leave "
-                          "expert_parallel out), else leave it out",
+    "expert_parallel out), else leave it out",
     "expert_parallel": "write true where the launch script always passes --enable-expert-parallel, else leave it out",
 }
 
@@ -188,20 +214,35 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
         where = f"{path.name}: sweep[{i}]"
         if set(e) - _KEYS:
             raise SpecError(where, f"unknown key(s) {sorted(set(e) - _KEYS)}", f"use {', '.join(sorted(_KEYS))}")
-        missing = {"system", "model", "engine", "version", "precision", "measured", "config_key", "spec",
-                   "source"} - set(e)
+        missing = {
+            "system",
+            "model",
+            "engine",
+            "version",
+            "precision",
+            "measured",
+            "config_key",
+            "spec",
+            "source",
+        } - set(e)
         if missing:
             raise SpecError(where, f"missing {sorted(missing)}", "give every field the file header lists")
         if e["spec"] not in ("mtp", "none"):
             raise SpecError(f"{where}.spec", repr(e["spec"]), 'use "mtp" or "none"')
         t = e.get("adp_balance_timeout_iters", 0)
         if isinstance(t, bool) or not isinstance(t, int) or t < 0:
-            raise SpecError(f"{where}.adp_balance_timeout_iters", repr(t),
-                            "give the launch script's attention_dp_config timeout_iters (a whole number of steps)")
+            raise SpecError(
+                f"{where}.adp_balance_timeout_iters",
+                repr(t),
+                "give the launch script's attention_dp_config timeout_iters (a whole number of steps)",
+            )
         mb = e.get("max_batch_dp_attention", "")
         if mb != "" and (not isinstance(mb, str) or _MAX_BATCH.fullmatch(mb) is None):
-            raise SpecError(f"{where}.max_batch_dp_attention", repr(mb),
-                            'write the launch script\'s per-rank max_batch_size as "conc/N" or "conc/dp" (N >= 1)')
+            raise SpecError(
+                f"{where}.max_batch_dp_attention",
+                repr(mb),
+                'write the launch script\'s per-rank max_batch_size as "conc/N" or "conc/dp" (N >= 1)',
+            )
         if e.get("kv_dtype"):
             from jalapeno.specs.formats import get_kv_format
 
@@ -216,45 +257,70 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
         if e.get("batch_wait_timeout_iters") or e.get("batch_wait_max_tokens_ratio"):
             from jalapeno.deploy.deployment import check_batch_wait
 
-            check_batch_wait(e.get("batch_wait_timeout_iters", 0), e.get("batch_wait_max_tokens_ratio", 0.0), f"{where}.")
+            check_batch_wait(
+                e.get("batch_wait_timeout_iters", 0), e.get("batch_wait_max_tokens_ratio", 0.0), f"{where}."
+            )
             if not e.get("batch_wait_workload") or not isinstance(e.get("batch_wait_from_concurrency"), int):
-                raise SpecError(f"{where}.batch_wait_workload", "batch waiting without the workload and load it applies to",
-                                'give batch_wait_workload (e.g. "1k1k") and batch_wait_from_concurrency (e.g. 64) '
-                                "from the launch script's DELAY_BATCHING condition")
+                raise SpecError(
+                    f"{where}.batch_wait_workload",
+                    "batch waiting without the workload and load it applies to",
+                    'give batch_wait_workload (e.g. "1k1k") and batch_wait_from_concurrency (e.g. 64) '
+                    "from the launch script's DELAY_BATCHING condition",
+                )
         bt = e.get("batch_wait_below_tp", 0)
         if isinstance(bt, bool) or not isinstance(bt, int) or bt < 0:
-            raise SpecError(f"{where}.batch_wait_below_tp", repr(bt),
-                            "give the TP the launch script's batch-waiting condition stays below (${TP} -lt N: N), "
-                            "or leave it out")
+            raise SpecError(
+                f"{where}.batch_wait_below_tp",
+                repr(bt),
+                "give the TP the launch script's batch-waiting condition stays below (${TP} -lt N: N), or leave it out",
+            )
         mb = e.get("max_num_batched_tokens", "")
         if mb != "" and (not isinstance(mb, str) or (m := _BATCHED.fullmatch(mb)) is None or int(m.group(1)) < 1):
-            raise SpecError(f"{where}.max_num_batched_tokens", repr(mb),
-                            'write the launch script\'s --max-num-batched-tokens as "N" or "K*isl" (for $((ISL * K)))')
+            raise SpecError(
+                f"{where}.max_num_batched_tokens",
+                repr(mb),
+                'write the launch script\'s --max-num-batched-tokens as "N" or "K*isl" (for $((ISL * K)))',
+            )
         mf = e.get("memory_fraction", 0.0)
         if "memory_fraction" in e and (isinstance(mf, bool) or not isinstance(mf, (int, float)) or not 0 < mf <= 1):
-            raise SpecError(f"{where}.memory_fraction", repr(mf),
-                            "give the launch script's --gpu-memory-utilization, a fraction in (0, 1]")
+            raise SpecError(
+                f"{where}.memory_fraction",
+                repr(mf),
+                "give the launch script's --gpu-memory-utilization, a fraction in (0, 1]",
+            )
         for key, fix in _FLAGS.items():  # a flag other than true/false, or one that contradicts the entry
             on = e.get(key, False)
-            clash = on and ((key == "max_num_tokens_sized" and e["engine"] != "trtllm")
-                            or (key == "no_expert_parallel" and e.get("expert_parallel")))
+            clash = on and (
+                (key == "max_num_tokens_sized" and e["engine"] != "trtllm")
+                or (key == "no_expert_parallel" and e.get("expert_parallel"))
+            )
             if not isinstance(on, bool) or clash:
                 raise SpecError(f"{where}.{key}", repr(on), fix)
         lt = e.get("low_latency_tp_chips", 0)
         if isinstance(lt, bool) or not isinstance(lt, int) or lt < 0 or lt == 1:
-            raise SpecError(f"{where}.low_latency_tp_chips", repr(lt),
-                            "give the chips of the decode pools the low-latency scripts run at tensor parallelism "
-                            "(a whole number >= 2), or leave it out")
+            raise SpecError(
+                f"{where}.low_latency_tp_chips",
+                repr(lt),
+                "give the chips of the decode pools the low-latency scripts run at tensor parallelism "
+                "(a whole number >= 2), or leave it out",
+            )
         if e.get("decode_dp_dispatch", "balanced") not in DP_DISPATCH:
-            raise SpecError(f"{where}.decode_dp_dispatch", repr(e["decode_dp_dispatch"]),
-                            f"write one of {', '.join(DP_DISPATCH)} (random: the decode server picks a rank per request "
-                            "at random), or leave it out")
+            raise SpecError(
+                f"{where}.decode_dp_dispatch",
+                repr(e["decode_dp_dispatch"]),
+                f"write one of {', '.join(DP_DISPATCH)} (random: the decode server picks a rank per request "
+                "at random), or leave it out",
+            )
         if "dp_attention_from" in e:  # (workload, CONC) pairs
             from jalapeno.fit.aic_sweep_layouts import dp_attention_pairs as pairs
+
             e = {**e, "dp_attention_from": pairs(e["dp_attention_from"], f"{where}.dp_attention_from")}
         if e["spec"] == "mtp" and not (e.get("mtp_draft", 0) > 0 and e.get("mtp_draft_dp_attention", 0) > 0):
-            raise SpecError(where, "an MTP sweep without draft lengths",
-                            "give mtp_draft and mtp_draft_dp_attention from its launch script")
+            raise SpecError(
+                where,
+                "an MTP sweep without draft lengths",
+                "give mtp_draft and mtp_draft_dp_attention from its launch script",
+            )
         out.append(Sweep(**{k: str(v) if k in ("version", "measured") else v for k, v in e.items()}))
     return tuple(out)
 
@@ -314,5 +380,12 @@ def sweep_of(system: str, model: str, framework: str, precision: str, data_sourc
         return None
     engine, _, version = framework.strip().partition(" ")
     version = version.strip() if release_stated(framework) else ""  # a row without a release: entries with version ""
-    return next((s for s in load_sweeps() if (s.system, s.model, s.engine, s.version, s.precision, s.measured)
-                 == (system, model, engine, version, precision, date)), None)
+    return next(
+        (
+            s
+            for s in load_sweeps()
+            if (s.system, s.model, s.engine, s.version, s.precision, s.measured)
+            == (system, model, engine, version, precision, date)
+        ),
+        None,
+    )

@@ -195,8 +195,14 @@ GFX942_MLA_DECODE_TILE_ROWS = 16 * 4
 #: architecture whose per-channel / block-scale ratio their ``gemm[fp8]`` borrows (module docstring)
 PER_CHANNEL_RATIO_CU = {"mi300x": 80, "mi325x": 80}
 #: NVLink-generation NCCL ramps of the derived family, not carried into an AMD set (module docstring)
-NVLINK_RAMPS = ("link_fraction", "link_half_bytes", "link_shape", "in_switch_fraction", "in_switch_half_bytes",
-                "in_switch_shape")
+NVLINK_RAMPS = (
+    "link_fraction",
+    "link_half_bytes",
+    "link_shape",
+    "in_switch_fraction",
+    "in_switch_half_bytes",
+    "in_switch_shape",
+)
 #: aiter's MLA decode kernel, best published fraction of the dense peak (module docstring): ROCm/aiter
 #: PR #3188, MI300X QH64 FP8 persistent decode, 367 TFLOPS at batch 128 x context 32k / 2,614.9 TFLOPS
 #: (AMD Instinct MI300X datasheet, FP8 dense); applied to every AMD chip and to BF16 queries (assumed)
@@ -226,9 +232,13 @@ def borrow_per_channel(params: dict, report: dict, ratio: float, shapes: int, cu
             params[f"gemm.fp8.{f}"] = params[f"gemm.fp8_block.{f}"]
     params["gemm.fp8.peak_fraction"] = min(params["gemm.fp8_block.peak_fraction"] * ratio, 1.0)
     report.setdefault("gemm", {})["fp8_borrowed"] = {
-        "from": "fp8_block", "peak_ratio": ratio, "shapes": shapes, "ratio_cu_num": cu,
+        "from": "fp8_block",
+        "peak_ratio": ratio,
+        "shapes": shapes,
+        "ratio_cu_num": cu,
         "source": "aiter a8w8_bpreshuffle_tuned_gemm / a8w8_blockscale_tuned_gemm, median time ratio, M >= "
-                  f"{PER_CHANNEL_RATIO_MIN_M} (fit/amd.per_channel_ratio)"}
+        f"{PER_CHANNEL_RATIO_MIN_M} (fit/amd.per_channel_ratio)",
+    }
 
 
 def unbound_moe_compute(params: dict, gemm: dict, report: dict) -> None:
@@ -308,13 +318,19 @@ def gfx942_block_moe(rows: pd.DataFrame | None = None) -> tuple[dict, dict]:
     m = moe_frame(rows, cu)
     m = m[m.moe_dtype == "fp8_block"]
     if not len(m):
-        raise SpecError(str(GFX942_FMOE_TABLE), f"no FP8 per_1x128 fused-MoE row at cu_num {cu}",
-                        "restore the rows of ROCm/aiter 84493f0e5b (data/kernels/README.md)")
+        raise SpecError(
+            str(GFX942_FMOE_TABLE),
+            f"no FP8 per_1x128 fused-MoE row at cu_num {cu}",
+            "restore the rows of ROCm/aiter 84493f0e5b (data/kernels/README.md)",
+        )
     p, rep = fit_moe(m, load_system(GFX942_FMOE_CHIP), split=MOE_SPLIT)
     out = {f"moe.fp8_block.{k}": v for k, v in p["moe"]["fp8"].items()}
     out["moe.fp8_block.floor_s"] = rep["kernel_floor_s"]
-    rep.update(fitted_on=GFX942_FMOE_CHIP, source="ROCm/aiter 84493f0e5b (PR #3951) a8w8_blockscale_tuned_fmoe_ds_v3, "
-               "cu_num 304; data/kernels/aiter_gfx942_fmoe_ds_v3.csv")
+    rep.update(
+        fitted_on=GFX942_FMOE_CHIP,
+        source="ROCm/aiter 84493f0e5b (PR #3951) a8w8_blockscale_tuned_fmoe_ds_v3, "
+        "cu_num 304; data/kernels/aiter_gfx942_fmoe_ds_v3.csv",
+    )
     return out, rep
 
 
@@ -374,12 +390,20 @@ def gfx942_package_params() -> tuple[dict, dict]:
     ``--set efficiency.<key>=<value>`` overrides, the same prices on any set."""
     params, rep = gfx942_block_moe()
     params["mla_decode_tile_rows"] = float(GFX942_MLA_DECODE_TILE_ROWS)
-    return params, {"moe_fp8_block": rep, "tile_rows_source": "ROCm/aiter hsa/gfx942/mla/mla_asm.csv "
-                    "mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps; asm_mla.cu gqa_ratio 16"}
+    return params, {
+        "moe_fp8_block": rep,
+        "tile_rows_source": "ROCm/aiter hsa/gfx942/mla/mla_asm.csv "
+        "mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps; asm_mla.cu gqa_ratio 16",
+    }
 
 
-def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | None = None,
-                tables: dict[str, pd.DataFrame] | None = None) -> dict:
+def amd_overlay(
+    name: str,
+    system: System,
+    derived: dict,
+    moe_source: dict | None = None,
+    tables: dict[str, pd.DataFrame] | None = None,
+) -> dict:
     """An AMD calibration set: the derived set with aiter-measured parameters on top.
 
     Args:
@@ -404,9 +428,11 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
     # MLA decode: aiter's published best (module docstring), not an NVIDIA kernel's
     for f in MLA_DECODE_FORMATS:
         params[f"mla_decode.{f}.peak_fraction"] = AITER_MLA_DECODE_PEAK_FRACTION
-    report["mla_decode"] = {"peak_fraction": AITER_MLA_DECODE_PEAK_FRACTION,
-                            "source": "ROCm/aiter PR #3188: MI300X QH64 FP8 persistent MLA decode, "
-                                      "367 TFLOPS at b128/ctx32k over 2614.9 TFLOPS FP8 dense"}
+    report["mla_decode"] = {
+        "peak_fraction": AITER_MLA_DECODE_PEAK_FRACTION,
+        "source": "ROCm/aiter PR #3188: MI300X QH64 FP8 persistent MLA decode, "
+        "367 TFLOPS at b128/ctx32k over 2614.9 TFLOPS FP8 dense",
+    }
     if name in GFX942_SYSTEMS and GFX942_PACKAGE:  # gfx942's own block-scale fused MoE and padded MLA decode
         package, rep = gfx942_package_params()
         params.update(package)
@@ -425,11 +451,20 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
     # the serial k loop is the TensorRT-LLM block-scale kernel's (fit/kernels.SERIAL_K_KEYS), not aiter's
     for k in [k for k in base if k.endswith(".k_block_s")]:
         del base[k]
-    band = {b: nest_params({k: v for k, v in flatten_params(derived.get(b, {})).items()
-                            if k in base and k not in measured}) for b in ("low", "high")}
-    out = {"system": name, "parameters": nest_params({**base, **params}), **band,
-           "provenance": {"package": f"amd-aiter {package_version()}",
-                          "tables": [n for n in TABLES if n in tables],
-                          "measured": sorted(measured), **derived["provenance"]},
-           "report": report}
+    band = {
+        b: nest_params({k: v for k, v in flatten_params(derived.get(b, {})).items() if k in base and k not in measured})
+        for b in ("low", "high")
+    }
+    out = {
+        "system": name,
+        "parameters": nest_params({**base, **params}),
+        **band,
+        "provenance": {
+            "package": f"amd-aiter {package_version()}",
+            "tables": [n for n in TABLES if n in tables],
+            "measured": sorted(measured),
+            **derived["provenance"],
+        },
+        "report": report,
+    }
     return out

@@ -72,27 +72,45 @@ def fit_attention(ctx: pd.DataFrame, gen: pd.DataFrame, system: System, t0: floa
     flops = 4.0 * c.batch_size * c.num_heads * c.head_dim * c.isl.astype(float) ** 2 / 2
     t = c.latency * 1e-3
     eta = float(np.clip(np.median(flops / ((t - t0).clip(lower=1e-9) * chip.peak("bf16"))), 0.05, 1.0))
-    pred = priced_s(system, _single_op(len(c), "attention", flop=flops.to_numpy(dtype=float)),
-                    {"attention_peak_fraction": eta, "kernel_launch_s": t0})
+    pred = priced_s(
+        system,
+        _single_op(len(c), "attention", flop=flops.to_numpy(dtype=float)),
+        {"attention_peak_fraction": eta, "kernel_launch_s": t0},
+    )
     g, byt, flop, tg, real = _decode_rows(gen, chip)
     if not real.any():
-        raise SpecError("attention", f"every decode-attention row of {system.name}'s table reads its KV cache "
-                        "faster than the chip's peak HBM bandwidth", "check the table's units and version")
+        raise SpecError(
+            "attention",
+            f"every decode-attention row of {system.name}'s table reads its KV cache "
+            "faster than the chip's peak HBM bandwidth",
+            "check the table's units and version",
+        )
     fit = real & (byt >= DECODE_FIT_MIN_BYTES)
     if not fit.any():  # a small table (A100's): every row that streams from HBM
         fit = real
 
     def decode_s(x, m):
-        return priced_s(system, _single_op(int(m.sum()), "attention", flop=flop[m], kv=byt[m]),
-                        {"attention_peak_fraction": eta, "hbm_fraction": min(_sig(x[0]), 0.95),
-                         "kernel_launch_s": math.exp(x[1])})
+        return priced_s(
+            system,
+            _single_op(int(m.sum()), "attention", flop=flop[m], kv=byt[m]),
+            {"attention_peak_fraction": eta, "hbm_fraction": min(_sig(x[0]), 0.95), "kernel_launch_s": math.exp(x[1])},
+        )
 
-    sol = least_squares(lambda x: np.log(decode_s(x, fit) / tg[fit]), [1.0, math.log(1e-5)], loss="soft_l1",
-                        f_scale=0.2, max_nfev=300)
+    sol = least_squares(
+        lambda x: np.log(decode_s(x, fit) / tg[fit]), [1.0, math.log(1e-5)], loss="soft_l1", f_scale=0.2, max_nfev=300
+    )
     # capped at 0.95: no kernel streams HBM at its full peak (STREAM-like copies reach 0.9-0.95)
     eta_m, floor = min(_sig(sol.x[0]), 0.95), math.exp(sol.x[1])
     all_ape = {f"all_rows_{k}": v for k, v in _ape(decode_s(sol.x, real), tg[real]).items()}
-    report = {"prefill": {"rows": int(len(c)), **_ape(pred, t)},
-              "decode": {"rows": int(fit.sum()), **_ape(decode_s(sol.x, fit), tg[fit]), "kernel_floor_s": floor,
-                         "min_bytes": DECODE_FIT_MIN_BYTES, **all_ape, "dropped_above_peak": int((~real).sum())}}
+    report = {
+        "prefill": {"rows": int(len(c)), **_ape(pred, t)},
+        "decode": {
+            "rows": int(fit.sum()),
+            **_ape(decode_s(sol.x, fit), tg[fit]),
+            "kernel_floor_s": floor,
+            "min_bytes": DECODE_FIT_MIN_BYTES,
+            **all_ape,
+            "dropped_above_peak": int((~real).sum()),
+        },
+    }
     return {"attention_peak_fraction": eta, "hbm_fraction": eta_m}, report

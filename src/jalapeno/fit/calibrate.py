@@ -107,6 +107,7 @@ from jalapeno.specs.hardware import System
 
 # ---- driver ------------------------------------------------------------------------------------
 
+
 def calibrate_system(system: System, withheld: frozenset = frozenset()) -> dict:
     """Fit one system's parameters on its kernel tables; returns the parameter set + provenance.
 
@@ -120,10 +121,15 @@ def calibrate_system(system: System, withheld: frozenset = frozenset()) -> dict:
     """
     sdir = AIC_SYSTEM_DIRS.get(system.name)
     if sdir is None:
-        raise SpecError("system", f"no measured kernel tables for {system.name}",
-                        f"calibrate one of {', '.join(AIC_SYSTEM_DIRS)}; others use derived_set()")
+        raise SpecError(
+            "system",
+            f"no measured kernel tables for {system.name}",
+            f"calibrate one of {', '.join(AIC_SYSTEM_DIRS)}; others use derived_set()",
+        )
     if sdir in withheld:
-        raise SpecError("withheld", f"{system.name}'s own tables ({sdir}) are withheld", "withhold other systems' tables only")
+        raise SpecError(
+            "withheld", f"{system.name}'s own tables ({sdir}) are withheld", "withhold other systems' tables only"
+        )
     gemm, v_gemm = load_table(sdir, "gemm", "gemm_perf")
     p_gemm, r_gemm = fit_gemm(gemm, system, SERIAL_K_KEYS, SERIAL_K_FIT_ONLY_KEYS)
     ctx, v_att = load_table(sdir, "attention", "context_attention_perf")
@@ -143,14 +149,19 @@ def calibrate_system(system: System, withheld: frozenset = frozenset()) -> dict:
     if r_link is not None:
         held = r_link.pop("held_out")
         reports.setdefault("nccl", {}).update(
-            {"nvlink_generation": NVLINK_GENERATION[system.name], **{f"ramp_{k}": v for k, v in r_link.items()},
-             **{f"held_out_{k}": v for k, v in held.get(system.name, {}).items()}})
+            {
+                "nvlink_generation": NVLINK_GENERATION[system.name],
+                **{f"ramp_{k}": v for k, v in r_link.items()},
+                **{f"held_out_{k}": v for k, v in held.get(system.name, {}).items()},
+            }
+        )
     try:  # the launch cost serving sees comes from the custom all-reduce kernels, not NCCL's
         car, _ = load_table(sdir, "comm", "custom_allreduce_perf")
         p_ramp, r_ramp = fit_custom_allreduce(custom_allreduce_frame(car, system))
         params.update(p_ramp)
         p_car, reports["custom_allreduce"] = fit_custom_allreduce_launch(
-            car, system, DEFAULT_EFFICIENCY.with_overrides(params))
+            car, system, DEFAULT_EFFICIENCY.with_overrides(params)
+        )
         params.update(p_car)
         reports["custom_allreduce"].update({f"ramp_{k}": v for k, v in r_ramp.items()})
     except SpecError:
@@ -158,17 +169,24 @@ def calibrate_system(system: System, withheld: frozenset = frozenset()) -> dict:
     prev = (load_calibration(system.name) or {}).get("parameters", {})  # all-to-all fraction: carried over
     params.update({k: prev[k] for k in ("all_to_all_fraction",) if k in prev})
     try:  # where TensorRT-LLM's measured NVLink all-to-all exists (its own, else its fabric sibling's):
-        a2a, v_a2a = load_a2a_table(sdir, withheld)  # the per-call latency at the carried fraction is shipped, the rest judged
+        a2a, v_a2a = load_a2a_table(
+            sdir, withheld
+        )  # the per-call latency at the carried fraction is shipped, the rest judged
         p_lat, _ = fit_ep_all_to_all(a2a, system, DEFAULT_EFFICIENCY.with_overrides(params), fix_fraction=True)
         params["all_to_all_latency_s"] = p_lat["all_to_all_latency_s"]
-        reports["all_to_all"] = {"version": v_a2a, **judge_ep_all_to_all(a2a, system,
-                                                                          DEFAULT_EFFICIENCY.with_overrides(params))}
+        reports["all_to_all"] = {
+            "version": v_a2a,
+            **judge_ep_all_to_all(a2a, system, DEFAULT_EFFICIENCY.with_overrides(params)),
+        }
     except SpecError:
         pass
     try:
         moe, v_moe = load_table(sdir, "moe", "moe_perf")
         filled = {}
-        if KERNEL_PATH_SIBLING.get(sdir, sdir) not in (sdir, *withheld):  # kernel paths its table lacks, from its predecessor's
+        if KERNEL_PATH_SIBLING.get(sdir, sdir) not in (
+            sdir,
+            *withheld,
+        ):  # kernel paths its table lacks, from its predecessor's
             sib, _ = load_table(KERNEL_PATH_SIBLING[sdir], "moe", "moe_perf")
             moe, filled = fill_missing_kernel_paths(moe, sib, MOE_KEYS, "moe_dtype", KERNEL_PATH_SIBLING[sdir])
         p_moe, reports["moe"] = fit_moe(moe, system, touched_rule=CALIBRATION_TOUCHED_RULE)
@@ -184,25 +202,40 @@ def calibrate_system(system: System, withheld: frozenset = frozenset()) -> dict:
         v_mla = mla["decode"][1]
     except SpecError:
         reports["mla"], v_mla = {"rows": 0}, None
-    prov = {"package": f"aiconfigurator-core {package_version()}", "backend": BACKEND,
-            "gemm_version": v_gemm, "attention_version": v_att, "system_dir": sdir,
-            **({"moe_version": v_moe} if v_moe else {}), **({"mla_version": v_mla} if v_mla else {}),
-            **({"withheld_tables": sorted(withheld)} if withheld else {})}
+    prov = {
+        "package": f"aiconfigurator-core {package_version()}",
+        "backend": BACKEND,
+        "gemm_version": v_gemm,
+        "attention_version": v_att,
+        "system_dir": sdir,
+        **({"moe_version": v_moe} if v_moe else {}),
+        **({"mla_version": v_mla} if v_mla else {}),
+        **({"withheld_tables": sorted(withheld)} if withheld else {}),
+    }
     return {"system": system.name, "parameters": params, "report": reports, "provenance": prov}
 
 
 #: Systems without kernel tables: the measured family whose parameters they borrow (mid), and
 #: the calibrated systems of that family (kept in the provenance; the band comes from the
 #: leave-one-system-out error, fit/loso.py).
-DERIVED_FROM = {"jalapeno": ("gb300-nvl72", ("h200", "b200", "gb200-nvl72", "gb300-nvl72")),
-                "vera-rubin-nvl72": ("gb300-nvl72", ("b200", "gb200-nvl72", "gb300-nvl72")),
-                "mi300x": ("h200", ("h100", "h200")), "mi325x": ("h200", ("h100", "h200")),
-                "mi355x": ("b200", ("h200", "b200"))}
+DERIVED_FROM = {
+    "jalapeno": ("gb300-nvl72", ("h200", "b200", "gb200-nvl72", "gb300-nvl72")),
+    "vera-rubin-nvl72": ("gb300-nvl72", ("b200", "gb200-nvl72", "gb300-nvl72")),
+    "mi300x": ("h200", ("h100", "h200")),
+    "mi325x": ("h200", ("h100", "h200")),
+    "mi355x": ("b200", ("h200", "b200")),
+}
 
 #: Parameters where a larger value is more favourable (the rest: smaller is); kernel fields
 #: (``gemm.fp8.peak_fraction``) by their last name, any op kind and format.
-_HIGHER_IS_BETTER = ("hbm_fraction", "attention_peak_fraction", "link_fraction", "in_switch_fraction",
-                     "custom_ar_fraction", "all_to_all_fraction")
+_HIGHER_IS_BETTER = (
+    "hbm_fraction",
+    "attention_peak_fraction",
+    "link_fraction",
+    "in_switch_fraction",
+    "custom_ar_fraction",
+    "all_to_all_fraction",
+)
 _HIGHER_IS_BETTER_KERNEL = ("peak_fraction", "hbm_fraction")
 
 
@@ -252,15 +285,28 @@ def derived_set(name: str, calibrated: dict[str, dict], band_error: float | None
     if name in POOLED_MOE_SYSTEMS:  # no MoE tables: the measured chips' pooled routed-expert HBM fraction
         missing = [n for n in MOE_POOL if n not in calibrated]
         if missing:
-            raise SpecError("calibrated", f"{name}'s MoE HBM fraction pools {', '.join(MOE_POOL)}; missing {', '.join(missing)}",
-                            "pass every fit/moe_transfer.MOE_POOL system's set")
+            raise SpecError(
+                "calibrated",
+                f"{name}'s MoE HBM fraction pools {', '.join(MOE_POOL)}; missing {', '.join(missing)}",
+                "pass every fit/moe_transfer.MOE_POOL system's set",
+            )
         params = with_pooled_moe(params, {n: calibrated[n]["parameters"] for n in MOE_POOL})
     mid = flatten_params(params)  # one level: gemm.fp8.peak_fraction
     low, high = band_values(mid, err)
     pooled = {"moe_hbm_pooled_over": list(MOE_POOL)} if name in POOLED_MOE_SYSTEMS else {}
-    return {"system": name, "parameters": nest_params(mid), "low": nest_params(low), "high": nest_params(high),
-            "provenance": {"derived_from": mid_name, "range_over": list(span), "band_error": float(err),
-                           "band": "leave-one-system-out end-to-end error (data/validation/loso_error.toml)", **pooled}}
+    return {
+        "system": name,
+        "parameters": nest_params(mid),
+        "low": nest_params(low),
+        "high": nest_params(high),
+        "provenance": {
+            "derived_from": mid_name,
+            "range_over": list(span),
+            "band_error": float(err),
+            "band": "leave-one-system-out end-to-end error (data/validation/loso_error.toml)",
+            **pooled,
+        },
+    }
 
 
 def _toml_value(v) -> str:
@@ -277,8 +323,11 @@ def _toml_value(v) -> str:
 
 def to_toml(cal: dict, kind: str) -> str:
     """A calibration set as TOML (scalars, then tables; nested report tables dotted)."""
-    lines = ["# Generated by `jalapeno calibrate` (fit/calibrate.py); do not edit by hand.",
-             f'system = "{cal["system"]}"', f'kind = "{kind}"']
+    lines = [
+        "# Generated by `jalapeno calibrate` (fit/calibrate.py); do not edit by hand.",
+        f'system = "{cal["system"]}"',
+        f'kind = "{kind}"',
+    ]
 
     def table(name: str, d: dict) -> None:
         flat = {k: v for k, v in d.items() if not isinstance(v, dict)}
@@ -288,6 +337,7 @@ def to_toml(cal: dict, kind: str) -> str:
         for k, v in d.items():
             if isinstance(v, dict):
                 table(f"{name}.{k}", v)
+
     for key in ("provenance", "parameters", "low", "high", "report"):
         if cal.get(key):
             table(key, cal[key])
@@ -328,8 +378,11 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise SpecError("--out-dir", f"cannot create directory {out}: {e.strerror or e}",
-                        "give a writable directory path (not a file)") from None
+        raise SpecError(
+            "--out-dir",
+            f"cannot create directory {out}: {e.strerror or e}",
+            "give a writable directory path (not a file)",
+        ) from None
     needed = set(n for n in names if n in AIC_SYSTEM_DIRS)
     # each successor's predecessor too, so that the ordering check sees both fits
     needed |= {PREDECESSOR[n] for n in list(needed) if n in PREDECESSOR}
@@ -345,13 +398,15 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     order = ordering_check({n: load_system(n) for n in measured}, {n: c["parameters"] for n, c in measured.items()})
     for n, cal in measured.items():  # each successor's comparisons go into its report
         for r in (r for r in order if r["newer"] == n):  # median time ratio newer/older per group, regime
-            grp = cal["report"].setdefault("ordering", {}).setdefault(f'vs_{r["older"]}', {})
+            grp = cal["report"].setdefault("ordering", {}).setdefault(f"vs_{r['older']}", {})
             grp.setdefault(r["group"].replace(".", "_"), {})[r["regime"].split()[0]] = r["median_ratio"]
     amd = sorted(n for n in names if n in AITER_CU)
     tables = {t: read_table(t) for t in TABLES} if amd else {}
     partial: dict[str, dict] = {}
     # a chip without fused-MoE rows borrows its donor's MoE fit (fit/amd.MOE_DONOR_SPLIT), fitted once per donor
-    donors = {d: fit_amd(load_system(d), tables, MOE_DONOR_SPLIT)[0] for d in {MOE_FROM[n] for n in amd if n in MOE_FROM}}
+    donors = {
+        d: fit_amd(load_system(d), tables, MOE_DONOR_SPLIT)[0] for d in {MOE_FROM[n] for n in amd if n in MOE_FROM}
+    }
     for n in amd:
         partial[n] = amd_overlay(n, load_system(n), derived_set(n, measured), donors.get(MOE_FROM.get(n)), tables)
     written = {"_ordering_flags": [r for r in order if r["flagged"]]}
@@ -367,7 +422,8 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
         try:
             (out / f"{n}.toml").write_text(to_toml(cal, kind))
         except OSError as e:
-            raise SpecError("--out-dir", f"cannot write {out / f'{n}.toml'}: {e.strerror or e}",
-                            "give a writable directory") from None
+            raise SpecError(
+                "--out-dir", f"cannot write {out / f'{n}.toml'}: {e.strerror or e}", "give a writable directory"
+            ) from None
         written[n] = cal
     return written

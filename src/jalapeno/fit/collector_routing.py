@@ -68,11 +68,14 @@ def power_law_alpha(distribution: str) -> float | None:
         return None
     if distribution.startswith(POWER_LAW):
         try:
-            return float(distribution[len(POWER_LAW):])
+            return float(distribution[len(POWER_LAW) :])
         except ValueError:
             pass
-    raise SpecError("moe_perf: distribution", f"unknown routing {distribution!r}",
-                    "expected 'balanced' or 'power_law_<alpha>' (aiconfigurator's collector names)")
+    raise SpecError(
+        "moe_perf: distribution",
+        f"unknown routing {distribution!r}",
+        "expected 'balanced' or 'power_law_<alpha>' (aiconfigurator's collector names)",
+    )
 
 
 def power_law_counts(u: np.ndarray, num_tokens: int, top_k: int, alpha: float) -> np.ndarray:
@@ -86,7 +89,7 @@ def power_law_counts(u: np.ndarray, num_tokens: int, top_k: int, alpha: float) -
     e = u.size
     lo, hi = (1.0, num_tokens * 0.8) if num_tokens * top_k > e else (0.01, 2.0)
     a = 1.0 - alpha
-    x = ((hi ** a - lo ** a) * u + lo ** a) ** (1.0 / a)
+    x = ((hi**a - lo**a) * u + lo**a) ** (1.0 / a)
     target = num_tokens * top_k
     c = np.round(x / x.sum() * target).astype(np.int64)
     delta = int(target - c.sum())
@@ -138,8 +141,11 @@ def collector_routing(num_tokens: int, num_experts: int, top_k: int, ep: int, di
         load = num_tokens * top_k / ep
         return float(load), float(min(math.ceil(num_experts / ep), load))
     if num_experts % ep:
-        raise SpecError("moe_perf: moe_ep_size", f"{ep} does not divide {num_experts} experts",
-                        "the collector's power-law routing needs equal ranks; drop the row")
+        raise SpecError(
+            "moe_perf: moe_ep_size",
+            f"{ep} does not divide {num_experts} experts",
+            "the collector's power-law routing needs equal ranks; drop the row",
+        )
     return _power_law_rank(int(num_tokens), int(num_experts), int(top_k), int(ep), float(alpha))
 
 
@@ -163,8 +169,9 @@ def balanced_picks(num_tokens: int, num_experts: int, top_k: int) -> np.ndarray:
     return np.floor(i * s / num_tokens + j * s).astype(np.int64) % num_experts
 
 
-def grouped_gate_picks(num_tokens: int, num_experts: int, top_k: int, n_group: int = GATE_GROUPS,
-                       topk_group: int = GATE_TOPK_GROUPS) -> np.ndarray:
+def grouped_gate_picks(
+    num_tokens: int, num_experts: int, top_k: int, n_group: int = GATE_GROUPS, topk_group: int = GATE_TOPK_GROUPS
+) -> np.ndarray:
     """(T, k) expert ids the zero-bias DeepSeek grouped gate picks from the collector's balanced logits.
 
     Score of an expert: 1 if the balanced routing picked it, else 0 (only the order matters: sigmoid is
@@ -206,5 +213,8 @@ def gated_row(kernel_source: str, num_experts: int) -> bool:
     >>> gated_row("moe_torch_flow_min_latency (imputed from b200)", 256), gated_row("moe_torch_flow_cutlass", 256)
     (True, False)
     """
-    return (str(kernel_source).startswith(MIN_LATENCY_SOURCE) and num_experts % GATE_GROUPS == 0
-            and num_experts >= 2 * GATE_GROUPS)
+    return (
+        str(kernel_source).startswith(MIN_LATENCY_SOURCE)
+        and num_experts % GATE_GROUPS == 0
+        and num_experts >= 2 * GATE_GROUPS
+    )

@@ -121,8 +121,9 @@ def check_row(rid: str, r: dict) -> RowCheck:
     expected = decode_s / (ttft + decode_s) if measured else float("nan")
     if not measured and ratio > 0:
         ttft = (1 / ratio - 1) * decode_s
-    return RowCheck(rid, float(ratio), float(expected), float(ratio / expected), float(ttft), measured,
-                    float(ttft + decode_s))
+    return RowCheck(
+        rid, float(ratio), float(expected), float(ratio / expected), float(ttft), measured, float(ttft + decode_s)
+    )
 
 
 def load_source_flags(path: str | Path | None = None) -> list[dict]:
@@ -132,13 +133,20 @@ def load_source_flags(path: str | Path | None = None) -> list[dict]:
         SpecError: the file is missing, not TOML, or an entry lacks ``match``, ``reason`` or ``source``.
     """
     columns = _points_columns()
-    return read_flag_entries(Path(path) if path else SOURCE_FLAGS, "source-flag file", columns, "cell",
-                             f"use the points CSV's column names ({', '.join(sorted(columns))})",
-                             'match = { hardware = "B200", conc = 64 }', "64")
+    return read_flag_entries(
+        Path(path) if path else SOURCE_FLAGS,
+        "source-flag file",
+        columns,
+        "cell",
+        f"use the points CSV's column names ({', '.join(sorted(columns))})",
+        'match = { hardware = "B200", conc = 64 }',
+        "64",
+    )
 
 
-def read_flag_entries(p: Path, label: str, allowed, noun: str, allowed_fix: str, example: str,
-                      number: str) -> list[dict]:
+def read_flag_entries(
+    p: Path, label: str, allowed, noun: str, allowed_fix: str, example: str, number: str
+) -> list[dict]:
     """The ``[[flag]]`` tables of a flag file ``p``, each checked: ``match`` (a non-empty table of
     ``noun`` → string or number, every key in ``allowed``), ``reason`` and ``source`` (non-empty
     strings). Shared by rule 2 here and aiconfigurator's rule C (fit/aic_quality.py): an empty match
@@ -157,29 +165,43 @@ def read_flag_entries(p: Path, label: str, allowed, noun: str, allowed_fix: str,
         raise SpecError(str(p), f"not valid TOML: {e}", "fix the file's syntax") from None
     flags = raw.get("flag", [])
     if not isinstance(flags, list) or not all(isinstance(f, dict) for f in flags):
-        raise SpecError(f"{p.name}: flag", "must be a list of [[flag]] tables",
-                        "write each flag as a [[flag]] table with match, reason and source")
+        raise SpecError(
+            f"{p.name}: flag",
+            "must be a list of [[flag]] tables",
+            "write each flag as a [[flag]] table with match, reason and source",
+        )
     kind = "column of the points CSV" if noun == "cell" else "measured-point field"
     for i, f in enumerate(flags):
         where = f"{p.name} flag {i + 1}"
         missing = {"match", "reason", "source"} - set(f)
         if missing:
-            raise SpecError(where, f"missing {sorted(missing)}", f"give match = {{{noun} = value, ...}}, reason and source")
+            raise SpecError(
+                where, f"missing {sorted(missing)}", f"give match = {{{noun} = value, ...}}, reason and source"
+            )
         match = f["match"]
         if not isinstance(match, dict) or not match:
-            raise SpecError(f"{where}: match", f"must be a non-empty table of {noun}s, got {match!r}",
-                            f"name the row(s) by their {noun}s, e.g. {example}")
+            raise SpecError(
+                f"{where}: match",
+                f"must be a non-empty table of {noun}s, got {match!r}",
+                f"name the row(s) by their {noun}s, e.g. {example}",
+            )
         unknown = sorted(set(match) - set(allowed))
         if unknown:
             raise SpecError(f"{where}: match", f"names no {kind}: {', '.join(unknown)}", allowed_fix)
         for k, v in match.items():
             if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-                raise SpecError(f"{where}: match.{k}", f"must be a string or a number, got {v!r}",
-                                f'give the {noun}\'s value, e.g. {k} = "..." or {k} = {number}')
+                raise SpecError(
+                    f"{where}: match.{k}",
+                    f"must be a string or a number, got {v!r}",
+                    f'give the {noun}\'s value, e.g. {k} = "..." or {k} = {number}',
+                )
         for k in ("reason", "source"):
             if not isinstance(f[k], str) or not f[k].strip():
-                raise SpecError(f"{where}: {k}", f"must be a non-empty string, got {f[k]!r}",
-                                "quote the source's words (reason) and where it says so (source)")
+                raise SpecError(
+                    f"{where}: {k}",
+                    f"must be a non-empty string, got {f[k]!r}",
+                    "quote the source's words (reason) and where it says so (source)",
+                )
     return flags
 
 
@@ -222,19 +244,33 @@ def quality_table(path: str | Path, flags_path: str | Path | None = None) -> pd.
         c = check_row(f"{p.stem}:{k}", r)
         why = []
         if np.isfinite(c.residual) and not RESIDUAL_BAND[0] <= c.residual <= RESIDUAL_BAND[1]:
-            why.append(f"closed-loop identity: throughput is {_times(c.residual)}x what its concurrency, TTFT and "
-                       f"TPOT allow (allowed {RESIDUAL_BAND[0]}-{RESIDUAL_BAND[1]})")
+            why.append(
+                f"closed-loop identity: throughput is {_times(c.residual)}x what its concurrency, TTFT and "
+                f"TPOT allow (allowed {RESIDUAL_BAND[0]}-{RESIDUAL_BAND[1]})"
+            )
         elif np.isfinite(c.check_ratio) and not c.ttft_measured and c.check_ratio > RATIO_MAX:
-            why.append(f"closed-loop identity: check ratio {_times(c.check_ratio)} > {RATIO_MAX} (faster than its "
-                       "own decode allows: GPU count or value suspect)")
+            why.append(
+                f"closed-loop identity: check ratio {_times(c.check_ratio)} > {RATIO_MAX} (faster than its "
+                "own decode allows: GPU count or value suspect)"
+            )
         for f in flags:
             if _matches(r, f["match"]):
                 why.append(f"source flag: {f['reason']} ({f['source']})")
-        out.append({"id": c.id, **{key: (r.get(key) or "").strip() for key in SWEEP_KEY},
-                    "concurrency": positive_num((r.get("conc") or "").strip()), "check_ratio": c.check_ratio,
-                    "expected_ratio": c.expected_ratio, "residual": c.residual, "ttft_s": c.ttft_s,
-                    "ttft_measured": c.ttft_measured, "e2e_s": c.e2e_s, "checked": bool(np.isfinite(c.check_ratio)),
-                    "flag": "; ".join(why)})
+        out.append(
+            {
+                "id": c.id,
+                **{key: (r.get(key) or "").strip() for key in SWEEP_KEY},
+                "concurrency": positive_num((r.get("conc") or "").strip()),
+                "check_ratio": c.check_ratio,
+                "expected_ratio": c.expected_ratio,
+                "residual": c.residual,
+                "ttft_s": c.ttft_s,
+                "ttft_measured": c.ttft_measured,
+                "e2e_s": c.e2e_s,
+                "checked": bool(np.isfinite(c.check_ratio)),
+                "flag": "; ".join(why),
+            }
+        )
     df = pd.DataFrame(out)
     return _sweep_rule(df)
 
@@ -250,10 +286,12 @@ def _sweep_rule(df: pd.DataFrame) -> pd.DataFrame:
             hi = b.ttft_s + IDENTITY_NOISE * b.e2e_s
             if a.ttft_s - IDENTITY_NOISE * a.e2e_s > SWEEP_TTFT_FACTOR * hi:
                 kind = "measured" if a.ttft_measured else "implied"
-                why = (f"closed-loop identity: {kind} TTFT {a.ttft_s:.2f} s at concurrency {a.concurrency:g} is "
-                       f"{a.ttft_s / max(b.ttft_s, 1e-9):.0f}x the {b.ttft_s:.2f} s of the same sweep at concurrency "
-                       f"{b.concurrency:g} (check ratio {a.check_ratio:.3f}; TTFT only grows with load: GPU "
-                       "count or value suspect)")
+                why = (
+                    f"closed-loop identity: {kind} TTFT {a.ttft_s:.2f} s at concurrency {a.concurrency:g} is "
+                    f"{a.ttft_s / max(b.ttft_s, 1e-9):.0f}x the {b.ttft_s:.2f} s of the same sweep at concurrency "
+                    f"{b.concurrency:g} (check ratio {a.check_ratio:.3f}; TTFT only grows with load: GPU "
+                    "count or value suspect)"
+                )
                 df.loc[i, "flag"] = "; ".join(x for x in (df.loc[i, "flag"], why) if x)
     return df
 

@@ -24,8 +24,9 @@ from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
 
-def best_entry(model: ModelSpec, pricer: Pricer, deployments: tuple[Deployment, ...], wl: Workload,
-               concurrency: float) -> dict:
+def best_entry(
+    model: ModelSpec, pricer: Pricer, deployments: tuple[Deployment, ...], wl: Workload, concurrency: float
+) -> dict:
     """The highest predicted throughput per chip over ``deployments`` at ``concurrency``.
 
     Returns a prediction dict (fit/validate.predict_points): ``throughput_per_chip``, ``feasible``,
@@ -63,8 +64,9 @@ def silent_mtp_entries(entries: tuple, uses_mtp: bool | None) -> tuple:
     return without or tuple(entries)
 
 
-def entry_candidates(system: str, model: str, framework: str, precision: str, isl: int, osl: int,
-                     concurrency: float | None, spec: str) -> tuple[tuple[Deployment, ...], str]:
+def entry_candidates(
+    system: str, model: str, framework: str, precision: str, isl: int, osl: int, concurrency: float | None, spec: str
+) -> tuple[tuple[Deployment, ...], str]:
     """(deployments, note) of a best-configuration row that several published entries ran at its
     concurrency (``best_entry@concurrency``), else ((), ""): deploy/engines.identified_candidates
     with the row's stated MTP use (``spec``: its ``spec`` cell, ``mtp`` / ``none`` / other = silent),
@@ -77,9 +79,13 @@ def entry_candidates(system: str, model: str, framework: str, precision: str, is
     if len(ran) < 2 or not kept:
         return (), ""
     return tuple(c.deployment() for c in kept), (
-        f"best of the {len(kept)} published entries that ran concurrency {concurrency:g}" + (
+        f"best of the {len(kept)} published entries that ran concurrency {concurrency:g}"
+        + (
             f" (of {len(ran)}: silent on MTP, the entries without MTP, as the search-space rule)"
-            if len(kept) < len(ran) else ""))
+            if len(kept) < len(ran)
+            else ""
+        )
+    )
 
 
 def with_stack_mtp(dep: Deployment | None, stack, model: str) -> Deployment | None:
@@ -110,5 +116,7 @@ def stack_mtp_note(dep: Deployment | None, stack, model: str) -> str:
     priced = with_stack_mtp(dep, stack, model)
     if dep is None or priced is dep:
         return ""
-    return (f"MTP acceptance {priced.mtp.acceptance:g} (the {stack.name} profile, data/stack_fits.toml) priced in place "
-            f"of the stated {dep.mtp.acceptance:g}")
+    return (
+        f"MTP acceptance {priced.mtp.acceptance:g} (the {stack.name} profile, data/stack_fits.toml) priced in place "
+        f"of the stated {dep.mtp.acceptance:g}"
+    )

@@ -42,8 +42,15 @@ from jalapeno.errors import SpecError
 #: The ratchet file (package data).
 THRESHOLDS = Path(__file__).resolve().parents[1] / "data" / "validation" / "fidelity_thresholds.toml"
 #: Mappings the guard predicts (module docstring).
-GUARD_MAPPINGS = ("matched", "best_entry@concurrency", "searched_best@concurrency", "searched_best",
-                  "frontier@interactivity", "frontier_peak@concurrency", "frontier_peak")
+GUARD_MAPPINGS = (
+    "matched",
+    "best_entry@concurrency",
+    "searched_best@concurrency",
+    "searched_best",
+    "frontier@interactivity",
+    "frontier_peak@concurrency",
+    "frontier_peak",
+)
 #: Metrics guarded, overall and per system.
 GUARD_METRICS = ("throughput_per_chip", "interactivity", "ttft_s")
 #: Smallest per-system group that gets its own threshold: a median of one or two points moves
@@ -52,8 +59,10 @@ MIN_GROUP = 3
 #: Issue 18's goals for the median absolute error: 8% overall for throughput per chip and
 #: interactivity, 15% per system, TTFT 20% (overall and per system). Once a figure meets its goal,
 #: the ratchet takes the threshold down to the goal (no margin above it); it never lifts one to it.
-GOALS = {"overall": {"throughput_per_chip": 0.08, "interactivity": 0.08, "ttft_s": 0.20},
-         "system": {"throughput_per_chip": 0.15, "interactivity": 0.15, "ttft_s": 0.20}}
+GOALS = {
+    "overall": {"throughput_per_chip": 0.08, "interactivity": 0.08, "ttft_s": 0.20},
+    "system": {"throughput_per_chip": 0.15, "interactivity": 0.15, "ttft_s": 0.20},
+}
 
 
 def guard_rows(points_path: str | Path | None = None) -> pd.DataFrame:
@@ -89,8 +98,7 @@ def guard_figures(rows: pd.DataFrame) -> dict:
         out["overall"][m] = {"n": len(e), "median_ape": float(np.median(np.abs(e.error)))}
         for s, g in e.groupby("system"):
             if len(g) >= MIN_GROUP:
-                out["system"].setdefault(str(s), {})[m] = {"n": len(g),
-                                                           "median_ape": float(np.median(np.abs(g.error)))}
+                out["system"].setdefault(str(s), {})[m] = {"n": len(g), "median_ape": float(np.median(np.abs(g.error)))}
     return out
 
 
@@ -106,7 +114,9 @@ def load_thresholds(path: str | Path | None = None) -> dict:
     try:
         return tomllib.loads(p.read_text())
     except FileNotFoundError:
-        raise SpecError(str(p), "threshold file not found", "restore data/validation/fidelity_thresholds.toml") from None
+        raise SpecError(
+            str(p), "threshold file not found", "restore data/validation/fidelity_thresholds.toml"
+        ) from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(p), f"not valid TOML: {e}", "fix the file's syntax") from None
 
@@ -175,15 +185,24 @@ def ratchet(figures: dict, old: dict) -> dict:
     new = {"rule": rule, "overall": {}, "system": {}}
     for m, f in figures["overall"].items():
         t = old.get("overall", {}).get(m, {})
-        new["overall"][m] = {"median_ape": min(t.get("median_ape", 1e9), round_up(f["median_ape"] + rule["overall_margin"]),
-                                               _goal_cap("overall", m, f["median_ape"])),
-                             "min_n": max(t.get("min_n", 0), f["n"])}
+        new["overall"][m] = {
+            "median_ape": min(
+                t.get("median_ape", 1e9),
+                round_up(f["median_ape"] + rule["overall_margin"]),
+                _goal_cap("overall", m, f["median_ape"]),
+            ),
+            "min_n": max(t.get("min_n", 0), f["n"]),
+        }
     for s, mets in figures["system"].items():
         for m, f in mets.items():
             t = old.get("system", {}).get(s, {}).get(m, {})
             new["system"].setdefault(s, {})[m] = {
-                "median_ape": min(t.get("median_ape", 1e9), round_up(f["median_ape"] + rule["system_margin"]),
-                                  _goal_cap("system", m, f["median_ape"]))}
+                "median_ape": min(
+                    t.get("median_ape", 1e9),
+                    round_up(f["median_ape"] + rule["system_margin"]),
+                    _goal_cap("system", m, f["median_ape"]),
+                )
+            }
     for m, t in old.get("overall", {}).items():  # a group that lost its points keeps its line (and fails)
         new["overall"].setdefault(m, t)
     for s, mets in old.get("system", {}).items():

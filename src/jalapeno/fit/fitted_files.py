@@ -48,56 +48,134 @@ class Step:
 #: the order; the first three read kernel tables only (no fit before them), fit_moe_backends.py (measured curves,
 #: needs an aiconfigurator checkout, fit/moe_backends.REPO_TABLES) is outside the chain for that reason too
 CHAIN: tuple[Step, ...] = (
-    Step("engine_allreduce", ("python", "scripts/fit_engine_allreduce.py"), "data/collectives/engine_allreduce.toml",
-         "the engines' custom_allreduce_perf tables only", ("python", "scripts/fit_engine_allreduce.py", "--check")),
-    Step("moe_kernels", ("python", "scripts/fit_moe_backend_kernels.py"), "data/moe_backend_kernels.toml",
-         "the engines' moe_perf tables only", ("python", "scripts/fit_moe_backend_kernels.py", "--check")),
-    Step("moe_floors", ("python", "scripts/fit_moe_backend_floors.py"), "data/moe_backend_floors.toml",
-         "the engines' moe_perf tables only", ("python", "scripts/fit_moe_backend_floors.py", "--check")),
+    Step(
+        "engine_allreduce",
+        ("python", "scripts/fit_engine_allreduce.py"),
+        "data/collectives/engine_allreduce.toml",
+        "the engines' custom_allreduce_perf tables only",
+        ("python", "scripts/fit_engine_allreduce.py", "--check"),
+    ),
+    Step(
+        "moe_kernels",
+        ("python", "scripts/fit_moe_backend_kernels.py"),
+        "data/moe_backend_kernels.toml",
+        "the engines' moe_perf tables only",
+        ("python", "scripts/fit_moe_backend_kernels.py", "--check"),
+    ),
+    Step(
+        "moe_floors",
+        ("python", "scripts/fit_moe_backend_floors.py"),
+        "data/moe_backend_floors.toml",
+        "the engines' moe_perf tables only",
+        ("python", "scripts/fit_moe_backend_floors.py", "--check"),
+    ),
     # Kimi K2.5's W4A16 expert forms (specs/w4a16_moe.py, on since round 41): the SM100 chips' moe_perf tables
     # only; every set with the form reads it at load, so the stack fits and everything after price with it
-    Step("w4a16_forms", ("python", "scripts/fit_w4a16_forms.py"), "data/w4a16_moe_forms.toml",
-         "the engines' int4_wo moe_perf tables only", ("python", "scripts/fit_w4a16_forms.py", "--check")),
-    Step("calibrate", ("jalapeno", "calibrate"), "data/calibration/*.toml (measured sets; derived sets' bands)",
-         "the kernel tables (aiconfigurator-core, amd-aiter tables) and data/validation/loso_error.toml",
-         ("python", "scripts/recalibrate.py", "--check-calibration")),
+    Step(
+        "w4a16_forms",
+        ("python", "scripts/fit_w4a16_forms.py"),
+        "data/w4a16_moe_forms.toml",
+        "the engines' int4_wo moe_perf tables only",
+        ("python", "scripts/fit_w4a16_forms.py", "--check"),
+    ),
+    Step(
+        "calibrate",
+        ("jalapeno", "calibrate"),
+        "data/calibration/*.toml (measured sets; derived sets' bands)",
+        "the kernel tables (aiconfigurator-core, amd-aiter tables) and data/validation/loso_error.toml",
+        ("python", "scripts/recalibrate.py", "--check-calibration"),
+    ),
     # TensorRT-LLM's measured all-to-all floor (cost/a2a_floor.py, shipped off): the trtllm_alltoall_perf tables only
-    Step("a2a_floor", ("python", "scripts/fit_a2a_floor.py"), "data/collectives/a2a_floor.toml",
-         "the engine's trtllm_alltoall_perf tables only", ("python", "scripts/fit_a2a_floor.py", "--check")),
-    Step("moe_width", ("python", "scripts/fit_moe_width.py"), "data/moe_width.toml",
-         "each system's calibrated moe half_rows (data/calibration)",
-         ("python", "scripts/fit_moe_width.py", "--check")),
-    Step("stacks", ("python", "scripts/fit_stacks.py"), "data/stack_fits.toml",
-         "end-to-end rows priced with the kernel sets and the width term",
-         ("python", "scripts/fit_stacks.py", "--check")),
-    Step("loso", ("python", "scripts/run_loso.py"), "data/validation/loso_error.toml (band_error, preferred pricer)",
-         "the kernel sets and the stack fits (refitted per left-out system)"),
-    Step("derived", ("jalapeno", "calibrate"), "data/calibration/*.toml (the derived sets' low/high bands)",
-         "band_error from data/validation/loso_error.toml",
-         ("python", "scripts/recalibrate.py", "--check-calibration")),
-    Step("sglang_rocm", ("python", "scripts/sglang_rocm_release.py"),
-         "the value of sglang-rocm's step_overhead_s rule before 0.5.12 (copied by hand into data/stacks.toml)",
-         "the ROCm stack fit (kernel_launch_s) and the AMD sets",
-         ("python", "scripts/sglang_rocm_release.py", "--check")),
-    Step("first_wave_stall", ("python", "scripts/first_wave_stall.py"),
-         "the value of sglang-rocm's first_wave_stall_s (copied by hand into data/stacks.toml)",
-         "the model's own mean - median TTFT at issue #890's points (the ROCm stack fit, sglang_rocm's rule)",
-         ("python", "scripts/first_wave_stall.py", "--check")),
-    Step("bands", ("python", "scripts/gen_measured_bands.py"), "data/validation/measured_bands.toml",
-         "every prediction (validate)", ("python", "scripts/gen_measured_bands.py", "--check")),
-    Step("golden", ("python", "scripts/make_golden.py"), "tests/golden/data/golden_cli.json",
-         "every prediction (the CLI)", ("python", "scripts/make_golden.py", "--check")),
-    Step("chip_doc", ("python", "scripts/gen_chip_doc.py"), "docs/chip.md", "the sliced-chip predictions",
-         ("python", "scripts/gen_chip_doc.py", "--check")),
-    Step("collectives_doc", ("python", "scripts/check_collectives.py"), "docs/collectives.md",
-         "the collective fits and the stack fits (its engine-all-reduce table prices each fitted stack)",
-         ("python", "scripts/check_collectives.py", "--check")),
-    Step("validation_doc", ("python", "scripts/gen_validation_doc.py"), "docs/validation.md",
-         "every prediction, the LOSO table, the stack fits; then README's trust figures by hand",
-         ("python", "scripts/gen_validation_doc.py", "--check")),
-    Step("ratchet", ("python", "scripts/fidelity_ratchet.py", "--write"),
-         "data/validation/fidelity_thresholds.toml (only ever lowered)", "the fidelity guard's figures",
-         ("python", "scripts/fidelity_ratchet.py", "--check")),
+    Step(
+        "a2a_floor",
+        ("python", "scripts/fit_a2a_floor.py"),
+        "data/collectives/a2a_floor.toml",
+        "the engine's trtllm_alltoall_perf tables only",
+        ("python", "scripts/fit_a2a_floor.py", "--check"),
+    ),
+    Step(
+        "moe_width",
+        ("python", "scripts/fit_moe_width.py"),
+        "data/moe_width.toml",
+        "each system's calibrated moe half_rows (data/calibration)",
+        ("python", "scripts/fit_moe_width.py", "--check"),
+    ),
+    Step(
+        "stacks",
+        ("python", "scripts/fit_stacks.py"),
+        "data/stack_fits.toml",
+        "end-to-end rows priced with the kernel sets and the width term",
+        ("python", "scripts/fit_stacks.py", "--check"),
+    ),
+    Step(
+        "loso",
+        ("python", "scripts/run_loso.py"),
+        "data/validation/loso_error.toml (band_error, preferred pricer)",
+        "the kernel sets and the stack fits (refitted per left-out system)",
+    ),
+    Step(
+        "derived",
+        ("jalapeno", "calibrate"),
+        "data/calibration/*.toml (the derived sets' low/high bands)",
+        "band_error from data/validation/loso_error.toml",
+        ("python", "scripts/recalibrate.py", "--check-calibration"),
+    ),
+    Step(
+        "sglang_rocm",
+        ("python", "scripts/sglang_rocm_release.py"),
+        "the value of sglang-rocm's step_overhead_s rule before 0.5.12 (copied by hand into data/stacks.toml)",
+        "the ROCm stack fit (kernel_launch_s) and the AMD sets",
+        ("python", "scripts/sglang_rocm_release.py", "--check"),
+    ),
+    Step(
+        "first_wave_stall",
+        ("python", "scripts/first_wave_stall.py"),
+        "the value of sglang-rocm's first_wave_stall_s (copied by hand into data/stacks.toml)",
+        "the model's own mean - median TTFT at issue #890's points (the ROCm stack fit, sglang_rocm's rule)",
+        ("python", "scripts/first_wave_stall.py", "--check"),
+    ),
+    Step(
+        "bands",
+        ("python", "scripts/gen_measured_bands.py"),
+        "data/validation/measured_bands.toml",
+        "every prediction (validate)",
+        ("python", "scripts/gen_measured_bands.py", "--check"),
+    ),
+    Step(
+        "golden",
+        ("python", "scripts/make_golden.py"),
+        "tests/golden/data/golden_cli.json",
+        "every prediction (the CLI)",
+        ("python", "scripts/make_golden.py", "--check"),
+    ),
+    Step(
+        "chip_doc",
+        ("python", "scripts/gen_chip_doc.py"),
+        "docs/chip.md",
+        "the sliced-chip predictions",
+        ("python", "scripts/gen_chip_doc.py", "--check"),
+    ),
+    Step(
+        "collectives_doc",
+        ("python", "scripts/check_collectives.py"),
+        "docs/collectives.md",
+        "the collective fits and the stack fits (its engine-all-reduce table prices each fitted stack)",
+        ("python", "scripts/check_collectives.py", "--check"),
+    ),
+    Step(
+        "validation_doc",
+        ("python", "scripts/gen_validation_doc.py"),
+        "docs/validation.md",
+        "every prediction, the LOSO table, the stack fits; then README's trust figures by hand",
+        ("python", "scripts/gen_validation_doc.py", "--check"),
+    ),
+    Step(
+        "ratchet",
+        ("python", "scripts/fidelity_ratchet.py", "--write"),
+        "data/validation/fidelity_thresholds.toml (only ever lowered)",
+        "the fidelity guard's figures",
+        ("python", "scripts/fidelity_ratchet.py", "--check"),
+    ),
 )
 
 
@@ -126,7 +204,9 @@ def numeric_diffs(shipped, fresh, where: str = "", rel_tol: float = REL_TOL) -> 
     if isinstance(shipped, list) and isinstance(fresh, list):
         if len(shipped) != len(fresh):
             return [f"{where}: {len(shipped)} entries shipped, {len(fresh)} in a fresh fit"]
-        return [d for i, (a, b) in enumerate(zip(shipped, fresh)) for d in numeric_diffs(a, b, f"{where}[{i}]", rel_tol)]
+        return [
+            d for i, (a, b) in enumerate(zip(shipped, fresh)) for d in numeric_diffs(a, b, f"{where}[{i}]", rel_tol)
+        ]
     if isinstance(shipped, bool) or isinstance(fresh, bool):  # True == 1 in Python; not here
         if type(shipped) is type(fresh) and shipped == fresh:
             return []
@@ -140,8 +220,9 @@ def numeric_diffs(shipped, fresh, where: str = "", rel_tol: float = REL_TOL) -> 
 
 def toml_text_diffs(shipped_text: str, fresh_text: str, name: str, rel_tol: float = REL_TOL) -> list[str]:
     """:func:`numeric_diffs` of two TOML texts, each line prefixed with ``name`` (the file)."""
-    return [f"{name}: {d}" for d in numeric_diffs(tomllib.loads(shipped_text), tomllib.loads(fresh_text),
-                                                    rel_tol=rel_tol)]
+    return [
+        f"{name}: {d}" for d in numeric_diffs(tomllib.loads(shipped_text), tomllib.loads(fresh_text), rel_tol=rel_tol)
+    ]
 
 
 def check_file(path, fresh_text: str, rel_tol: float = REL_TOL) -> int:
@@ -154,8 +235,11 @@ def check_file(path, fresh_text: str, rel_tol: float = REL_TOL) -> int:
         print(f"{path.name}: not written yet ({path}); run the script without --check to write it")
         return 1
     diffs = toml_text_diffs(path.read_text(), fresh_text, path.name, rel_tol)
-    print("\n".join(diffs) + f"\n{path.name}: differs from a fresh fit; rerun without --check" if diffs
-          else f"{path.name}: current")
+    print(
+        "\n".join(diffs) + f"\n{path.name}: differs from a fresh fit; rerun without --check"
+        if diffs
+        else f"{path.name}: current"
+    )
     return 1 if diffs else 0
 
 
@@ -186,6 +270,10 @@ def calibration_diffs(names: list[str] | None = None, rel_tol: float = REL_TOL) 
     shipped_dir = Path(str(resources.files("jalapeno") / "data" / "calibration"))
     with tempfile.TemporaryDirectory() as tmp:
         written = [n for n in calibrate_catalog(names, tmp) if not n.startswith("_")]
-        return [d for n in sorted(written)
-                for d in toml_text_diffs((shipped_dir / f"{n}.toml").read_text(),
-                                         (Path(tmp) / f"{n}.toml").read_text(), f"{n}.toml", rel_tol)]
+        return [
+            d
+            for n in sorted(written)
+            for d in toml_text_diffs(
+                (shipped_dir / f"{n}.toml").read_text(), (Path(tmp) / f"{n}.toml").read_text(), f"{n}.toml", rel_tol
+            )
+        ]

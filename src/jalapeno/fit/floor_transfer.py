@@ -66,7 +66,17 @@ def fit_backend_floors(backends=tuple(FLOOR_SOURCES)) -> list[dict]:
             d = df[(df.kernel_source == source) & df.moe_dtype.isin(list(dtypes)) & (df.moe_ep_size == ep)]
             _, rep = fit_moe(d, load_system(name), split="tokens", touched_rule="balanced", dtypes=dtypes)
             fit = next(iter(rep["formats"].values()))["fit"]
-            out.append({"backend": backend, "system": name, "floor_s": rep["kernel_floor_s"],
-                        "table": f"aiconfigurator {sdir} {framework} {version} moe_perf", "kernel_source": source,
-                        "dtype": ",".join(dtypes), "ep": ep, "rows": int(len(d)), "fit_median_ape": fit["median_ape"]})
+            out.append(
+                {
+                    "backend": backend,
+                    "system": name,
+                    "floor_s": rep["kernel_floor_s"],
+                    "table": f"aiconfigurator {sdir} {framework} {version} moe_perf",
+                    "kernel_source": source,
+                    "dtype": ",".join(dtypes),
+                    "ep": ep,
+                    "rows": int(len(d)),
+                    "fit_median_ape": fit["median_ape"],
+                }
+            )
     return out

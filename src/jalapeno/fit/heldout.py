@@ -48,12 +48,21 @@ FIT_SOURCES = ("inferencex", "aiconfigurator")
 def frontend_calibration(points: Sequence[MeasuredPoint]) -> list[MeasuredPoint]:
     """The points of ``points`` (the shipped InferenceX points) the default front end was fitted on
     (scripts/fit_frontend.py reads this function)."""
-    return [p for p in points if p.system == "h200" and p.framework == "sglang" and p.mapping == "matched"
-            and p.concurrency and p.concurrency <= FRONTEND_MAX_CONCURRENCY and p.measured.get("ttft_s")]
+    return [
+        p
+        for p in points
+        if p.system == "h200"
+        and p.framework == "sglang"
+        and p.mapping == "matched"
+        and p.concurrency
+        and p.concurrency <= FRONTEND_MAX_CONCURRENCY
+        and p.measured.get("ttft_s")
+    ]
 
 
-def split_labels(points: Sequence[MeasuredPoint], shipped_inferencex: bool = True,
-                 ttft_predicted: Collection[str] | None = None) -> dict[str, str]:
+def split_labels(
+    points: Sequence[MeasuredPoint], shipped_inferencex: bool = True, ttft_predicted: Collection[str] | None = None
+) -> dict[str, str]:
     """Point id → ``fit`` / ``held_out`` / ``none`` (module docstring) for every point of ``points``.
 
     ``points``: the points a validation loaded (InferenceX, aiconfigurator, MLPerf rows); the stack fits'
@@ -88,15 +97,20 @@ def check_held_out(held_out: bool, points_path: str | None, stack: str | None) -
     if not held_out:
         return
     if points_path is not None:
-        raise SpecError("--held-out", "cannot be combined with --points: the split is the shipped points' "
-                        "(no fit saw a file of your own, so every row of it is held out already)",
-                        "drop --held-out to judge your file's rows, or drop --points to judge the shipped "
-                        "points' held-out half")
+        raise SpecError(
+            "--held-out",
+            "cannot be combined with --points: the split is the shipped points' "
+            "(no fit saw a file of your own, so every row of it is held out already)",
+            "drop --held-out to judge your file's rows, or drop --points to judge the shipped points' held-out half",
+        )
     if stack is not None:
-        raise SpecError("--held-out", f"cannot be combined with --stack {stack}: the split is of each point's "
-                        "own profile's fit (data/stack_fits.toml), not of one profile applied to every point",
-                        "drop --stack to judge the held-out half with each point's own profile, or drop "
-                        "--held-out to price every point with that profile")
+        raise SpecError(
+            "--held-out",
+            f"cannot be combined with --stack {stack}: the split is of each point's "
+            "own profile's fit (data/stack_fits.toml), not of one profile applied to every point",
+            "drop --stack to judge the held-out half with each point's own profile, or drop "
+            "--held-out to price every point with that profile",
+        )
 
 
 def split_counts(rows) -> dict[str, int]:

@@ -33,14 +33,19 @@ def points_rows(p: Path, option: str = "--points") -> list[dict[str, str]]:
             .toml, .yaml or .parquet name), no rows, a missing column or one the shipped file does not have
             (each fix lists the columns); a row that repeats an earlier one cell for cell.
     """
-    shape = (f"a CSV file with a header row holding the columns {', '.join(POINTS_COLUMNS)} (as the shipped "
-             "src/jalapeno/data/validation/inferencex_points.csv)")
+    shape = (
+        f"a CSV file with a header row holding the columns {', '.join(POINTS_COLUMNS)} (as the shipped "
+        "src/jalapeno/data/validation/inferencex_points.csv)"
+    )
     text = read_user_text(p, "an InferenceX points CSV", "pass an InferenceX points CSV")
     head = text.lstrip()[:1]
     if head in ("{", "[") or p.suffix.lower() in (".json", ".jsonl", ".toml", ".yaml", ".yml", ".parquet"):
         kind = "JSON" if head in ("{", "[") else p.suffix.lstrip(".").upper()
-        raise SpecError(f"{option} {p.name}", f"is {kind}, not CSV: measured InferenceX points are read from CSV only",
-                        f"pass {shape}")
+        raise SpecError(
+            f"{option} {p.name}",
+            f"is {kind}, not CSV: measured InferenceX points are read from CSV only",
+            f"pass {shape}",
+        )
     rows = csv_rows(text, p.name)
     if not rows:
         raise SpecError(f"{option} {p.name}", "no data rows", f"pass {shape}, and at least one row")
@@ -76,10 +81,12 @@ def _refuse_unknown_columns(rows: list[dict[str, str]], where: str) -> None:
         if c in known or (not c and not any((r.get(c) or "").strip() for r in rows)):
             continue
         name = repr(c) if c else "an unnamed column (a header cell left empty)"
-        raise SpecError(f"{where}: columns", f"{name} is not a column of the points format{choice_hint(c, known)}: "
-                        "its cells would be dropped unread",
-                        f"rename it to one of {', '.join(known)} (the shipped inferencex_points.csv), or drop it "
-                        "(free text goes in notes)")
+        raise SpecError(
+            f"{where}: columns",
+            f"{name} is not a column of the points format{choice_hint(c, known)}: its cells would be dropped unread",
+            f"rename it to one of {', '.join(known)} (the shipped inferencex_points.csv), or drop it "
+            "(free text goes in notes)",
+        )
 
 
 def _refuse_repeated_rows(rows: list[dict[str, str]], where: str) -> None:
@@ -94,9 +101,13 @@ def _refuse_repeated_rows(rows: list[dict[str, str]], where: str) -> None:
     for line, r in enumerate(rows, start=2):
         cells = tuple((c, str(v or "").strip()) for c, v in r.items())
         if cells in seen:
-            raise SpecError(f"{where}: line {line}", f"repeats line {seen[cells]} cell for cell (the point would be "
-                            "predicted and counted twice)", "drop one of the two lines")
+            raise SpecError(
+                f"{where}: line {line}",
+                f"repeats line {seen[cells]} cell for cell (the point would be predicted and counted twice)",
+                "drop one of the two lines",
+            )
         seen[cells] = line
+
 
 #: Cells that, when given, must hold a positive finite number (conc: a closed-loop concurrency in [1, 1e6];
 #: num_gpus: a whole GPU count). num_gpus and output_tput_per_gpu are read by the data-quality rule
@@ -154,17 +165,23 @@ def bad_cell(r: dict) -> str | None:
         v = positive_num(raw)
         if key == "conc" and v is not None and 1 <= v <= MAX_CONCURRENCY and v != int(v):  # 4.5 was priced
             return f"conc {raw!r} is not a whole number of requests in flight (a closed loop holds whole requests)"
-        if (v is None or (key == "conc" and not 1 <= v <= MAX_CONCURRENCY)
-                or (key == "num_gpus" and v != int(v))):
-            need = (f"a closed-loop concurrency in [1, {MAX_CONCURRENCY:,}] (specs/workload.py)" if key == "conc"
-                    else "a whole number of GPUs >= 1" if key == "num_gpus" else "a positive finite number")
+        if v is None or (key == "conc" and not 1 <= v <= MAX_CONCURRENCY) or (key == "num_gpus" and v != int(v)):
+            need = (
+                f"a closed-loop concurrency in [1, {MAX_CONCURRENCY:,}] (specs/workload.py)"
+                if key == "conc"
+                else "a whole number of GPUs >= 1"
+                if key == "num_gpus"
+                else "a positive finite number"
+            )
             return f"{key} {raw!r} is not {need}"
         if key == "num_gpus" and v > MAX_CHIPS:  # 1e20 GPUs was priced, then flagged at a 1.2e19x identity residual
             return f"num_gpus {raw!r} is above the {MAX_CHIPS:,}-GPU plausibility bound (specs/plausibility.py)"
     tput, out = (positive_num((r.get(k) or "").strip()) for k in ("tput_per_gpu", "output_tput_per_gpu"))
     if tput and out and out > tput:  # 1e9 beside an in+out 98.83 was taken, silently
-        return (f"output_tput_per_gpu {r['output_tput_per_gpu'].strip()!r} exceeds tput_per_gpu "
-                f"{r['tput_per_gpu'].strip()!r}: the output tokens are part of the input + output throughput")
+        return (
+            f"output_tput_per_gpu {r['output_tput_per_gpu'].strip()!r} exceeds tput_per_gpu "
+            f"{r['tput_per_gpu'].strip()!r}: the output tokens are part of the input + output throughput"
+        )
     prec = (r.get("precision") or "").strip()
     if (prec.rstrip("?").split() or [""])[0].upper() not in PRECISIONS:
         return f"precision {prec!r} is not FP4 or FP8 (the formats the InferenceX rows of the catalog's models use)"
@@ -176,18 +193,24 @@ def bad_cell(r: dict) -> str | None:
         return f"disagg {disagg!r} is not 1 (disaggregated), 0 (aggregated) or blank"
     kind = r.get("point_type") or ""
     if kind not in POINT_TYPES:  # exact: fit/validate.py compares the cell as written
-        return (f"point_type {kind!r} is not one of {', '.join(POINT_TYPES[1:])} or blank"
-                f"{choice_hint(kind, POINT_TYPES[1:])}")
+        return (
+            f"point_type {kind!r} is not one of {', '.join(POINT_TYPES[1:])} or blank"
+            f"{choice_hint(kind, POINT_TYPES[1:])}"
+        )
     stat = (r.get("ttft_stat") or "").strip()
     word = re.split(r"[\s(]", stat, maxsplit=1)[0]
     if stat and word not in TTFT_STATS:
-        return (f"ttft_stat {stat!r} is not mean, median or unspecified (optionally followed by a note) or blank: "
-                f"it says whether the predicted mean or p50 TTFT is compared{choice_hint(word, TTFT_STATS)}")
+        return (
+            f"ttft_stat {stat!r} is not mean, median or unspecified (optionally followed by a note) or blank: "
+            f"it says whether the predicted mean or p50 TTFT is compared{choice_hint(word, TTFT_STATS)}"
+        )
     stat = (r.get("tpot_stat") or "").strip()  # 'p99' was compared with the predicted mean TPOT, silently
     word = re.split(r"[\s(]", stat, maxsplit=1)[0]
     if stat and word not in TTFT_STATS:
-        return (f"tpot_stat {stat!r} is not mean, median or unspecified (optionally followed by a note) or blank: "
-                f"the predicted TPOT compared with it is a mean{choice_hint(word, TTFT_STATS)}")
+        return (
+            f"tpot_stat {stat!r} is not mean, median or unspecified (optionally followed by a note) or blank: "
+            f"the predicted TPOT compared with it is a mean{choice_hint(word, TTFT_STATS)}"
+        )
     date = (r.get("date") or "").strip()
     m = DATE_CELL.match(date)
     if date and not (m and _iso(m.group(2))):
@@ -221,8 +244,11 @@ def context_overrun(model: str, isl: int, osl: int) -> str | None:
 #: repositories runs the engine release its tag names (``lmsysorg/sglang:v0.5.12-cu130`` is SGLang 0.5.12;
 #: the ROCm tags ``v0.5.19-rocm700-mi30x`` too). A runtime image of another program (Dynamo's
 #: ``ai-dynamo/tensorrtllm-runtime:0.8.1.post3``) names that program's release, not the engine's: not read.
-ENGINE_IMAGES = {"sglang": ("lmsysorg/sglang",), "vllm": ("vllm/vllm-openai",),
-                 "trt": ("nvcr.io/nvidia/tensorrt-llm/release",)}
+ENGINE_IMAGES = {
+    "sglang": ("lmsysorg/sglang",),
+    "vllm": ("vllm/vllm-openai",),
+    "trt": ("nvcr.io/nvidia/tensorrt-llm/release",),
+}
 #: The engine's name as the sources write it in a row's notes ("SGLang v0.5.7"), by framework cell
 ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "trt": "TensorRT-LLM"}
 _RELEASE = r"v?(\d+(?:\.\d+)+(?:(?:a|b|rc)\d+)?(?:\.post\d+)?)"

@@ -48,8 +48,9 @@ def unread_topology(notes) -> str | None:
     return None
 
 
-def parse_topology(text: str, moe: bool, concurrency: float | None = None,
-                   prefill_dp_attention: bool = False) -> tuple[Pool | None, Pool | None, str]:
+def parse_topology(
+    text: str, moe: bool, concurrency: float | None = None, prefill_dp_attention: bool = False
+) -> tuple[Pool | None, Pool | None, str]:
     """(prefill pool, decode/aggregated pool, note) from an InferenceX topology string.
 
     "decode N GPU EP=n" does not say how attention is split: with the concurrency known, a decode
@@ -67,7 +68,9 @@ def parse_topology(text: str, moe: bool, concurrency: float | None = None,
         if tp < 1 or ep < 1:
             return bad
         return None, Pool(Layout(tp=tp, ep=ep if moe else 1)), ""
-    m = re.match(r"prefill (\d+) workers TP(\d+) EP(\d+) DPA \((\d+) GPUs\); decode (\d+) workers TP(\d+) EP(\d+) DPA", t)
+    m = re.match(
+        r"prefill (\d+) workers TP(\d+) EP(\d+) DPA \((\d+) GPUs\); decode (\d+) workers TP(\d+) EP(\d+) DPA", t
+    )
     if m:
         pw, ptp, pep, _, dw, dtp, dep_ = (int(x) for x in m.groups())
         if min(pw, ptp, pep, dw, dtp, dep_) < 1:

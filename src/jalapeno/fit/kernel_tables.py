@@ -15,16 +15,28 @@ from jalapeno.errors import SpecError
 from jalapeno.specs.engine_versions import version_key
 
 #: catalog system → aiconfigurator system folder
-AIC_SYSTEM_DIRS = {"a100-sxm": "a100_sxm", "h100": "h100_sxm", "h200": "h200_sxm", "b200": "b200_sxm", "b300": "b300_sxm",
-                   "gb200-nvl72": "gb200", "gb300-nvl72": "gb300"}
+AIC_SYSTEM_DIRS = {
+    "a100-sxm": "a100_sxm",
+    "h100": "h100_sxm",
+    "h200": "h200_sxm",
+    "b200": "b200_sxm",
+    "b300": "b300_sxm",
+    "gb200-nvl72": "gb200",
+    "gb300-nvl72": "gb300",
+}
 #: aiconfigurator GEMM dtype → (our compute format, weight bytes/elem, activation bytes/elem)
 #: (NVFP4: 16-element blocks with an FP8 scale, 0.5625 B/elem; MXFP4: 32-element blocks with an
 #: E8M0 scale, 0.53125 B/elem — AMD's aiter tables). ``fp8`` is TensorRT-LLM's per-tensor FP8 GEMM
 #: (and aiter's per-token x per-channel one), ``fp8_block`` the 1x128 / 128x128 block-scale GEMM;
 #: each fits its own entry (:data:`GEMM_DTYPE_KEYS`). The 128x128 blocks' fp32 scales add 32 bits
 #: per 16,384 weights (specs/formats.py): under 0.03% of the bytes, not counted here.
-GEMM_DTYPES = {"bfloat16": ("bf16", 2.0, 2.0), "fp8": ("fp8", 1.0, 1.0), "fp8_block": ("fp8", 1.0, 1.0),
-               "nvfp4": ("fp4", 0.5625, 0.5625), "mxfp4": ("fp4", 0.53125, 0.53125)}
+GEMM_DTYPES = {
+    "bfloat16": ("bf16", 2.0, 2.0),
+    "fp8": ("fp8", 1.0, 1.0),
+    "fp8_block": ("fp8", 1.0, 1.0),
+    "nvfp4": ("fp4", 0.5625, 0.5625),
+    "mxfp4": ("fp4", 0.53125, 0.53125),
+}
 #: MoE table dtypes the ``moe[fmt]`` entries are fitted on (keyed by compute format): the GEMM
 #: dtypes less per-tensor ``fp8`` — FP8 routed experts are block-scaled in the checkpoints the
 #: catalog serves (DeepSeek-V3/R1, Qwen3-235B-A22B-FP8), so ``moe[fp8]`` stays the ``fp8_block`` kernels'
@@ -41,6 +53,8 @@ def gemm_key(dtype: str) -> str:
     ('fp8_block', 'fp8', 'fp4')
     """
     return GEMM_DTYPE_KEYS.get(dtype, GEMM_DTYPES[dtype][0])
+
+
 BACKEND = "trtllm"
 #: The backend version aiconfigurator-core 0.12.0 marks "current" (systems/query_versions.yaml);
 #: tables are read from it when present, else from the newest version that has them.
@@ -51,8 +65,9 @@ def _root():
     try:
         return resources.files("aiconfigurator_core") / "systems"
     except ModuleNotFoundError:
-        raise SpecError("aiconfigurator", "the aiconfigurator-core package is not installed",
-                        'pip install -e ".[calibrate]"') from None
+        raise SpecError(
+            "aiconfigurator", "the aiconfigurator-core package is not installed", 'pip install -e ".[calibrate]"'
+        ) from None
 
 
 def package_version() -> str:
@@ -118,8 +133,11 @@ def load_repo_table(repo: str, system_dir: str, family: str, name: str, backend:
 
     f = Path(repo).joinpath(*REPO_DATA, system_dir, family, backend, version, f"{name}.parquet")
     if not f.is_file():
-        raise SpecError("aic_repo", f"no {f.relative_to(repo) if f.is_relative_to(repo) else f} in {repo}",
-                        "pass a checkout of github.com/ai-dynamo/aiconfigurator that has it (e.g. commit 095f58a51)")
+        raise SpecError(
+            "aic_repo",
+            f"no {f.relative_to(repo) if f.is_relative_to(repo) else f} in {repo}",
+            "pass a checkout of github.com/ai-dynamo/aiconfigurator that has it (e.g. commit 095f58a51)",
+        )
     return pd.read_parquet(f)
 
 
@@ -150,8 +168,9 @@ KERNEL_PATH_SIBLING = {"b300_sxm": "b200_sxm", "gb300": "gb200"}
 A2A_FABRIC_SIBLING = {"gb300": "gb200"}
 
 
-def fill_missing_kernel_paths(df: pd.DataFrame, sibling: pd.DataFrame, keys: list[str], dtype_col: str,
-                              sibling_name: str) -> tuple[pd.DataFrame, dict]:
+def fill_missing_kernel_paths(
+    df: pd.DataFrame, sibling: pd.DataFrame, keys: list[str], dtype_col: str, sibling_name: str
+) -> tuple[pd.DataFrame, dict]:
     """``df`` with the kernel paths (``kernel_source``) its sibling's table has and it lacks.
 
     For each dtype and each kernel source present in ``sibling`` but absent from ``df``: the
@@ -177,15 +196,17 @@ def fill_missing_kernel_paths(df: pd.DataFrame, sibling: pd.DataFrame, keys: lis
             miss = bd[bd.kernel_source == src].drop(columns="kernel_source")
             best, ref = None, None
             for r in sorted(have & need):
-                j = miss.merge(bd[bd.kernel_source == r].drop(columns="kernel_source"), on=keys,
-                               suffixes=("", "_ref")).merge(ad[ad.kernel_source == r].drop(columns="kernel_source"),
-                                                            on=keys, suffixes=("", "_own"))
+                j = miss.merge(
+                    bd[bd.kernel_source == r].drop(columns="kernel_source"), on=keys, suffixes=("", "_ref")
+                ).merge(ad[ad.kernel_source == r].drop(columns="kernel_source"), on=keys, suffixes=("", "_own"))
                 if best is None or len(j) > len(best):
                     best, ref = j, r
             if best is None or best.empty:
                 continue
-            imp = best[keys].assign(kernel_source=f"{src} (imputed from {sibling_name})",
-                                    latency=best.latency_own * best.latency / best.latency_ref)
+            imp = best[keys].assign(
+                kernel_source=f"{src} (imputed from {sibling_name})",
+                latency=best.latency_own * best.latency / best.latency_ref,
+            )
             added.append(imp)
             report.setdefault(str(dt), {})[src] = {"reference": ref, "rows": int(len(imp))}
     if not added:

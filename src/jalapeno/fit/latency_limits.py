@@ -48,8 +48,9 @@ REFINE_DEPLOYMENTS = 4
 LADDER = 81
 
 
-def peak_within_limits(model, pricer, wl, sweep, tpot_limit_s: float | None,
-                       ttft_limit_s: float | None, run=None, run_chips: int = 0) -> tuple[float, float]:
+def peak_within_limits(
+    model, pricer, wl, sweep, tpot_limit_s: float | None, ttft_limit_s: float | None, run=None, run_chips: int = 0
+) -> tuple[float, float]:
     """Highest throughput per chip (tok/s) of the ``sweep``'s (analysis/sweep.SweepResult) feasible
     points with Poisson p99 TPOT <= ``tpot_limit_s`` (serve/tpot_tail.poisson_tpot_s; the mean within it
     pre-selects) and Poisson p99 TTFT <= ``ttft_limit_s`` (s), and
@@ -84,7 +85,7 @@ def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
     best = (0.0, float("inf"), -1, 1.0)
     failed: list[np.ndarray] = []
     for start in range(0, idx.size, ROUND):
-        blk = idx[start:start + ROUND]
+        blk = idx[start : start + ROUND]
         if pts.throughput_per_chip[blk[0]] <= best[0]:  # a factor is <= 1: no later point can do better
             break
         p99 = np.full(blk.size, np.inf)
@@ -94,13 +95,17 @@ def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
         tpot99 = np.full(blk.size, np.inf)
         for d in np.unique(sweep.dep_index[blk]):
             sel = sweep.dep_index[blk] == d
-            tpot99[sel] = poisson_tpot_s(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]), arrival_k=arrival_k)
+            tpot99[sel] = poisson_tpot_s(
+                model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]), arrival_k=arrival_k
+            )
         within = (p99 <= ttft_limit_s) & (tpot99 <= tpot_limit_s)
         meet = np.flatnonzero(within)
         failed.append(blk[~within])
         if meet.size and not priced:  # blk is sorted best first: the first that meets is the best
-            return ((float(pts.throughput_per_chip[blk[meet[0]]]), float(p99[meet[0]]), int(blk[meet[0]]), 1.0),
-                    np.concatenate(failed))
+            return (
+                (float(pts.throughput_per_chip[blk[meet[0]]]), float(p99[meet[0]]), int(blk[meet[0]]), 1.0),
+                np.concatenate(failed),
+            )
         for d in np.unique(sweep.dep_index[blk[meet]]):
             sel = meet[sweep.dep_index[blk[meet]] == d]
             f = server_run_factors(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]), run, run_chips)
@@ -135,7 +140,9 @@ def _refine(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
         b_hi = float(pts.decode_batch[sel].min())
         own = pts.decode_batch[sweep.dep_index == d]
         below = own[own < b_hi]
-        cands.append((-float(pts.throughput_per_chip[sel].max()), int(d), float(below.max()) if below.size else 1.0, b_hi))
+        cands.append(
+            (-float(pts.throughput_per_chip[sel].max()), int(d), float(below.max()) if below.size else 1.0, b_hi)
+        )
     priced = run is not None and wl.spread is not None
     for _, d, b_lo, b_hi in sorted(cands)[:REFINE_DEPLOYMENTS]:
         if not b_hi > b_lo:
@@ -143,8 +150,12 @@ def _refine(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
         dep = sweep.deployments[d]
         ladder = np.geomspace(b_lo, b_hi, REFINE + 2)[1:-1]
         cand = aggregated_by_batch(model, pricer, dep, wl, ladder)
-        ok = np.flatnonzero(cand.feasible & (cand.tpot_s <= tpot_limit_s) & np.isfinite(cand.throughput_per_chip)
-                            & (cand.throughput_per_chip > best[0]))
+        ok = np.flatnonzero(
+            cand.feasible
+            & (cand.tpot_s <= tpot_limit_s)
+            & np.isfinite(cand.throughput_per_chip)
+            & (cand.throughput_per_chip > best[0])
+        )
         if not ok.size:
             continue
         sub = cand.take(ok)
@@ -183,8 +194,9 @@ def server_run_factors(model, pricer, dep, wl, pts, run, run_chips: int) -> np.n
         rate = float(pts.request_rate_per_s[i]) * ((run_chips / chips[i]) if run_chips > 0 else 1.0)
         if not rate > 0 or not np.isfinite(rate):
             continue
-        out[i] = server_run_factor(wl.spread.osl_tokens, run.queries(rate), rate, batch[i], grid, tau,
-                                   ttft_s=float(pts.ttft_s[i]))
+        out[i] = server_run_factor(
+            wl.spread.osl_tokens, run.queries(rate), rate, batch[i], grid, tau, ttft_s=float(pts.ttft_s[i])
+        )
     return out
 
 
@@ -196,8 +208,17 @@ def dealt_instances(dep, run) -> int:
     return int(dep.decode.workers) if run is not None and run.round_robin and dep.prefill is None else 1
 
 
-def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_limit_s: float | None,
-                         ttft_limit_s: float | None, run=None, refine: bool = True) -> dict:
+def engine_within_limits(
+    model,
+    pricer,
+    dep,
+    wl,
+    max_concurrency: float,
+    tpot_limit_s: float | None,
+    ttft_limit_s: float | None,
+    run=None,
+    refine: bool = True,
+) -> dict:
     """The best load of one declared deployment ``dep`` within the limits: its highest throughput per chip
     (tok/s) over :data:`LADDER` steady-state (open-loop) concurrencies, geometric from 1 to ``max_concurrency``
     (the whole deployment's slots) — per instance for an aggregated ``dep`` of ``workers`` identical instances
@@ -225,7 +246,9 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     if not max_concurrency >= 1:
         raise SpecError("max_concurrency", f"{max_concurrency!r} slots", "give the engine's slots (>= 1 request)")
     w = dep.decode.workers if dep.prefill is None else 1  # a disaggregated deployment is priced whole
-    one = dep if dep.prefill is not None else dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
+    one = (
+        dep if dep.prefill is not None else dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
+    )
     ladder = np.unique(np.geomspace(1.0, max(max_concurrency / w, 1.0), LADDER))
     pts = serve_at_concurrency(model, pricer, one, wl, ladder, idle_start=False)
     sw = SweepResult(model.name, "", wl, dep.precision.name, pts, [one], np.zeros(len(pts), dtype=int))
@@ -241,11 +264,23 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
             y, p99, f, ladder, i = y2, p2, f2, fine, j
     if y <= 0:  # the arrivals the limits were checked under: the harness's round-robin dealt them k ways (round 43)
         arrivals = "Poisson" if k == 1 else f"round-robin (every {k}th Poisson arrival an instance)"
-        return {"throughput_per_chip": 0.0, "ttft_p99_s": p99, "concurrency": float("nan"), "feasible": False,
-                "reason": f"the submitted engine has no load with {arrivals} p99 TPOT <= {tpot_limit_s:g} s and "
-                          f"p99 TTFT <= {ttft_limit_s:g} s", "run_factor": 1.0}
-    return {"throughput_per_chip": y, "ttft_p99_s": p99, "concurrency": float(ladder[i] * w), "feasible": True,
-            "reason": "", "run_factor": f}
+        return {
+            "throughput_per_chip": 0.0,
+            "ttft_p99_s": p99,
+            "concurrency": float("nan"),
+            "feasible": False,
+            "reason": f"the submitted engine has no load with {arrivals} p99 TPOT <= {tpot_limit_s:g} s and "
+            f"p99 TTFT <= {ttft_limit_s:g} s",
+            "run_factor": 1.0,
+        }
+    return {
+        "throughput_per_chip": y,
+        "ttft_p99_s": p99,
+        "concurrency": float(ladder[i] * w),
+        "feasible": True,
+        "reason": "",
+        "run_factor": f,
+    }
 
 
 def peak_within_tpot(points, tpot_limit_s: float | None) -> float:
@@ -258,7 +293,10 @@ def peak_within_tpot(points, tpot_limit_s: float | None) -> float:
         SpecError: no limit given.
     """
     if tpot_limit_s is None or not tpot_limit_s > 0:
-        raise SpecError("tpot_limit_s", f"{tpot_limit_s!r} is not a TPOT limit",
-                        "give the benchmark rules' p99 TPOT limit in seconds")
+        raise SpecError(
+            "tpot_limit_s",
+            f"{tpot_limit_s!r} is not a TPOT limit",
+            "give the benchmark rules' p99 TPOT limit in seconds",
+        )
     ok = points.feasible & (points.tpot_s <= tpot_limit_s) & np.isfinite(points.throughput_per_chip)
     return float(points.throughput_per_chip[ok].max()) if ok.any() else 0.0

@@ -36,8 +36,14 @@ from jalapeno.specs.calibration import SAME_SILICON, withheld_systems  # noqa: F
 
 #: held-out system → the measured system whose set it borrows (another chip: Hopper borrows
 #: Blackwell, Blackwell borrows Blackwell Ultra and back, in the same board form)
-LOSO_DONOR = {"h100": "b200", "h200": "b200", "b200": "b300", "gb200-nvl72": "gb300-nvl72",
-              "b300": "b200", "gb300-nvl72": "gb200-nvl72"}
+LOSO_DONOR = {
+    "h100": "b200",
+    "h200": "b200",
+    "b200": "b300",
+    "gb200-nvl72": "gb300-nvl72",
+    "b300": "b200",
+    "gb300-nvl72": "gb200-nvl72",
+}
 #: metrics pooled into a system's LOSO error: TPOT and throughput per chip (interactivity is 1/TPOT
 #: of the same rows, so it would count them twice; TTFT is dominated by the front-end and queue
 #: terms, not by the kernel parameters a borrowed set replaces)
@@ -80,9 +86,16 @@ def loso_set(name: str) -> dict:
 
     withheld, out = withheld_tables(name), withheld_systems(name)
     pool = {n: calibrate_system(load_system(n), withheld)["parameters"] for n in MOE_POOL if n not in out}
-    return {"system": name, "parameters": with_pooled_moe(pool[donor], pool),
-            "provenance": {"derived_from": donor, "left_out": name, "withheld_tables": sorted(withheld),
-                           "moe_hbm_pooled_over": sorted(pool)}}
+    return {
+        "system": name,
+        "parameters": with_pooled_moe(pool[donor], pool),
+        "provenance": {
+            "derived_from": donor,
+            "left_out": name,
+            "withheld_tables": sorted(withheld),
+            "moe_hbm_pooled_over": sorted(pool),
+        },
+    }
 
 
 def pooled_error(rows: pd.DataFrame) -> dict:
@@ -93,12 +106,17 @@ def pooled_error(rows: pd.DataFrame) -> dict:
         return {"n": 0, "median_ape": float("nan"), "p90_ape": float("nan"), "bias": float("nan")}
     e = d.error.to_numpy()
     speed = np.where(d.metric.to_numpy() == "tpot_s", 1.0 / (1.0 + e) - 1.0, e)
-    return {"n": int(e.size), "median_ape": float(np.median(np.abs(e))),
-            "p90_ape": float(np.percentile(np.abs(e), 90)), "bias": float(np.median(speed))}
+    return {
+        "n": int(e.size),
+        "median_ape": float(np.median(np.abs(e))),
+        "p90_ape": float(np.percentile(np.abs(e), 90)),
+        "bias": float(np.median(speed)),
+    }
 
 
-def run_loso(out_dir: Path, systems: tuple[str, ...] | None = None, on_progress=None,
-             refit_stacks: bool = True) -> dict[str, dict]:
+def run_loso(
+    out_dir: Path, systems: tuple[str, ...] | None = None, on_progress=None, refit_stacks: bool = True
+) -> dict[str, dict]:
     """Predict each held-out system's measured points with its borrowed set.
 
     Writes the borrowed sets to ``out_dir/<system>.toml`` (a calibration directory) and returns,

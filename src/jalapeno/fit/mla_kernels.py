@@ -88,10 +88,14 @@ def mla_model_s(system: System, phase: str, table, fmt: str, eta_f, eta_m, t0) -
     so the reported ``kernel_floor_s`` is the value that parameter takes; for prefill as the launch."""
     fam = MLA_TABLES[phase][0]
     if phase == "decode":
-        return priced_s(system, table, {**kernel_params(fam, fmt, peak_fraction=eta_f, hbm_fraction=eta_m,
-                                                        floor_s=t0), "kernel_launch_s": 0.0})
-    return priced_s(system, table, {**kernel_params(fam, fmt, peak_fraction=eta_f, hbm_fraction=eta_m),
-                                    "kernel_launch_s": t0})
+        return priced_s(
+            system,
+            table,
+            {**kernel_params(fam, fmt, peak_fraction=eta_f, hbm_fraction=eta_m, floor_s=t0), "kernel_launch_s": 0.0},
+        )
+    return priced_s(
+        system, table, {**kernel_params(fam, fmt, peak_fraction=eta_f, hbm_fraction=eta_m), "kernel_launch_s": t0}
+    )
 
 
 def fit_mla_phase(df: pd.DataFrame, system: System, phase: str, attention) -> tuple[dict, dict]:
@@ -127,13 +131,17 @@ def fit_mla_phase(df: pd.DataFrame, system: System, phase: str, attention) -> tu
         eta, t0 = _sig(sol.x[0]), math.exp(sol.x[2])
         em = min(_sig(sol.x[1]), 0.95) if with_hbm else None
         params.update(kernel_params(MLA_TABLES[phase][0], fmt, peak_fraction=eta, hbm_fraction=em))
-        rep = {"kv_cache_dtype": kv_dtype, "fit": _ape(mla_model_s(system, phase, tab, fmt, eta, em, t0), t),
-               "kernel_floor_s": t0}
+        rep = {
+            "kv_cache_dtype": kv_dtype,
+            "fit": _ape(mla_model_s(system, phase, tab, fmt, eta, em, t0), t),
+            "kernel_floor_s": t0,
+        }
         if len(test):
             ttab = mla_table(phase, test, fmt, kv_name, attention)
             rep["held_out_largest_context"] = {
                 ctx_col: int(test[ctx_col].iloc[0]),
-                **_ape(mla_model_s(system, phase, ttab, fmt, eta, em, t0), test.latency.to_numpy(float) * 1e-3)}
+                **_ape(mla_model_s(system, phase, ttab, fmt, eta, em, t0), test.latency.to_numpy(float) * 1e-3),
+            }
         report[fmt] = rep
     return params, report
 

@@ -33,11 +33,15 @@ def server_runs(path: str | Path | None = None) -> dict[str, dict]:
     p = Path(path or DEFAULT_SERVER_RUNS)
     if str(p) not in _RUNS:
         if not p.is_file():
-            raise SpecError(str(p), "file not found", "pass the Server run settings CSV (id,min_duration_s,min_query_count,...)")
+            raise SpecError(
+                str(p), "file not found", "pass the Server run settings CSV (id,min_duration_s,min_query_count,...)"
+            )
         with p.open(newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
         if not rows:
-            raise SpecError(p.name, "no rows", "give one row per Server / Interactive result (mlperf_server_runs.csv format)")
+            raise SpecError(
+                p.name, "no rows", "give one row per Server / Interactive result (mlperf_server_runs.csv format)"
+            )
         missing = {"id", "min_duration_s", "min_query_count", "source"} - set(rows[0])
         if missing:
             raise SpecError(f"{p.name}: columns", f"missing {sorted(missing)}", "use the mlperf_server_runs.csv format")
@@ -66,9 +70,13 @@ def server_run(key: str, samples: int, path: str | Path | None = None) -> Server
         dur, count = float(r["min_duration_s"] or "nan"), float(r["min_query_count"] or "nan")
         if not count.is_integer():
             raise ValueError
-        return ServerRun(samples, dur, int(count), f"inference_results_v5.1 @965182b {r['source']}mlperf_log_detail.txt")
+        return ServerRun(
+            samples, dur, int(count), f"inference_results_v5.1 @965182b {r['source']}mlperf_log_detail.txt"
+        )
     except (ValueError, TypeError, OverflowError, SpecError) as e:
         field = e.field if isinstance(e, SpecError) else "min_duration_s / min_query_count"
-        raise SpecError(f"{where}.{field}", f"{r.get('min_duration_s')!r} s, {r.get('min_query_count')!r} queries",
-                        "give the log's effective_min_duration_ms / 1000 (> 0) and effective_min_query_count "
-                        "(a whole number >= 1)") from None
+        raise SpecError(
+            f"{where}.{field}",
+            f"{r.get('min_duration_s')!r} s, {r.get('min_query_count')!r} queries",
+            "give the log's effective_min_duration_ms / 1000 (> 0) and effective_min_query_count (a whole number >= 1)",
+        ) from None

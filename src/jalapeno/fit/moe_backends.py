@@ -68,8 +68,12 @@ MIN_EP: dict[str, int] = {"cutedsl": 2}
 SYSTEM_DIRS: dict[str, str] = {"b200": "b200_sxm", "gb200-nvl72": "gb200", "h100": "h100_sxm", "h200": "h200_sxm"}
 #: per system, table formats shipped → the op's compute format (NVFP4: what the Blackwell recipes naming a backend
 #: serve; FP8 block scale: the Hopper checkpoints' routed experts, Qwen3-235B-A22B-FP8 and DeepSeek-R1)
-DTYPES: dict[str, dict[str, str]] = {"b200": {"nvfp4": "fp4"}, "gb200-nvl72": {"nvfp4": "fp4"},
-                                     "h100": {"fp8_block": "fp8"}, "h200": {"fp8_block": "fp8"}}
+DTYPES: dict[str, dict[str, str]] = {
+    "b200": {"nvfp4": "fp4"},
+    "gb200-nvl72": {"nvfp4": "fp4"},
+    "h100": {"fp8_block": "fp8"},
+    "h200": {"fp8_block": "fp8"},
+}
 #: expert-TP sizes shipped (the recipes that name a backend run MoE TP1)
 MOE_TP = (1,)
 #: per system, expert-TP sizes shipped where they differ from :data:`MOE_TP`: on Hopper the rows that take the
@@ -94,11 +98,17 @@ def _tables(name: str, repo: str | None) -> dict[str, tuple]:
     """backend → (table, its label) for one system: the package's TRT-LLM table, and each of
     :data:`REPO_TABLES` from the checkout ``repo`` (left out when ``repo`` is None)."""
     df, version = load_table(SYSTEM_DIRS[name], "moe", "moe_perf")
-    out = {b: (df, f"aiconfigurator {SYSTEM_DIRS[name]} moe_perf {version}") for b in BACKEND_SOURCES if b not in REPO_TABLES}
+    out = {
+        b: (df, f"aiconfigurator {SYSTEM_DIRS[name]} moe_perf {version}")
+        for b in BACKEND_SOURCES
+        if b not in REPO_TABLES
+    }
     if repo is not None and "nvfp4" in DTYPES[name]:  # the checkout's tables are NVFP4 (Blackwell)
         for b, (framework, ver, commit) in REPO_TABLES.items():
-            out[b] = (load_repo_table(repo, SYSTEM_DIRS[name], "moe", "moe_perf", framework, ver),
-                      f"aiconfigurator @{commit} {SYSTEM_DIRS[name]} {framework} {ver} moe_perf")
+            out[b] = (
+                load_repo_table(repo, SYSTEM_DIRS[name], "moe", "moe_perf", framework, ver),
+                f"aiconfigurator @{commit} {SYSTEM_DIRS[name]} {framework} {ver} moe_perf",
+            )
     return out
 
 
@@ -122,20 +132,39 @@ def measured_curves(systems=tuple(SYSTEM_DIRS), repo: str | None = None) -> tupl
             n = 0
             for k, g in d.groupby(keys):
                 dtype, h, inter, e, top, tp, ep = k
-                if ((int(h), int(inter), int(e), int(top)) not in shapes or int(tp) not in MOE_TP_OF.get(name, MOE_TP)
-                        or int(ep) < MIN_EP.get(backend, 1)):
+                if (
+                    (int(h), int(inter), int(e), int(top)) not in shapes
+                    or int(tp) not in MOE_TP_OF.get(name, MOE_TP)
+                    or int(ep) < MIN_EP.get(backend, 1)
+                ):
                     continue
                 g = g.groupby("num_tokens", as_index=False).latency.min().sort_values("num_tokens")
                 if len(g) < MIN_POINTS:
                     continue
-                curves.append({"system": name, "backend": backend, "fmt": dtypes[dtype], "hidden": int(h),
-                               "inter": int(inter), "experts": int(e), "top_k": int(top), "moe_tp": int(tp),
-                               "ep": int(ep), "table": table, "tokens": [int(x) for x in g.num_tokens],
-                               "latency_ms": [float(x) for x in g.latency]})
+                curves.append(
+                    {
+                        "system": name,
+                        "backend": backend,
+                        "fmt": dtypes[dtype],
+                        "hidden": int(h),
+                        "inter": int(inter),
+                        "experts": int(e),
+                        "top_k": int(top),
+                        "moe_tp": int(tp),
+                        "ep": int(ep),
+                        "table": table,
+                        "tokens": [int(x) for x in g.num_tokens],
+                        "latency_ms": [float(x) for x in g.latency],
+                    }
+                )
                 n += 1
             if n:
-                report.setdefault(name, {})[backend] = {"table": table, "kernel_source": list(sources),
-                                                        "distribution": "balanced", "curves": n}
+                report.setdefault(name, {})[backend] = {
+                    "table": table,
+                    "kernel_source": list(sources),
+                    "distribution": "balanced",
+                    "curves": n,
+                }
     for name, backend in MXFP4_TABLES:
         got, rep = mxfp4_curves(name, backend, shapes)
         curves += got
@@ -207,11 +236,31 @@ def mxfp4_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
     df, version = load_table(sdir, "moe", "moe_perf")
     table = f"aiconfigurator {sdir} moe_perf {version}"
     got = _balanced_curves(df, (MXFP4_SOURCE,), dtype, shapes)
-    curves = [{"system": name, "backend": backend, "fmt": fmt, "weights": "mxfp4", "hidden": h, "inter": inter,
-               "experts": e, "top_k": top, "moe_tp": tp, "ep": ep, "table": table, "tokens": tokens, "latency_ms": lat}
-              for (h, inter, e, top, tp, ep), (tokens, lat) in sorted(got.items())]
-    report = {"dtype": dtype, "table": table, "kernel_source": [MXFP4_SOURCE], "curves": len(curves),
-              "distribution": "balanced"}
+    curves = [
+        {
+            "system": name,
+            "backend": backend,
+            "fmt": fmt,
+            "weights": "mxfp4",
+            "hidden": h,
+            "inter": inter,
+            "experts": e,
+            "top_k": top,
+            "moe_tp": tp,
+            "ep": ep,
+            "table": table,
+            "tokens": tokens,
+            "latency_ms": lat,
+        }
+        for (h, inter, e, top, tp, ep), (tokens, lat) in sorted(got.items())
+    ]
+    report = {
+        "dtype": dtype,
+        "table": table,
+        "kernel_source": [MXFP4_SOURCE],
+        "curves": len(curves),
+        "distribution": "balanced",
+    }
     return curves, report
 
 
@@ -241,14 +290,36 @@ def mxfp4_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
 #: ``int4``, Kimi K2.5's group size 32; a named assumption for the collector's checkpoint, which its table does not
 #: state: it moves only the weight-bound, small-load part of the fit).
 KERNEL_BACKENDS: dict[tuple[str, str], tuple[str, str, str, dict, int]] = {
-    ("h100", "marlin"): ("h100_sxm", "vllm", "vllm_compressedtensorsw4a4mxfp4moe_marlin_marlinexperts_situ_as_silu",
-                         {"w4a16_mxfp4": ("bf16", 0.53125, 2.0)}, 1),
+    ("h100", "marlin"): (
+        "h100_sxm",
+        "vllm",
+        "vllm_compressedtensorsw4a4mxfp4moe_marlin_marlinexperts_situ_as_silu",
+        {"w4a16_mxfp4": ("bf16", 0.53125, 2.0)},
+        1,
+    ),
     ("h200", "triton"): ("h200_sxm", "trtllm", "moe_torch_flow", {"w4a16_mxfp4": ("bf16", 0.53125, 2.0)}, 1),
-    ("h200", "marlin"): ("h200_sxm", "vllm", "vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts",
-                         {"int4_wo": ("bf16", 0.5625, 2.0)}, 1),
-    **{(name, "marlin"): (sdir, "vllm", "vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts",
-                          {"int4_wo": ("bf16", 0.5625, 2.0)}, 1)
-       for name, sdir in (("b200", "b200_sxm"), ("b300", "b300_sxm"), ("gb200-nvl72", "gb200"), ("gb300-nvl72", "gb300"))},
+    ("h200", "marlin"): (
+        "h200_sxm",
+        "vllm",
+        "vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts",
+        {"int4_wo": ("bf16", 0.5625, 2.0)},
+        1,
+    ),
+    **{
+        (name, "marlin"): (
+            sdir,
+            "vllm",
+            "vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts",
+            {"int4_wo": ("bf16", 0.5625, 2.0)},
+            1,
+        )
+        for name, sdir in (
+            ("b200", "b200_sxm"),
+            ("b300", "b300_sxm"),
+            ("gb200-nvl72", "gb200"),
+            ("gb300-nvl72", "gb300"),
+        )
+    },
 }
 #: backends whose fitted per-layer floor is priced (written ``floor_applied = true``): the measured block
 #: has a fixed cost no load removes. Triton on H200: 71-79 µs per layer at 1 token at every EP size
@@ -260,8 +331,16 @@ KERNEL_BACKENDS: dict[tuple[str, str], tuple[str, str, str, dict, int]] = {
 #: block-alignment and reduction kernels around the two Marlin GEMMs) 0.112 / 0.105 ms. H100's MXFP4 Marlin
 #: floor (65 µs) is reported, not applied, as for every NVIDIA efficiency set (docs/model.md §8.6). B300 / GB200 / GB300's
 #: Marlin floors are their own tables' (47-50 µs, data/moe_backend_kernels.toml), priced as B200's.
-FLOOR_APPLIED = frozenset({("h200", "triton"), ("h200", "marlin"), ("b200", "marlin"), ("b300", "marlin"),
-                           ("gb200-nvl72", "marlin"), ("gb300-nvl72", "marlin")})
+FLOOR_APPLIED = frozenset(
+    {
+        ("h200", "triton"),
+        ("h200", "marlin"),
+        ("b200", "marlin"),
+        ("b300", "marlin"),
+        ("gb200-nvl72", "marlin"),
+        ("gb300-nvl72", "marlin"),
+    }
+)
 
 
 def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
@@ -292,14 +371,24 @@ def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
         all_rows = moe_rows(d, "balanced", dtypes)
         for fmt, p in params.get("moe", {}).items():
             r = rep["formats"][fmt]
-            row = {"system": key[0], "backend": key[1], "fmt": fmt, "peak_fraction": p["peak_fraction"],
-                   "half_rows": p["half_rows"], "hbm_fraction": p["hbm_fraction"],
-                   "floor_s": rep["kernel_floor_s"], "floor_applied": key in FLOOR_APPLIED,
-                   "table": f"aiconfigurator {sdir} {framework} {version} moe_perf",
-                   "kernel_source": source, "ep": ep, "rows": int(r["fit"]["n"] + r["held_out_tokens"]["n"]),
-                   "fit_median_ape": r["fit"]["median_ape"], "fit_p90_ape": r["fit"]["p90_ape"],
-                   "held_out_median_ape": r["held_out_tokens"]["median_ape"],
-                   "held_out_p90_ape": r["held_out_tokens"]["p90_ape"]}
+            row = {
+                "system": key[0],
+                "backend": key[1],
+                "fmt": fmt,
+                "peak_fraction": p["peak_fraction"],
+                "half_rows": p["half_rows"],
+                "hbm_fraction": p["hbm_fraction"],
+                "floor_s": rep["kernel_floor_s"],
+                "floor_applied": key in FLOOR_APPLIED,
+                "table": f"aiconfigurator {sdir} {framework} {version} moe_perf",
+                "kernel_source": source,
+                "ep": ep,
+                "rows": int(r["fit"]["n"] + r["held_out_tokens"]["n"]),
+                "fit_median_ape": r["fit"]["median_ape"],
+                "fit_p90_ape": r["fit"]["p90_ape"],
+                "held_out_median_ape": r["held_out_tokens"]["median_ape"],
+                "held_out_p90_ape": r["held_out_tokens"]["p90_ape"],
+            }
             rows = all_rows[all_rows.fmt == fmt]
             if rows.moe_tp_size.nunique() >= WIDTH_MIN_TP_SIZES:
                 row.update(fit_width_form(system, rows, fmt, row))
@@ -321,9 +410,15 @@ def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
 #: FlashInfer kernels at the same speed (aiconfigurator's 0.19.0 B200 table measures only vLLM's Triton
 #: ``fused_moe``, not the backend the server selects).
 VLLM_TABLES: dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]] = {
-    (name, "flashinfer_trtllm"): (sdir, "fp8_block", "fp8",
-                                  ("vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic",
-                                   "vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmodular"))
+    (name, "flashinfer_trtllm"): (
+        sdir,
+        "fp8_block",
+        "fp8",
+        (
+            "vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic",
+            "vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmodular",
+        ),
+    )
     for name, sdir in (("b200", "b200_sxm"), ("b300", "b300_sxm"))
 }
 #: vLLM's NVFP4 MoE kernels, the same way (round 24): vLLM's NVFP4 MoE oracle tries FLASHINFER_TRTLLM first
@@ -338,9 +433,15 @@ VLLM_TABLES: dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]] = {
 #: tests/unit/test_vllm_flashinfer_moe.py). (system, backend) → as :data:`VLLM_TABLES`; written under the
 #: report's ``nvfp4`` part.
 VLLM_NVFP4_TABLES: dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]] = {
-    (name, "flashinfer_trtllm"): (sdir, "nvfp4", "fp4",
-                                  ("vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmonolithic",
-                                   "vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmodular"))
+    (name, "flashinfer_trtllm"): (
+        sdir,
+        "nvfp4",
+        "fp4",
+        (
+            "vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmonolithic",
+            "vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmodular",
+        ),
+    )
     for name, sdir in (("b200", "b200_sxm"), ("b300", "b300_sxm"))
 }
 #: expert-TP sizes of the vLLM curves: every size the vLLM tables measure. vLLM's recipes do run expert TP
@@ -366,9 +467,28 @@ def vllm_curves(name: str, backend: str, shapes, tables=None) -> tuple[list[dict
     df, version = load_table(sdir, "moe", "moe_perf", backend="vllm")
     table = f"aiconfigurator {sdir} vllm {version} moe_perf"
     got = _balanced_curves(df, sources, dtype, shapes, moe_tp=VLLM_MOE_TP)
-    curves = [{"system": name, "backend": backend, "fmt": fmt, "hidden": h, "inter": inter, "experts": e,
-               "top_k": top, "moe_tp": tp, "ep": ep, "table": table, "tokens": tokens, "latency_ms": lat}
-              for (h, inter, e, top, tp, ep), (tokens, lat) in sorted(got.items())]
-    report = {"dtype": dtype, "table": table, "kernel_source": list(sources), "curves": len(curves),
-              "distribution": "balanced"}
+    curves = [
+        {
+            "system": name,
+            "backend": backend,
+            "fmt": fmt,
+            "hidden": h,
+            "inter": inter,
+            "experts": e,
+            "top_k": top,
+            "moe_tp": tp,
+            "ep": ep,
+            "table": table,
+            "tokens": tokens,
+            "latency_ms": lat,
+        }
+        for (h, inter, e, top, tp, ep), (tokens, lat) in sorted(got.items())
+    ]
+    report = {
+        "dtype": dtype,
+        "table": table,
+        "kernel_source": list(sources),
+        "curves": len(curves),
+        "distribution": "balanced",
+    }
     return curves, report

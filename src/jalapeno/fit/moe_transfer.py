@@ -49,11 +49,15 @@ def pooled_moe_hbm(sets: Mapping[str, dict]) -> float:
     Raises:
         SpecError: no set has a fitted MoE HBM fraction.
     """
-    vals = [e["hbm_fraction"] for p in sets.values() for e in p.get("moe", {}).values()
-            if e.get("hbm_fraction") is not None]
+    vals = [
+        e["hbm_fraction"] for p in sets.values() for e in p.get("moe", {}).values() if e.get("hbm_fraction") is not None
+    ]
     if not vals:
-        raise SpecError("moe.hbm_fraction", f"none fitted in {', '.join(sets) or 'no set'}",
-                        f"calibrate one of {', '.join(MOE_POOL)} first (jalapeno calibrate)")
+        raise SpecError(
+            "moe.hbm_fraction",
+            f"none fitted in {', '.join(sets) or 'no set'}",
+            f"calibrate one of {', '.join(MOE_POOL)} first (jalapeno calibrate)",
+        )
     return float(np.median(vals))
 
 

@@ -25,9 +25,11 @@ MIN_TOKENS = 4096
 #: compute format -> (kernel_source, moe_dtype) candidates of a TensorRT-LLM table read for it, the
 #: first the table has: FP8 block scale by DeepGEMM (Blackwell) else CUTLASS (Hopper); NVFP4 and BF16
 #: by the CUTLASS grouped GEMMs
-PATHS = {"bf16": (("moe_torch_flow_cutlass", "bfloat16"),),
-         "fp8": (("deepgemm", "fp8_block"), ("moe_torch_flow_cutlass", "fp8_block")),
-         "fp4": (("moe_torch_flow_cutlass", "nvfp4"),)}
+PATHS = {
+    "bf16": (("moe_torch_flow_cutlass", "bfloat16"),),
+    "fp8": (("deepgemm", "fp8_block"), ("moe_torch_flow_cutlass", "fp8_block")),
+    "fp4": (("moe_torch_flow_cutlass", "nvfp4"),),
+}
 _SHAPE = ["hidden_size", "inter_size", "num_experts", "topk", "num_tokens"]
 
 
@@ -35,14 +37,22 @@ def width_pairs(df: pd.DataFrame, source: str, dtype: str) -> pd.DataFrame:
     """(MoE TP k, EP 1) rows of one kernel path paired with the (MoE TP 1, EP k) rows of the same
     shape and token count: columns of ``df`` plus ``k``, ``w`` (= inter_size/k), ``r`` (latency ratio
     TP/EP), ``m`` (rows per expert, balanced routing), ``held_out`` (DeepSeek's shape). Fastest of repeated rows; balanced routing only."""
-    d = df[(df.kernel_source == source) & (df.moe_dtype == dtype) & (df.distribution == "balanced")
-           & (df.num_tokens >= MIN_TOKENS)]
+    d = df[
+        (df.kernel_source == source)
+        & (df.moe_dtype == dtype)
+        & (df.distribution == "balanced")
+        & (df.num_tokens >= MIN_TOKENS)
+    ]
     d = d.groupby(_SHAPE + ["moe_tp_size", "moe_ep_size"], as_index=False).latency.min()
     tp = d[(d.moe_ep_size == 1) & (d.moe_tp_size > 1)].rename(columns={"moe_tp_size": "k", "latency": "l_tp"})
     ep = d[d.moe_tp_size == 1].rename(columns={"moe_ep_size": "k", "latency": "l_ep"})
     m = tp.drop(columns="moe_ep_size").merge(ep.drop(columns="moe_tp_size"), on=_SHAPE + ["k"])
-    return m.assign(w=m.inter_size / m.k, r=m.l_tp / m.l_ep, m=m.num_tokens * m.topk / m.num_experts,
-                    held_out=[(h, e, t) == MOE_HELD_OUT_SHAPE for h, e, t in zip(m.hidden_size, m.num_experts, m.topk)])
+    return m.assign(
+        w=m.inter_size / m.k,
+        r=m.l_tp / m.l_ep,
+        m=m.num_tokens * m.topk / m.num_experts,
+        held_out=[(h, e, t) == MOE_HELD_OUT_SHAPE for h, e, t in zip(m.hidden_size, m.num_experts, m.topk)],
+    )
 
 
 def ratio(w, full, rows, half: float, c: float, p: float) -> np.ndarray:
@@ -67,12 +77,20 @@ def fit_width(pairs: pd.DataFrame, half: float) -> tuple[float, float, dict]:
     tr, ho = pairs[~pairs.held_out], pairs[pairs.held_out]
     if len(tr) < 10:
         raise ValueError(f"pairs: {len(tr)} fitted (TP k, EP 1)/(TP 1, EP k) pairs; need >= 10 from a moe_perf table")
-    sol = least_squares(lambda x: np.log(ratio(tr.w, tr.inter_size, tr.m, half, math.exp(x[0]), x[1]) / tr.r),
-                        [math.log(300.0), 1.0], loss="soft_l1", f_scale=0.2)
+    sol = least_squares(
+        lambda x: np.log(ratio(tr.w, tr.inter_size, tr.m, half, math.exp(x[0]), x[1]) / tr.r),
+        [math.log(300.0), 1.0],
+        loss="soft_l1",
+        f_scale=0.2,
+    )
     c, p = math.exp(sol.x[0]), float(sol.x[1])
 
     def err(t):
         e = np.abs(ratio(t.w, t.inter_size, t.m, half, c, p) / t.r - 1.0)
-        return {"rows": int(len(t)), "median_ape": float(np.median(e)) if len(t) else None,
-                "p90_ape": float(np.percentile(e, 90)) if len(t) else None}
+        return {
+            "rows": int(len(t)),
+            "median_ape": float(np.median(e)) if len(t) else None,
+            "p90_ape": float(np.percentile(e, 90)) if len(t) else None,
+        }
+
     return c, p, {"fit": err(tr), "held_out_deepseek_shape": err(ho)}

@@ -22,8 +22,7 @@ from jalapeno.specs.kernel_efficiency import GEMM_KEYS
 from jalapeno.specs.hardware import System
 
 #: successor → predecessor (same board form where both exist)
-PREDECESSOR = {"h200": "h100", "b200": "h200", "gb200-nvl72": "b200", "b300": "b200",
-               "gb300-nvl72": "gb200-nvl72"}
+PREDECESSOR = {"h200": "h100", "b200": "h200", "gb200-nvl72": "b200", "b300": "b200", "gb300-nvl72": "gb200-nvl72"}
 #: allowed median slow-down of the successor in a regime before it is flagged (the spread of
 #: repeated kernel benchmarks: aiconfigurator's rc20/rc23 MoE recollection differs by a median
 #: 2.4-2.9% per row, systems/data/*/moe/trtllm/1.3.0rc23/reuse.yaml)
@@ -32,8 +31,7 @@ ORDERING_TOLERANCE = 0.05
 REGIMES = {"decode (m <= 64)": (1, 64), "mixed (64 < m <= 1024)": (65, 1024), "prefill (m > 1024)": (1025, 1 << 20)}
 #: GEMM shapes (n, k) of the catalog models' layers (DeepSeek-V3/R1 7168 hidden / 2048 expert
 #: intermediate / 18432 dense intermediate; Llama-3.3-70B 8192 / 28672)
-GEMM_SHAPES = ((7168, 2048), (2048, 7168), (18432, 7168), (7168, 18432), (8192, 8192), (28672, 8192),
-               (8192, 28672))
+GEMM_SHAPES = ((7168, 2048), (2048, 7168), (18432, 7168), (7168, 18432), (8192, 8192), (28672, 8192), (8192, 28672))
 #: bytes per element (weights, activations) per format, as fit/kernel_tables.GEMM_DTYPES
 _BYTES = {"bf16": 2.0, "fp8": 1.0, "fp8_block": 1.0, "fp4": 0.5625}
 _MOE_DTYPE = {"bf16": "bfloat16", "fp8": "fp8_block", "fp4": "nvfp4"}
@@ -52,14 +50,26 @@ def _gemm_s(system: System, params: dict, fmt: str) -> tuple[np.ndarray, np.ndar
 
 def _moe_s(system: System, params: dict, fmt: str) -> tuple[np.ndarray, np.ndarray]:
     # DeepSeek-V3/R1's routed experts (7168 hidden, 2048 intermediate, 256 experts, top-8), EP 8
-    df = pd.DataFrame({"moe_dtype": _MOE_DTYPE[fmt], "num_tokens": _M, "hidden_size": 7168, "inter_size": 2048,
-                       "topk": 8, "num_experts": 256, "moe_tp_size": 1, "moe_ep_size": 8,
-                       "distribution": "balanced", "latency": 1.0})
+    df = pd.DataFrame(
+        {
+            "moe_dtype": _MOE_DTYPE[fmt],
+            "num_tokens": _M,
+            "hidden_size": 7168,
+            "inter_size": 2048,
+            "topk": 8,
+            "num_experts": 256,
+            "moe_tp_size": 1,
+            "moe_ep_size": 8,
+            "distribution": "balanced",
+            "latency": 1.0,
+        }
+    )
     r = moe_rows(df, CALIBRATION_TOUCHED_RULE)
     eff = DEFAULT_EFFICIENCY.with_overrides(params)
     p = params.get("moe", {}).get(fmt, {})
     return r.num_tokens.to_numpy(float), RooflinePricer(system, eff).op_times(
-        moe_table(r, fmt, p.get("token_passes", 0.0))).time_s[0]
+        moe_table(r, fmt, p.get("token_passes", 0.0))
+    ).time_s[0]
 
 
 def ordering_check(systems: dict[str, System], params: dict[str, dict]) -> list[dict]:
@@ -88,6 +98,14 @@ def ordering_check(systems: dict[str, System], params: dict[str, dict]) -> list[
                 for regime, (lo, hi) in REGIMES.items():
                     sel = (m >= lo) & (m <= hi)
                     ratio = float(np.median(t_new[sel] / t_old[sel]))
-                    out.append({"newer": new, "older": old, "group": f"{kind}.{fmt}", "regime": regime,
-                                "median_ratio": ratio, "flagged": ratio > 1 + ORDERING_TOLERANCE})
+                    out.append(
+                        {
+                            "newer": new,
+                            "older": old,
+                            "group": f"{kind}.{fmt}",
+                            "regime": regime,
+                            "median_ratio": ratio,
+                            "flagged": ratio > 1 + ORDERING_TOLERANCE,
+                        }
+                    )
     return out

@@ -91,12 +91,15 @@ def pick(deps: list[Deployment], stated_mtp: bool | None, implied: float | None)
 def _why(n_layouts: int, dep: Deployment, implied: float | None) -> str:
     if n_layouts == 1:
         return f"the only layout that ran it ({dep.chips} GPUs)"
-    return (f"of the {n_layouts} layouts that ran it, the only one whose GPU count the closed-loop identity admits "
-            f"({dep.chips} GPUs; the row implies {implied:.2f}, band {RESIDUAL_BAND[0]:g}-{RESIDUAL_BAND[1]:g})")
+    return (
+        f"of the {n_layouts} layouts that ran it, the only one whose GPU count the closed-loop identity admits "
+        f"({dep.chips} GPUs; the row implies {implied:.2f}, band {RESIDUAL_BAND[0]:g}-{RESIDUAL_BAND[1]:g})"
+    )
 
 
-def identify_run(row: dict, system: str, model: str, precision: str, isl: int, osl: int,
-                 concurrency: float | None, measured: dict) -> tuple[Deployment, list[str], str] | None:
+def identify_run(
+    row: dict, system: str, model: str, precision: str, isl: int, osl: int, concurrency: float | None, measured: dict
+) -> tuple[Deployment, list[str], str] | None:
     """(deployment, notes, the mapping it replaces) for a best row whose run is identified, else None.
 
     ``row``: the row's CSV cells (framework, precision, disagg, date, spec); ``precision``: the preset its
@@ -119,23 +122,47 @@ def identify_run(row: dict, system: str, model: str, precision: str, isl: int, o
         if dep is None:
             return None
         e = next(e for e, d in zip(entries, deps) if repr(d.as_dict()) == repr(dep.as_dict()))
-        return dep, [f"deployment identified as a published entry: of the {len(entries)} entries that ran "
-                     f"concurrency {concurrency:g}, {_why(n, dep, implied)}: {e.name} ({dep.label}; prefill budget "
-                     f"{dep.token_budget} per rank; decode max_batch {e.decode_max_batch}); source: {e.source}"
-                     ], "best_entry@concurrency"
-    spaces = matching_spaces(system, model, row.get("precision", ""), framework, isl, osl,
-                             row.get("disagg") or "", row.get("date") or "")
+        return (
+            dep,
+            [
+                f"deployment identified as a published entry: of the {len(entries)} entries that ran "
+                f"concurrency {concurrency:g}, {_why(n, dep, implied)}: {e.name} ({dep.label}; prefill budget "
+                f"{dep.token_budget} per rank; decode max_batch {e.decode_max_batch}); source: {e.source}"
+            ],
+            "best_entry@concurrency",
+        )
+    spaces = matching_spaces(
+        system, model, row.get("precision", ""), framework, isl, osl, row.get("disagg") or "", row.get("date") or ""
+    )
     runs = searched_runs(system, model, isl, osl, spaces, stated, concurrency)
     if not runs:
         return None
     dep, n = pick([d for d, _ in runs], stated, implied)
     if dep is None:
         return None
-    used = sorted({f"{s.key}: {s.source}" for s in spaces if any(
-        concurrency in e.concurrencies and (stated is None or e.mtp == stated) for e in s.entries)})
-    mtp = ("" if stated is not None else " MTP use unspecified: " + (
-        "predicted without MTP (a run without it ran this layout)" if dep.mtp is None
-        else "only runs with MTP ran this layout, predicted with MTP") + ".")
-    return dep, [f"deployment identified by the benchmark's search space in force at the row's date: at "
-                 f"concurrency {concurrency:g}, {_why(n, dep, implied)}: {dep.label}.{mtp} Source: "
-                 + "; ".join(used)], "searched_best@concurrency"
+    used = sorted(
+        {
+            f"{s.key}: {s.source}"
+            for s in spaces
+            if any(concurrency in e.concurrencies and (stated is None or e.mtp == stated) for e in s.entries)
+        }
+    )
+    mtp = (
+        ""
+        if stated is not None
+        else " MTP use unspecified: "
+        + (
+            "predicted without MTP (a run without it ran this layout)"
+            if dep.mtp is None
+            else "only runs with MTP ran this layout, predicted with MTP"
+        )
+        + "."
+    )
+    return (
+        dep,
+        [
+            f"deployment identified by the benchmark's search space in force at the row's date: at "
+            f"concurrency {concurrency:g}, {_why(n, dep, implied)}: {dep.label}.{mtp} Source: " + "; ".join(used)
+        ],
+        "searched_best@concurrency",
+    )

@@ -40,6 +40,10 @@ def searched_mask(res, layouts: tuple[tuple[int, int, int], ...]) -> np.ndarray:
     none are given), pipeline-parallel layouts excluded from a stated search space."""
     if not layouts:
         return np.ones(len(res.dep_index), dtype=bool)
-    keep = np.array([(d.decode.layout.tp, d.decode.layout.dp, d.decode.layout.ep) in layouts
-                     and d.decode.layout.pp == 1 for d in res.deployments])
+    keep = np.array(
+        [
+            (d.decode.layout.tp, d.decode.layout.dp, d.decode.layout.ep) in layouts and d.decode.layout.pp == 1
+            for d in res.deployments
+        ]
+    )
     return keep[res.dep_index]

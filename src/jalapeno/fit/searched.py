@@ -95,10 +95,16 @@ class SearchSpace:
 
 def _pool(d, where: str, workers: bool) -> Pool:
     keys = {"tp", "dp", "ep"} | ({"workers"} if workers else set())
-    if not isinstance(d, dict) or set(d) != keys or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in d.values()):
-        raise SpecError(where, f"{d!r} is not a pool", "write { tp = N, dp = N, ep = N" +
-                        (", workers = N }" if workers else " }") + " with whole numbers >= 1")
+    if (
+        not isinstance(d, dict)
+        or set(d) != keys
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in d.values())
+    ):
+        raise SpecError(
+            where,
+            f"{d!r} is not a pool",
+            "write { tp = N, dp = N, ep = N" + (", workers = N }" if workers else " }") + " with whole numbers >= 1",
+        )
     return Pool(Layout(tp=d["tp"], dp=d["dp"], ep=d["ep"]), d.get("workers", 1))
 
 
@@ -126,16 +132,32 @@ def parse_spaces(text: str, where: str = "inferencex_search.toml") -> tuple[Sear
             if not conc or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in conc):
                 raise SpecError(f"{we}.conc", f"{conc!r}", "give the concurrencies run, whole numbers >= 1")
             if ("agg" in e) == ("decode" in e) or ("decode" in e) != ("prefill" in e):
-                raise SpecError(we, "needs either agg = {...} or prefill = {...} and decode = {...}",
-                                "rerun scripts/inferencex_search_space.py")
+                raise SpecError(
+                    we,
+                    "needs either agg = {...} or prefill = {...} and decode = {...}",
+                    "rerun scripts/inferencex_search_space.py",
+                )
             dec = _pool(e.get("agg", e.get("decode")), f"{we}.{'agg' if 'agg' in e else 'decode'}", "decode" in e)
             pre = _pool(e["prefill"], f"{we}.prefill", True) if "prefill" in e else None
             named = [e.get(k) for k in ("max_batch", "mtp_draft")]
             if not all(v is None or isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in named):
                 raise SpecError(we, f"max_batch/mtp_draft {named} are not whole numbers", "rerun the script")
             entries.append(SearchEntry(dec, pre, bool(e.get("mtp", False)), tuple(conc), *named))
-        out.append(SearchSpace(s["key"], s["system"], s["model"], s["precision"], s["framework"], bool(s["disagg"]),
-                               int(s["isl"]), int(s["osl"]), str(s["date"]), s["source"], tuple(entries)))
+        out.append(
+            SearchSpace(
+                s["key"],
+                s["system"],
+                s["model"],
+                s["precision"],
+                s["framework"],
+                bool(s["disagg"]),
+                int(s["isl"]),
+                int(s["osl"]),
+                str(s["date"]),
+                s["source"],
+                tuple(entries),
+            )
+        )
     return tuple(out)
 
 
@@ -157,8 +179,17 @@ def ix_precision(model: str, cell: str, system: str) -> str:
     return checkpoint_for(model, "fp4" if "FP4" in cell.upper() else "fp8", system)  # MI355X: quark-mxfp4
 
 
-def matching_spaces(system: str, model: str, precision_cell: str, framework_cell: str, isl: int, osl: int,
-                    disagg_cell: str, date_cell: str, spaces=None) -> list[SearchSpace]:
+def matching_spaces(
+    system: str,
+    model: str,
+    precision_cell: str,
+    framework_cell: str,
+    isl: int,
+    osl: int,
+    disagg_cell: str,
+    date_cell: str,
+    spaces=None,
+) -> list[SearchSpace]:
     """The spaces a row's cells select (module docstring: the mapping rule).
 
     >>> [s.key for s in matching_spaces("mi355x", "deepseek-r1", "FP4", "atom", 8192, 1024, "", "2026-03-13")]
@@ -171,10 +202,15 @@ def matching_spaces(system: str, model: str, precision_cell: str, framework_cell
     any_prec = precision_cell.strip().endswith("?")
     prec = ix_precision(model, precision_cell, system)
     mode = {"1": True, "0": False}.get(disagg_cell.strip())
-    cand = [s for s in (search_spaces() if spaces is None else spaces)
-            if (s.system, s.model, s.isl, s.osl) == (system, model, isl, osl) and s.date <= date
-            and (not fw or s.framework == fw) and (mode is None or s.disagg == mode)
-            and (any_prec or ix_precision(model, s.precision, system) == prec)]
+    cand = [
+        s
+        for s in (search_spaces() if spaces is None else spaces)
+        if (s.system, s.model, s.isl, s.osl) == (system, model, isl, osl)
+        and s.date <= date
+        and (not fw or s.framework == fw)
+        and (mode is None or s.disagg == mode)
+        and (any_prec or ix_precision(model, s.precision, system) == prec)
+    ]
     return cand if upto else latest_of_each_key(cand)
 
 
@@ -186,8 +222,15 @@ def latest_of_each_key(spaces) -> list:
     return [s for s in spaces if s.date == latest[s.key]]
 
 
-def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[SearchSpace],
-                  uses_mtp: bool | None, concurrency: float | None) -> tuple[tuple[Deployment, tuple[float, ...]], ...]:
+def searched_runs(
+    system: str,
+    model: str,
+    isl: int,
+    osl: int,
+    spaces: list[SearchSpace],
+    uses_mtp: bool | None,
+    concurrency: float | None,
+) -> tuple[tuple[Deployment, tuple[float, ...]], ...]:
     """The runs of ``spaces`` a row could be the best of: (deployment, concurrencies) pairs.
 
     Entries with MTP only when ``uses_mtp`` is not False, without only when it is not True; with
@@ -215,21 +258,46 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
             for c in concs:
                 mtp, trt = None, s.framework == "dynamo-trt"
                 if e.mtp:
-                    mtp = (DYNAMO_TRT_RECIPE.mtp_for(e.mtp_draft) if trt and e.mtp_draft else
-                           recipe_mtp(e.decode, c, system, prec.name) if trt else launch_mtp(
-                               system, model, s.framework, prec.name, e.decode, c,
-                               "agg" if e.prefill is None else "disagg", isl, osl) or VALIDATION_MTP)
+                    mtp = (
+                        DYNAMO_TRT_RECIPE.mtp_for(e.mtp_draft)
+                        if trt and e.mtp_draft
+                        else recipe_mtp(e.decode, c, system, prec.name)
+                        if trt
+                        else launch_mtp(
+                            system,
+                            model,
+                            s.framework,
+                            prec.name,
+                            e.decode,
+                            c,
+                            "agg" if e.prefill is None else "disagg",
+                            isl,
+                            osl,
+                        )
+                        or VALIDATION_MTP
+                    )
                 extra = recipe_budget(isl, osl, system, prec.name) if e.prefill is not None and trt else {}
                 if e.max_batch and trt:
                     extra["max_running"] = e.max_batch  # per attention-DP rank, as the recipe's budgets
                 decode = e.decode
                 if e.prefill is None:
-                    extra = launch_limits(system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c,
-                                          mtp=e.mtp)[0]
+                    extra = launch_limits(
+                        system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c, mtp=e.mtp
+                    )[0]
                     decode = with_launch_backend(system, model, s.framework, prec.name, decode, e.mtp)
                 elif not trt:  # a disaggregated run of another engine: its launch recipe's limits, if one
-                    extra = launch_limits(system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c,
-                                          serving="disagg", mtp=e.mtp)[0]
+                    extra = launch_limits(
+                        system,
+                        model,
+                        s.framework,
+                        prec.name,
+                        e.decode.layout.tp,
+                        isl,
+                        osl,
+                        c,
+                        serving="disagg",
+                        mtp=e.mtp,
+                    )[0]
                 dep = Deployment(with_launch_kv(prec, extra), decode, prefill=e.prefill, mtp=mtp, **extra)
                 if e.prefill is None:
                     dep = with_launch_token_limit(dep, system, model, s.framework, prec.name, isl, c, e.mtp)
@@ -237,8 +305,9 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
     return tuple((d, tuple(sorted(set(c)))) for d, c in runs.values())
 
 
-def with_launch_token_limit(dep: Deployment, system: str, model: str, framework: str, precision: str, isl: int,
-                            concurrency: float, mtp: bool) -> Deployment:
+def with_launch_token_limit(
+    dep: Deployment, system: str, model: str, framework: str, precision: str, isl: int, concurrency: float, mtp: bool
+) -> Deployment:
     """``dep`` (an aggregated run) with its launch recipe's load-sized TensorRT-LLM ``--max_num_tokens`` where the
     recipe says its script sizes it (deploy/recipe.Recipe ``max_num_tokens_sized``; the rule and the refill dispatch of
     full slots: fit/aic_sweep_launch.sized_token_limit, per-rank max_batch by ``max_batch_dp_attention``, the
@@ -252,14 +321,25 @@ def with_launch_token_limit(dep: Deployment, system: str, model: str, framework:
     if rec is None or not rec.max_num_tokens_sized or bool(rec.draft_lengths) != bool(mtp):
         return dep
     dp = dep.decode.layout.dp
-    rule = Sweep(system, model, "trtllm", rec.version, precision, "", rec.name, "", "",
-                 max_batch_dp_attention=rec.max_batch_dp_attention)
+    rule = Sweep(
+        system,
+        model,
+        "trtllm",
+        rec.version,
+        precision,
+        "",
+        rec.name,
+        "",
+        "",
+        max_batch_dp_attention=rec.max_batch_dp_attention,
+    )
     per_rank = rule.max_batch_per_rank(concurrency, dp) if dp > 1 else None
     return sized_token_limit(dep, isl, concurrency, per_rank, f"launch recipe {rec.name}")[0]
 
 
-def with_launch_backend(system: str, model: str, framework: str, precision: str, pool: Pool,
-                        mtp: bool | None = None) -> Pool:
+def with_launch_backend(
+    system: str, model: str, framework: str, precision: str, pool: Pool, mtp: bool | None = None
+) -> Pool:
     """``pool`` (an aggregated one) running the MoE kernel backend its launch recipe forces
     (deploy/engines ``moe_backend``: vLLM's Marlin MoE on H100, priced by cost/pool_backends.with_moe_backend)
     and the attention backend it names (``attention_backend``: vLLM ROCm's ROCM_AITER_UNIFIED_ATTN on
@@ -268,12 +348,14 @@ def with_launch_backend(system: str, model: str, framework: str, precision: str,
     r = launch_recipe(system, model, framework, precision, tp=pool.layout.tp, mtp=mtp)
     if r is None:
         return pool
-    return replace(pool, moe_backend=r.moe_backend or pool.moe_backend,
-                   attention_backend=r.attention_backend or pool.attention_backend)
+    return replace(
+        pool,
+        moe_backend=r.moe_backend or pool.moe_backend,
+        attention_backend=r.attention_backend or pool.attention_backend,
+    )
 
 
-def best_searched(model, pricer, runs: tuple[tuple[Deployment, tuple[float, ...]], ...], wl,
-                  adapt=lambda d: d) -> dict:
+def best_searched(model, pricer, runs: tuple[tuple[Deployment, tuple[float, ...]], ...], wl, adapt=lambda d: d) -> dict:
     """The highest predicted throughput per chip over ``runs`` ((deployment, concurrencies) pairs;
     each deployment, through ``adapt`` (e.g. the engine profile's MTP acceptance), served at its
     concurrencies, serve/point.py).
@@ -297,14 +379,23 @@ def best_searched(model, pricer, runs: tuple[tuple[Deployment, tuple[float, ...]
     return best
 
 
-def searched_mapping(row: dict, system: str, model: str, isl: int, osl: int,
-                     concurrency: float | None) -> tuple[str, tuple, str, bool] | None:
+def searched_mapping(
+    row: dict, system: str, model: str, isl: int, osl: int, concurrency: float | None
+) -> tuple[str, tuple, str, bool] | None:
     """(mapping, runs, note, MTP assumed) for an InferenceX results row (its CSV cells ``row``) the
     search spaces bound, else None: ``searched_best@concurrency`` with a concurrency,
     ``searched_best`` without; MTP assumed: the row is silent on MTP and only MTP entries ran its
     concurrency, so its runs are those."""
-    spaces = matching_spaces(system, model, row.get("precision", ""), row.get("framework", ""), isl, osl,
-                             row.get("disagg") or "", row.get("date") or "")
+    spaces = matching_spaces(
+        system,
+        model,
+        row.get("precision", ""),
+        row.get("framework", ""),
+        isl,
+        osl,
+        row.get("disagg") or "",
+        row.get("date") or "",
+    )
     spec = (row.get("spec") or "").strip()
     runs = searched_runs(system, model, isl, osl, spaces, spec == "mtp", concurrency)
     with_mtp = ""
@@ -315,6 +406,11 @@ def searched_mapping(row: dict, system: str, model: str, isl: int, osl: int,
         return None
     keys = sorted({f"{s.key} ({s.date})" for s in spaces})
     n = sum(len(c) for _, c in runs)
-    return ("searched_best@concurrency" if concurrency else "searched_best", runs,
-            f"best of the {n} runs of the benchmark's search space" + (f" at concurrency {concurrency:g}"
-            if concurrency else "") + f"{with_mtp}: {', '.join(keys)}", bool(with_mtp))
+    return (
+        "searched_best@concurrency" if concurrency else "searched_best",
+        runs,
+        f"best of the {n} runs of the benchmark's search space"
+        + (f" at concurrency {concurrency:g}" if concurrency else "")
+        + f"{with_mtp}: {', '.join(keys)}",
+        bool(with_mtp),
+    )

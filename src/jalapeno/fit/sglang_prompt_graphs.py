@@ -91,7 +91,12 @@ def with_sglang_prompt_graphs(dep, model: str, release: str, isl: int, rocm: boo
     eager = prompt_steps_eager(release, isl)
     if not eager:
         return dep, ""
-    why = (f"before SGLang {PIECEWISE_SINCE}'s default piecewise CUDA graphs" if version_key(release, "SGLang release")
-           < version_key(PIECEWISE_SINCE) else f"prompt above the MLA piecewise-graph cap of {MLA_MAX_TOKENS} tokens")
-    return (replace(dep, eager_prompt_call_s=EAGER_CALL_S, eager_prompt_alone=True),
-            f"eager prompt steps ({why}): max(host calls × {EAGER_CALL_S * 1e6:g} µs, GPU) (fit/sglang_prompt_graphs.py)")
+    why = (
+        f"before SGLang {PIECEWISE_SINCE}'s default piecewise CUDA graphs"
+        if version_key(release, "SGLang release") < version_key(PIECEWISE_SINCE)
+        else f"prompt above the MLA piecewise-graph cap of {MLA_MAX_TOKENS} tokens"
+    )
+    return (
+        replace(dep, eager_prompt_call_s=EAGER_CALL_S, eager_prompt_alone=True),
+        f"eager prompt steps ({why}): max(host calls × {EAGER_CALL_S * 1e6:g} µs, GPU) (fit/sglang_prompt_graphs.py)",
+    )

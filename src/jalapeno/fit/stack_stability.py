@@ -62,20 +62,27 @@ class Surface:
 
 
 def _client_stack(stack: Stack, a: float, b: float, share: float | None) -> Stack:
-    entry = {A: a, B: b} if share is None else {A: a, B: b, "prefill_burst_fraction": share,
-                                                 "agg_burst_fraction": share}
+    entry = (
+        {A: a, B: b} if share is None else {A: a, B: b, "prefill_burst_fraction": share, "agg_burst_fraction": share}
+    )
     return replace(stack, clients=MappingProxyType({s: MappingProxyType(dict(entry)) for s in sf.CLIENT_SOURCES}))
 
 
-def surfaces(name: str, points, sp: dict[str, str], fitted: Stack, ttft_flagged: frozenset = frozenset()
-             ) -> list[Surface]:
+def surfaces(
+    name: str, points, sp: dict[str, str], fitted: Stack, ttft_flagged: frozenset = frozenset()
+) -> list[Surface]:
     """The :class:`Surface` of each client of ``sf.CLIENT_SOURCES`` with TTFT rows in profile ``name``, priced with
     ``fitted`` (its step costs and own front end; its client entries replaced). 3 · len(SHARES) pricings of the
     profile's client rows (TensorRT-LLM's ~840: a few minutes)."""
     from jalapeno.specs.stacks import stack_for_framework
 
-    rows = [p for p in points if stack_for_framework(p.framework, p.system).name == name
-            and p.timed_by in sf.CLIENT_SOURCES and p.measured.get("ttft_s")]
+    rows = [
+        p
+        for p in points
+        if stack_for_framework(p.framework, p.system).name == name
+        and p.timed_by in sf.CLIENT_SOURCES
+        and p.measured.get("ttft_s")
+    ]
     if not rows:
         return []
     base = replace(fitted, clients=MappingProxyType({}))
@@ -87,8 +94,9 @@ def surfaces(name: str, points, sp: dict[str, str], fitted: Stack, ttft_flagged:
             t = sf._predict(rows, _client_stack(base, a, b, share))
             cube.append(t[t.metric == "ttft_s"].set_index("id").predicted.reindex(ids).to_numpy(float))
         grids.append((cube[0], (cube[1] - cube[0]) / sf.PROBE[A], (cube[2] - cube[0]) / sf.PROBE[B]))
-    pf = tuple(float(getattr(base, f) if getattr(base, f) is not None else getattr(DEFAULT_EFFICIENCY, f))
-               for f in (A, B))
+    pf = tuple(
+        float(getattr(base, f) if getattr(base, f) is not None else getattr(DEFAULT_EFFICIENCY, f)) for f in (A, B)
+    )
     fam_keys = [(p.system, p.model, p.isl, p.osl, p.mode) for p in rows]
     index = {k: i for i, k in enumerate(sorted(set(fam_keys), key=str))}
     out = []
@@ -100,10 +108,23 @@ def surfaces(name: str, points, sp: dict[str, str], fitted: Stack, ttft_flagged:
         fit = np.array([sp[p.id] == "fit" for p in rows])[m]
         ok = np.array([p.id not in ttft_flagged for p in rows])[m]
         low = np.array([(p.concurrency or 0) <= sf.FRONTEND_MAX_CONCURRENCY for p in rows])[m]
-        out.append(Surface(name, src, tuple(np.array(ids)[m]), sel(np.array([g[0] for g in grids])),
-                           sel(np.array([g[1] for g in grids])), sel(np.array([g[2] for g in grids])),
-                           np.array([p.measured["ttft_s"] for p in rows])[m], fit, fit & ok & low, ok,
-                           np.array([p.mode for p in rows])[m], np.array([index[k] for k in fam_keys])[m], pf))
+        out.append(
+            Surface(
+                name,
+                src,
+                tuple(np.array(ids)[m]),
+                sel(np.array([g[0] for g in grids])),
+                sel(np.array([g[1] for g in grids])),
+                sel(np.array([g[2] for g in grids])),
+                np.array([p.measured["ttft_s"] for p in rows])[m],
+                fit,
+                fit & ok & low,
+                ok,
+                np.array([p.mode for p in rows])[m],
+                np.array([index[k] for k in fam_keys])[m],
+                pf,
+            )
+        )
     return out
 
 

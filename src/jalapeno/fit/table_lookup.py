@@ -75,8 +75,11 @@ def kernel_rows(system_name: str, efficiency: Efficiency) -> tuple[dict, str]:
 
     sdir = AIC_SYSTEM_DIRS.get(system_name)
     if sdir is None:
-        raise SpecError("--pricer", f"no measured kernel tables for {system_name}",
-                        f"use --pricer roofline, or a system with tables: {', '.join(AIC_SYSTEM_DIRS)}")
+        raise SpecError(
+            "--pricer",
+            f"no measured kernel tables for {system_name}",
+            f"use --pricer roofline, or a system with tables: {', '.join(AIC_SYSTEM_DIRS)}",
+        )
     system = load_system(system_name)
     out = {}
     gemm, v_gemm = load_table(sdir, "gemm", "gemm_perf")
@@ -88,8 +91,11 @@ def kernel_rows(system_name: str, efficiency: Efficiency) -> tuple[dict, str]:
         key = gemm_key(dtype)  # per-tensor fp8 and block-scaled fp8_block: separate surfaces
         d = d.groupby(["m", "n", "k"], as_index=False).latency.min()
         m, n, k = (d[c].to_numpy(float) for c in ("m", "n", "k"))
-        out[("gemm", key)] = (gemm_table(m, n, k, fmt, wb, ab, key), d.latency.to_numpy() * 1e-3,
-                              pd.util.hash_pandas_object(d[["n", "k"]], index=False).to_numpy())
+        out[("gemm", key)] = (
+            gemm_table(m, n, k, fmt, wb, ab, key),
+            d.latency.to_numpy() * 1e-3,
+            pd.util.hash_pandas_object(d[["n", "k"]], index=False).to_numpy(),
+        )
     src = [f"aiconfigurator-core {package_version()}", f"gemm {v_gemm}"]
     try:
         moe, v_moe = load_table(sdir, "moe", "moe_perf")
@@ -102,8 +108,11 @@ def kernel_rows(system_name: str, efficiency: Efficiency) -> tuple[dict, str]:
         rows = moe_rows(moe, CALIBRATION_TOUCHED_RULE)
         for fmt, r in rows[rows.fmt.isin(list(system.chip.peak_flop_per_s))].groupby("fmt"):
             shape = r[["hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size", "moe_ep_size"]]
-            out[("moe", fmt)] = (moe_table(r, fmt, efficiency.moe_passes(fmt)), r.t.to_numpy(),
-                                 pd.util.hash_pandas_object(shape, index=False).to_numpy())
+            out[("moe", fmt)] = (
+                moe_table(r, fmt, efficiency.moe_passes(fmt)),
+                r.t.to_numpy(),
+                pd.util.hash_pandas_object(shape, index=False).to_numpy(),
+            )
         src.append(f"moe {v_moe}")
     return out, "; ".join(src)
 
@@ -158,16 +167,23 @@ def load_table_pricer(system: str, efficiency: str = "calibrated", overrides: tu
     name = measured_system(sys_) or sys_.name
     if name in AIC_SYSTEM_DIRS and measured_system(sys_) is None:  # a new chip's file named like a catalog system
         diff = hardware_changes(sys_, name)
-        raise SpecError("--pricer", f"{system} names itself {name!r} but is not the catalog {name}: its "
-                        f"{', '.join(diff[:3])}{' and more' if len(diff) > 3 else ''} differ{'s' if len(diff) == 1 else ''} and it "
-                        f"has no base, so "
-                        f"{name}'s measured kernel tables are not its own", "use --pricer roofline, or write "
-                        f"base = \"{name}\" with only the keys that differ (then {name}'s tables price it as "
-                        "corrections over its own roofline, docs/catalog.md), or give the file its own name")
+        raise SpecError(
+            "--pricer",
+            f"{system} names itself {name!r} but is not the catalog {name}: its "
+            f"{', '.join(diff[:3])}{' and more' if len(diff) > 3 else ''} differ{'s' if len(diff) == 1 else ''} and it "
+            f"has no base, so "
+            f"{name}'s measured kernel tables are not its own",
+            "use --pricer roofline, or write "
+            f'base = "{name}" with only the keys that differ (then {name}\'s tables price it as '
+            "corrections over its own roofline, docs/catalog.md), or give the file its own name",
+        )
     if name not in AIC_SYSTEM_DIRS:  # a system file's own name is no catalog system: said as such, not 'unknown system'
         shown = name if name in list_systems() or name == sys_.name else f"{sys_.name} (a variant of {name})"
-        raise SpecError("--pricer", f"no measured kernel tables for {shown}" + ("" if shown == system else f" ({system})"),
-                        f"use --pricer roofline, or a system with tables: {', '.join(AIC_SYSTEM_DIRS)}")
+        raise SpecError(
+            "--pricer",
+            f"no measured kernel tables for {shown}" + ("" if shown == system else f" ({system})"),
+            f"use --pricer roofline, or a system with tables: {', '.join(AIC_SYSTEM_DIRS)}",
+        )
     surfaces, src = _cached(name, "calibrated")
     rp = load_pricer(system, efficiency, tuple(overrides), stack)
     return TablePricer(rp.system, rp.efficiency, surfaces, src)
@@ -180,7 +196,9 @@ def resolve_pricer(system_name: str, pricer: str) -> str:
         SpecError: an unknown pricer name.
     """
     if pricer not in PRICERS:
-        raise SpecError("--pricer", f"unknown pricer {pricer!r}{choice_hint(pricer, PRICERS)}", f"use one of {', '.join(PRICERS)}")
+        raise SpecError(
+            "--pricer", f"unknown pricer {pricer!r}{choice_hint(pricer, PRICERS)}", f"use one of {', '.join(PRICERS)}"
+        )
     if pricer != "auto":
         return pricer
     from jalapeno.fit.loso import load_loso
@@ -188,8 +206,9 @@ def resolve_pricer(system_name: str, pricer: str) -> str:
     return load_loso()["systems"].get(system_name, {}).get("preferred_pricer", "roofline")
 
 
-def load_any_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = (), pricer: str = "roofline",
-                    stack=None):
+def load_any_pricer(
+    system: str, efficiency: str = "calibrated", overrides: tuple = (), pricer: str = "roofline", stack=None
+):
     """The ``roofline`` (every system), ``table`` (systems with kernel tables) or ``auto`` pricer,
     with the software ``stack`` (cost/pricer.load_pricer).
 
@@ -207,7 +226,9 @@ def load_any_pricer(system: str, efficiency: str = "calibrated", overrides: tupl
         return load_pricer(system, efficiency, tuple(overrides), stack)
     if pricer == "table":
         return load_table_pricer(system, efficiency, overrides, stack)
-    raise SpecError("--pricer", f"unknown pricer {pricer!r}{choice_hint(pricer, PRICERS)}", f"use one of {', '.join(PRICERS)}")
+    raise SpecError(
+        "--pricer", f"unknown pricer {pricer!r}{choice_hint(pricer, PRICERS)}", f"use one of {', '.join(PRICERS)}"
+    )
 
 
 def _ape(pred, meas) -> dict:
@@ -250,6 +271,14 @@ def kernel_errors(system_name: str) -> list[dict]:
             surf = KernelSurface.from_points(fx[~part], fy[~part], lr[~part])
             pred[part] = roof[part] * np.exp(surf.log_ratio(fx[part], fy[part]))
         ok = np.isfinite(pred)
-        out.append({"system": system_name, "kind": kind, "fmt": fmt, "rows": int(t.size),
-                    "table": _ape(pred[ok], t[ok]) if ok.any() else None, "roofline": _ape(roof, t)})
+        out.append(
+            {
+                "system": system_name,
+                "kind": kind,
+                "fmt": fmt,
+                "rows": int(t.size),
+                "table": _ape(pred[ok], t[ok]) if ok.any() else None,
+                "roofline": _ape(roof, t),
+            }
+        )
     return out

@@ -47,8 +47,14 @@ ENGINE_ALLREDUCE_SOURCE = {"vllm": ("vLLM_custom_graph", "vLLM_custom_eager")}
 #: op groups of the decomposition, in step order
 GROUPS = ("qkv", "attention", "o", "all_reduce", "gate_up", "down", "lm_head")
 #: the step cost's op names (cost/ops.py) in each group; its all-reduce collectives form ``all_reduce``
-MODEL_OPS = {"attn.qkv_proj": "qkv", "attn.decode_full": "attention", "attn.o_proj": "o",
-             "dense_ffn.gate_up": "gate_up", "dense_ffn.down": "down", "lm_head": "lm_head"}
+MODEL_OPS = {
+    "attn.qkv_proj": "qkv",
+    "attn.decode_full": "attention",
+    "attn.o_proj": "o",
+    "dense_ffn.gate_up": "gate_up",
+    "dense_ffn.down": "down",
+    "lm_head": "lm_head",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +84,11 @@ def load_engine_kernels(system_dir: str, engine: str = "vllm", graph: bool = Tru
         SpecError: an engine without a graph all-reduce source here, a missing table or package.
     """
     if engine not in ENGINE_ALLREDUCE_SOURCE:
-        raise SpecError("engine", f"no kernel decomposition for engine {engine!r}",
-                        f"use one of {', '.join(ENGINE_ALLREDUCE_SOURCE)}")
+        raise SpecError(
+            "engine",
+            f"no kernel decomposition for engine {engine!r}",
+            f"use one of {', '.join(ENGINE_ALLREDUCE_SOURCE)}",
+        )
     g, v = load_table(system_dir, "gemm", "gemm_perf", engine)
     a, _ = load_table(system_dir, "attention", "generation_attention_perf", engine)
     r, _ = load_table(system_dir, "comm", "custom_allreduce_perf", engine)
@@ -97,8 +106,9 @@ def gemm_s(table: pd.DataFrame, m: int, n: float, k: float) -> float:
     """
     t = table[table.m == m]
     if t.empty:
-        raise SpecError("batch", f"the GEMM table has no rows at m = {m}",
-                        f"use one of its row counts: {sorted(set(table.m))[:12]}")
+        raise SpecError(
+            "batch", f"the GEMM table has no rows at m = {m}", f"use one of its row counts: {sorted(set(table.m))[:12]}"
+        )
     grid = t.pivot_table(index="n", columns="k", values="latency", aggfunc="median")
     scale = 1.0
     if n > grid.index.max():  # weight streaming: time grows with the matrix width
@@ -108,10 +118,10 @@ def gemm_s(table: pd.DataFrame, m: int, n: float, k: float) -> float:
     j = int(np.clip(np.searchsorted(lk, np.log(k)) - 1, 0, len(lk) - 2))
     fx = (np.log(n) - ln[i]) / (ln[i + 1] - ln[i])
     fy = (np.log(k) - lk[j]) / (lk[j + 1] - lk[j])
-    c = np.log(grid.to_numpy(float)[i:i + 2, j:j + 2])
+    c = np.log(grid.to_numpy(float)[i : i + 2, j : j + 2])
     if np.isnan(c).any():  # a hole in the grid: the nearest measured corner
         c = np.where(np.isnan(c), np.nanmean(c), c)
-    v = (c[0, 0] * (1 - fx) * (1 - fy) + c[1, 0] * fx * (1 - fy) + c[0, 1] * (1 - fx) * fy + c[1, 1] * fx * fy)
+    v = c[0, 0] * (1 - fx) * (1 - fy) + c[1, 0] * fx * (1 - fy) + c[0, 1] * (1 - fx) * fy + c[1, 1] * fx * fy
     return float(np.exp(v)) * 1e-3 * scale
 
 
@@ -123,8 +133,11 @@ def attention_s(table: pd.DataFrame, batch: int, heads: float, kv_heads: int, ct
     """
     t = table[(table.batch_size == batch) & (table.num_key_value_heads == kv_heads)]
     if t.empty:
-        raise SpecError("attention", f"no decode-attention rows at batch {batch} with {kv_heads} KV heads",
-                        "use a batch and KV-head count the engine's table covers")
+        raise SpecError(
+            "attention",
+            f"no decode-attention rows at batch {batch} with {kv_heads} KV heads",
+            "use a batch and KV-head count the engine's table covers",
+        )
     hs = np.array(sorted(set(t.num_heads)), dtype=float)
     lo, hi = hs[hs <= heads].max(initial=hs[0]), hs[hs >= heads].min(initial=hs[-1])
 
@@ -162,12 +175,14 @@ def dense_decode_kernels(model: ModelSpec, tp: int, batch: int, ctx: np.ndarray,
     if a.num_heads % tp:
         raise SpecError("tp", f"{a.num_heads} query heads do not split over TP{tp}", "use a TP that divides them")
     h, d, i, L = model.hidden_size, a.head_dim, model.dense_intermediate, model.num_layers
-    per = {"qkv": gemm_s(k.gemm, batch, (a.num_heads + 2 * a.num_kv_heads) * d / tp, h),
-           "attention": attention_s(k.attention, batch, a.num_heads / tp, max(1, a.num_kv_heads // tp), ctx),
-           "o": gemm_s(k.gemm, batch, h, a.num_heads * d / tp),
-           "all_reduce": 2 * allreduce_s(k.allreduce, tp, batch * h) if tp > 1 else 0.0,
-           "gate_up": gemm_s(k.gemm, batch, 2 * i / tp, h),
-           "down": gemm_s(k.gemm, batch, h, i / tp)}
+    per = {
+        "qkv": gemm_s(k.gemm, batch, (a.num_heads + 2 * a.num_kv_heads) * d / tp, h),
+        "attention": attention_s(k.attention, batch, a.num_heads / tp, max(1, a.num_kv_heads // tp), ctx),
+        "o": gemm_s(k.gemm, batch, h, a.num_heads * d / tp),
+        "all_reduce": 2 * allreduce_s(k.allreduce, tp, batch * h) if tp > 1 else 0.0,
+        "gate_up": gemm_s(k.gemm, batch, 2 * i / tp, h),
+        "down": gemm_s(k.gemm, batch, h, i / tp),
+    }
     out = {g: L * v for g, v in per.items()}
     out["lm_head"] = gemm_s(k.gemm, batch, model.vocab_size / tp, h)
     return out
@@ -181,7 +196,9 @@ def model_groups(model: ModelSpec, pricer: Pricer, tp: int, batch: int, ctx_mean
     Raises:
         InfeasibleDeployment, SpecError: as :func:`~jalapeno.cost.step.step_cost`.
     """
-    sc = step_cost(model, pricer, Layout(tp=tp), get_precision("bf16"), Batch.make(decode_seqs=batch, decode_ctx=ctx_mean))
+    sc = step_cost(
+        model, pricer, Layout(tp=tp), get_precision("bf16"), Batch.make(decode_seqs=batch, decode_ctx=ctx_mean)
+    )
     out = dict.fromkeys(GROUPS, 0.0)
     for r in sc.op_rows():
         if r["op"] in MODEL_OPS:
@@ -193,20 +210,33 @@ def model_groups(model: ModelSpec, pricer: Pricer, tp: int, batch: int, ctx_mean
     return out
 
 
-def tp_decomposition(model: ModelSpec, pricer: Pricer, kernels: EngineKernels, ctx: np.ndarray,
-                     tps: tuple[int, ...] = (2, 8), batches: tuple[int, ...] = (1, 16)) -> dict:
+def tp_decomposition(
+    model: ModelSpec,
+    pricer: Pricer,
+    kernels: EngineKernels,
+    ctx: np.ndarray,
+    tps: tuple[int, ...] = (2, 8),
+    batches: tuple[int, ...] = (1, 16),
+) -> dict:
     """``{(batch, tp): {"kernels": dense_decode_kernels(...), "model": model_groups(...)}}`` over the
     decode contexts ``ctx`` (the model's step at their mean): both sides of the decomposition.
 
     Raises:
         SpecError, InfeasibleDeployment: as :func:`dense_decode_kernels` and :func:`model_groups`.
     """
-    return {(b, tp): {"kernels": dense_decode_kernels(model, tp, b, ctx, kernels),
-                      "model": model_groups(model, pricer, tp, b, float(np.mean(ctx)))}
-            for b in batches for tp in tps}
+    return {
+        (b, tp): {
+            "kernels": dense_decode_kernels(model, tp, b, ctx, kernels),
+            "model": model_groups(model, pricer, tp, b, float(np.mean(ctx))),
+        }
+        for b in batches
+        for tp in tps
+    }
 
 
-def tp_sweep_rows(model_path: str = "Qwen/Qwen3-32B", system_dir: str = "h100_sxm", backend: str = "vllm") -> pd.DataFrame:
+def tp_sweep_rows(
+    model_path: str = "Qwen/Qwen3-32B", system_dir: str = "h100_sxm", backend: str = "vllm"
+) -> pd.DataFrame:
     """aiconfigurator's end-to-end rows (``silicon_sample.csv``) of one model on one system and
     engine, aggregated serving, run at several TP sizes: columns isl, osl, concurrency (from the
     row id's ``_c<N>_``), tp, tpot_s, version. Default: Qwen3-32B on H100 with vLLM 0.12.0 (TP2/4/8,
@@ -221,15 +251,27 @@ def tp_sweep_rows(model_path: str = "Qwen/Qwen3-32B", system_dir: str = "h100_sx
     try:
         d = pd.read_csv(files("aiconfigurator_core") / "systems" / "silicon_sample.csv")
     except ModuleNotFoundError:
-        raise SpecError("aiconfigurator", "the aiconfigurator-core package is not installed",
-                        'pip install -e ".[calibrate]"') from None
+        raise SpecError(
+            "aiconfigurator", "the aiconfigurator-core package is not installed", 'pip install -e ".[calibrate]"'
+        ) from None
     d = d[(d.model_path == model_path) & (d.system == system_dir) & (d.backend == backend) & (d["mode"] == "agg")]
     c = d.id.str.extract(r"_c(\d+)_")[0].astype(float)
-    out = pd.DataFrame({"isl": d.isl, "osl": d.osl, "concurrency": c, "tp": d.tp_size, "tpot_s": d.silicon_tpot_ms / 1e3,
-                        "version": d.backend_version.astype(str)}).dropna(subset=["concurrency", "tp", "tpot_s"])
+    out = pd.DataFrame(
+        {
+            "isl": d.isl,
+            "osl": d.osl,
+            "concurrency": c,
+            "tp": d.tp_size,
+            "tpot_s": d.silicon_tpot_ms / 1e3,
+            "version": d.backend_version.astype(str),
+        }
+    ).dropna(subset=["concurrency", "tp", "tpot_s"])
     if out.empty:
-        raise SpecError("model", f"no aggregated {backend} rows of {model_path} on {system_dir}",
-                        "pick a model, system and engine silicon_sample.csv has")
+        raise SpecError(
+            "model",
+            f"no aggregated {backend} rows of {model_path} on {system_dir}",
+            "pick a model, system and engine silicon_sample.csv has",
+        )
     return out.astype({"isl": int, "osl": int, "tp": int}).reset_index(drop=True)
 
 
@@ -246,7 +288,12 @@ def tp_sweep_predictions(model: ModelSpec, pricer: Pricer, rows: pd.DataFrame, p
     out = rows.copy()
     out["pred_tpot_s"] = np.nan
     for (isl, osl, tp), g in rows.groupby(["isl", "osl", "tp"]):
-        r = serve_at_concurrency(model, pricer, Deployment(get_precision(precision), Pool(Layout(tp=int(tp)))),
-                                 Workload(f"{isl}/{osl}", int(isl), int(osl), 1.0), g.concurrency.to_numpy(float))
+        r = serve_at_concurrency(
+            model,
+            pricer,
+            Deployment(get_precision(precision), Pool(Layout(tp=int(tp)))),
+            Workload(f"{isl}/{osl}", int(isl), int(osl), 1.0),
+            g.concurrency.to_numpy(float),
+        )
         out.loc[g.index, "pred_tpot_s"] = np.asarray(r.tpot_s, dtype=float)
     return out

@@ -38,27 +38,42 @@ EAGER_FIT_MAX_CONCURRENCY = 8
 #: (commit and script, rule(isl, osl, conc, chips, ep, dp)); ``chips`` the script's TP (the instance), ``dp`` whether it
 #: runs attention DP.
 PIECEWISE_RULES = {
-    ("fp4", "1.2.0rc6.post2", False): ("6eecc0e66 (2026-02-03) benchmarks/dsr1_fp4_b200_trt.sh",
-                                       lambda isl, osl, c, chips, ep, dp: isl == 1024 and osl == 1024 and chips == 8
-                                       and ep == 8),
-    ("fp8", "1.2.0rc6.post2", False): ("ec7bafaae (2026-01-29) benchmarks/dsr1_fp8_b200_trt.sh",
-                                       lambda isl, osl, c, chips, ep, dp: (isl == 1024 and osl == 1024 and c >= 64)
-                                       or (isl == 1024 and osl == 8192 and 128 <= c < 256)
-                                       or (isl == 8192 and osl == 1024 and c >= 64)),
-    ("fp8", "1.2.0rc6.post3", True): ("5d517074c (2026-02-05) benchmarks/dsr1_fp8_b200_trt_mtp.sh",
-                                      lambda isl, osl, c, chips, ep, dp: not dp and not (
-                                          (isl == 1024 and osl == 1024 and c <= 4) or (isl == 1024 and osl == 8192
-                                                                                      and c <= 8)
-                                          or (isl == 8192 and osl == 1024 and c <= 16))),
-    ("fp4", "1.2.0rc6.post3", True): ("0aae52d4c (2026-02-06) benchmarks/dsr1_fp4_b200_trt_mtp.sh",
-                                      lambda isl, osl, c, chips, ep, dp: (isl == 1024 and osl == 1024 and (
-                                          c in (32, 64) or (c == 128 and not dp)))
-                                      or (isl == 1024 and osl == 8192 and c == 64)),
+    ("fp4", "1.2.0rc6.post2", False): (
+        "6eecc0e66 (2026-02-03) benchmarks/dsr1_fp4_b200_trt.sh",
+        lambda isl, osl, c, chips, ep, dp: isl == 1024 and osl == 1024 and chips == 8 and ep == 8,
+    ),
+    ("fp8", "1.2.0rc6.post2", False): (
+        "ec7bafaae (2026-01-29) benchmarks/dsr1_fp8_b200_trt.sh",
+        lambda isl, osl, c, chips, ep, dp: (
+            (isl == 1024 and osl == 1024 and c >= 64)
+            or (isl == 1024 and osl == 8192 and 128 <= c < 256)
+            or (isl == 8192 and osl == 1024 and c >= 64)
+        ),
+    ),
+    ("fp8", "1.2.0rc6.post3", True): (
+        "5d517074c (2026-02-05) benchmarks/dsr1_fp8_b200_trt_mtp.sh",
+        lambda isl, osl, c, chips, ep, dp: (
+            not dp
+            and not (
+                (isl == 1024 and osl == 1024 and c <= 4)
+                or (isl == 1024 and osl == 8192 and c <= 8)
+                or (isl == 8192 and osl == 1024 and c <= 16)
+            )
+        ),
+    ),
+    ("fp4", "1.2.0rc6.post3", True): (
+        "0aae52d4c (2026-02-06) benchmarks/dsr1_fp4_b200_trt_mtp.sh",
+        lambda isl, osl, c, chips, ep, dp: (
+            (isl == 1024 and osl == 1024 and (c in (32, 64) or (c == 128 and not dp)))
+            or (isl == 1024 and osl == 8192 and c == 64)
+        ),
+    ),
 }
 
 
-def piecewise_on(precision: str, release: str, mtp: bool, isl: int, osl: int, conc: float, chips: int, ep: int,
-                 dp: bool) -> bool:
+def piecewise_on(
+    precision: str, release: str, mtp: bool, isl: int, osl: int, conc: float, chips: int, ep: int, dp: bool
+) -> bool:
     """Whether the launch script of a B200 DeepSeek-R1 TensorRT-LLM row ran piecewise CUDA graphs
     (:data:`PIECEWISE_RULES`); False for a (precision, release, MTP) no rule covers.
 
@@ -73,8 +88,7 @@ def piecewise_on(precision: str, release: str, mtp: bool, isl: int, osl: int, co
     return bool(rule and rule[1](int(isl), int(osl), float(conc), int(chips), int(ep), bool(dp)))
 
 
-def with_prompt_graphs(dep, engine: str, model: str, precision: str, release: str, isl: int, osl: int,
-                       conc: float):
+def with_prompt_graphs(dep, engine: str, model: str, precision: str, release: str, isl: int, osl: int, conc: float):
     """(deployment, note) of a measured TensorRT-LLM row: ``eager_prompt_call_s`` = :data:`TRTLLM_EAGER_CALL_S` unless
     its script ran piecewise CUDA graphs (:func:`piecewise_on`, aggregated DeepSeek-R1 only); a disaggregated row's
     prefill workers run the engine's default (eager); unchanged for another engine.
@@ -93,19 +107,34 @@ def with_prompt_graphs(dep, engine: str, model: str, precision: str, release: st
     if dep is None or engine.split()[0] != "trtllm":
         return dep, ""
     lay = dep.decode.layout
-    if dep.prefill is None and model == "deepseek-r1" and piecewise_on(precision, release, dep.mtp is not None, isl, osl, conc,
-                                               lay.tp * lay.dp, lay.ep, lay.dp > 1):
-        return dep, f"prompt steps as piecewise CUDA graphs ({PIECEWISE_RULES[(precision, release, dep.mtp is not None)][0]})"
-    return (replace(dep, eager_prompt_call_s=TRTLLM_EAGER_CALL_S),
-            f"eager prompt steps: max(host calls × {TRTLLM_EAGER_CALL_S * 1e6:g} µs, GPU) (fit/trt_prompt_graphs.py)")
+    if (
+        dep.prefill is None
+        and model == "deepseek-r1"
+        and piecewise_on(precision, release, dep.mtp is not None, isl, osl, conc, lay.tp * lay.dp, lay.ep, lay.dp > 1)
+    ):
+        return (
+            dep,
+            f"prompt steps as piecewise CUDA graphs ({PIECEWISE_RULES[(precision, release, dep.mtp is not None)][0]})",
+        )
+    return (
+        replace(dep, eager_prompt_call_s=TRTLLM_EAGER_CALL_S),
+        f"eager prompt steps: max(host calls × {TRTLLM_EAGER_CALL_S * 1e6:g} µs, GPU) (fit/trt_prompt_graphs.py)",
+    )
 
 
 def eager_fit_rows(points: Sequence) -> list:
     """The points of ``points`` (fit/validate.MeasuredPoint) the eager call-rate study prices, at any concurrency:
     aiconfigurator rows of :data:`EAGER_FIT_SYSTEM`, aggregated, TensorRT-LLM, of :data:`EAGER_FIT_MODELS`, not
     flagged by fit/aic_quality.py (TTFT rules A, B, F over every aiconfigurator point of ``points``; rule C)."""
-    sel = [p for p in points if p.source == "aiconfigurator" and p.system == EAGER_FIT_SYSTEM and p.mode == "agg"
-           and p.framework.split()[0] == "trtllm" and p.model in EAGER_FIT_MODELS]
+    sel = [
+        p
+        for p in points
+        if p.source == "aiconfigurator"
+        and p.system == EAGER_FIT_SYSTEM
+        and p.mode == "agg"
+        and p.framework.split()[0] == "trtllm"
+        and p.model in EAGER_FIT_MODELS
+    ]
     if not sel:
         return []
     from jalapeno.fit.aic_quality import aic_source_flags, aic_ttft_flags
@@ -125,8 +154,11 @@ def _ttft_predicted(points: Sequence) -> set[str]:
     return set(t.id) if len(t) else set()
 
 
-def eager_call_split(points: Sequence, predicted: Callable[[Sequence], Collection[str]] | None = None,
-                     dates: Mapping[str, str] | None = None) -> dict[str, str]:
+def eager_call_split(
+    points: Sequence,
+    predicted: Callable[[Sequence], Collection[str]] | None = None,
+    dates: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """Point id → ``fit`` / ``held_out`` / ``none``: the declared split :data:`TRTLLM_EAGER_CALL_S` was fitted on
     (round 26, scripts/trt_eager_host_calls.py; scripts/trt_eager_context_floor.py's what-if reads it too), for the
     rows of the split only (a row outside it is absent).

@@ -30,9 +30,14 @@ def error_summary(df: pd.DataFrame, by=("source", "system", "model", "mode")) ->
     if ok.empty:
         return pd.DataFrame()
     g = ok.groupby(list(by) + ["metric"])["error"]
-    s = pd.DataFrame({"n": g.size(), "median_ape": g.apply(lambda e: float(np.median(np.abs(e)))),
-                      "p90_ape": g.apply(lambda e: float(np.percentile(np.abs(e), 90))),
-                      "bias": g.median()})
+    s = pd.DataFrame(
+        {
+            "n": g.size(),
+            "median_ape": g.apply(lambda e: float(np.median(np.abs(e)))),
+            "p90_ape": g.apply(lambda e: float(np.percentile(np.abs(e), 90))),
+            "bias": g.median(),
+        }
+    )
     return s.reset_index()
 
 
@@ -56,22 +61,36 @@ def _check_argument_types(systems, **switches) -> None:
     """
     if systems is not None:
         if isinstance(systems, str) or not isinstance(systems, (list, tuple, set, frozenset)):
-            raise SpecError("run_validation: systems", f"expected a tuple of system names, got {systems!r}"
-                            if isinstance(systems, str) else f"expected a tuple of system names, got "
-                            f"{type(systems).__name__}", "pass e.g. systems=('h100',) (a bare string is "
-                            "read letter by letter), or None for every system")
+            raise SpecError(
+                "run_validation: systems",
+                f"expected a tuple of system names, got {systems!r}"
+                if isinstance(systems, str)
+                else f"expected a tuple of system names, got {type(systems).__name__}",
+                "pass e.g. systems=('h100',) (a bare string is read letter by letter), or None for every system",
+            )
         bad = next((s for s in systems if not isinstance(s, str)), None)
         if bad is not None:
-            raise SpecError("run_validation: systems", f"expected system names, got {bad!r}",
-                            "pass catalog names, e.g. systems=('h100', 'b200')")
+            raise SpecError(
+                "run_validation: systems",
+                f"expected system names, got {bad!r}",
+                "pass catalog names, e.g. systems=('h100', 'b200')",
+            )
     for name, v in switches.items():
         check_bool(f"run_validation: {name}", v, f"pass {name}=True or {name}=False")
 
 
-def run_validation(points_path: str | None = None, use_aiconfigurator: bool = True, efficiency: str = "calibrated",
-                   aic_frame: pd.DataFrame | None = None, mlperf: bool = False, stack: str | None = None,
-                   pricer: str = "roofline", systems: tuple[str, ...] | None = None, held_out: bool = False,
-                   stack_fits: dict | None = None) -> dict:
+def run_validation(
+    points_path: str | None = None,
+    use_aiconfigurator: bool = True,
+    efficiency: str = "calibrated",
+    aic_frame: pd.DataFrame | None = None,
+    mlperf: bool = False,
+    stack: str | None = None,
+    pricer: str = "roofline",
+    systems: tuple[str, ...] | None = None,
+    held_out: bool = False,
+    stack_fits: dict | None = None,
+) -> dict:
     """Predict every mappable measured point and summarise the errors.
 
     Returns a dict: ``rows`` (per point and metric, with ``quality``: the data-quality flag of the
@@ -110,22 +129,34 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         raise SpecError("--points", "empty path", "give a CSV path, or omit --points for the shipped points")
     path = Path(points_path) if points_path else DEFAULT_POINTS
     if path.is_dir():
-        raise SpecError("--points", f"{path} is a folder, not a CSV file", "pass --points FILE.csv (InferenceX points "
-                        "format), or omit --points for the shipped points")
+        raise SpecError(
+            "--points",
+            f"{path} is a folder, not a CSV file",
+            "pass --points FILE.csv (InferenceX points format), or omit --points for the shipped points",
+        )
     if path.exists() and not path.is_file():  # '--points <(...)' was "not found"; it is read twice (the points,
         # then fit/data_quality.quality_table), and a pipe's second read is empty (break51)
-        raise SpecError("--points", f"{path} is not a regular file (a pipe or a device): the points file is read "
-                        "more than once", "save the points to a file and pass --points FILE.csv")
+        raise SpecError(
+            "--points",
+            f"{path} is not a regular file (a pipe or a device): the points file is read more than once",
+            "save the points to a file and pass --points FILE.csv",
+        )
     if not path.is_file():
-        raise SpecError("--points", f"{path} not found", "pass --points FILE.csv (InferenceX points format), or "
-                        "omit --points for the shipped points")
+        raise SpecError(
+            "--points",
+            f"{path} not found",
+            "pass --points FILE.csv (InferenceX points format), or omit --points for the shipped points",
+        )
     pts, skipped = load_inferencex(path)
     # rows whose topology cell is not a form parse_topology reads: mapped as if blank, said on stderr by the CLI
     unread = [(p.id, t, p.mapping) for p in pts if (t := unread_topology(p.notes)) is not None]
     if points_path and not pts:  # a user's file of which no row maps: aiconfigurator's rows ran alone, exit 0
-        raise SpecError(f"--points {path.name}", f"no measured point could be mapped; {len(skipped)} row(s) skipped"
-                        + (f" (first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""),
-                        "check the CSV's hardware/model names and numbers against the InferenceX points format")
+        raise SpecError(
+            f"--points {path.name}",
+            f"no measured point could be mapped; {len(skipped)} row(s) skipped"
+            + (f" (first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""),
+            "check the CSV's hardware/model names and numbers against the InferenceX points format",
+        )
     sources, left_out = {"inferencex": str(path)}, {}
     if use_aiconfigurator or aic_frame is not None:
         try:
@@ -148,8 +179,11 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         sources["mlperf"] = str(DEFAULT_MLPERF)
     if not pts:
         first = f" (first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
-        raise SpecError("--points", f"no measured point could be mapped; {len(skipped)} row(s) skipped{first}",
-                        "check the CSV's hardware/model names and numbers against the InferenceX points format")
+        raise SpecError(
+            "--points",
+            f"no measured point could be mapped; {len(skipped)} row(s) skipped{first}",
+            "check the CSV's hardware/model names and numbers against the InferenceX points format",
+        )
     every = pts  # the split is drawn over every loaded point (the fit's pool), before the systems filter
     if systems is not None:
         pts = [p for p in pts if p.system in systems]
@@ -158,8 +192,11 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
             # GB300's rows are aiconfigurator's; Jalapeño has none anywhere: installing the package would not help it
             covered = "aiconfigurator" in left_out and any(s in AIC_SYSTEMS.values() for s in systems)
             why = f" ({left_out['aiconfigurator']})" if covered else ""
-            raise SpecError("--systems", f"no measured point on {', '.join(systems)}{why}",
-                            f"name systems with points: {', '.join(sorted({p.system for p in every}))}")
+            raise SpecError(
+                "--systems",
+                f"no measured point on {', '.join(systems)}{why}",
+                f"name systems with points: {', '.join(sorted({p.system for p in every}))}",
+            )
     if stack is not None:
         from jalapeno.specs.stacks import get_stack
 
@@ -170,17 +207,20 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         from jalapeno.specs.stacks import build_stacks
 
         profiles = build_stacks(stack_fits)
-        rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, pricer=pricer,
-                              stack_of=lambda p: point_stack(p, profiles))
+        rows = predict_points(
+            pts, calibrated_systems(), efficiency=efficiency, pricer=pricer, stack_of=lambda p: point_stack(p, profiles)
+        )
     else:
         rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, pricer=pricer)
     # the eager-rate split (fit/heldout.py) keeps the rows with a predicted TTFT under the default pricing: the
     # rows just priced are those when nothing was filtered or re-priced, else it prices its candidates itself
-    default = systems is None and stack is None and stack_fits is None and pricer == "roofline" \
-        and efficiency == "calibrated"
+    default = (
+        systems is None and stack is None and stack_fits is None and pricer == "roofline" and efficiency == "calibrated"
+    )
     timed = rows[rows.metric == "ttft_s"].dropna(subset=["measured", "predicted"]) if len(rows) else rows
-    splits = split_labels(every, shipped_inferencex=points_path is None,
-                          ttft_predicted=set(timed.id) if default and len(rows) else None)
+    splits = split_labels(
+        every, shipped_inferencex=points_path is None, ttft_predicted=set(timed.id) if default and len(rows) else None
+    )
     quality = quality_table(path)  # fit/data_quality.py: the InferenceX file's rows only
     flags = dict(zip(quality.id[quality.flag != ""], quality.flag[quality.flag != ""]))
     not_checked = set(quality.id[~quality.checked])
@@ -195,10 +235,19 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         tail = {**mq.mlperf_tail_flags(), **(mq.mlperf_rate_flags() if mq.PEER_RATE_FLAG_ON else {})}
     else:
         tail = {}
-    rows["quality"] = ([flags.get(i, "") if src == "inferencex" else tail.get((i, m), "") if src == "mlperf"
-                        else corrected.get(i, "") or (aic.get(i, "") if m == "ttft_s" else decode.get(i, "")
-                                                      if m in ("tpot_s", "interactivity") else "")
-                        for i, src, m in zip(rows["id"], rows["source"], rows["metric"])] if len(rows) else [])
+    rows["quality"] = (
+        [
+            flags.get(i, "")
+            if src == "inferencex"
+            else tail.get((i, m), "")
+            if src == "mlperf"
+            else corrected.get(i, "")
+            or (aic.get(i, "") if m == "ttft_s" else decode.get(i, "") if m in ("tpot_s", "interactivity") else "")
+            for i, src, m in zip(rows["id"], rows["source"], rows["metric"])
+        ]
+        if len(rows)
+        else []
+    )
     rows["split"] = [splits[i] for i in rows["id"]] if len(rows) else []
     counts = split_counts(rows)
     if held_out:
@@ -211,12 +260,25 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     flagged = sorted({(r.id, r.quality) for r in rows[rows.quality != ""].dropna(subset=["error"]).itertuples()})
     # predicted points the identity could not be applied to (a cell it needs is blank): in the figures
     # above unless a source flag names them; counted so that "not flagged" is not read as "checked"
-    unchecked = sorted({r.id for r in ok.dropna(subset=["error"]).itertuples()
-                        if r.source == "inferencex" and r.id in not_checked})
-    return {"rows": rows, "summary": summary, "overall": overall_errors(ok), "overall_all": overall_errors(rows),
-            "flagged": flagged, "unchecked": unchecked, "skipped": skipped, "sources": sources,
-            "left_out": left_out, "unpredicted": unpredicted, "unread_topology": unread, "split_counts": counts,
-            "held_out": held_out, "no_rows": missing}
+    unchecked = sorted(
+        {r.id for r in ok.dropna(subset=["error"]).itertuples() if r.source == "inferencex" and r.id in not_checked}
+    )
+    return {
+        "rows": rows,
+        "summary": summary,
+        "overall": overall_errors(ok),
+        "overall_all": overall_errors(rows),
+        "flagged": flagged,
+        "unchecked": unchecked,
+        "skipped": skipped,
+        "sources": sources,
+        "left_out": left_out,
+        "unpredicted": unpredicted,
+        "unread_topology": unread,
+        "split_counts": counts,
+        "held_out": held_out,
+        "no_rows": missing,
+    }
 
 
 def _systems_without_rows(systems, rows: pd.DataFrame, pts: list, held_out: bool, left_out: dict) -> dict:
@@ -225,17 +287,33 @@ def _systems_without_rows(systems, rows: pd.DataFrame, pts: list, held_out: bool
     the package), where ``-s gb300-nvl72`` alone is refused saying so. {} when every named system has rows."""
     have = set(rows["system"]) if len(rows) else set()
     measured = {p.system for p in pts}
-    aic = " (aiconfigurator's rows, which may hold some, are left out: see its line)" if "aiconfigurator" in left_out else ""
-    return {s: ("every point of it is in a fit's half (none held out or in no fit)" if held_out and s in measured
-                else "no measured point in the sources loaded" + (aic if s in AIC_SYSTEMS.values() else ""))
-            for s in systems or () if s not in have}
+    aic = (
+        " (aiconfigurator's rows, which may hold some, are left out: see its line)"
+        if "aiconfigurator" in left_out
+        else ""
+    )
+    return {
+        s: (
+            "every point of it is in a fit's half (none held out or in no fit)"
+            if held_out and s in measured
+            else "no measured point in the sources loaded" + (aic if s in AIC_SYSTEMS.values() else "")
+        )
+        for s in systems or ()
+        if s not in have
+    }
 
 
 def overall_errors(rows: pd.DataFrame) -> dict:
     """Per source and metric over predicted ``rows``: n, median and p90 absolute error, bias."""
     overall = {}
     for src, d in rows.dropna(subset=["error"]).groupby("source"):
-        overall[src] = {m: {"n": int(len(g)), "median_ape": float(np.median(np.abs(g.error))),
-                            "p90_ape": float(np.percentile(np.abs(g.error), 90)), "bias": float(np.median(g.error))}
-                        for m, g in d.groupby("metric")}
+        overall[src] = {
+            m: {
+                "n": int(len(g)),
+                "median_ape": float(np.median(np.abs(g.error))),
+                "p90_ape": float(np.percentile(np.abs(g.error), 90)),
+                "bias": float(np.median(g.error)),
+            }
+            for m, g in d.groupby("metric")
+        }
     return overall
