@@ -85,7 +85,9 @@ def _ratio_cell(c: Mapping) -> str:
 
 def workload_tables(docs: Mapping[str, Mapping]) -> list[Table]:
     """The tables across workloads from each workload's compare document: ratios, where it wins, bound at peak."""
+    from jalapeno.analysis.ratio_bands import END_RTOL, TAIL_FRACTION
     from jalapeno.analysis.records import bound_cell
+    from jalapeno.analysis.win_ranges import EVEN_BAND
     from jalapeno.report.win_tables import segments_text
 
     first = next(iter(docs.values()))
@@ -102,13 +104,13 @@ def workload_tables(docs: Mapping[str, Mapping]) -> list[Table]:
     ratios = table(
         f"how it moves with the workload: ratios vs {base} (per chip; per kW ({conv}) and per $ at peak)",
         "each cell: the peak ratio per chip (per kW, per $), then per chip at each --at speed (tok/s/user); "
-        "(end): within 10% of a frontier's end or in its tail, where ratios swing; each workload's full "
+        f"(end): within {END_RTOL:.0%} of a frontier's end or in its tail, where ratios swing; each workload's full "
         "tables: jalapeno compare -w NAME with the same options",
     )
     wins = table(
         f"where it wins vs {base} by workload (tok/s/user ranges; per chip, then per kW)",
-        "as compare's 'where it wins' table: wins above 1.05x, loses below 1/1.05, even between; in the "
-        "tail: a frontier within 10% of its end or below 10% of its peak",
+        f"as compare's 'where it wins' table: wins above {1 + EVEN_BAND:.2f}x, loses below 1/{1 + EVEN_BAND:.2f}, even "
+        f"between; in the tail: a frontier within {END_RTOL:.0%} of its end or below {TAIL_FRACTION:.0%} of its peak",
     )
     bounds = table("bound at peak by workload", "the bound of each system's peak point (docs/metrics.md §4)")
     for n in systems:
