@@ -1,0 +1,208 @@
+"""InferenceX H200's held-out interactivity bias read against aiconfigurator's 0.5.9 sweeps of the same launch: the
+decode step's excess is the same in SGLang 0.5.9 and v0.5.12 where prompts are rare, and 0.5.9's 1k/1k sweep hides it
+behind a per-prompt cost the model does not price (issue 18, round 52, h200sgl52; docs/gap_aic_itl.md "round 52,
+h200sgl52"). Nothing is fitted, shipped or written; every figure is read from one validate CSV.
+
+Rows: the DeepSeek-R1 FP8 SGLang aggregated TP8 EP1 rows on H200 (attention TP8, MoE TP8, BF16 KV; InferenceX v0.5.7 and
+v0.5.12, aiconfigurator 0.5.9 at 1k/1k, 1k/8k and 8k/1k), TPOT only (interactivity is its inverse).
+
+Part 1. The TPOT gap, model − measured (ms and %), by sweep and concurrency (``*`` held out).
+
+Part 1b. The same gap on B200's DeepSeek-R1 SGLang aggregated sweeps (every layout, FP8 and NVFP4; their scripts force
+FlashInfer's TensorRT-LLM MoE runner, not Triton's ``fused_moe``), one line per (source, release, ISL/OSL, layout).
+
+Part 2. The per-prompt cost the model leaves out of aiconfigurator's 0.5.9 1k/1k sweep, read against the 1k/8k sweep of
+the same release, launch and client: in a closed loop of C users each admitting a prompt every OSL decode steps, a cost
+P paid once per prompt adds P·C/OSL to the mean TPOT, so the part of the 1k/1k − 1k/8k gap difference the model does
+not price is P = (gap_1k8k − gap_1k1k) / (C·(1/1024 − 1/8192)) (the model's own prompt share and context difference
+are inside each gap). ASSUMPTION: aiconfigurator's client sends exact lengths (ISL, OSL) and the TTFT is negligible
+against OSL steps.
+
+Part 3. The release step where both releases run the prompt eagerly (8k/1k: above SGLang's 2,048-token piecewise-graph
+cap under MLA, fit/sglang_prompt_graphs.py): measured aiconfigurator 0.5.9 − InferenceX v0.5.12 (ms, %), beside the
+model's own difference (the two clients' length draws).
+
+Part 4. Arithmetic what-if (not a mechanism): the held-out InferenceX H200 interactivity (n 8, median |error| / p90 /
+bias) with each v0.5.12 DeepSeek-R1 row's predicted TPOT lowered by aiconfigurator 0.5.9 1k/8k's gap at the same C.
+
+Usage: python scripts/h200_decode_hump52.py VALIDATE_CSV   (VALIDATE_CSV: ``jalapeno validate --json -o X.csv``)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from jalapeno.errors import SpecError
+
+#: Concurrencies of the sweeps (both sources ran 4-64).
+CONCURRENCIES = (4, 8, 16, 32, 64)
+#: (label, source, stack, isl, osl) of each sweep Part 1 lists.
+SWEEPS = (
+    ("InferenceX v0.5.7 1k/1k", "inferencex", "sglang@0.5.7", 1024, 1024),
+    ("aiconfigurator 0.5.9 1k/1k", "aiconfigurator", "sglang@0.5.9", 1024, 1024),
+    ("aiconfigurator 0.5.9 1k/8k", "aiconfigurator", "sglang@0.5.9", 1024, 8192),
+    ("aiconfigurator 0.5.9 8k/1k", "aiconfigurator", "sglang@0.5.9", 8192, 1024),
+    ("InferenceX v0.5.12 1k/1k", "inferencex", "sglang@0.5.12", 1024, 1024),
+    ("InferenceX v0.5.12 8k/1k", "inferencex", "sglang@0.5.12", 8192, 1024),
+)
+
+
+def prompt_cost_ms(gap_short_ms: float, gap_long_ms: float, c: int, osl_short: int, osl_long: int) -> float:
+    """Part 2: the per-prompt cost P (ms) the model leaves out of the short-output sweep, from the TPOT gaps (model −
+    measured, ms) of two sweeps of one release and client that differ only in the output length:
+    P = (gap_long − gap_short) / (C·(1/osl_short − 1/osl_long)). Raises SpecError unless 0 < osl_short < osl_long, c > 0.
+    """
+    if c <= 0:
+        raise SpecError("c", f"concurrency {c}", "pass a positive concurrency")
+    if not 0 < osl_short < osl_long:
+        raise SpecError("osl", f"osl_short {osl_short}, osl_long {osl_long}", "pass 0 < osl_short < osl_long")
+    return (gap_long_ms - gap_short_ms) / (c * (1.0 / osl_short - 1.0 / osl_long))
+
+
+def goal_figures(errors: list[float]) -> tuple[float, float, float]:
+    """Median |error|, p90 |error| and bias (median signed error) as goals.py computes them (numpy's linear
+    interpolation), in the errors' own unit. Raises SpecError when empty."""
+    if not errors:
+        raise SpecError("errors", "no rows", "pass a group with at least one row")
+    e = np.asarray(errors, dtype=float)
+    return float(np.median(abs(e))), float(np.quantile(abs(e), 0.9)), float(np.median(e))
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The validate CSV's rows (``quality`` flagged rows dropped, as goals.py does). Raises SpecError when absent."""
+    if not path.is_file():
+        raise SpecError("VALIDATE_CSV", str(path), "run `jalapeno validate --json -o X.csv` and pass X.csv")
+    with path.open(newline="") as fh:
+        return [r for r in csv.DictReader(fh) if not (r.get("quality") or "").strip()]
+
+
+def sweep_rows(rows: list[dict], system: str = "h200", by_layout: bool = False) -> dict[tuple, dict[int, dict]]:
+    """{(source, stack, isl, osl[, deployment]): {concurrency: row}} of ``system``'s DeepSeek-R1 SGLang aggregated
+    TPOT rows (the deployment string in the key with ``by_layout``); where a sweep repeats a cell (two aiconfigurator
+    configurations of one layout), the first row in file order."""
+    out: dict[tuple, dict[int, dict]] = {}
+    for r in rows:
+        if (r["system"], r["model"], r["metric"], r.get("mode")) != (system, "deepseek-r1", "tpot_s", "agg"):
+            continue
+        if not r["stack"].startswith("sglang@") or not r.get("measured") or not r.get("predicted"):
+            continue
+        key = (r["source"], r["stack"], int(r["isl"]), int(r["osl"]))
+        if by_layout:
+            key += (r.get("deployment", ""),)
+        out.setdefault(key, {}).setdefault(int(float(r["concurrency"])), r)
+    return out
+
+
+def gap_ms(row: dict) -> float:
+    """Model − measured TPOT, ms."""
+    return (float(row["predicted"]) - float(row["measured"])) * 1e3
+
+
+def gap_line(label: str, cells: dict[int, dict], width: int = 30) -> str:
+    """One sweep's gaps by concurrency, ``*`` on held-out rows, ``-`` where the sweep has no row."""
+    line = label.ljust(width)
+    for c in CONCURRENCIES:
+        r = cells.get(c)
+        if r is None:
+            line += "-".rjust(17)
+            continue
+        mark = "*" if r.get("split") == "held_out" else " "
+        line += f"{gap_ms(r):+.2f} ({100 * float(r['error']):+.1f}%){mark}".rjust(17)
+    return line
+
+
+def part1(sweeps: dict, b200: dict) -> None:
+    print("Part 1. TPOT gap, model - measured, ms (error %); * held out")
+    print("sweep".ljust(30) + "".join(f"C={c}".rjust(17) for c in CONCURRENCIES))
+    for label, src, stack, isl, osl in SWEEPS:
+        print(gap_line(label, sweeps.get((src, stack, isl, osl), {})))
+    print("\nPart 1b. B200, same gap (FlashInfer TensorRT-LLM MoE runner)")
+    for (src, stack, isl, osl, dep), cells in sorted(b200.items()):
+        if any(c in cells for c in CONCURRENCIES):
+            print(f"  {src} {stack} {isl // 1024}k/{osl // 1024}k {dep}")
+            print(gap_line("", cells, 4))
+
+
+def part2(sweeps: dict) -> None:
+    short = sweeps.get(("aiconfigurator", "sglang@0.5.9", 1024, 1024), {})
+    long_ = sweeps.get(("aiconfigurator", "sglang@0.5.9", 1024, 8192), {})
+    print("\nPart 2. aiconfigurator 0.5.9: per-prompt cost left out of 1k/1k, read against 1k/8k (ms)")
+    print(
+        "C".rjust(4) + "gap 1k/1k".rjust(11) + "gap 1k/8k".rjust(11) + "difference".rjust(12) + "P per prompt".rjust(14)
+    )
+    ps = []
+    for c in CONCURRENCIES:
+        if c not in short or c not in long_:
+            continue
+        gs, gl = gap_ms(short[c]), gap_ms(long_[c])
+        p = prompt_cost_ms(gs, gl, c, 1024, 8192)
+        if c >= 8:
+            ps.append(p)
+        print(f"{c:4d}{gs:+11.2f}{gl:+11.2f}{gl - gs:+12.2f}{p:14.1f}")
+    if ps:
+        print(f"median P at C >= 8: {statistics.median(ps):.1f} ms (range {min(ps):.1f}-{max(ps):.1f})")
+
+
+def part3(sweeps: dict) -> None:
+    a = sweeps.get(("aiconfigurator", "sglang@0.5.9", 8192, 1024), {})
+    x = sweeps.get(("inferencex", "sglang@0.5.12", 8192, 1024), {})
+    print("\nPart 3. 8k/1k (prompts eager in both releases): aiconfigurator 0.5.9 - InferenceX v0.5.12, TPOT ms")
+    print("C".rjust(4) + "measured".rjust(10) + "(%)".rjust(8) + "model".rjust(9))
+    for c in CONCURRENCIES:
+        if c not in a or c not in x:
+            continue
+        ma, mx = float(a[c]["measured"]) * 1e3, float(x[c]["measured"]) * 1e3
+        pa, px = float(a[c]["predicted"]) * 1e3, float(x[c]["predicted"]) * 1e3
+        print(f"{c:4d}{ma - mx:+10.2f}{100 * (ma / mx - 1):+7.1f}%{pa - px:+9.2f}")
+
+
+def what_if_errors(rows: list[dict], hump_ms: dict[int, float]) -> tuple[list[float], list[float]]:
+    """Part 4: the interactivity errors (measured TPOT / predicted TPOT − 1, interactivity being 1 / TPOT) of the
+    InferenceX H200 TPOT rows goals.py --ho counts (split not ``fit``), as priced and with each DeepSeek-R1 v0.5.12
+    row's predicted TPOT lowered by ``hump_ms`` at its concurrency ({C: ms}; 0 where absent)."""
+    base, shifted = [], []
+    for r in rows:
+        if (r["source"], r["system"], r["metric"]) != ("inferencex", "h200", "tpot_s") or r.get("split") == "fit":
+            continue
+        m, p = float(r["measured"]), float(r["predicted"])
+        on = r["stack"] == "sglang@0.5.12" and r["model"] == "deepseek-r1"
+        shift = hump_ms.get(int(float(r["concurrency"])), 0.0) / 1e3 if on else 0.0
+        base.append(m / p - 1.0)
+        shifted.append(m / (p - shift) - 1.0)
+    return base, shifted
+
+
+def part4(rows: list[dict], sweeps: dict) -> None:
+    hump = {c: gap_ms(r) for c, r in sweeps.get(("aiconfigurator", "sglang@0.5.9", 1024, 8192), {}).items()}
+    base, shifted = what_if_errors(rows, hump)
+    print("\nPart 4. What-if: held-out InferenceX H200 interactivity (median / p90 / bias, %), n", len(base))
+    for name, errs in (("as priced", base), ("v0.5.12 rows less the 0.5.9 1k/8k gap", shifted)):
+        med, p90, bias = goal_figures(errs)
+        print(f"  {name:40s} {100 * med:5.1f} / {100 * p90:5.1f} / {100 * bias:+5.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("validate_csv", type=Path)
+    args = ap.parse_args(argv)
+    try:
+        rows = read_rows(args.validate_csv)
+    except SpecError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sweeps = sweep_rows(rows)
+    part1(sweeps, sweep_rows(rows, "b200", by_layout=True))
+    part2(sweeps)
+    part3(sweeps)
+    part4(rows, sweeps)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
