@@ -1,29 +1,32 @@
-"""InferenceX H200's held-out interactivity bias read against aiconfigurator's 0.5.9 sweeps of the same launch: the
-decode step's excess is the same in SGLang 0.5.9 and v0.5.12 where prompts are rare, and 0.5.9's 1k/1k sweep hides it
-behind a per-prompt cost the model does not price (issue 18, round 52, h200sgl52; docs/gap_aic_itl.md "round 52,
-h200sgl52"). Nothing is fitted, shipped or written; every figure is read from one validate CSV.
+"""InferenceX H200's held-out interactivity bias read against InferenceX's own v0.5.9 sweep of the same launch script
+(the aiconfigurator rows of 2026-03-25): the decode step's excess is the same in SGLang 0.5.9 and v0.5.12 where prompts
+are rare, and 0.5.9's 1k/1k sweep hides it behind a per-prompt cost the model does not price (issue 18, round 52,
+h200sgl52; docs/gap_aic_itl.md "round 52, h200sgl52"). Nothing is fitted, shipped or written; every figure is read from
+one validate CSV.
 
 Rows: the DeepSeek-R1 FP8 SGLang aggregated TP8 EP1 rows on H200 (attention TP8, MoE TP8, BF16 KV; InferenceX v0.5.7 and
-v0.5.12, aiconfigurator 0.5.9 at 1k/1k, 1k/8k and 8k/1k), TPOT only (interactivity is its inverse).
+v0.5.12; aiconfigurator-core 0.12.0's ``source_file=2026-03-25.csv`` rows at 1k/1k, 1k/8k and 8k/1k, which are InferenceX's
+v0.5.9-cu130 sweep of its PR #943, timed by InferenceX's own client: fit/aic_rows.aic_client gives ``inferencex-db``,
+data/validation/aic_sweeps.toml the sweep), TPOT only (interactivity is its inverse).
 
 Part 1. The TPOT gap, model − measured (ms and %), by sweep and concurrency (``*`` held out).
 
 Part 1b. The same gap on B200's DeepSeek-R1 SGLang aggregated sweeps (every layout, FP8 and NVFP4; their scripts force
 FlashInfer's TensorRT-LLM MoE runner, not Triton's ``fused_moe``), one line per (source, release, ISL/OSL, layout).
 
-Part 2. The per-prompt cost the model leaves out of aiconfigurator's 0.5.9 1k/1k sweep, read against the 1k/8k sweep of
-the same release, launch and client: in a closed loop of C users each admitting a prompt every OSL decode steps, a cost
-P paid once per prompt adds P·C/OSL to the mean TPOT, so the part of the 1k/1k − 1k/8k gap difference the model does
-not price is P = (gap_1k8k − gap_1k1k) / (C·(1/1024 − 1/8192)) (the model's own prompt share and context difference
-are inside each gap). ASSUMPTION: aiconfigurator's client sends exact lengths (ISL, OSL) and the TTFT is negligible
-against OSL steps.
+Part 2. The per-prompt cost the model leaves out of the 0.5.9 1k/1k sweep, read against the 1k/8k sweep of the same
+release, launch, client and day: in a closed loop of C users each admitting a prompt every L̄ decode steps (L̄ the mean
+output length, :data:`MEAN_OUTPUT_FRACTION` × OSL), a cost P paid once per prompt adds P·C/L̄ to the mean TPOT, so the
+part of the 1k/1k − 1k/8k gap difference the model does not price is P = (gap_1k8k − gap_1k1k) / (C·(1/L̄_1k − 1/L̄_8k))
+(the model's own prompt share and context difference are inside each gap). ASSUMPTION: the TTFT is negligible against
+L̄ decode steps.
 
 Part 3. The release step where both releases run the prompt eagerly (8k/1k: above SGLang's 2,048-token piecewise-graph
-cap under MLA, fit/sglang_prompt_graphs.py): measured aiconfigurator 0.5.9 − InferenceX v0.5.12 (ms, %), beside the
-model's own difference (the two clients' length draws).
+cap under MLA, fit/sglang_prompt_graphs.py): measured 0.5.9 − v0.5.12 (ms, %), same script and client, beside the model's
+own difference.
 
 Part 4. Arithmetic what-if (not a mechanism): the held-out InferenceX H200 interactivity (n 8, median |error| / p90 /
-bias) with each v0.5.12 DeepSeek-R1 row's predicted TPOT lowered by aiconfigurator 0.5.9 1k/8k's gap at the same C.
+bias) with each v0.5.12 DeepSeek-R1 row's predicted TPOT lowered by the 0.5.9 1k/8k sweep's gap at the same C.
 
 Usage: python scripts/h200_decode_hump52.py VALIDATE_CSV   (VALIDATE_CSV: ``jalapeno validate --json -o X.csv``)
 """
@@ -42,21 +45,25 @@ from jalapeno.errors import SpecError
 
 #: Concurrencies of the sweeps (both sources ran 4-64).
 CONCURRENCIES = (4, 8, 16, 32, 64)
+#: Mean output length as a share of OSL under InferenceX's client (lengths uniform in [0.8 L, L]: fit/aic_rows.py
+#: INFERENCEX_EXPORTS, vLLM benchmark_serving's ``random_range_ratio`` 0.8).
+MEAN_OUTPUT_FRACTION = 0.9
 #: (label, source, stack, isl, osl) of each sweep Part 1 lists.
 SWEEPS = (
     ("InferenceX v0.5.7 1k/1k", "inferencex", "sglang@0.5.7", 1024, 1024),
-    ("aiconfigurator 0.5.9 1k/1k", "aiconfigurator", "sglang@0.5.9", 1024, 1024),
-    ("aiconfigurator 0.5.9 1k/8k", "aiconfigurator", "sglang@0.5.9", 1024, 8192),
-    ("aiconfigurator 0.5.9 8k/1k", "aiconfigurator", "sglang@0.5.9", 8192, 1024),
+    ("InferenceX v0.5.9 1k/1k (aic)", "aiconfigurator", "sglang@0.5.9", 1024, 1024),
+    ("InferenceX v0.5.9 1k/8k (aic)", "aiconfigurator", "sglang@0.5.9", 1024, 8192),
+    ("InferenceX v0.5.9 8k/1k (aic)", "aiconfigurator", "sglang@0.5.9", 8192, 1024),
     ("InferenceX v0.5.12 1k/1k", "inferencex", "sglang@0.5.12", 1024, 1024),
     ("InferenceX v0.5.12 8k/1k", "inferencex", "sglang@0.5.12", 8192, 1024),
 )
 
 
-def prompt_cost_ms(gap_short_ms: float, gap_long_ms: float, c: int, osl_short: int, osl_long: int) -> float:
+def prompt_cost_ms(gap_short_ms: float, gap_long_ms: float, c: int, osl_short: float, osl_long: float) -> float:
     """Part 2: the per-prompt cost P (ms) the model leaves out of the short-output sweep, from the TPOT gaps (model −
-    measured, ms) of two sweeps of one release and client that differ only in the output length:
-    P = (gap_long − gap_short) / (C·(1/osl_short − 1/osl_long)). Raises SpecError unless 0 < osl_short < osl_long, c > 0.
+    measured, ms) of two sweeps of one release and client that differ only in the output length (``osl_*``: the mean
+    output lengths, tokens): P = (gap_long − gap_short) / (C·(1/osl_short − 1/osl_long)). Raises SpecError unless
+    0 < osl_short < osl_long and c > 0.
     """
     if c <= 0:
         raise SpecError("c", f"concurrency {c}", "pass a positive concurrency")
@@ -132,7 +139,7 @@ def part1(sweeps: dict, b200: dict) -> None:
 def part2(sweeps: dict) -> None:
     short = sweeps.get(("aiconfigurator", "sglang@0.5.9", 1024, 1024), {})
     long_ = sweeps.get(("aiconfigurator", "sglang@0.5.9", 1024, 8192), {})
-    print("\nPart 2. aiconfigurator 0.5.9: per-prompt cost left out of 1k/1k, read against 1k/8k (ms)")
+    print("\nPart 2. v0.5.9: per-prompt cost left out of 1k/1k, read against 1k/8k (ms; mean outputs 0.9 x OSL)")
     print(
         "C".rjust(4) + "gap 1k/1k".rjust(11) + "gap 1k/8k".rjust(11) + "difference".rjust(12) + "P per prompt".rjust(14)
     )
@@ -141,7 +148,7 @@ def part2(sweeps: dict) -> None:
         if c not in short or c not in long_:
             continue
         gs, gl = gap_ms(short[c]), gap_ms(long_[c])
-        p = prompt_cost_ms(gs, gl, c, 1024, 8192)
+        p = prompt_cost_ms(gs, gl, c, MEAN_OUTPUT_FRACTION * 1024, MEAN_OUTPUT_FRACTION * 8192)
         if c >= 8:
             ps.append(p)
         print(f"{c:4d}{gs:+11.2f}{gl:+11.2f}{gl - gs:+12.2f}{p:14.1f}")
@@ -152,7 +159,7 @@ def part2(sweeps: dict) -> None:
 def part3(sweeps: dict) -> None:
     a = sweeps.get(("aiconfigurator", "sglang@0.5.9", 8192, 1024), {})
     x = sweeps.get(("inferencex", "sglang@0.5.12", 8192, 1024), {})
-    print("\nPart 3. 8k/1k (prompts eager in both releases): aiconfigurator 0.5.9 - InferenceX v0.5.12, TPOT ms")
+    print("\nPart 3. 8k/1k (prompts eager in both releases): v0.5.9 - v0.5.12, TPOT ms (same script and client)")
     print("C".rjust(4) + "measured".rjust(10) + "(%)".rjust(8) + "model".rjust(9))
     for c in CONCURRENCIES:
         if c not in a or c not in x:

@@ -12,12 +12,13 @@ h = load_script("h200_decode_hump52")
 
 
 def test_prompt_cost_from_two_output_lengths():
-    # aiconfigurator 0.5.9 C = 32: gaps -0.02 ms (1k/1k) and +1.94 ms (1k/8k); the 1k/1k sweep admits 32/1024 prompts a
-    # step, the 1k/8k one 32/8192: P = 1.96 / (32 x (1/1024 - 1/8192)) = 1.96 / (32 x 7/8192) = 1.96 x 8192 / 224
-    # = 71.68 ms.
-    assert h.prompt_cost_ms(-0.02, 1.94, 32, 1024, 8192) == pytest.approx(71.68)
-    # A cost paid once per prompt: 70 ms at C = 8 adds 70 x 8/1024 = 0.546875 ms at 1k and 70 x 8/8192 = 0.068359375 ms
-    # at 8k; the script reads 70 back from that difference.
+    # v0.5.9 C = 32: gaps -0.02 ms (1k/1k) and +1.94 ms (1k/8k); InferenceX's mean outputs are 0.9 x OSL = 921.6 and
+    # 7,372.8 tokens, so the 1k/1k sweep admits 32 / 921.6 prompts a step and the 1k/8k one 32 / 7,372.8:
+    # P = 1.96 / (32 x (1/921.6 - 1/7372.8)) = 1.96 / (32 x 7/7372.8) = 1.96 x 7372.8 / 224 = 64.512 ms.
+    assert h.MEAN_OUTPUT_FRACTION == 0.9
+    assert h.prompt_cost_ms(-0.02, 1.94, 32, 921.6, 7372.8) == pytest.approx(64.512)
+    # A cost paid once per prompt: 70 ms at C = 8 adds 70 x 8/1024 = 0.546875 ms at mean output 1,024 and
+    # 70 x 8/8192 = 0.068359375 ms at 8,192; the script reads 70 back from that difference.
     assert h.prompt_cost_ms(0.0, 0.546875 - 0.068359375, 8, 1024, 8192) == pytest.approx(70.0)
     with pytest.raises(SpecError, match="osl"):
         h.prompt_cost_ms(0.0, 1.0, 8, 8192, 1024)
