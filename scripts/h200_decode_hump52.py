@@ -28,6 +28,13 @@ own difference.
 Part 4. Arithmetic what-if (not a mechanism): the held-out InferenceX H200 interactivity (n 8, median |error| / p90 /
 bias) with each v0.5.12 DeepSeek-R1 row's predicted TPOT lowered by the 0.5.9 1k/8k sweep's gap at the same C.
 
+Part 5 (the model's step, in-process, a few seconds). If every other term of the step is right, what the v0.5.9 1k/8k
+sweep (the decode step nearly alone) and the v0.5.12 1k/1k sweep imply for the routed experts: the model's step at the
+sweep's mean context (``cost/step.step_cost``, DeepSeek-R1 ``fp8,kv=bf16``, attention TP8, MoE TP8 EP1, ``sglang``;
+context 0.9 × (ISL + OSL / 2), the client's mean lengths: 4,608 and 1,382), its prompt share (predicted TPOT − step), the implied step (measured
+TPOT − that share), the implied routed-expert time (implied step − the model's other terms) and the HBM bandwidth the
+experts' weight bytes then stream at, beside the model's (its ``moe.experts`` memory time) and H200's 4.8 TB/s.
+
 Usage: python scripts/h200_decode_hump52.py VALIDATE_CSV   (VALIDATE_CSV: ``jalapeno validate --json -o X.csv``)
 """
 
@@ -41,7 +48,13 @@ from pathlib import Path
 
 import numpy as np
 
+from jalapeno.cli.system_opts import system_pricer
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.errors import SpecError
+from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.stacks import get_stack
 
 #: Concurrencies of the sweeps (both sources ran 4-64).
 CONCURRENCIES = (4, 8, 16, 32, 64)
@@ -194,6 +207,80 @@ def part4(rows: list[dict], sweeps: dict) -> None:
         print(f"  {name:40s} {100 * med:5.1f} / {100 * p90:5.1f} / {100 * bias:+5.1f}")
 
 
+def implied_experts(meas_ms: float, pred_ms: float, step: dict) -> dict[str, float]:
+    """Part 5: what a measured TPOT implies for the routed experts when every other term of the model's step is right.
+    ``step``: the model's step (ms: ``step``, ``experts`` (moe.experts' whole time), ``experts_overhead`` (its per-kernel
+    part); ``experts_bytes``, B). Returns {share, step, experts, tb_s}: the model's prompt share (pred − step), the
+    implied step (meas − share), the implied expert time (implied step − (step − experts)), ms, and the bandwidth its
+    weight bytes stream at outside the per-kernel part, TB/s. Raises SpecError when that time is not positive."""
+    share = pred_ms - step["step"]
+    implied_step = meas_ms - share
+    experts = implied_step - (step["step"] - step["experts"])
+    stream = experts - step["experts_overhead"]
+    if stream <= 0:
+        raise SpecError("experts", f"{stream:.3f} ms", "the measured TPOT leaves the routed experts no time")
+    return {"share": share, "step": implied_step, "experts": experts, "tb_s": step["experts_bytes"] / stream / 1e9}
+
+
+def model_step(conc: int, ctx: int) -> dict[str, float]:
+    """The model's H200 DeepSeek-R1 FP8 (BF16 KV) TP8 EP1 ``sglang`` decode step at ``conc`` sequences of mean context
+    ``ctx``: {step, experts, experts_memory, experts_overhead (ms), experts_bytes (B)}."""
+    model = load_model("deepseek-r1")
+    pricer = system_pricer("h200", "calibrated", [], get_stack("sglang"), "roofline")
+    sc = step_cost(
+        model,
+        pricer,
+        for_model(Layout(tp=8, dp=1, ep=1), model),
+        get_precision("fp8,kv=bf16"),
+        Batch.make(decode_seqs=conc, decode_ctx=ctx),
+    )
+    moe = {r["op"]: r for r in sc.op_rows(0)}["moe.experts"]
+    return {
+        "step": float(sc.step_time_s[0]) * 1e3,
+        "experts": float(moe["time_s"]) * 1e3,
+        "experts_memory": float(moe["memory_s"]) * 1e3,
+        "experts_overhead": float(moe["overhead_s"]) * 1e3,
+        "experts_bytes": float(moe["weight_bytes"]),
+    }
+
+
+#: Part 5's sweeps: (label, source, stack, isl, osl).
+IMPLIED_SWEEPS = (
+    ("v0.5.9 1k/8k", "aiconfigurator", "sglang@0.5.9", 1024, 8192),
+    ("v0.5.12 1k/1k", "inferencex", "sglang@0.5.12", 1024, 1024),
+)
+
+
+def part5(sweeps: dict) -> None:
+    peak = load_system("h200").chip.hbm_bandwidth_bytes_per_s / 1e12
+    for label, src, stack, isl, osl in IMPLIED_SWEEPS:
+        cells = sweeps.get((src, stack, isl, osl), {})
+        ctx = round(MEAN_OUTPUT_FRACTION * (isl + osl / 2))
+        print(
+            f"\nPart 5. {label} (context {ctx}): the routed experts' implied time (ms), stream rate (TB/s; peak {peak})"
+        )
+        print(
+            "C".rjust(4)
+            + "model step".rjust(12)
+            + "share".rjust(7)
+            + "implied".rjust(9)
+            + "experts".rjust(9)
+            + "implied".rjust(9)
+            + "model TB/s".rjust(14)
+            + "implied TB/s".rjust(16)
+        )
+        for c in CONCURRENCIES:
+            if c not in cells:
+                continue
+            st = model_step(c, ctx)
+            r = implied_experts(float(cells[c]["measured"]) * 1e3, float(cells[c]["predicted"]) * 1e3, st)
+            model_tb = st["experts_bytes"] / st["experts_memory"] / 1e9
+            print(
+                f"{c:4d}{st['step']:12.2f}{r['share']:7.2f}{r['step']:9.2f}{st['experts']:9.2f}{r['experts']:9.2f}"
+                f"{model_tb:8.2f} ({model_tb / peak:.2f}){r['tb_s']:10.2f} ({r['tb_s'] / peak:.2f})"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("validate_csv", type=Path)
@@ -208,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     part2(sweeps)
     part3(sweeps)
     part4(rows, sweeps)
+    part5(sweeps)
     return 0
 
 

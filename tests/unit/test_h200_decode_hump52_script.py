@@ -61,3 +61,17 @@ def test_what_if_shifts_only_held_out_v0512_deepseek_rows():
     base, shifted = h.what_if_errors(rows, {32: 1.5})
     assert base == pytest.approx([21.8 / 23.3 - 1, 25.6 / 23.3 - 1, 31.3 / 37.9 - 1])
     assert shifted == pytest.approx([0.0, 25.6 / 23.3 - 1, 31.3 / 37.9 - 1])
+
+
+def test_implied_experts_take_the_other_terms_as_priced():
+    # Model step 17.0 ms of which the routed experts 9.0 ms (0.6 ms of it per-kernel), 30 GB of expert weights;
+    # predicted TPOT 17.5 (prompt share 0.5), measured 16.0: implied step 16.0 - 0.5 = 15.5, implied experts
+    # 15.5 - (17.0 - 9.0) = 7.5 ms, streamed in 7.5 - 0.6 = 6.9 ms: 30e9 B / 6.9e-3 s = 4.3478 TB/s.
+    step = {"step": 17.0, "experts": 9.0, "experts_overhead": 0.6, "experts_bytes": 30e9}
+    r = h.implied_experts(16.0, 17.5, step)
+    assert r["share"] == pytest.approx(0.5)
+    assert r["step"] == pytest.approx(15.5)
+    assert r["experts"] == pytest.approx(7.5)
+    assert r["tb_s"] == pytest.approx(30e9 / 6.9e-3 / 1e12)
+    with pytest.raises(SpecError, match="experts"):
+        h.implied_experts(8.0, 17.5, step)  # 8.0 - 0.5 - 8.0 = -0.5 ms left for the experts
