@@ -181,3 +181,59 @@ def test_the_rack_line_from_the_catalog():
         "2,100 W = 151 kW, 1.35 M tok/s at peak"
     )
     assert rack_line(syss[2:], d) is None
+
+
+def test_the_rack_line_at_each_tier_floor():
+    # The capacity planner's question (ux52): racks for N users at >= 50 tok/s/user. compare -w 8k1k --tiers need=50
+    # gives jalapeno 11,562 tok/s/chip @ 50 and gb300-nvl72 14,535 @ 50 (in + output). A rack: 128 x 11,562 =
+    # 1,479,936 tok/s (1.48 M); output 1/9 of it (mean OSL 921.6 / (ISL 7,372.8 + 921.6), the peak's 1,619 of
+    # 14,569) = 164,458 tok/s; at 50 tok/s/user each: 3,289 users decoding at once. GB300: 72 x 14,535 = 1,046,520
+    # (1.05 M), / 9 / 50 = 2,326 users. So 100,000 users: ceil(100,000 / 3,289) = 31 jalapeno racks (31 x 147 kW =
+    # 4.6 MW) against ceil(100,000 / 2,326) = 43 GB300 racks (6.5 MW). An unreachable floor is said so.
+    from jalapeno.report.win_tables import rack_line
+    from jalapeno.specs.catalog import load_system
+
+    syss = [load_system(n) for n in ("jalapeno", "gb300-nvl72")]
+
+    def tiers(need):
+        return SimpleNamespace(
+            tiers={
+                "batch": {
+                    "status": "at_point",
+                    "throughput": 1.0,
+                    "interactivity": 1.0,
+                    "floor_tok_per_s_per_user": None,
+                },
+                "need": {
+                    "status": "interpolated",
+                    "throughput": need,
+                    "interactivity": 50.0,
+                    "floor_tok_per_s_per_user": 50.0,
+                },
+                "ultra": {
+                    "status": "unreachable",
+                    "throughput": float("nan"),
+                    "interactivity": float("nan"),
+                    "floor_tok_per_s_per_user": 300.0,
+                },
+            }
+        )
+
+    d = SimpleNamespace(
+        systems={
+            "jalapeno": SimpleNamespace(
+                headline=SimpleNamespace(peak_throughput_per_chip=14569.0, peak_output_throughput_per_chip=1619.0)
+            ),
+            "gb300-nvl72": SimpleNamespace(
+                headline=SimpleNamespace(peak_throughput_per_chip=18756.0, peak_output_throughput_per_chip=2084.0)
+            ),
+        },
+        comparisons={"jalapeno": tiers(11562.0), "gb300-nvl72": tiers(14535.0)},
+    )
+    line = rack_line(syss, d)
+    assert (
+        "jalapeno 128 chips x 1,150 W = 147 kW, 1.86 M tok/s at peak, at need (>= 50 tok/s/user) 1.48 M tok/s, "
+        "3,289 users at 50 tok/s/user, at ultra (>= 300 tok/s/user) unreachable; gb300-nvl72 72 chips x 2,100 W = "
+        "151 kW, 1.35 M tok/s at peak, at need (>= 50 tok/s/user) 1.05 M tok/s, 2,326 users at 50 tok/s/user"
+    ) in line
+    assert "racks for N users at a tier = N / users, rounded up" in line

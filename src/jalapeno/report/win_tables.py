@@ -282,12 +282,16 @@ def audit_hints(d: ComparisonRecord, workload: str | None, model: str, typed: Ma
 
 
 def rack_line(systems, d: ComparisonRecord) -> str | None:
-    """A rack's all-in (facility, provisioned) power and what a rack's worth of chips serves at each system's peak:
-    chips per rack (the system file's ``rack`` level) x all-in W per chip, and x the peak tok/s per chip. ``systems``:
-    the compared :class:`~jalapeno.specs.hardware.System` objects; None when none has a rack level (8-GPU nodes).
+    """A rack's all-in (facility, provisioned) power and what a rack's worth of chips serves at each system's peak
+    and at each tier floor: chips per rack (the system file's ``rack`` level) x all-in W per chip, x the peak's and
+    each reachable floor tier's tok/s per chip (input + output), and the users a rack serves there: its output tok/s
+    over the tier's tok/s/user, the streams it decodes at once (output tok/s = in+out x the peak's output share, the
+    workload's mean OSL / (ISL + OSL): one share for every point of a fixed-length workload). ``systems``: the compared
+    :class:`~jalapeno.specs.hardware.System` objects; None when none has a rack level (8-GPU nodes). A capacity
+    planner's racks for N users at a tier: N / users, rounded up (ux52).
 
-    e.g. ``per rack (all-in provisioned power, the facility's): jalapeno 128 chips x 1,150 W = 147 kW, 1.86 M tok/s
-    at peak; gb300-nvl72 72 chips x 2,100 W = 151 kW, 1.35 M tok/s at peak``
+    e.g. ``per rack (...): jalapeno 128 chips x 1,150 W = 147 kW, 1.86 M tok/s at peak, at need (>= 50 tok/s/user)
+    1.48 M tok/s, 3,289 users at 50 tok/s/user; gb300-nvl72 72 chips x 2,100 W = 151 kW, 1.35 M tok/s at peak, ...``
     """
     parts = []
     for s in systems:
@@ -297,10 +301,39 @@ def rack_line(systems, d: ComparisonRecord) -> str | None:
             continue
         n, w = rack[0].chips, s.allin_power_w_per_chip
         tput = fr.headline.peak_throughput_per_chip * n
-        parts.append(f"{s.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW, {tput / 1e6:,.2f} M tok/s at peak")
+        parts.append(
+            f"{s.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW, {tput / 1e6:,.2f} M tok/s at peak"
+            + "".join(_rack_tier(t, v, n, fr.headline) for t, v in _floor_tiers(d, s.name))
+        )
     if not parts:
         return None
     return (
-        "per rack (all-in provisioned power, the facility's; a rack's chips at the peak's tok/s per chip, "
-        "input + output): " + "; ".join(parts)
+        "per rack (all-in provisioned power, the facility's; a rack's chips at the peak's tok/s per chip and at each "
+        "tier's, input + output; users: the rack's output tok/s over the tier's tok/s/user, the streams it decodes at "
+        "once: racks for N users at a tier = N / users, rounded up; `jalapeno plan` sizes a fleet in whole instances "
+        "and counts the users waiting for their first token too): " + "; ".join(parts)
     )
+
+
+def _floor_tiers(d: ComparisonRecord, name: str) -> list[tuple[str, Mapping]]:
+    """The system's floor tiers (not ``batch``: the peak), in the tiers table's order; none without its ratios."""
+    c = getattr(d, "comparisons", {}).get(name)
+    return [] if c is None else [(t, v) for t, v in c.tiers.items() if t != "batch"]
+
+
+def _rack_tier(tier: str, v: Mapping, chips: int, headline) -> str:
+    """``, at NAME (>= F tok/s/user) T M tok/s, U users at S tok/s/user`` for one tier of a rack of ``chips``
+    (``v``: the tier's record, analysis/compare.tiers; ``headline``: the system's, for the output share).
+
+    >>> from types import SimpleNamespace as N
+    >>> h = N(peak_throughput_per_chip=9000.0, peak_output_throughput_per_chip=1000.0)
+    >>> _rack_tier("need", {"status": "interpolated", "throughput": 9000.0, "interactivity": 50.0,
+    ...                     "floor_tok_per_s_per_user": 50.0}, 10, h)
+    ', at need (>= 50 tok/s/user) 0.09 M tok/s, 200 users at 50 tok/s/user'
+    """
+    head = f", at {tier} (>= {v['floor_tok_per_s_per_user']:g} tok/s/user)"
+    if v["status"] == "unreachable":
+        return head + " unreachable"
+    share = headline.peak_output_throughput_per_chip / headline.peak_throughput_per_chip
+    tput, x = v["throughput"] * chips, v["interactivity"]
+    return head + f" {tput / 1e6:,.2f} M tok/s, {tput * share / x:,.0f} users at {x:.0f} tok/s/user"
