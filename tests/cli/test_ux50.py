@@ -88,7 +88,7 @@ def test_report_json_prints_the_pages_data_and_writes_no_page(capsys, tmp_path, 
     assert code == 0, err
     assert list(tmp_path.iterdir()) == []  # no jalapeno-report.html beside it
     d = json.loads(out)
-    assert set(d) == {"comparison", "chart", "notes"}
+    assert set(d) == {"comparison", "chart", "notes", "provenance"}  # provenance: ux52
     names = [s["name"] for s in d["chart"]["systems"]]
     assert names == ["b200", "h200"] and set(d["comparison"]["systems"]) == {"b200", "h200"}
     for s in d["chart"]["systems"]:

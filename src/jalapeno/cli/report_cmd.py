@@ -145,11 +145,67 @@ def report(
     from jalapeno.report.cell_notes import estimated_prices
 
     notes.extend(basis_lines(s.system for s in syss))  # what each system's $ figures rest on
+    notes.extend(page_notes(rec, syss, bands))
+    prov = provenance()
     if out:
-        path = write_report(rec, data, out, notes, estimated_prices(s.system for s in syss), option=flag)
+        path = write_report(rec, data, out, notes, estimated_prices(s.system for s in syss), option=flag,
+                            reproduce=reproduce_lines(prov))
         say_written("report:", path, json_out)  # under --json on stderr: stdout stays one JSON document
     if json_out:
-        print_json(report_json(rec, data, notes, syss, res.band_frontiers))
+        print_json({**report_json(rec, data, notes, syss, res.band_frontiers), "provenance": prov})
+
+
+def page_notes(rec, syss, bands: bool) -> list[str]:
+    """The lines compare prints under its tables that the page lacked (ux52: an analyst reading the page alone could
+    not tell a derived efficiency set from a measured one, a rack's kW, or how sure a figure is): each system's
+    efficiency set (``efficiency sets: jalapeno: calibrated: derived from gb300-nvl72; ...``), the per-rack line
+    (report/win_tables.rack_line; None without a rack level) and, without --bands, the pointer to the bands."""
+    from jalapeno.cli.serving_cmds import BANDS_HINT
+    from jalapeno.report.tables import efficiency_label
+    from jalapeno.report.win_tables import rack_line
+
+    lines = ["efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
+                                             for n, s in rec.systems.items())]
+    if (rack := rack_line([s.system for s in syss], rec)) is not None:
+        lines.append(rack)
+    return lines + ([] if bands else [BANDS_HINT])
+
+
+def command_line(prog: str = "jalapeno") -> str | None:
+    """The running command as typed, shell-quoted: ``prog`` and the words cli/app.main received (common.ARGV), so
+    ``jalapeno report -w 8k1k --html r.html`` reads back as typed; options left at their defaults are not written
+    (the versions beside it name the release and data whose defaults those are). None when no command line is
+    recorded (the function called directly, not through ``jalapeno``)."""
+    import shlex
+
+    from jalapeno.cli.common import ARGV
+
+    return " ".join([prog, *map(shlex.quote, ARGV)]) if ARGV else None
+
+
+def provenance() -> dict:
+    """What a saved result records of its making (DESIGN.md §6: the catalog version and parameters with every saved
+    result): ``{"command": command_line(), "versions": {"package": ..., "systems": ..., "calibration": ...}}``, the
+    versions being the package's and SHA-256 digests (12 hex) of the shipped system and calibration files
+    (analysis/results_store.data_versions, as a results store records them)."""
+    from jalapeno.analysis.results_store import data_versions
+
+    return {"command": command_line(), "versions": data_versions()}
+
+
+def reproduce_lines(prov: dict) -> list[str]:
+    """The page's closing lines: the command that wrote it and the versions it ran on (:func:`provenance`).
+
+    >>> print("\\n".join(reproduce_lines({"command": "jalapeno report --workload 8k1k", "versions": {"package": "0.1.0",
+    ...     "systems": "d54cd7d15eea", "calibration": "52ec890e9598"}})))  # doctest: +NORMALIZE_WHITESPACE
+    reproduce: jalapeno report --workload 8k1k
+    versions: jalapeno 0.1.0; shipped data: systems d54cd7d15eea, calibration 52ec890e9598 (SHA-256 of the catalog's
+    system and calibration files, first 12 hex; a results store records the same)
+    """
+    v = prov["versions"]
+    return [f"reproduce: {prov['command'] or '(not run from the command line)'}",
+            f"versions: jalapeno {v['package']}; shipped data: systems {v['systems']}, calibration {v['calibration']} "
+            "(SHA-256 of the catalog's system and calibration files, first 12 hex; a results store records the same)"]
 
 
 def report_json(rec, data: dict, notes: list[str], syss, band_frontiers) -> dict:

@@ -272,7 +272,9 @@ def compare(
     from jalapeno.analysis.price_reason import basis_lines
 
     if json_out:  # each system's $ figures with what its $/chip-hour rests on
-        print_json(comparison_json(rec, syss, res.band_frontiers))
+        from jalapeno.cli.report_cmd import provenance  # the command and data versions, as report's (ux52)
+
+        print_json({**comparison_json(rec, syss, res.band_frontiers), "provenance": provenance()})
         if html:  # --json --html: where the chart went, on stderr (stdout stays one JSON document)
             say_written("frontier chart:", html, json_out=True)
         return

@@ -358,9 +358,11 @@ def _options(values: Mapping[str, str], selected: str) -> str:
                    for k, v in values.items())
 
 
-def render_report(rec: ComparisonRecord, data: dict, notes: Sequence[str] = (), estimated: Collection[str] = ()) -> str:
+def render_report(rec: ComparisonRecord, data: dict, notes: Sequence[str] = (), estimated: Collection[str] = (),
+                  reproduce: Sequence[str] = ()) -> str:
     """The page's HTML text (plotly.js inline); ``estimated``: the systems priced at an estimated $/chip-hour
-    (:func:`tables_html`)."""
+    (:func:`tables_html`); ``reproduce``: the closing lines, the command that wrote the page and the versions it ran
+    on (cli/report_cmd.reproduce_lines), each a ``<p class="reproduce">`` under a "Reproduce" heading."""
     from plotly.offline import get_plotlyjs
 
     from jalapeno.report.html import PLOT_CONFIG
@@ -369,6 +371,8 @@ def render_report(rec: ComparisonRecord, data: dict, notes: Sequence[str] = (), 
     blob = json.dumps(data, allow_nan=False).replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
     conv = {c: c for c in data["conventions"]}
     note_html = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes)
+    repro_html = ("<h2>Reproduce</h2>" + "".join(f'<p class="reproduce">{html.escape(r)}</p>' for r in reproduce)
+                  if reproduce else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(data["title"])} · jalapeno report</title>
 <style>{_STYLE}</style><script>{get_plotlyjs()}</script></head>
@@ -387,6 +391,7 @@ it does not (not like for like); dashed lines: tier floors.</p>
 <div id="plot"></div>
 {note_html}
 {tables_html(rec, estimated)}
+{repro_html}
 <script type="application/json" id="report-data">{blob}</script>
 <script>{_SCRIPT}</script>
 </body></html>
@@ -394,9 +399,9 @@ it does not (not like for like); dashed lines: tier floors.</p>
 
 
 def write_report(rec: ComparisonRecord, data: dict, path: str | Path, notes: Sequence[str] = (),
-                 estimated: Collection[str] = (), option: str = "--html") -> Path:
-    """Write the report page to ``path`` (``estimated``: as :func:`render_report`'s; ``option``: the option
-    that gave the path, named in an error: ``--html``, or ``--out``, its old spelling).
+                 estimated: Collection[str] = (), option: str = "--html", reproduce: Sequence[str] = ()) -> Path:
+    """Write the report page to ``path`` (``estimated``, ``reproduce``: as :func:`render_report`'s; ``option``: the
+    option that gave the path, named in an error: ``--html``, or ``--out``, its old spelling).
 
     Raises:
         SpecError: the path does not end in .html or cannot be written.
@@ -405,7 +410,7 @@ def write_report(rec: ComparisonRecord, data: dict, path: str | Path, notes: Seq
     if p.suffix.lower() not in (".html", ".htm"):
         raise SpecError(option, f"{str(p)!r} is not an .html file", "give a path ending in .html")
     try:
-        p.write_text(render_report(rec, data, notes, estimated), encoding="utf-8")
+        p.write_text(render_report(rec, data, notes, estimated, reproduce), encoding="utf-8")
     except OSError as e:  # named "--out" whatever was typed: `report --html /proc/x.html` (break46)
         raise SpecError(option, f"cannot write {p}: {e.strerror or e}", "give a writable file path") from None
     return p

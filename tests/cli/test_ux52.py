@@ -1,0 +1,98 @@
+"""Round 52's usability pass (ux52): an analyst auditing the claim from the report page alone. The page said neither
+the command that wrote it nor the data it ran on, nor (as compare does under its tables) each system's efficiency set,
+a rack's facility power and what it serves, or how sure the figures are; report --json and compare --json now carry
+the command and the data versions too (a field added: every old field is still there)."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+import shlex
+from importlib import resources
+from importlib.metadata import version
+
+from cli_runner import run
+
+REPORT = ("report", "-m", "llama-3.3-70b", "-w", "1k1k", "-s", "jalapeno,b200", "--measured", "none")
+
+
+def _digest(folder: str) -> str:
+    """By the definition the page states: SHA-256 over the folder's .toml files in name order, each file's name then
+    its bytes, the first 12 hex digits."""
+    h = hashlib.sha256()
+    root = resources.files("jalapeno") / "data" / folder
+    for f in sorted((p for p in root.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _paras(text: str, cls: str) -> list[str]:
+    return [html.unescape(p) for p in re.findall(rf'<p class="{cls}">(.*?)</p>', text)]
+
+
+def _tables(text: str) -> str:
+    """The page's tables (headline, ratios, tiers, ...), the figures a rerun must give again."""
+    return "".join(re.findall(r"<table.*?</table>", text, flags=re.S))
+
+
+def test_the_page_names_the_command_that_reproduces_it_and_the_data_it_ran_on(capsys, tmp_path):
+    page, again = tmp_path / "r.html", tmp_path / "again.html"
+    code, _, err = run(capsys, *REPORT, "--tiers", "need=40", "--html", str(page))
+    assert code == 0, err
+    text = page.read_text()
+    repro = _paras(text, "reproduce")
+    assert "<h2>Reproduce</h2>" in text and len(repro) == 2
+    assert repro[0] == "reproduce: jalapeno " + shlex.join([*REPORT, "--tiers", "need=40", "--html", str(page)])
+    assert repro[1].startswith(
+        f"versions: jalapeno {version('jalapeno')}; shipped data: systems {_digest('systems')}, "
+        f"calibration {_digest('calibration')} "
+    )
+    # the command as printed, run again to another file, gives the same tables
+    words = shlex.split(repro[0].removeprefix("reproduce: "))
+    assert words[0] == "jalapeno"
+    words[words.index("--html") + 1] = str(again)
+    code, _, err = run(capsys, *words[1:])
+    assert code == 0, err
+    assert _tables(again.read_text()) == _tables(text) != ""
+
+
+def test_the_page_says_each_efficiency_set_a_racks_power_and_how_sure(capsys, tmp_path):
+    # jalapeno borrows its efficiencies from gb300-nvl72 (a derived set), b200 is fitted on its own kernels: the
+    # page said neither. A jalapeno rack: 128 chips x 1,150 W all-in = 147.2 kW (the catalog's rack level and all-in
+    # power); b200 (8-GPU nodes, no rack level) is left out of that line. Without --bands the page points to them.
+    page = tmp_path / "r.html"
+    code, _, err = run(capsys, *REPORT, "--html", str(page))
+    assert code == 0, err
+    notes = _paras(page.read_text(), "note")
+    sets = [n for n in notes if n.startswith("efficiency sets: ")]
+    assert sets == [
+        "efficiency sets: jalapeno: calibrated: derived from gb300-nvl72; b200: calibrated: measured kernels"
+    ]
+    rack = [n for n in notes if n.startswith("per rack (")]
+    assert len(rack) == 1 and "jalapeno 128 chips x 1,150 W = 147 kW" in rack[0] and "b200" not in rack[0]
+    assert any(n.startswith("how sure: these are point figures; add --bands") for n in notes)
+
+
+def test_report_and_compare_json_carry_the_command_and_versions(capsys, tmp_path):
+    code, out, err = run(capsys, *REPORT, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert set(d) == {"comparison", "chart", "notes", "provenance"}
+    assert d["provenance"] == {
+        "command": "jalapeno " + shlex.join([*REPORT, "--json"]),
+        "versions": {
+            "package": version("jalapeno"),
+            "systems": _digest("systems"),
+            "calibration": _digest("calibration"),
+        },
+    }
+    cmd = ("compare", "-m", "llama-3.3-70b", "-w", "1k1k", "-s", "b200,h200", "--json")
+    code, out, err = run(capsys, *cmd)
+    assert code == 0, err
+    c = json.loads(out)
+    assert c["provenance"]["command"] == "jalapeno " + shlex.join(cmd)
+    # every field compare --json had is still there (backward compatible: a field added, none renamed)
+    assert {"model", "workload", "systems", "comparisons", "baseline", "options"} <= set(c)
