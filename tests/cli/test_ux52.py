@@ -96,3 +96,27 @@ def test_report_and_compare_json_carry_the_command_and_versions(capsys, tmp_path
     assert c["provenance"]["command"] == "jalapeno " + shlex.join(cmd)
     # every field compare --json had is still there (backward compatible: a field added, none renamed)
     assert {"model", "workload", "systems", "comparisons", "baseline", "options"} <= set(c)
+
+
+AGENTIC = ("compare", "-w", "agentic:coding-agent", "-s", "jalapeno,gb300-nvl72")
+
+
+def test_agentic_compare_says_each_efficiency_set_and_what_a_rack_runs(capsys):
+    """compare -w agentic:... printed no efficiency set (jalapeno's is borrowed from gb300-nvl72) and nothing per rack:
+    a capacity planner sizing an agent fleet could not read racks from it. A rack's agents at once is tasks/h x task
+    time (Little's law); checked here against the sweep's own count, the peak deployment's sessions per chip x 128
+    (jalapeno's rack, the catalog's rack level), and a rack's all-in power 128 x 1,150 W = 147 kW."""
+    code, out, err = run(capsys, *AGENTIC, "--json")
+    assert code == 0, err
+    pk = json.loads(out)["systems"]["jalapeno"]["peak"]
+    tp, dp = re.search(r"^agg attn TP(\d+) DP(\d+)", pk["deployment"]).groups()  # aggregated: TP x DP chips
+    chips = int(tp) * int(dp)
+    agents = pk["sessions"] / chips * 128
+    code, out, err = run(capsys, *AGENTIC)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "efficiency sets: jalapeno: calibrated: derived from gb300-nvl72; gb300-nvl72: calibrated: measured" in flat
+    got = re.search(r"jalapeno 128 chips x 1,150 W = 147 kW, [\d,]+ tasks/h at peak, ([\d,]+) agents at once", flat)
+    assert got is not None, flat[-800:]
+    assert abs(int(got.group(1).replace(",", "")) - agents) <= 1
+    assert "racks for N agents at a tier = N / agents, rounded up" in flat

@@ -172,7 +172,9 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     for t in agentic_tables(d, estimated_prices(s.system for s in syss), {n: precs[n] for n in d["systems"]}):
         for part in fit_width(t, console.width):  # on its side where a word would be cut ('comput' / 'e' at 100)
             console.print(part)
-    for line in basis_lines(s.system for s in syss):
+    from jalapeno.report.agentic_tables import agentic_rack_lines
+
+    for line in [*basis_lines(s.system for s in syss), *agentic_rack_lines([s.system for s in syss], d)]:
         console.print(line, markup=False, soft_wrap=True)
     from jalapeno.cli.chip_opts import chip_model_line
 

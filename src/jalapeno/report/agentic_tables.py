@@ -206,3 +206,51 @@ def agentic_frontier_table(points: list[dict], title: str) -> Table:
                   f"{p['hit_rate']:.1%}", _tier(p), p["bound"],
                   f"{p['kv_bound']} {_pct(p['kv_bound_share'])}" if p["kv_bound"] else "-", p["deployment"])
     return t
+
+
+def agentic_rack_lines(systems, d: dict) -> list[str]:
+    """The lines compare prints under an agentic comparison's tables that the fixed-length one already printed
+    (ux52): each system's efficiency set (a derived one says whose kernels it borrows) and, for the systems with a
+    rack level, a rack's all-in (facility) power and what its chips serve at the peak and at each task-time tier:
+    tasks/h (the tier's tasks/h per chip x chips per rack) and the agents it runs at once, tasks/h x the task time
+    (Little's law: sessions in the system = task rate x time a task takes). A capacity planner's racks for N agents
+    at a tier: N / agents, rounded up. ``systems``: the compared :class:`~jalapeno.specs.hardware.System` objects;
+    ``d``: ``AgenticComparison.as_dict()``.
+
+    >>> from types import SimpleNamespace as N
+    >>> s = N(name="x", levels=[N(name="rack", chips=10)], allin_power_w_per_chip=1000.0)
+    >>> t = {"tasks_per_hour_per_chip": 6.0, "task_time_s": 600.0, "ceiling_min": 10.0, "status": "interpolated"}
+    >>> d = {"systems": {"x": {"efficiency_source": "spec (documented defaults)", "peak": {
+    ...     "tasks_per_hour_per_chip": 12.0, "task_time_s": 1800.0}, "tiers": {"batch": {}, "fast": t}}}}
+    >>> print(agentic_rack_lines([s], d)[1])  # doctest: +ELLIPSIS
+    per rack (...): x 10 chips x 1,000 W = 10 kW, 120 tasks/h at peak, 60 agents at once (30.0 min a task), at fast (<= 10 min) 60 tasks/h, 10 agents at once
+    """
+    from jalapeno.report.tables import efficiency_label
+
+    out = ["efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s['efficiency_source'])}"
+                                           for n, s in d["systems"].items())]
+    parts = []
+    for s in systems:
+        rack = [lv for lv in s.levels if lv.name == "rack"]
+        r = d["systems"].get(s.name)
+        if not rack or r is None:
+            continue
+        n, w, pk = rack[0].chips, s.allin_power_w_per_chip, r["peak"]
+        rate = pk["tasks_per_hour_per_chip"] * n
+        text = (f"{s.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW, {rate:,.0f} tasks/h at peak, "
+                f"{rate * pk['task_time_s'] / 3600:,.0f} agents at once ({_min(pk['task_time_s'])} min a task)")
+        for t, v in r["tiers"].items():
+            if t == "batch":
+                continue
+            text += f", at {t} (<= {v['ceiling_min']:g} min)"
+            if v["status"] == "unreachable":
+                text += " unreachable"
+            else:
+                rate = v["tasks_per_hour_per_chip"] * n
+                text += f" {rate:,.0f} tasks/h, {rate * v['task_time_s'] / 3600:,.0f} agents at once"
+        parts.append(text)
+    if parts:
+        out.append("per rack (all-in provisioned power, the facility's; a rack's chips at the peak's tasks/h per chip and "
+                   "at each tier's; agents at once: tasks/h x the task time, Little's law: racks for N agents at a tier "
+                   "= N / agents, rounded up): " + "; ".join(parts))
+    return out
