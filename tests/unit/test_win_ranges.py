@@ -237,3 +237,34 @@ def test_the_rack_line_at_each_tier_floor():
         "151 kW, 1.35 M tok/s at peak, at need (>= 50 tok/s/user) 1.05 M tok/s, 2,326 users at 50 tok/s/user"
     ) in line
     assert "racks for N users at a tier = N / users, rounded up" in line
+
+
+def test_the_rack_line_at_a_tier_floor_with_its_band():
+    # --bands: the planner's uncertainty on racks. jalapeno's low-band frontier through (40 tok/s/user, 12,000
+    # tok/s/chip) and (60, 8,000): at 50, log-log, 12,000 x (8,000 / 12,000)^(ln(50/40) / ln(60/40)) = 12,000 x
+    # exp(-ln 1.5 x 0.5503) = 12,000 x 0.8 = 9,600 tok/s/chip; a rack 128 x 9,600 = 1.23 M tok/s, output 1/9, / 50:
+    # 2,731 users. Its high end is the calibrated frontier (None): the span is calibrated 1.48 M / 3,289 to the low's.
+    from jalapeno.report.win_tables import rack_line
+    from jalapeno.specs.catalog import load_system
+
+    need = {"status": "interpolated", "throughput": 11562.0, "interactivity": 50.0, "floor_tok_per_s_per_user": 50.0}
+    d = SimpleNamespace(
+        systems={
+            "jalapeno": SimpleNamespace(
+                headline=SimpleNamespace(peak_throughput_per_chip=14569.0, peak_output_throughput_per_chip=14569.0 / 9)
+            )
+        },
+        comparisons={"jalapeno": SimpleNamespace(tiers={"need": need})},
+    )
+    low = SimpleNamespace(
+        frontier=[
+            SimpleNamespace(interactivity=40.0, throughput_per_chip=12000.0),
+            SimpleNamespace(interactivity=60.0, throughput_per_chip=8000.0),
+        ]
+    )
+    line = rack_line([load_system("jalapeno")], d, {"jalapeno": {"low": low, "high": None}})
+    assert line.endswith(
+        "at need (>= 50 tok/s/user) 1.48 M tok/s (1.23 to 1.48), 3,289 users (2,731 to 3,289) at 50 tok/s/user"
+    )
+    assert "(LO to HI): the same tier on the system's band frontiers, --bands" in line
+    assert "(LO to HI)" not in rack_line([load_system("jalapeno")], d)  # no band: point figures only

@@ -145,7 +145,7 @@ def report(
     from jalapeno.report.cell_notes import estimated_prices
 
     notes.extend(basis_lines(s.system for s in syss))  # what each system's $ figures rest on
-    notes.extend(page_notes(rec, syss, bands))
+    notes.extend(page_notes(rec, syss, bands, res.band_frontiers))
     prov = provenance()
     if out:
         path = write_report(rec, data, out, notes, estimated_prices(s.system for s in syss), option=flag,
@@ -155,18 +155,19 @@ def report(
         print_json({**report_json(rec, data, notes, syss, res.band_frontiers), "provenance": prov})
 
 
-def page_notes(rec, syss, bands: bool) -> list[str]:
+def page_notes(rec, syss, bands: bool, band_frontiers=None) -> list[str]:
     """The lines compare prints under its tables that the page lacked (ux52: an analyst reading the page alone could
     not tell a derived efficiency set from a measured one, a rack's kW, or how sure a figure is): each system's
     efficiency set (``efficiency sets: jalapeno: calibrated: derived from gb300-nvl72; ...``), the per-rack line
-    (report/win_tables.rack_line; None without a rack level) and, without --bands, the pointer to the bands."""
+    (report/win_tables.rack_line, each tier's figures with their band under --bands, ``band_frontiers``; None without a
+    rack level) and, without --bands, the pointer to the bands."""
     from jalapeno.cli.serving_cmds import BANDS_HINT
     from jalapeno.report.tables import efficiency_label
     from jalapeno.report.win_tables import rack_line
 
     lines = ["efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
                                              for n, s in rec.systems.items())]
-    if (rack := rack_line([s.system for s in syss], rec)) is not None:
+    if (rack := rack_line([s.system for s in syss], rec, band_frontiers)) is not None:
         lines.append(rack)
     return lines + ([] if bands else [BANDS_HINT])
 

@@ -282,7 +282,7 @@ def compare(
         console.print(t)
     from jalapeno.report.win_tables import audit_hints, rack_line
 
-    for line in [*basis_lines(s.system for s in syss), rack_line([s.system for s in syss], rec)]:
+    for line in [*basis_lines(s.system for s in syss), rack_line([s.system for s in syss], rec, res.band_frontiers)]:
         if line is not None:  # rack_line: None without a rack level (ux51)
             console.print(line, markup=False, soft_wrap=True)
     if (line := chip_model_line(syss)) is not None:

@@ -281,14 +281,17 @@ def audit_hints(d: ComparisonRecord, workload: str | None, model: str, typed: Ma
     return out
 
 
-def rack_line(systems, d: ComparisonRecord) -> str | None:
+def rack_line(systems, d: ComparisonRecord, band_frontiers: Mapping | None = None) -> str | None:
     """A rack's all-in (facility, provisioned) power and what a rack's worth of chips serves at each system's peak
     and at each tier floor: chips per rack (the system file's ``rack`` level) x all-in W per chip, x the peak's and
     each reachable floor tier's tok/s per chip (input + output), and the users a rack serves there: its output tok/s
     over the tier's tok/s/user, the streams it decodes at once (output tok/s = in+out x the peak's output share, the
     workload's mean OSL / (ISL + OSL): one share for every point of a fixed-length workload). ``systems``: the compared
     :class:`~jalapeno.specs.hardware.System` objects; None when none has a rack level (8-GPU nodes). A capacity
-    planner's racks for N users at a tier: N / users, rounded up (ux52).
+    planner's racks for N users at a tier: N / users, rounded up (ux52). ``band_frontiers`` (``--bands``: system ->
+    {"low", "high"} FrontierRecords, Comparison.band_frontiers; a derived system's low/high efficiency sets, a
+    measured one's frontier at its validate p10/p90 error, None where that end is the calibrated frontier): each
+    tier's tok/s and users also read on those frontiers, ``(LO to HI)``, the planner's uncertainty on racks.
 
     e.g. ``per rack (...): jalapeno 128 chips x 1,150 W = 147 kW, 1.86 M tok/s at peak, at need (>= 50 tok/s/user)
     1.48 M tok/s, 3,289 users at 50 tok/s/user; gb300-nvl72 72 chips x 2,100 W = 151 kW, 1.35 M tok/s at peak, ...``
@@ -303,7 +306,10 @@ def rack_line(systems, d: ComparisonRecord) -> str | None:
         tput = fr.headline.peak_throughput_per_chip * n
         parts.append(
             f"{s.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW, {tput / 1e6:,.2f} M tok/s at peak"
-            + "".join(_rack_tier(t, v, n, fr.headline) for t, v in _floor_tiers(d, s.name))
+            + "".join(
+                _rack_tier(t, v, n, fr.headline, _band_tiers((band_frontiers or {}).get(s.name), t, v))
+                for t, v in _floor_tiers(d, s.name)
+            )
         )
     if not parts:
         return None
@@ -311,7 +317,10 @@ def rack_line(systems, d: ComparisonRecord) -> str | None:
         "per rack (all-in provisioned power, the facility's; a rack's chips at the peak's tok/s per chip and at each "
         "tier's, input + output; users: the rack's output tok/s over the tier's tok/s/user, the streams it decodes at "
         "once: racks for N users at a tier = N / users, rounded up; `jalapeno plan` sizes a fleet in whole instances "
-        "and counts the users waiting for their first token too): " + "; ".join(parts)
+        "and counts the users waiting for their first token too"
+        + ("; (LO to HI): the same tier on the system's band frontiers, --bands" if band_frontiers else "")
+        + "): "
+        + "; ".join(parts)
     )
 
 
@@ -321,19 +330,55 @@ def _floor_tiers(d: ComparisonRecord, name: str) -> list[tuple[str, Mapping]]:
     return [] if c is None else [(t, v) for t, v in c.tiers.items() if t != "batch"]
 
 
-def _rack_tier(tier: str, v: Mapping, chips: int, headline) -> str:
+def _band_tiers(ends: Mapping | None, tier: str, v: Mapping) -> list[Mapping]:
+    """The tier ``tier`` (floor of ``v``) read on each band end's frontier (analysis/compare.tiers on its points'
+    tok/s/user and tok/s/chip), the reachable ones; [] without a band (``ends`` None, or both ends the calibrated
+    frontier)."""
+    if not ends or v["floor_tok_per_s_per_user"] is None:
+        return []
+    from jalapeno.analysis.compare import build_frontier, tiers
+
+    out = []
+    for rec in (ends.get(w) for w in ("low", "high")):
+        if rec is None or not rec.frontier:
+            continue
+        f = build_frontier([p.interactivity for p in rec.frontier], [p.throughput_per_chip for p in rec.frontier])
+        t = tiers(f, {tier: v["floor_tok_per_s_per_user"]})[tier]
+        if t["status"] != "unreachable":
+            out.append(t)
+    return out
+
+
+def _rack_tier(tier: str, v: Mapping, chips: int, headline, band: Sequence[Mapping] = ()) -> str:
     """``, at NAME (>= F tok/s/user) T M tok/s, U users at S tok/s/user`` for one tier of a rack of ``chips``
-    (``v``: the tier's record, analysis/compare.tiers; ``headline``: the system's, for the output share).
+    (``v``: the tier's record, analysis/compare.tiers; ``headline``: the system's, for the output share); with
+    ``band`` (the same tier on the band's frontiers, :func:`_band_tiers`), each figure's ``(LO to HI)`` over the
+    calibrated value and the band's.
 
     >>> from types import SimpleNamespace as N
     >>> h = N(peak_throughput_per_chip=9000.0, peak_output_throughput_per_chip=1000.0)
-    >>> _rack_tier("need", {"status": "interpolated", "throughput": 9000.0, "interactivity": 50.0,
-    ...                     "floor_tok_per_s_per_user": 50.0}, 10, h)
+    >>> v = {"status": "interpolated", "throughput": 9000.0, "interactivity": 50.0, "floor_tok_per_s_per_user": 50.0}
+    >>> _rack_tier("need", v, 10, h)
     ', at need (>= 50 tok/s/user) 0.09 M tok/s, 200 users at 50 tok/s/user'
+    >>> _rack_tier("need", v, 10, h, [{**v, "throughput": 7200.0}, {**v, "throughput": 9900.0, "interactivity": 55.0}])
+    ', at need (>= 50 tok/s/user) 0.09 M tok/s (0.07 to 0.10), 200 users (160 to 200) at 50 tok/s/user'
     """
     head = f", at {tier} (>= {v['floor_tok_per_s_per_user']:g} tok/s/user)"
     if v["status"] == "unreachable":
         return head + " unreachable"
     share = headline.peak_output_throughput_per_chip / headline.peak_throughput_per_chip
     tput, x = v["throughput"] * chips, v["interactivity"]
-    return head + f" {tput / 1e6:,.2f} M tok/s, {tput * share / x:,.0f} users at {x:.0f} tok/s/user"
+    tputs = [tput] + [b["throughput"] * chips for b in band]
+    users = [tput * share / x] + [b["throughput"] * chips * share / b["interactivity"] for b in band]
+
+    def span(vals: list[float], fmt) -> str:
+        return f" ({fmt(min(vals))} to {fmt(max(vals))})" if band else ""
+
+    return (
+        head
+        + f" {tput / 1e6:,.2f} M tok/s"
+        + span(tputs, lambda t: f"{t / 1e6:,.2f}")
+        + f", {users[0]:,.0f} users"
+        + span(users, lambda u: f"{u:,.0f}")
+        + f" at {x:.0f} tok/s/user"
+    )
