@@ -74,6 +74,9 @@ def test_the_page_says_each_efficiency_set_a_racks_power_and_how_sure(capsys, tm
     rack = [n for n in notes if n.startswith("per rack (")]
     assert len(rack) == 1 and "jalapeno 128 chips x 1,150 W = 147 kW" in rack[0] and "b200" not in rack[0]
     assert any(n.startswith("how sure: these are point figures; add --bands") for n in notes)
+    # jalapeno's system file says vendor_verified = false (its figures as publicly reported), b200's true
+    spec = [n for n in notes if n.startswith("specs not vendor-verified: ")]
+    assert len(spec) == 1 and spec[0].startswith("specs not vendor-verified: jalapeno (") and "b200" not in spec[0]
 
 
 def test_report_and_compare_json_carry_the_command_and_versions(capsys, tmp_path):
@@ -120,3 +123,38 @@ def test_agentic_compare_says_each_efficiency_set_and_what_a_rack_runs(capsys):
     assert got is not None, flat[-800:]
     assert abs(int(got.group(1).replace(",", "")) - agents) <= 1
     assert "racks for N agents at a tier = N / agents, rounded up" in flat
+    assert "specs not vendor-verified: jalapeno (" in flat
+
+
+def test_compare_prints_unverified_specs_and_each_tier_per_rack(capsys):
+    """The capacity planner's line in the terminal: with --tiers need=40, each rack system's tier figures (jalapeno's
+    rack: 128 chips x 1,150 W = 147 kW); the tier's tok/s/chip from the tiers table x 128 is the rack's tok/s there.
+    An analyst reads that jalapeno's specs are not vendor-verified; b200's are (not named)."""
+    code, out, err = run(
+        capsys, "compare", "-m", "llama-3.3-70b", "-w", "1k1k", "-s", "jalapeno,b200", "--tiers", "need=40", "--json"
+    )
+    assert code == 0, err
+    need = json.loads(out)["comparisons"]["jalapeno"]["tiers"]["need"]
+    code, out, err = run(
+        capsys,
+        "compare",
+        "-m",
+        "llama-3.3-70b",
+        "-w",
+        "1k1k",
+        "-s",
+        "jalapeno,b200",
+        "--tiers",
+        "need=40",
+        "--html",
+        "",
+    )
+    assert code == 0, err
+    lines = out.splitlines()
+    spec = [ln for ln in lines if ln.startswith("specs not vendor-verified: ")]
+    assert len(spec) == 1 and spec[0].startswith("specs not vendor-verified: jalapeno (") and "b200" not in spec[0]
+    rack = next(ln for ln in lines if ln.startswith("per rack ("))
+    assert (
+        "jalapeno 128 chips x 1,150 W = 147 kW, " in rack
+        and f"at need (>= 40 tok/s/user) {need['throughput'] * 128 / 1e6:,.2f} M tok/s, " in rack
+    )

@@ -158,15 +158,18 @@ def report(
 def page_notes(rec, syss, bands: bool, band_frontiers=None) -> list[str]:
     """The lines compare prints under its tables that the page lacked (ux52: an analyst reading the page alone could
     not tell a derived efficiency set from a measured one, a rack's kW, or how sure a figure is): each system's
-    efficiency set (``efficiency sets: jalapeno: calibrated: derived from gb300-nvl72; ...``), the per-rack line
+    efficiency set (``efficiency sets: jalapeno: calibrated: derived from gb300-nvl72; ...``), the systems whose specs
+    no vendor verified (report/win_tables.spec_line), the per-rack line
     (report/win_tables.rack_line, each tier's figures with their band under --bands, ``band_frontiers``; None without a
     rack level) and, without --bands, the pointer to the bands."""
     from jalapeno.cli.serving_cmds import BANDS_HINT
     from jalapeno.report.tables import efficiency_label
-    from jalapeno.report.win_tables import rack_line
+    from jalapeno.report.win_tables import rack_line, spec_line
 
     lines = ["efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
                                              for n, s in rec.systems.items())]
+    if (spec := spec_line(s.system for s in syss)) is not None:
+        lines.append(spec)
     if (rack := rack_line([s.system for s in syss], rec, band_frontiers)) is not None:
         lines.append(rack)
     return lines + ([] if bands else [BANDS_HINT])

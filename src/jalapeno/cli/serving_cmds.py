@@ -280,10 +280,11 @@ def compare(
         return
     for t in comparison_tables(rec, estimated_prices(s.system for s in syss), console.width):
         console.print(t)
-    from jalapeno.report.win_tables import audit_hints, rack_line
+    from jalapeno.report.win_tables import audit_hints, rack_line, spec_line
 
-    for line in [*basis_lines(s.system for s in syss), rack_line([s.system for s in syss], rec, res.band_frontiers)]:
-        if line is not None:  # rack_line: None without a rack level (ux51)
+    sy = [s.system for s in syss]
+    for line in [*basis_lines(sy), spec_line(sy), rack_line(sy, rec, res.band_frontiers)]:
+        if line is not None:  # rack_line: None without a rack level (ux51); spec_line: every spec verified (ux52)
             console.print(line, markup=False, soft_wrap=True)
     if (line := chip_model_line(syss)) is not None:
         console.print(line, markup=False)

@@ -210,7 +210,8 @@ def agentic_frontier_table(points: list[dict], title: str) -> Table:
 
 def agentic_rack_lines(systems, d: dict) -> list[str]:
     """The lines compare prints under an agentic comparison's tables that the fixed-length one already printed
-    (ux52): each system's efficiency set (a derived one says whose kernels it borrows) and, for the systems with a
+    (ux52): each system's efficiency set (a derived one says whose kernels it borrows), the systems whose specs no
+    vendor verified (report/win_tables.spec_line) and, for the systems with a
     rack level, a rack's all-in (facility) power and what its chips serve at the peak and at each task-time tier:
     tasks/h (the tier's tasks/h per chip x chips per rack) and the agents it runs at once, tasks/h x the task time
     (Little's law: sessions in the system = task rate x time a task takes). A capacity planner's racks for N agents
@@ -218,7 +219,7 @@ def agentic_rack_lines(systems, d: dict) -> list[str]:
     ``d``: ``AgenticComparison.as_dict()``.
 
     >>> from types import SimpleNamespace as N
-    >>> s = N(name="x", levels=[N(name="rack", chips=10)], allin_power_w_per_chip=1000.0)
+    >>> s = N(name="x", levels=[N(name="rack", chips=10)], allin_power_w_per_chip=1000.0, vendor_verified=True)
     >>> t = {"tasks_per_hour_per_chip": 6.0, "task_time_s": 600.0, "ceiling_min": 10.0, "status": "interpolated"}
     >>> d = {"systems": {"x": {"efficiency_source": "spec (documented defaults)", "peak": {
     ...     "tasks_per_hour_per_chip": 12.0, "task_time_s": 1800.0}, "tiers": {"batch": {}, "fast": t}}}}
@@ -229,6 +230,10 @@ def agentic_rack_lines(systems, d: dict) -> list[str]:
 
     out = ["efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s['efficiency_source'])}"
                                            for n, s in d["systems"].items())]
+    from jalapeno.report.win_tables import spec_line
+
+    if (spec := spec_line(systems)) is not None:
+        out.append(spec)
     parts = []
     for s in systems:
         rack = [lv for lv in s.levels if lv.name == "rack"]

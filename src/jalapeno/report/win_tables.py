@@ -382,3 +382,22 @@ def _rack_tier(tier: str, v: Mapping, chips: int, headline, band: Sequence[Mappi
         + span(users, lambda u: f"{u:,.0f}")
         + f" at {x:.0f} tok/s/user"
     )
+
+
+def spec_line(systems) -> str | None:
+    """The compared systems whose specs no vendor has verified (the system file's ``vendor_verified = false``: its
+    figures as publicly reported or inferred, named assumptions each with its source), so that an analyst auditing a
+    claim reads, beside the figures, which rest on unverified specs (ux52: only ``hardware show`` said so); None when
+    every one is verified. ``systems``: :class:`~jalapeno.specs.hardware.System` objects.
+
+    >>> from types import SimpleNamespace as N
+    >>> spec_line([N(name="jalapeno", vendor_verified=False), N(name="b200", vendor_verified=True)])[:52]
+    'specs not vendor-verified: jalapeno (the system file'
+    """
+    names = [s.name for s in systems if not s.vendor_verified]
+    if not names:
+        return None
+    return (
+        f"specs not vendor-verified: {', '.join(names)} (the system file marks vendor_verified = false: its figures "
+        "as publicly reported or inferred, each a named assumption with its source in `jalapeno hardware show NAME`)"
+    )
