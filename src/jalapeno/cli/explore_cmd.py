@@ -14,6 +14,7 @@ from jalapeno.cli.common import console, print_json, say_written
 from jalapeno.cli.explore_lines import base_basis as _base_basis
 from jalapeno.cli.explore_lines import base_lines as _base_lines
 from jalapeno.cli.explore_lines import price_estimated as _price_estimated
+from jalapeno.cli.system_opts import note_power_only
 from jalapeno.errors import SpecError, require_extra
 
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show (re-render), export.")
@@ -67,6 +68,9 @@ def explore(
     # created by reading it; the store and the study come after require_extra)
     space = load_design_space(space_file)
     require_extra("optuna", "explore", "explore")
+    # a searched or derived TDP moves only the chip/sustained power a trial divides by, as --set's does (newuser52:
+    # a space searching chip.tdp_w 400-900 W ranked designs on all-in tok/s/kW that the TDP never reaches)
+    note_power_only([(k, None) for k in (*space.params, *space.derived)], who=f"{space_file}: ")
     n = space.trials if trials is None else trials
     if n < 1:
         raise SpecError("--trials", f"must be at least 1, got {n}", "give --trials 100, say")

@@ -96,16 +96,23 @@ def note_table_variant(pr) -> None:
 POWER_ONLY_KEYS = ("chip.tdp_w", "chip.sustained_w")
 
 
-def note_power_only(overrides) -> None:
+def note_power_only(overrides, system=None, who: str = "--set ") -> None:
     """Say once per process that ``--set chip.tdp_w`` / ``chip.sustained_w`` (a power cap) move only the
     power the ``chip`` and ``sustained`` conventions divide by: a stated TDP keeps the all-in power and
     $/chip-hour (specs/power.follow_variant follows components, not a stated TDP), and the model has
     no power-capping (DVFS) model, so every step time stays the rated chip's. A lower cap read as a
-    free gain in tok/s/kW with no word."""
+    free gain in tok/s/kW with no word. ``system`` (a loaded System): the same keys stated by a variant
+    file (its ``origin.overrides`` less the ``--set`` ones) get the note too, naming the file — a variant
+    TOML with ``chip.tdp_w = 500`` kept Jalapeño's 1,150 W all-in ("chip 700 W + ...") with no word (newuser52).
+    ``who``: how the keys were given, as the note opens (``explore`` passes its space file's params)."""
     keys = [k for k, _ in overrides if k in POWER_ONLY_KEYS]
+    if not keys and system is not None and system.origin is not None:
+        given = set(overrides)
+        keys = [k for k, v in system.origin.overrides if k in POWER_ONLY_KEYS and (k, v) not in given]
+        who = f"{system.origin.where or system.name}: "
     if keys and "power-only" not in _NOTED:
         _NOTED.add("power-only")
-        _err.print(f"note: --set {', '.join(keys)} changes only the power the chip and sustained conventions divide by "
+        _err.print(f"note: {who}{', '.join(keys)} changes only the power the chip and sustained conventions divide by "
                    "(their tok/s/kW and J/token); all-in power, $/chip-hour, compute peaks and step times stay the "
                    "rated chip's: there is no power-capping (DVFS) model. A chip capped below its rating runs slower: "
                    "lower chip.peak_dense_tflops.* with it, and power.allin_kw_per_chip for the all-in figure "
@@ -297,7 +304,7 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
     note_switched_off_file(pr.system)
     note_name_clash(pr.system)
     note_table_variant(pr)
-    note_power_only(overrides)  # after the load: a refused variant gets its one error alone
+    note_power_only(overrides, pr.system)  # after the load: a refused variant gets its one error alone
     note_stacks_only(overrides, pr.system, _base_stacks(system, overrides), str(system))
     note_capacity_only(pr.system)
     note_ignored_level_keys(pr.system)
