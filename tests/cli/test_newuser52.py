@@ -90,3 +90,19 @@ def test_an_explore_space_searching_the_tdp_gets_the_power_cap_note(capsys, tmp_
     assert code != 0
     assert "stopped before any trial" in err
     assert f"note: {space}: chip.tdp_w, chip.sustained_w changes only the power the chip and sustained" in err
+
+
+def test_sensitivity_moves_a_spec_across_the_band_its_file_states(capsys):
+    """Jalapeño's file states its on-die link band: link_bandwidth_tb_per_s = {value = 1.1, low = 0.28, high = 4.4}
+    (1/4x to 4x; `hardware show` quotes 'band 1/4x to 4x') and hop_latency_ns {value = 50, low = 20, high = 200}.
+    sensitivity moved them by the generic estimate band instead: 1.1 x 0.8 = 0.88 to 1.1 x 1.2 = 1.32 TB/s and
+    50 x 0.8 = 40 to 60 ns. Now the file's band: 0.28 to 4.4 and 20 to 200. A spec the file gives no band keeps
+    the generic one: the rack latency 2 us x 0.5 = 1 to 2 x 2 = 4 us."""
+    code, out, err = run(capsys, "sensitivity", "--system", "jalapeno", "--json")
+    assert code == 0, err
+    rows = {r["parameter"]: r for r in json.loads(out)["rows"]}
+    link, hop, rack = rows["die.link_bandwidth_tb_per_s"], rows["die.hop_latency_ns"], rows["levels.rack.latency_us"]
+    assert (link["low"], link["high"]) == (0.28, 4.4)
+    assert (hop["low"], hop["high"]) == (20, 200)
+    assert (rack["low"], rack["high"]) == (1.0, 4.0)
+    assert "stated band" in link["band_source"] and "0.5-2x" in rack["band_source"]

@@ -30,7 +30,8 @@ Kinds and bands:
   at line rate), half rows, token passes, k-block time and half sizes 0. Every efficiency the sets move for the
   ops the precision runs is listed, so the all-favourable corner (analysis/audit.py) is at least
   as favourable as the band's far end.
-- ``spec`` — every number of the system file marked ``estimate = true``: ±20% (link latencies
+- ``spec`` — every number of the system file marked ``estimate = true``: the ``low``/``high`` the file states
+  for it where it states both (the on-die network's), else ±20% (link latencies
   0.5-2x; a fraction at most 1, usable HBM at most the nominal capacity; assumption). The physical
   limit keeps the stated specs.
 - ``power`` — with the ``load`` power convention, the power model's terms with their bands.
@@ -178,7 +179,9 @@ def _own(table, key: str, name: str) -> float | None:
     return None if e is None else getattr(e, name)
 
 
-def _spec_value(data: dict, key: str) -> float | None:
+def _spec_node(data: dict, key: str):
+    """The file-form entry of dotted ``key`` in ``data`` (a bare number or a ``{value, low, high, source}``
+    table; a level by its name), or None."""
     node = data
     for p in key.split("."):
         if isinstance(node, list):
@@ -187,8 +190,26 @@ def _spec_value(data: dict, key: str) -> float | None:
             node = node.get(p)
         if node is None:
             return None
-    v = node.get("value") if isinstance(node, dict) else node
+    return node
+
+
+def _number(v) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _spec_value(data: dict, key: str) -> float | None:
+    node = _spec_node(data, key)
+    return _number(node.get("value") if isinstance(node, dict) else node)
+
+
+def _stated_band(data: dict, key: str) -> tuple[float, float] | None:
+    """The ``low``/``high`` a system file states for ``key`` (``die.link_bandwidth_tb_per_s = {value = 1.1,
+    low = 0.28, high = 4.4, ...}``), or None where it states neither or only one."""
+    node = _spec_node(data, key)
+    if not isinstance(node, dict):
+        return None
+    lo, hi = _number(node.get("low")), _number(node.get("high"))
+    return (lo, hi) if lo is not None and hi is not None else None
 
 
 def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> list[Parameter]:
@@ -251,11 +272,16 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
             lat = key.endswith("latency_us")
             lo, hi = (0.5 * v, 2 * v) if lat else (0.8 * v, 1.2 * v)
             src = "assumption: estimate " + ("0.5-2x" if lat else "±20%")
+            stated = _stated_band(data, key)
+            if stated is not None:  # the file's own band: Jalapeño's on-die links state 0.28-4.4 TB/s (1/4x to 4x),
+                # which hardware show and docs/chip.md quote, where sensitivity and audit moved them ±20% (newuser52)
+                lo, hi = min(stated[0], v), max(stated[1], v)
+                src = f"the file's stated band {stated[0]:g}-{stated[1]:g}"
             # a fraction (kv_tiers.*.usable_fraction) stays at most 1 and usable HBM at most the nominal
             # capacity: 0.9's band ran to 1.08, Jalapeño's 216 GiB usable to 259 GiB, values the schema
             # refuses (sensitivity showed '-' at their high ends)
-            top = 1.0 if key.endswith("_fraction") else _usable_cap(system, key) or 10 * v
-            out.append(Parameter(key, v, lo, min(hi, top), None, v / 10, top, "spec", src))
+            top = 1.0 if key.endswith("_fraction") else _usable_cap(system, key) or max(10 * v, hi)
+            out.append(Parameter(key, v, lo, min(hi, top), None, min(v / 10, lo), top, "spec", src))
     if convention == "load":
         for name, t in POWER_TERMS.items():
             if t.low < t.high:
