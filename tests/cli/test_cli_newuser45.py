@@ -340,6 +340,6 @@ def test_explore_base_line_names_each_metric_s_unit():
     line = _base_lines(out)[0]
     assert line.startswith(
         "base jalapeno on deepseek-r1 8k1k: tok_s_per_kw 1,113 tok/s per kW (in+out), "
-        "usd_per_mtok 0.5123 $ per M tokens (in+out), max_interactivity 138.9 tok/s/user, "
+        "usd_per_mtok 0.5123 $ per M tokens (in+out), max_interactivity 138.9 tok/s/user (the sweep's fastest point, at no floor), "
         "tok_s_per_chip 779.1 tok/s/chip (in+out) (the sweep's frontier interpolated at 100 "
     )

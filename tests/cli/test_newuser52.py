@@ -106,3 +106,26 @@ def test_sensitivity_moves_a_spec_across_the_band_its_file_states(capsys):
     assert (hop["low"], hop["high"]) == (20, 200)
     assert (rack["low"], rack["high"]) == (1.0, 4.0)
     assert "stated band" in link["band_source"] and "0.5-2x" in rack["band_source"]
+
+
+def test_explore_base_line_says_max_interactivity_is_read_at_no_floor():
+    """With metrics tok_s_per_kw and max_interactivity at a 50 tok/s/user floor, the base line read
+    'max_interactivity 135.1 tok/s/user (the sweep's frontier interpolated at 50 tok/s/user; ...)': the fastest
+    point (135.1 tok/s/user, read at no floor: analysis/explore.case_result takes the max over feasible points)
+    seemed read at 50. It now says so beside its figure; a max_interactivity-only space names no floor at all."""
+    from jalapeno.cli.explore_lines import base_lines
+
+    out = {
+        "base": "jalapeno",
+        "metrics": ["tok_s_per_kw", "max_interactivity"],
+        "objective": {"min_interactivity": 50, "power": "all-in"},
+        "sweep": {"at_floor": "interpolated"},
+        "base_metrics": [
+            {"model": "deepseek-r1", "workload": "8k1k", "tok_s_per_kw": 2228.0, "max_interactivity": 135.1}
+        ],
+    }
+    line = base_lines(out)[0]
+    assert "max_interactivity 135.1 tok/s/user (the sweep's fastest point, at no floor)" in line
+    assert line.endswith("(the sweep's frontier interpolated at 50 tok/s/user; power all-in)")
+    only = base_lines({**out, "metrics": ["max_interactivity"]})[0]
+    assert "interpolated at 50" not in only and only.endswith("at no floor) (power all-in)")

@@ -16,6 +16,10 @@ METRIC_UNITS = {
 }
 
 
+#: what a base's max_interactivity figure is, beside it: the sweep's fastest feasible point, at no per-user floor
+FASTEST = " (the sweep's fastest point, at no floor)"
+
+
 def base_lines(out: dict, est: str = "") -> list[str]:
     """The base's own figures, per case, that the scores are ratios of, and how they were swept: a
     user comparing with another system read '2.58 (x base)' with no base value anywhere but
@@ -29,17 +33,22 @@ def base_lines(out: dict, est: str = "") -> list[str]:
         "the sweep's frontier interpolated at" if sw.get("at_floor") == "interpolated" else "the best sweep point at >="
     )
     lines = []
+    # max_interactivity is the sweep's fastest feasible point, read at no floor (analysis/explore.case_result): the
+    # line's closing '(the sweep's frontier interpolated at 50 tok/s/user)' read as if 135.1 tok/s/user were taken at
+    # 50 (newuser52); it says so beside its figure, and the closing names the floor for the floor-read metrics only
+    floored = [m for m in out["metrics"] if m != "max_interactivity"]
     for b in out.get("base_metrics") or []:
         vals = ", ".join(
             f"{m} {b[m]:,.4g}"
             + (f" {METRIC_UNITS[m]}" if m in METRIC_UNITS else "")
             + (est if m == "usd_per_mtok" else "")
+            + (FASTEST if m == "max_interactivity" else "")
             for m in out["metrics"]
             if m in b
         )
+        read = f"{how} {floor:g} tok/s/user; " if floored else ""
         lines.append(
-            f"base {out['base']} on {b['model']} {b['workload']}: {vals} ({how} "
-            f"{floor:g} tok/s/user; power {obj.get('power', 'chip')})"
+            f"base {out['base']} on {b['model']} {b['workload']}: {vals} ({read}power {obj.get('power', 'chip')})"
         )
     if lines and sw:
         lines.append(
