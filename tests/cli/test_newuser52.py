@@ -129,3 +129,24 @@ def test_explore_base_line_says_max_interactivity_is_read_at_no_floor():
     assert line.endswith("(the sweep's frontier interpolated at 50 tok/s/user; power all-in)")
     only = base_lines({**out, "metrics": ["max_interactivity"]})[0]
     assert "interpolated at 50" not in only and only.endswith("at no floor) (power all-in)")
+
+
+def test_explore_figures_are_never_in_exponent_form_from_a_thousand_up():
+    """explore's base line wrote gpt-oss-120b's 48,706 tok/s per kW as '4.871e+04' (beside DeepSeek-R1's '2,228'),
+    and its designs table a 12,334 TFLOP/s FP4 peak as '1.233e+04' beside a '1697' GB/s link. Whole numbers with
+    separators from 1,000 up, as audit's tables; a kernel launch of 2.5e-07 s keeps its four digits."""
+    from jalapeno.cli.explore_lines import base_lines, fig
+
+    assert fig(48706.3) == "48,706"
+    assert fig(12334.2) == "12,334"
+    assert fig(1697.0) == "1,697"
+    assert fig(135.1) == "135.1"
+    assert fig(2.5e-07) == "2.5e-07"
+    out = {
+        "base": "jalapeno",
+        "metrics": ["tok_s_per_kw"],
+        "objective": {"min_interactivity": 50, "power": "all-in"},
+        "sweep": {"at_floor": "interpolated"},
+        "base_metrics": [{"model": "gpt-oss-120b", "workload": "8k1k", "tok_s_per_kw": 48706.3}],
+    }
+    assert "tok_s_per_kw 48,706 tok/s per kW (in+out)" in base_lines(out)[0]

@@ -13,6 +13,7 @@ from jalapeno.analysis.price_reason import BASIS_FIELD
 from jalapeno.cli.common import console, print_json, say_written
 from jalapeno.cli.explore_lines import base_basis as _base_basis
 from jalapeno.cli.explore_lines import base_lines as _base_lines
+from jalapeno.cli.explore_lines import fig as _fig
 from jalapeno.cli.explore_lines import price_estimated as _price_estimated
 from jalapeno.cli.system_opts import note_power_only
 from jalapeno.errors import SpecError, require_extra
@@ -254,7 +255,7 @@ def _print_summary(out: dict) -> None:
         )
     for r in out["designs"]:
         t.add_row(
-            *[f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols],
+            *[_fig(r[c]) if isinstance(r[c], float) else str(r[c]) for c in cols],
             f"{r['chip_power_w']:.0f}",
             f"{r['usd_per_chip_hour']:.2f}",
         )

@@ -16,6 +16,13 @@ METRIC_UNITS = {
 }
 
 
+def fig(x: float) -> str:
+    """A figure as audit's tables write one: thousands separators from 1,000 up, four significant digits below
+    (a kernel launch 2.5e-07 s stays so). ``.4g`` wrote gpt-oss-120b's base 48,706 tok/s per kW as '4.871e+04' and
+    a design's FP4 peak 12,330 TFLOP/s as '1.233e+04', beside '2,228' and '1697' (newuser52)."""
+    return f"{x:,.0f}" if 1e3 <= abs(x) < 1e15 else f"{x:,.4g}"
+
+
 #: what a base's max_interactivity figure is, beside it: the sweep's fastest feasible point, at no per-user floor
 FASTEST = " (the sweep's fastest point, at no floor)"
 
@@ -36,10 +43,10 @@ def base_lines(out: dict, est: str = "") -> list[str]:
     # max_interactivity is the sweep's fastest feasible point, read at no floor (analysis/explore.case_result): the
     # line's closing '(the sweep's frontier interpolated at 50 tok/s/user)' read as if 135.1 tok/s/user were taken at
     # 50 (newuser52); it says so beside its figure, and the closing names the floor for the floor-read metrics only
-    floored = [m for m in out["metrics"] if m != "max_interactivity"]
+    floored = [m for m in out.get("metrics") or () if m != "max_interactivity"]
     for b in out.get("base_metrics") or []:
         vals = ", ".join(
-            f"{m} {b[m]:,.4g}"
+            f"{m} {fig(b[m])}"
             + (f" {METRIC_UNITS[m]}" if m in METRIC_UNITS else "")
             + (est if m == "usd_per_mtok" else "")
             + (FASTEST if m == "max_interactivity" else "")
