@@ -150,3 +150,39 @@ def test_explore_figures_are_never_in_exponent_form_from_a_thousand_up():
         "base_metrics": [{"model": "gpt-oss-120b", "workload": "8k1k", "tok_s_per_kw": 48706.3}],
     }
     assert "tok_s_per_kw 48,706 tok/s per kW (in+out)" in base_lines(out)[0]
+
+
+def test_an_fp4_only_what_if_is_told_how_to_leave_fp8_out(capsys, tmp_path):
+    """An FP4-only Jalapeño written as a variant with chip.peak_dense_tflops.fp8 = 0 was told only 'give
+    chip.peak_dense_tflops.fp8 a positive value': no word that a chip without FP8 units leaves the key out, nor that
+    a variant cannot drop its base's key. The fix names both and the way that works: Jalapeño's own file copied
+    without its fp8 line, with calibration = "jalapeno". That file loads with no fp8 peak, the FP4 13.4 PFLOP/s
+    (13,400 TFLOP/s x 1e12) and Jalapeño's calibrated GEMM fractions (the same as the catalog chip's)."""
+    from pathlib import Path
+
+    from cli_runner import check_error
+
+    path = _variant(tmp_path, "jal-fp8zero", "chip.peak_dense_tflops.fp8 = 0\n")
+    check_error(
+        *run(capsys, "hardware", "show", path),
+        "chip.peak_dense_tflops.fp8: must be positive, got 0",
+        "leave fp8 out for a chip without fp8 units",
+        "a variant or --set cannot drop a format its base states",
+        'calibration = "<base>"',
+    )
+    shipped = Path(__file__).resolve().parents[2] / "src" / "jalapeno" / "data" / "systems" / "jalapeno.toml"
+    lines = shipped.read_text().splitlines()
+    assert sum(ln.startswith("peak_dense_tflops.fp8") for ln in lines) == 1
+    text = "\n".join(
+        'name = "jal-fp4only"\ncalibration = "jalapeno"' if ln == 'name = "jalapeno"' else ln
+        for ln in lines
+        if not ln.startswith("peak_dense_tflops.fp8")
+    )
+    own = tmp_path / "jal-fp4only.toml"
+    own.write_text(text + "\n")
+    code, out, err = run(capsys, "hardware", "show", str(own), "--json")
+    assert code == 0, err
+    chip = json.loads(out)["chip"]
+    assert "fp8" not in chip["peak_flop_per_s"] and chip["peak_flop_per_s"]["fp4"] == 13400e12
+    code, base, err = run(capsys, "hardware", "show", "jalapeno", "--json")
+    assert json.loads(out)["efficiency"]["gemm"] == json.loads(base)["efficiency"]["gemm"]

@@ -165,6 +165,14 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = 
         if kind == bound:
             limit = next(iter(ctx.values()), "?")
             key = loc.removesuffix(".value")  # --set chip.hbm_stacks=0 names chip.hbm_stacks, as typed
+            if bound == "greater_than" and limit == 0 and key.startswith("chip.peak_dense_tflops."):
+                # an FP4-only what-if wrote fp8 = 0 and was told only to give a positive value (newuser52)
+                fmt = key.rsplit(".", 1)[1]
+                return (f"must be positive{got}",
+                        f"give {key} a positive value, or leave {fmt} out for a chip without {fmt} units (as "
+                        "a100-sxm.toml leaves fp8 out); a variant or --set cannot drop a format its base states: "
+                        "copy the base's file without it, with calibration = \"<base>\" to keep the base's efficiency "
+                        "set (docs/catalog.md, 'Variants')")
             if bound == "greater_than" and limit == 0:
                 return f"must be positive{got}", f"give {key} a positive value"
             return f"must be {words} {limit}{got}", f"give {key} a value {words} {limit}"
