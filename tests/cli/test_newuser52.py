@@ -186,3 +186,40 @@ def test_an_fp4_only_what_if_is_told_how_to_leave_fp8_out(capsys, tmp_path):
     assert "fp8" not in chip["peak_flop_per_s"] and chip["peak_flop_per_s"]["fp4"] == 13400e12
     code, base, err = run(capsys, "hardware", "show", "jalapeno", "--json")
     assert json.loads(out)["efficiency"]["gemm"] == json.loads(base)["efficiency"]["gemm"]
+
+
+def test_a_variant_file_stating_only_more_stacks_gets_the_stacks_only_note(capsys, tmp_path, monkeypatch):
+    """A variant with chip.hbm_stacks = 8 alone was priced at six stacks' 15.4 TB/s and 216 GiB (only its power
+    moved: two more stacks' background watts) with no word; --set chip.hbm_stacks=8 got the note. The file's key now
+    gets it, naming the file and the figures that stay: 15.4 TB/s and 216 GiB (Jalapeño's file). With a bandwidth key
+    beside it (here on the command line) the stacks do add something: no note."""
+    from jalapeno.cli import system_opts
+
+    monkeypatch.setattr(system_opts, "_NOTED", set())
+    path = _variant(tmp_path, "jal-8stack", "chip.hbm_stacks = 8\n")
+    code, out, err = run(capsys, "hardware", "show", path, "--json")
+    assert code == 0, err
+    assert "jal-8stack.toml: chip.hbm_stacks = 8 changes the stack count only" in err
+    assert "stay 15.4 TB/s and 216 GiB" in err
+    monkeypatch.setattr(system_opts, "_NOTED", set())
+    code, out, err = run(capsys, "hardware", "show", path, "--set", "chip.hbm_bandwidth_tb_per_s=20.5", "--json")
+    assert code == 0, err
+    assert "stack count only" not in err
+    monkeypatch.setattr(system_opts, "_NOTED", set())
+    same = _variant(tmp_path, "jal-6stack", "chip.hbm_stacks = 6\n")  # Jalapeño's own count: nothing to say
+    code, out, err = run(capsys, "hardware", "show", same, "--json")
+    assert code == 0, err
+    assert "stack count only" not in err
+
+
+def test_a_variant_file_with_sourced_entries_still_loads_and_gets_the_notes(capsys, tmp_path, monkeypatch):
+    """A variant's override may be a {value, source} table (a dict): the notes compare keys, not (key, value) pairs,
+    which a dict cannot be hashed into. Stated TDP 500 W with its source: the power-cap note, and the file loads."""
+    from jalapeno.cli import system_opts
+
+    monkeypatch.setattr(system_opts, "_NOTED", set())
+    body = 'chip.tdp_w = { value = 500, source = "my cap" }\nchip.sustained_w = 400\n'
+    path = _variant(tmp_path, "jal-cap", body)
+    code, out, err = run(capsys, "hardware", "show", path, "--set", 'chip.hbm_stacks={value = 6, source = "same"}')
+    assert code == 0, err
+    assert "jal-cap.toml: chip.tdp_w, chip.sustained_w changes only the power" in err

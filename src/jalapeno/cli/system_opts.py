@@ -102,13 +102,13 @@ def note_power_only(overrides, system=None, who: str = "--set ") -> None:
     $/chip-hour (specs/power.follow_variant follows components, not a stated TDP), and the model has
     no power-capping (DVFS) model, so every step time stays the rated chip's. A lower cap read as a
     free gain in tok/s/kW with no word. ``system`` (a loaded System): the same keys stated by a variant
-    file (its ``origin.overrides`` less the ``--set`` ones) get the note too, naming the file — a variant
+    file (its ``origin.overrides`` less the keys ``--set`` gives) get the note too, naming the file — a variant
     TOML with ``chip.tdp_w = 500`` kept Jalapeño's 1,150 W all-in ("chip 700 W + ...") with no word (newuser52).
     ``who``: how the keys were given, as the note opens (``explore`` passes its space file's params)."""
     keys = [k for k, _ in overrides if k in POWER_ONLY_KEYS]
     if not keys and system is not None and system.origin is not None:
-        given = set(overrides)
-        keys = [k for k, v in system.origin.overrides if k in POWER_ONLY_KEYS and (k, v) not in given]
+        given = {k.split(":", 1)[-1] for k, _ in overrides}  # keys only: a value may be a {value, source} table
+        keys = [k for k, _ in system.origin.overrides if k in POWER_ONLY_KEYS and k not in given]
         who = f"{system.origin.where or system.name}: "
     if keys and "power-only" not in _NOTED:
         _NOTED.add("power-only")
@@ -140,11 +140,38 @@ def note_stacks_only(overrides, system, base_stacks: int | None = None, base: st
             _err.print(f"note: --set chip.hbm_stacks={c.hbm_stacks} is {base or system.name}'s own stack count: it changes "
                        "nothing", markup=False, highlight=False, soft_wrap=True)
             return
-        _err.print(f"note: --set chip.hbm_stacks changes the stack count only (the chip's power follows it; its cost follows the capacity); "
-                   f"the HBM bandwidth and capacity priced stay {c.hbm_bandwidth_bytes_per_s / 1e12:,.4g} TB/s and "
-                   f"{c.hbm_capacity_bytes / 2**30:,.4g} GiB: set chip.hbm_bandwidth_tb_per_s and chip.hbm_capacity_gib "
-                   "(with chip.hbm_usable_gib) for what the stacks add (docs/catalog.md, 'Variants')",
-                   markup=False, highlight=False, soft_wrap=True)
+        _err.print(_stacks_only_text("--set chip.hbm_stacks", c), markup=False, highlight=False, soft_wrap=True)
+
+
+def _stacks_only_text(who: str, c) -> str:
+    """The stacks-only note, opening with ``who`` (``--set chip.hbm_stacks`` or a file's key); ``c``: the chip."""
+    return (f"note: {who} changes the stack count only (the chip's power follows it; its cost follows the capacity); "
+            f"the HBM bandwidth and capacity priced stay {c.hbm_bandwidth_bytes_per_s / 1e12:,.4g} TB/s and "
+            f"{c.hbm_capacity_bytes / 2**30:,.4g} GiB: set chip.hbm_bandwidth_tb_per_s and chip.hbm_capacity_gib "
+            "(with chip.hbm_usable_gib) for what the stacks add (docs/catalog.md, 'Variants')")
+
+
+def note_file_stacks_only(system, overrides) -> None:
+    """:func:`note_stacks_only` for a variant file: its own ``chip.hbm_stacks`` (not ``--set``'s) with no bandwidth or
+    capacity key beside it, in the file or on the command line, and a count other than its root catalog system's. A
+    Jalapeño variant with ``chip.hbm_stacks = 8`` alone was priced with six stacks' 15.4 TB/s and 216 GiB (and two
+    stacks' background watts more) with no word, where the same ``--set`` got the note (newuser52). ``system``: a
+    loaded System; ``overrides``: the ``--set`` pairs applied on top of its file."""
+    o = system.origin
+    if o is None or o.root is None:
+        return
+    on_line = {k.split(":", 1)[-1] for k, _ in overrides}  # keys only: a value may be a {value, source} table
+    keys = {k for k, _ in o.overrides} - on_line
+    key = f"stacks-only:{o.where or system.name}"
+    if "chip.hbm_stacks" not in keys or (keys | on_line) & set(STACK_FOLLOW_KEYS) or key in _NOTED:
+        return
+    from jalapeno.specs.catalog import load_system
+
+    _NOTED.add(key)
+    if load_system(o.root).chip.hbm_stacks == system.chip.hbm_stacks:
+        return  # the root's own count: nothing changed
+    who = f"{o.where or system.name}: chip.hbm_stacks = {system.chip.hbm_stacks}"
+    _err.print(_stacks_only_text(who, system.chip), markup=False, highlight=False, soft_wrap=True)
 
 
 #: The keys of a chip's nominal and of its usable HBM capacity (either unit).
@@ -306,6 +333,7 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
     note_table_variant(pr)
     note_power_only(overrides, pr.system)  # after the load: a refused variant gets its one error alone
     note_stacks_only(overrides, pr.system, _base_stacks(system, overrides), str(system))
+    note_file_stacks_only(pr.system, overrides)
     note_capacity_only(pr.system)
     note_ignored_level_keys(pr.system)
     return pr
