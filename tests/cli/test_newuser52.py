@@ -223,3 +223,40 @@ def test_a_variant_file_with_sourced_entries_still_loads_and_gets_the_notes(caps
     code, out, err = run(capsys, "hardware", "show", path, "--set", 'chip.hbm_stacks={value = 6, source = "same"}')
     assert code == 0, err
     assert "jal-cap.toml: chip.tdp_w, chip.sustained_w changes only the power" in err
+
+
+def test_readme_says_compare_sweeps_released_precisions_and_a_user_config_its_own(tmp_path):
+    """README said compare, report and plan 'sweep every precision each chip runs natively (fp8 and fp4 on
+    Blackwell)': a config.json of the architect's own with an FP8 quantization_config was swept at FP8 alone on
+    GB300 (its 15 PFLOP/s FP4 never used), as it has no released FP4 checkpoint (data/engines.toml
+    [checkpoints]); DeepSeek-R1 has both. The README now says so; the precisions are those compare sweeps."""
+    from pathlib import Path
+
+    from jalapeno.analysis.explore_full import compare_precisions
+    from jalapeno.specs.catalog import load_model, load_system
+
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().replace("#", " ").split())
+    assert "every precision each chip runs natively (fp8 and fp4 on Blackwell)" not in readme
+    assert "a config.json of your own: its own precision alone, -p names another" in readme
+    gb300 = load_system("gb300-nvl72")
+    assert set(compare_precisions(load_model("deepseek-r1"), gb300, None)) == {"fp8", "fp4"}
+    cfg = {
+        "architectures": ["MixtralForCausalLM"],
+        "model_type": "mixtral",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "num_local_experts": 8,
+        "num_experts_per_tok": 2,
+        "vocab_size": 32000,
+        "max_position_embeddings": 32768,
+        "torch_dtype": "bfloat16",
+        "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]},
+    }
+    (tmp_path / "my-moe").mkdir()
+    (tmp_path / "my-moe" / "config.json").write_text(json.dumps(cfg))
+    own = load_model(str(tmp_path / "my-moe" / "config.json"))
+    assert compare_precisions(own, gb300, None) == (own.default_precision,)
+    assert own.default_precision.startswith("fp8")
