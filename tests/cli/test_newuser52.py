@@ -260,3 +260,26 @@ def test_readme_says_compare_sweeps_released_precisions_and_a_user_config_its_ow
     own = load_model(str(tmp_path / "my-moe" / "config.json"))
     assert compare_precisions(own, gb300, None) == (own.default_precision,)
     assert own.default_precision.startswith("fp8")
+
+
+def test_a_rack_faster_than_the_ports_it_shares_is_said_to_cost_no_watts(capsys, monkeypatch):
+    """Jalapeño's rack is reached through the tray's ~600 GB/s ports (levels.rack.shares_ports_with_inner). --set
+    levels.rack.bandwidth_gb_per_s=1200 priced a 1,200 GB/s rack at the 700 W TDP (the link power counts the tray's
+    own ports only), where the tray at 1,200 costs 748 W: 2 x 600 GB/s more x 8 bit x 5 pJ/bit = 48 W. The note says
+    so and names the fix (with a --set value that parses: 1200, not 1,200); rack and tray set together: no note."""
+    from jalapeno.cli import system_opts
+
+    monkeypatch.setattr(system_opts, "_NOTED", set())
+    code, out, err = run(
+        capsys, "hardware", "show", "jalapeno", "--set", "levels.rack.bandwidth_gb_per_s=1200", "--json"
+    )
+    assert code == 0, err
+    assert "levels.rack.bandwidth_gb_per_s 1,200 is above levels.tray's 600" in err
+    assert "costs no watts; set levels.tray.bandwidth_gb_per_s=1200 too" in err
+    assert json.loads(out)["chip"]["tdp_w"] == 700  # the note's point: no watts for the faster rack
+    monkeypatch.setattr(system_opts, "_NOTED", set())
+    both = ("--set", "levels.rack.bandwidth_gb_per_s=1200", "--set", "levels.tray.bandwidth_gb_per_s=1200")
+    code, out, err = run(capsys, "hardware", "show", "jalapeno", *both, "--json")
+    assert code == 0, err
+    assert "costs no watts" not in err
+    assert abs(json.loads(out)["chip"]["tdp_w"] - 748) < 0.5  # 700 + 2 x 600e9 x 8 x 5e-12 = 748 W

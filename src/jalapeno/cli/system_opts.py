@@ -213,6 +213,29 @@ def _base_stacks(system: str, overrides) -> int | None:
     return load_system(system).chip.hbm_stacks
 
 
+def note_shared_ports(system) -> None:
+    """Say once per system that a level reached through its inner level's ports (``shares_ports_with_inner``) is
+    given a faster rate than those ports: the link power counts each chip's own ports once, at the inner level's
+    rate (specs/power.scale_up_bytes_per_s), so the faster level costs no watts. ``--set
+    levels.rack.bandwidth_gb_per_s=1200`` on Jalapeño (its rack reached through the tray's ~600 GB/s ports) priced
+    a 1,200 GB/s rack at the 700 W TDP, where the tray at 1,200 costs 748 W (newuser52). ``system``: a loaded
+    System."""
+    levels = system.levels
+    for inner, lv in zip(levels, levels[1:]):
+        key = f"shared-ports:{system.path or system.name}:{lv.name}"
+        if not lv.shares_ports_with_inner or lv.bandwidth_bytes_per_s <= inner.bandwidth_bytes_per_s * 1.0001:
+            continue
+        if key in _NOTED:
+            continue
+        _NOTED.add(key)
+        fast, own = lv.bandwidth_bytes_per_s / 1e9, inner.bandwidth_bytes_per_s / 1e9
+        _err.print(f"note: {system.name}: levels.{lv.name}.bandwidth_gb_per_s {fast:,.0f} is above levels.{inner.name}'s "
+                   f"{own:,.0f}, yet the {lv.name} is reached through the {inner.name}'s ports (shares_ports_with_inner): "
+                   f"the link power counts those ports at {own:,.0f} GB/s (specs/power.py), so the faster {lv.name} costs "
+                   f"no watts; set levels.{inner.name}.bandwidth_gb_per_s={fast:g} too for ports that fast "
+                   "(docs/catalog.md, [[levels]])", markup=False, highlight=False, soft_wrap=True)
+
+
 def note_ignored_level_keys(system) -> None:
     """Say once per process per system which of a level's ``torus_dims`` / ``links_per_chip`` its topology
     ignores (cost/collectives.py reads them on ``torus3d`` and ``full_mesh`` only): a file's
@@ -336,6 +359,7 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
     note_file_stacks_only(pr.system, overrides)
     note_capacity_only(pr.system)
     note_ignored_level_keys(pr.system)
+    note_shared_ports(pr.system)
     return pr
 
 
