@@ -130,7 +130,7 @@ LEVEL_KEYS = {
     ),
     "shares_ports_with_inner": (
         "bool",
-        "the level is reached through the same per-chip ports as the level inside it (traffic to both shares one bandwidth; its ports are not counted again in the link power); default false; refused on the innermost level, which has no level inside it",
+        "the level is reached through the same per-chip ports as the level inside it (traffic to both shares one bandwidth; its ports are not counted again in the link power, so a rate above the inner level's costs no watts: the CLI notes it, set the inner level's rate too); default false; refused on the innermost level, which has no level inside it",
     ),
     "note": ("-", "free text"),
 }
@@ -269,7 +269,8 @@ def _schema_md() -> list[str]:
         "replaces the base's. Every override passes through the same validation as a catalog file.",
         "`--set chip.hbm_stacks=N` alone changes the stack count (the chip's power follows it, its cost",
         "the capacity): the bandwidth and capacity priced stay the base's, and the command line says so",
-        "once; set `chip.hbm_bandwidth_tb_per_s`, `chip.hbm_capacity_gib` and `chip.hbm_usable_gib` for what the stacks",
+        "once (a variant file's `chip.hbm_stacks` alone too, naming the file); set `chip.hbm_bandwidth_tb_per_s`,",
+        "`chip.hbm_capacity_gib` and `chip.hbm_usable_gib` for what the stacks",
         "add: a capacity alone leaves the usable HBM (what weights and KV cache are fitted in) at the figure the base's file",
         "states, Jalapeño's 216 GiB, and the command line says so once (a base that states none follows the capacity). A",
         "power or cost that follows an estimate stays marked an estimate. `hardware show` of a file of",
