@@ -216,8 +216,14 @@ in-process sweep (fp8 and fp4, 4 systems, ``-c 64``; two processes of 3 runs per
 min 2.54 -> 2.44 s (-4%, as callgrind), median 2.82 -> 2.59 s. Quiet, ``-c 64`` should take ~0.05-0.1 s less wall than
 before (an estimate: -4% of the sweeps' ~2.9 s CPU over 2 workers; not measured quiet); the 3 s goal at load still needs
 the finish vectorised across a pass's deployments.
-Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
-command runs in a temporary folder)
+Round 52 (ttftwaves52): ``--spread`` times ``compare -c 64`` with serve/ttft_spread.STEADY_SPREAD_ON set (shipped off)
+beside it off. The spread priced each of ~1,600 one-point calls by iterating its chain three times and bisecting 50
+times a quantile; now one linear solve and a safeguarded Newton search for all three quantiles (figures within 2e-12
+relative). Main 73780f93 -> this round, interleaved (load 7.7-9.7 on 2 cores, CPU best of 3): switch on 8.63 / 8.65 /
+8.89 -> 4.38 / 4.40 / 4.30 s; off 3.35 -> 3.48 s (noise: the off path does not run the module).
+Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] [--spread: only ``compare -c 64``, off
+and with the TTFT spread on] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the command runs in a temporary
+folder)
 """
 
 from __future__ import annotations
@@ -251,18 +257,23 @@ def sweep_only(repeats: int = 3) -> None:
     )
 
 
-def whole_command(repeats: int = 3, args: tuple[str, ...] = (), goal_s: float = 3.0) -> None:
+#: ``--spread``: the command with serve/ttft_spread.STEADY_SPREAD_ON set (shipped off), as ``python -c`` runs it
+SPREAD_ON = "from jalapeno.serve import ttft_spread; ttft_spread.STEADY_SPREAD_ON = True; from jalapeno.cli.app import main; main()"
+
+
+def whole_command(repeats: int = 3, args: tuple[str, ...] = (), goal_s: float = 3.0, spread: bool = False) -> None:
     """Wall and CPU (user + sys) time of ``jalapeno compare`` with ``args``, best of ``repeats`` runs after one
     warm-up run (which writes the bytecode cache a normal install has; a busy machine inflates the
-    wall time, the CPU time much less), against the wall goal ``goal_s`` (s) and a 0.5 s margin under it."""
-    exe = os.path.join(os.path.dirname(sys.executable), "jalapeno")
+    wall time, the CPU time much less), against the wall goal ``goal_s`` (s) and a 0.5 s margin under it.
+    ``spread``: with the steady TTFT's spread switched on (:data:`SPREAD_ON`; round 52, ttftwaves52)."""
+    exe = [sys.executable, "-c", SPREAD_ON] if spread else [os.path.join(os.path.dirname(sys.executable), "jalapeno")]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     walls, cpus = [], []
     with tempfile.TemporaryDirectory() as d:
         for i in range(repeats + 1):
             r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
-            subprocess.run([exe, "compare", *args], cwd=d, check=True, stdout=subprocess.DEVNULL, env=env)
+            subprocess.run([*exe, "compare", *args], cwd=d, check=True, stdout=subprocess.DEVNULL, env=env)
             wall = time.perf_counter() - t0
             r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             if i:
@@ -271,7 +282,7 @@ def whole_command(repeats: int = 3, args: tuple[str, ...] = (), goal_s: float = 
     rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     wall, cpu = min(walls), min(cpus)
     print(
-        f"`jalapeno {' '.join(('compare', *args))}` wall: {wall:.2f} s, CPU {cpu:.2f} s (best of {repeats}; "
+        f"`jalapeno {' '.join(('compare', *args))}`{' (STEADY_SPREAD_ON)' if spread else ''} wall: {wall:.2f} s, CPU {cpu:.2f} s (best of {repeats}; "
         f"goal <= {goal_s:g} s, "
         f"with margin <= {goal_s - 0.5:g} s: {'met' if wall <= goal_s - 0.5 else 'NOT met'}; load average "
         f"{os.getloadavg()[0]:.1f}); peak RSS {rss_mb:.0f} MB (goal <= 1024 MB: "
@@ -280,6 +291,10 @@ def whole_command(repeats: int = 3, args: tuple[str, ...] = (), goal_s: float = 
 
 
 if __name__ == "__main__":
+    if "--spread" in sys.argv[1:]:  # round 52: `compare -c 64` with the steady TTFT's spread on, and off beside it
+        whole_command(args=("-c", "64"))
+        whole_command(args=("-c", "64"), spread=True)
+        sys.exit(0)
     sweep_only()
     whole_command()
     whole_command(args=("-c", "64"))

@@ -88,3 +88,32 @@ def test_switch_off_keeps_the_median_at_the_mean_and_on_moves_only_quantiles(mon
     assert on["ttft_p50_s"] < 0.97 * off["ttft_p50_s"]
     assert on["ttft_p99_s"] > off["ttft_p99_s"]
     assert analytic.QUANTILES == (0.5, 0.9, 0.99)
+
+
+def test_quantiles_invert_the_cdf_by_hand_every_quantile_at_once():
+    # round 52 (ttftwaves52): Newton on the closed-form CDF. No queue (λ_c = 0), t_d = 0.1, s = 0.2, L uniform on
+    # [0, 0.4]: W + L = 0.3 + X, X = U·0.1 + U'·0.4. By hand: X's CDF is x²/0.08 below 0.1 and (x − 0.05)/0.4 on
+    # [0.1, 0.4]: q 0.01 at √0.0008 = 0.028284, q 0.2 at 0.13, q 0.5 at 0.25
+    parts = ttft_spread._parts([0.1], [0.2], [0.0])
+    got = ttft_spread._quantiles([0.01, 0.2, 0.5], parts, np.array([0.0]), np.array([0.4]), [[0.3], [0.3], [0.3]])
+    assert got[:, 0].tolist() == pytest.approx([0.328284, 0.43, 0.55], abs=1e-6)
+
+
+def test_points_solved_together_or_in_slices_match_each_alone(monkeypatch):
+    # three points of different loads (no queue; ρ ≈ 0.39; ρ capped at MAX_RHO 0.95) in one call, then with the CDF
+    # sliced point by point (_CDF_TERMS 1): every point's shifts equal its own call's (the solve and the search are per
+    # point; together the chain is truncated at the largest point's reach, hence agreement to 1e-7, not bit for bit)
+    args = ([0.04, 0.05, 0.02], [0.25, 0.1, 0.3], [0.0, 0.4, 0.2], [0.05, 0.09, 0.06], [64, 128, 32])
+    lo, hi = [-0.05, -0.1, 0.0], [0.05, 0.1, 0.0]
+    together = ttft_spread.quantile_shifts_s(analytic.QUANTILES, *args, lo, hi)
+    alone = [
+        ttft_spread.quantile_shifts_s(analytic.QUANTILES, *[[a[i]] for a in args], [lo[i]], [hi[i]])[:, 0]
+        for i in range(3)
+    ]
+    assert together.shape == (3, 3)
+    for i in range(3):
+        assert together[:, i] == pytest.approx(alone[i], rel=1e-7, abs=1e-12)
+    monkeypatch.setattr(ttft_spread, "_CDF_TERMS", 1)
+    assert ttft_spread.quantile_shifts_s(analytic.QUANTILES, *args, lo, hi) == pytest.approx(together, abs=1e-12)
+    # the one-quantile form is the same numbers
+    assert quantile_shift_s(0.9, *args, lo, hi) == pytest.approx(together[1], abs=1e-15)

@@ -417,8 +417,9 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
     if ttft_spread.STEADY_SPREAD_ON and not times_only:  # the wait's spread in the quantiles (serve/ttft_spread.py)
         width = (ttft_q[0.99] - ttft_q[0.5]) / 0.49  # the length terms, uniform in the length: L_0.99 − L_0.5 = 0.49·width
-        for k in QUANTILES:
-            shift = ttft_spread.quantile_shift_s(k, t_dec, head["s_chunk"], n_bar, tau, users, -width / 2, width / 2)
+        shifts = ttft_spread.quantile_shifts_s(QUANTILES, t_dec, head["s_chunk"], n_bar, tau, users, -width / 2,
+                                               width / 2)  # (Q, N): the chain solved once for every quantile
+        for k, shift in zip(QUANTILES, shifts):
             ttft_q[k] = ttft_q[k] + np.where(hold_s > 0, 0.0, shift)
     if times_only:
         return ttft_e2e(ttft_q[None], np.zeros_like(b), steps, tau)
