@@ -21,7 +21,8 @@ B200 / GB200 / H200 systems, each run's mlperf_log_summary.txt). Four blocks:
 Reading (round 47): the residual is a property of the config and load, reproduced by every submitter within
 1-5 ms. On H200 (FP8 engines) it is one per-step time in all three groups that have fit runs (Llama-2-70B
 Interactive +6.5 ms, Server +8.8, Llama-3.1-405B Server +6.4; the validation runs +6.0 / +6.4 / +8.9 (405B
-Interactive) / +6.8): fitted, 7.25 ms, and the validation runs' residuals with it are -1.2 / -0.9 / +1.7 / -0.4 ms.
+Interactive) / +6.8): fitted, 7.25 ms, and the validation runs' residuals with it are -1.2 / -0.9 / +1.7 / -0.4 ms
+(round 52: with serve/chunked.MIXED_STEP_ROOM_ON the Llama-2-70B Interactive group reads +7.2 ms and the term 7.47 ms).
 On B200 (NVFP4 engines) the groups disagree in sign (Llama-2-70B Interactive +8.1, Server -13.0; Llama-3.1-405B
 +15.4 / +6.6), so no per-step constant is what the B200 rows miss; one constant over all families (5.25 ms) breaks
 the met GB200-NVL72 MLPerf median and bias goals. fit/mlperf_engines.LLAMA_TRT_HARNESS_STEP_S carries the H200 value.

@@ -59,15 +59,32 @@ DSR1_HARNESS_STEP_S = 19.1e-3
 #: config it repeats), each (model, scenario) group weighted equally; the term leaves zero mean residual of the runs'
 #: median TPOT at their own steady load (Little's law); ``python scripts/mlperf_llama_peers47.py``.
 #: - ``h200`` (the Hopper FP8 engines; 14 runs: Llama-2-70B Interactive 4 / Server 8, Llama-3.1-405B Server 2):
-#:   7.25 ms. Residuals without it +6.5 / +8.8 / +6.4 ms; on the validation runs (Nebius) with it -1.2 / -0.9 ms
-#:   (Llama-2-70B Int / Srv), +1.7 / -0.4 (Llama-3.1-405B Int / Srv).
+#:   7.47 ms. Residuals without it +7.2 / +8.8 / +6.4 ms; on the validation runs (Nebius) with it -0.6 / -1.1 ms
+#:   (Llama-2-70B Int / Srv), +1.5 / -0.7 (Llama-3.1-405B Int / Srv). Refitted in round 52 (mlperfint52) with
+#:   serve/chunked.MIXED_STEP_ROOM_ON: the Interactive engine's 256-token ``max_num_tokens`` leaves ~149 prompt tokens
+#:   beside ~107 decode rows, so its mixed steps are smaller and its group's residual +6.5 -> +7.2 ms (round 47: 7.25 ms;
+#:   the other groups unchanged).
 #: - ``b200`` / ``gb200-nvl72`` (the Blackwell NVFP4 engines): not fitted. Their groups' residuals disagree in sign
 #:   (B200 Llama-2-70B Interactive +8.1, Server -13.0; Llama-3.1-405B +15.4 / +6.6; GB200 x4 Llama-2-70B Server -3.2
 #:   ms), so a per-step constant is not what they miss: one fitted over all eight groups (5.25 ms) breaks the met
 #:   GB200-NVL72 MLPerf median and bias goals (docs/gap_large_batch_decode.md "Round 47 (mlperfint47)").
 #: Which host or GPU work it is, no source read here times (round 44: the executor's ``forwardSync``, scheduling and
 #: ``setInputShape`` before ``enqueueV3``, trtGptModelInflightBatching.cpp). Carried under :data:`LLAMA_TRT_HARNESS_ON`.
-LLAMA_TRT_HARNESS_STEP_S = {"h200": 7.25e-3}
+LLAMA_TRT_HARNESS_STEP_S = {"h200": 7.47e-3}
+#: the same fit with serve/chunked.MIXED_STEP_ROOM_ON off (round 47's 7.25 ms): what :func:`llama_trt_harness_step_s`
+#: gives with that switch off, so switching it off gives the figures before round 52 exactly
+LLAMA_TRT_HARNESS_STEP_S_ROOM_OFF = {"h200": 7.25e-3}
+
+
+def llama_trt_harness_step_s() -> dict[str, float]:
+    """The Llama TensorRT-engine harness term by system (s a step) fitted with the model as it stands: :data:`
+    LLAMA_TRT_HARNESS_STEP_S` with serve/chunked.MIXED_STEP_ROOM_ON on, :data:`LLAMA_TRT_HARNESS_STEP_S_ROOM_OFF` off
+    (each read at the call, so a what-if that sets either where it lives moves the rows)."""
+    from jalapeno.serve import chunked
+
+    return LLAMA_TRT_HARNESS_STEP_S if chunked.MIXED_STEP_ROOM_ON else LLAMA_TRT_HARNESS_STEP_S_ROOM_OFF
+
+
 #: Whether the MLPerf TensorRT-engine Llama rows carry :data:`LLAMA_TRT_HARNESS_STEP_S`: on (round 47). `validate
 #: --mlperf` (median / p90 / bias %): H200 6.6 / 19.6 / +6.6 -> 2.0 / 8.7 / +0.0, ALL 9.5 / 44.3 / +4.9 -> 8.4 / 44.3 /
 #: +0.9; only the six Nebius H200 Llama rows move (docs/gap_large_batch_decode.md "Round 47 (mlperfint47)").

@@ -89,7 +89,7 @@ def _result_key(rid: str) -> str:
 def _harness_step_s(key: str, engine: str, model: str, system: str, llama_on: bool | None = None) -> float:
     """Seconds a step the row's harness adds (MeasuredPoint.harness_step_s): DeepSeek-R1 TensorRT-LLM rows
     :data:`DSR1_HARNESS_STEP_S`; the Llama rows of the TensorRT-engine harness (``_TRT_`` in the result id: not the
-    Dynamo row) their system's :data:`LLAMA_TRT_HARNESS_STEP_S` (0 for a system without one) where ``llama_on``
+    Dynamo row) their system's term, fit/mlperf_engines.llama_trt_harness_step_s (0 for a system without one) where ``llama_on``
     (None: fit/mlperf_engines.LLAMA_TRT_HARNESS_ON, read at the call, so a test or what-if that sets the switch where
     it lives moves the rows; a copy imported here would not); else 0."""
     from jalapeno.fit import mlperf_engines
@@ -100,7 +100,7 @@ def _harness_step_s(key: str, engine: str, model: str, system: str, llama_on: bo
         return DSR1_HARNESS_STEP_S
     on = mlperf_engines.LLAMA_TRT_HARNESS_ON if llama_on is None else llama_on
     llama_trt = on and model.startswith("llama") and "_TRT_" in key
-    return mlperf_engines.LLAMA_TRT_HARNESS_STEP_S.get(system, 0.0) if llama_trt else 0.0
+    return mlperf_engines.llama_trt_harness_step_s().get(system, 0.0) if llama_trt else 0.0
 
 
 def _check_result_fields(r: dict, notes: str, where: str) -> None:

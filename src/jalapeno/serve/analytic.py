@@ -49,7 +49,7 @@ from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.kv_admission import cohort_admission_osl
 from jalapeno.serve.admission_waits import adp_gate_s, batch_wait_hold_s, running_slots  # noqa: F401 (re-exported)
 from jalapeno.serve.batch_wait import bunched_arrivals_per_step
-from jalapeno.serve.chunked import chunked_prefill_s, long_chunks
+from jalapeno.serve.chunked import chunked_prefill_s, long_chunks, step_room
 from jalapeno.serve.limits import batch_caps, decode_step_s, floored_steps, graph_padded, prompt_floor_s
 from jalapeno.serve.overlap_loop import arrival_busy, lag_steps
 from jalapeno.serve.adp_balance import adp_release_prompts
@@ -196,7 +196,9 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
     chunks and the grouping is left out. Where TensorRT-LLM's attention-DP context balancing holds prompts
     until every rank has one or ``dep.adp_balance_timeout_iters`` steps pass (while every rank decodes:
     :func:`adp_gate_s`), g is at least what one release carries, E[min(N, dp) | N ≥ 1] with N ~ Poisson(a·T)
-    (serve/adp_balance.adp_release_prompts: the timeout runs on a clock of T steps)."""
+    (serve/adp_balance.adp_release_prompts: the timeout runs on a clock of T steps). Under a step token cap
+    (``max_tokens_per_step``) the chunk is at most the room the decode rows leave: serve/chunked.step_room
+    (``MIXED_STEP_ROOM_ON``, round 52)."""
     chunk = _chunk(dep, wl.mean_isl)
     p_mb = b_mb * wl.mean_isl / steps
     lay = dep.decode.layout
@@ -214,6 +216,9 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
             group = np.where(b_mb / lay.dp >= 1.0, np.maximum(group, held), group)
     p_big = np.minimum(np.maximum(p_mb, group * chunk), dep.prefill_budget(lay))
     b_pre = np.zeros_like(b_mb) if dep.prefill_steps == "separate" else b_mb
+    room = step_room(dep, lay, b_pre, query_len(dep.mtp))  # serve/chunked.MIXED_STEP_ROOM_ON (None: off)
+    if room is not None:
+        p_big = np.minimum(p_big, np.maximum(p_mb, np.minimum(chunk, room)))
     return p_mb, chunk, (wl.mean_isl - chunk) / 2, p_big, b_pre
 
 

@@ -32,6 +32,42 @@ import numpy as np
 from jalapeno.cost.batch import Batch, first_seen
 from jalapeno.deploy.deployment import Deployment
 
+#: switch (round 52, mlperfint52): a mixed step's prompt chunk is what the step's token cap leaves beside its decode
+#: rows. TensorRT-LLM's micro-batch scheduler (NVIDIA/TensorRT-LLM@0a949d31 cpp/tensorrt_llm/batch_manager/
+#: microBatchScheduler.cpp ``MicroBatchScheduler::operator()``) first takes the generation requests, each counting its
+#: beam width plus draft tokens against ``maxNumTokensRuntime`` (``batchNumTokens``), then gives the context requests
+#: ``ctxTokensCapacity = maxNumTokensRuntime - batchNumTokens``; under ``first_come_first_served`` a prompt that does
+#: not fit gets min(capacity, remaining) rounded down to the chunk unit (``setCtxRequestsChunkSize``). The deployment
+#: field that carries the cap is ``max_tokens_per_step`` ("decode rows plus prefill tokens", deploy/deployment.py).
+#: Off: a prompt-carrying step carries min(ISL, budget) whatever the decode rows beside it (the model before round 52).
+#: Shipped OFF or ON by the round-52 rule: docs/gap_large_batch_decode.md "Round 52 (mlperfint52)".
+MIXED_STEP_ROOM_ON = True
+
+
+def step_room(dep: Deployment, layout, decode_seqs, rows_per_seq: int) -> np.ndarray | None:
+    """Prompt tokens one mixed step of ``dep`` on ``layout`` can carry beside ``decode_seqs`` (N,) decoding sequences
+    per micro-batch of ``rows_per_seq`` rows each (1, or 1 + k with MTP): ``max_tokens_per_step`` − q·B, at least
+    one token; None (no room bound) with :data:`MIXED_STEP_ROOM_ON` off, no ``max_tokens_per_step``, or attention
+    DP (``layout.dp`` > 1: the ranks' chunk grouping, serve/analytic._chunk_step_load, is left as before). The chunk
+    unit's rounding (TensorRT-LLM: KV blocks of ``tokens_per_block``) is not priced.
+
+    >>> from jalapeno.deploy.deployment import Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> import jalapeno.serve.chunked as m
+    >>> d = Deployment(get_precision("fp8"), Pool(Layout()), token_budget=256, max_tokens_per_step=256)
+    >>> was, m.MIXED_STEP_ROOM_ON = m.MIXED_STEP_ROOM_ON, True
+    >>> m.step_room(d, Layout(), np.array([107.0, 300.0]), 1).tolist()  # 256 - 107; past the cap: one token
+    [149.0, 1.0]
+    >>> m.MIXED_STEP_ROOM_ON = False
+    >>> m.step_room(d, Layout(), np.array([107.0]), 1) is None
+    True
+    >>> m.MIXED_STEP_ROOM_ON = was
+    """
+    if not MIXED_STEP_ROOM_ON or dep.max_tokens_per_step is None or layout.dp > 1:
+        return None
+    return np.maximum(dep.max_tokens_per_step - rows_per_seq * np.asarray(decode_seqs, dtype=float), 1.0)
+
 
 def chunk_plan(lengths, budget: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The chunks of each prompt length: tokens, cached prefix and owner, each (K,).
