@@ -80,7 +80,8 @@ def check_pairs(where: str, overrides: Any) -> Overrides:
 
     Raises:
         SpecError: a string (``"chip.hbm_stacks=8"``: --set's text, not a pair), a mapping, something not
-            iterable, or an item that is not a (str, value) pair; the fix names :func:`parse_sets`.
+            iterable, or an item that is not a (str, value) pair; the fix names :func:`parse_sets`. A list or
+            table value is read as :func:`parse_sets` reads one (a table's keys as dotted leaves; hashable).
 
     >>> check_pairs("overrides", [("chip.hbm_stacks", 8)])
     (('chip.hbm_stacks', 8),)
@@ -97,7 +98,10 @@ def check_pairs(where: str, overrides: Any) -> Overrides:
                             for o in pairs):
         raise SpecError(where, f"must be (key, value) pairs, got {overrides!r:.60}",
                         'pass e.g. (("chip.hbm_stacks", 4),), or specs/system_overrides.parse_sets(["chip.hbm_stacks=4"])')
-    return tuple((k, v) for k, v in pairs)
+    # list and table values read as parse_sets reads them (a table's keys as dotted leaves, values hashable):
+    # (("levels.global.torus_dims", [8, 16, 16]),) raised TypeError: unhashable type: 'list' from the loaders'
+    # caches (break52)
+    return tuple((leaf, _frozen(x)) for k, v in pairs for leaf, x in _set_leaves(k, v, where))
 
 
 def _set_leaves(key: str, value: Any, option: str) -> list[tuple[str, Any]]:
