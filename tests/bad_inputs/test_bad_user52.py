@@ -22,6 +22,21 @@ def _message(fn) -> str:
 # ---- system files: torus_dims / mesh_shape read strictly, list overrides through the API ------------------------
 
 
+@pytest.mark.parametrize(
+    "key, value, shown",
+    [
+        ("levels.global.torus_dims", ["8", "16", "16"], "levels.global.torus_dims.0: must be a whole number, got '8'"),
+        ("levels.global.torus_dims", [8, 16, 16.0], "levels.global.torus_dims.2: must be a whole number, got 16.0"),
+        ("die.mesh_shape", [True, 6], "die.mesh_shape.0: must be a whole number, got true"),
+        ("die.mesh_shape", ["2", 3], "die.mesh_shape.0: must be a whole number, got '2'"),
+    ],
+)
+def test_torus_dims_and_mesh_shape_are_whole_numbers(key, value, shown):
+    """["8", "16", "16"] was read as the torus [8, 16, 16] and mesh_shape [true, 6] as a 1 x 6 mesh of Jalapeño's
+    6 slices (pydantic's lax int), silently; every other count in the file is strict."""
+    assert shown in _message(lambda: jp.load_system("jalapeno", ((key, value),)))
+
+
 def test_list_and_table_overrides_through_the_api():
     """load_system(name, (("levels.global.torus_dims", [16, 8, 16]),)) raised TypeError: unhashable type: 'list'
     (the loaders cache on the overrides); a table value is read as --set reads one, its keys as dotted leaves."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import Field, StrictBool, field_validator, model_validator
+from pydantic import Field, StrictBool, StrictInt, field_validator, model_validator
 
 from jalapeno.specs.kv_tiers import TiersFile
 from jalapeno.specs.link_levels import check_level_order
@@ -90,7 +90,7 @@ class LevelFile(_Strict):
     latency_us: Sourced
     in_network_reduction: StrictBool = False  # "yes"/1 were read as true, silently
     links_per_chip: int | None = Field(default=None, gt=0, strict=True)
-    torus_dims: list[int] | None = None
+    torus_dims: list[StrictInt] | None = None  # ["8", "16", "16"] and [true, ...] were read as numbers (break52)
     shares_ports_with_inner: StrictBool = False
     note: str = ""
 
@@ -122,7 +122,7 @@ class DieFile(_Strict):
     slices: Sourced | None = None  # None: one slice per HBM stack (chip.hbm_stacks)
     compute_dies: Sourced | None = None
     topology: Literal["pair", "ring", "mesh2d", "full_mesh"] = "pair"
-    mesh_shape: list[int] | None = None
+    mesh_shape: list[StrictInt] | None = None  # [true, 6] was a 1 x 6 mesh, ["2", 3.0] 2 x 3, silently (break52)
     link_bandwidth_tb_per_s: Banded | None = None
     hop_latency_ns: Banded | None = None
     placement: Literal["local_first", "striped"] = "striped"
