@@ -121,7 +121,9 @@ LEVEL_KEYS = {
     "links_per_chip": (
         "count",
         "links per chip (full mesh: chips - 1; 3-D torus: 6); optional; read on `full_mesh` "
-        "and `torus3d` levels only (another topology ignores it, said in a note)",
+        "and `torus3d` levels only (another topology ignores it, said in a note); more than "
+        "chips - 1 on a full mesh or 6 on a 3-D torus is refused (one link a peer, two a torus "
+        "dimension: more would slow the level)",
     ),
     "torus_dims": (
         "[x, y, z]",

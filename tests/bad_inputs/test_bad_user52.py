@@ -19,6 +19,32 @@ def _message(fn) -> str:
 # ---- system files: links_per_chip ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("links", [8, 14, 10**30])
+def test_full_mesh_links_past_the_peers_are_refused(links):
+    """MI300X's node is a full mesh of 8 chips: 7 peers, one link each (docs/catalog.md: full mesh chips - 1). The
+    model gives a group of g chips min(g - 1, L)/L of the level's bandwidth, so L = 14 priced all 8 chips at 7/14 of
+    it and L = 1e30 at 7e-30 (a TP8 step 4.5x slower), silently."""
+    msg = _message(lambda: jp.load_system("mi300x", (("levels.node.links_per_chip", links),)))
+    assert f"links_per_chip {links} on a full mesh of 8 chips" in msg, msg
+    assert f"only 7/{links} of bandwidth_gb_per_s" in msg and "give links_per_chip = 7" in msg, msg
+
+
+def test_full_mesh_one_link_a_peer_still_loads():
+    """7 links on 8 chips is MI300X's own value (mi300x.toml), and fewer (not every pair joined) is allowed."""
+    for links in (7, 4):
+        lv = jp.load_system("mi300x", (("levels.node.links_per_chip", links),)).levels[0]
+        assert lv.links_per_chip == links
+
+
+def test_torus_links_past_six_are_refused():
+    """A 3-D torus chip has two neighbours in each of 3 dimensions: 6 links (Jalapeño's global level). The bisection
+    bound a·L/8 grows with L at a fixed per-chip bandwidth, so 12 links priced a slower all-to-all, and 1e30 a 1 MB
+    all-to-all over 2,048 chips in 1.2e31 µs."""
+    msg = _message(lambda: jp.load_system("jalapeno", (("levels.global.links_per_chip", 12),)))
+    assert "links_per_chip 12 on a 3-D torus" in msg and "give links_per_chip = 6" in msg, msg
+    assert jp.load_system("jalapeno", (("levels.global.links_per_chip", 6),)).levels[-1].links_per_chip == 6
+
+
 # ---- system files: torus_dims / mesh_shape read strictly, list overrides through the API ------------------------
 
 

@@ -102,6 +102,31 @@ class LevelFile(_Strict):
                 raise ValueError("torus3d needs torus_dims = [x, y, z] with positive sizes")
         return self
 
+    @model_validator(mode="after")
+    def _links(self):
+        """links_per_chip within what the level's topology is priced as (docs/model.md §5): a full mesh
+        joins a chip to each of its chips − 1 peers by one link (B·min(g − 1, L)/L), a 3-D torus to two neighbours
+        a dimension (6; the bisection bound spreads B over them, cost/collectives.torus_all_to_all_factor). More
+        links than that slowed the level instead: 10**30 on MI300X's 8-chip mesh priced a TP8 step 4.5x slower, on
+        Jalapeño's torus a 1 MB all-to-all in 1.2e31 µs, silently (break52)."""
+        n = self.links_per_chip
+        if n is None:
+            return self
+        if self.topology == "full_mesh" and n > self.chips - 1:
+            raise ValueError(
+                f"links_per_chip {n} on a full mesh of {self.chips} chips: each chip is joined to its "
+                f"{self.chips - 1} peers by one link each, so a group of all {self.chips} would reach "
+                f"only {self.chips - 1}/{n} of bandwidth_gb_per_s; give links_per_chip = "
+                f"{self.chips - 1} (one link a peer; bandwidth_gb_per_s is the chip's total)"
+            )
+        if self.topology == "torus3d" and n > 6:
+            raise ValueError(
+                f"links_per_chip {n} on a 3-D torus: a chip has two neighbours in each of the 3 "
+                "dimensions (6 links; bandwidth_gb_per_s is their total), more are not modelled; give "
+                "links_per_chip = 6 (or fewer where a dimension is 1)"
+            )
+        return self
+
 
 #: the link topologies a level may name (LevelFile.topology; cost/collectives.py prices each)
 TOPOLOGIES: tuple[str, ...] = get_args(LevelFile.model_fields["topology"].annotation)
