@@ -4,6 +4,7 @@ numpy integer. Each case below fails on main 73780f93."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import jalapeno as jp
@@ -76,3 +77,42 @@ def test_list_and_table_overrides_through_the_api():
 
 
 # ---- Python API -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llama_h200():
+    model, pricer = jp.load_model("llama-3.3-70b"), jp.load_pricer("h200")
+    dep = jp.Deployment(precision=jp.get_precision("fp8"), decode=jp.Pool(jp.Layout(tp=8)))
+    return model, pricer, dep
+
+
+@pytest.mark.parametrize(
+    "arg, shown",
+    [
+        ("wl", "serve_at_concurrency: wl: expected a Workload, got str"),
+        ("dep", "serve_at_concurrency: dep: expected a Deployment, got Layout"),
+        ("model", "serve_at_concurrency: model: expected a ModelSpec, got str"),
+    ],
+)
+def test_serve_at_concurrency_names_a_wrong_argument(llama_h200, arg, shown):
+    """serve_at_concurrency(m, p, dep, "1k1k", 8) raised AttributeError: 'str' object has no attribute 'mean_osl'
+    (predict_point names the same arguments)."""
+    from jalapeno.serve.point import serve_at_concurrency
+
+    model, pricer, dep = llama_h200
+    args = {"model": model, "pricer": pricer, "dep": dep, "wl": jp.get_workload("1k1k")}
+    args[arg] = {"wl": "1k1k", "dep": jp.Layout(tp=8), "model": "llama-3.3-70b"}[arg]
+    assert _message(lambda: serve_at_concurrency(concurrency=8, **args)).startswith(shown)
+
+
+def test_serve_at_concurrency_refuses_a_nested_concurrency(llama_h200):
+    """[[1, 2]] raised numpy's 'all the input arrays must have same number of dimensions'."""
+    from jalapeno.serve.point import serve_at_concurrency
+
+    model, pricer, dep = llama_h200
+    msg = _message(lambda: serve_at_concurrency(model, pricer, dep, jp.get_workload("1k1k"), np.array([[1, 2]])))
+    assert msg.startswith("concurrency: must be one number or a flat list of numbers, got an array of shape (1, 2)")
+
+
+def _no_sweep(*_a, **_k):
+    raise AssertionError("swept before the inputs were checked")

@@ -30,6 +30,35 @@ from jalapeno.specs.workload import MAX_CONCURRENCY, Workload
 _GRID = np.geomspace(1e-6, 65536.0, 221)
 
 
+def _check_objects(model, pricer, dep, wl, where: str) -> None:
+    """Refuse a name (or anything else) where a ModelSpec, pricer, Deployment or Workload goes, as
+    analysis/prediction.predict_point does: serve_at_concurrency(m, p, dep, "1k1k", 8) raised
+    AttributeError: 'str' object has no attribute 'mean_osl' (break52).
+
+    Raises:
+        SpecError: naming ``<where>: <argument>``, the type given and what to pass.
+    """
+    if not isinstance(model, ModelSpec):
+        raise SpecError(
+            f"{where}: model",
+            f"expected a ModelSpec, got {type(model).__name__}",
+            "pass load_model(name), e.g. load_model('deepseek-r1')",
+        )
+    check_pricer(pricer, where)
+    if not isinstance(dep, Deployment):
+        raise SpecError(
+            f"{where}: dep",
+            f"expected a Deployment, got {type(dep).__name__}",
+            "pass Deployment(get_precision(name), Pool(Layout(...)))",
+        )
+    if not isinstance(wl, Workload):
+        raise SpecError(
+            f"{where}: wl",
+            f"expected a Workload, got {type(wl).__name__}",
+            "pass get_workload(name), e.g. get_workload('8k1k'), or get_workload(isl=..., osl=...)",
+        )
+
+
 def _concurrencies(concurrency) -> np.ndarray:
     """(N,) concurrencies as floats; each a number (not text, not true/false), finite and > 0.
 
@@ -41,6 +70,12 @@ def _concurrencies(concurrency) -> np.ndarray:
         arr = np.atleast_1d(np.asarray(concurrency))
     except ValueError:  # a ragged nesting
         arr = np.asarray([concurrency], dtype=object)
+    if arr.ndim > 1:  # [[1, 2]] raised numpy's 'all the input arrays must have same number of dimensions' (break52)
+        raise SpecError(
+            "concurrency",
+            f"must be one number or a flat list of numbers, got an array of shape {arr.shape}",
+            "give the deployment's concurrency as a number or a list of numbers, e.g. [1, 4, 16]",
+        )
     if arr.dtype.kind not in "iuf" or not arr.size:  # text, true/false, None, empty
         shown = repr(concurrency)
         raise SpecError(
@@ -107,7 +142,7 @@ def serve_at_concurrency(
     cost/pool_backends.with_moe_backend) and its GQA decode attention by its named attention backend
     (``Pool.attention_backend``; cost/pool_backends.with_attention_backend).
     """
-    check_pricer(pricer, "serve_at_concurrency")
+    _check_objects(model, pricer, dep, wl, "serve_at_concurrency")
     for name, on in (("idle_start", idle_start), ("recurring_waves", recurring_waves), ("saturate", saturate)):
         check_bool(f"serve_at_concurrency: {name}", on, f"pass {name}=True or {name}=False")  # 'no' read as on
     c_req = _concurrencies(concurrency)
