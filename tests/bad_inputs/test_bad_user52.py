@@ -116,3 +116,39 @@ def test_serve_at_concurrency_refuses_a_nested_concurrency(llama_h200):
 
 def _no_sweep(*_a, **_k):
     raise AssertionError("swept before the inputs were checked")
+
+
+def test_compare_systems_refuses_two_systems_of_one_name(monkeypatch):
+    """[h200, h200] compared one system (the frontiers are keyed by name), silently; the CLI refuses it
+    (--systems: two systems are named 'h200')."""
+    monkeypatch.setattr("jalapeno.analysis.comparison.in_workers", _no_sweep)
+    p = jp.load_pricer("h200")
+    msg = _message(
+        lambda: jp.compare_systems(
+            jp.load_model("llama-3.3-70b"), [p, p], jp.get_workload("1k1k"), jp.get_precision("fp8")
+        )
+    )
+    assert msg.startswith("compare_systems: systems: two systems are named 'h200'"), msg
+
+
+@pytest.mark.parametrize(
+    "floors, shown",
+    [
+        ([100.0, 300.0], "compare_systems: floors: expected a mapping"),
+        ({"fast": "100"}, "compare_systems: floors.fast: expected a tier name"),
+    ],
+)
+def test_compare_systems_checks_floors_before_sweeping(monkeypatch, floors, shown):
+    """floors=[100, 300] raised AttributeError: 'list' object has no attribute 'items' after every system had been
+    swept."""
+    monkeypatch.setattr("jalapeno.analysis.comparison.in_workers", _no_sweep)
+    msg = _message(
+        lambda: jp.compare_systems(
+            jp.load_model("llama-3.3-70b"),
+            [jp.load_pricer("h200"), jp.load_pricer("h100")],
+            jp.get_workload("1k1k"),
+            jp.get_precision("fp8"),
+            floors=floors,
+        )
+    )
+    assert msg.startswith(shown), msg

@@ -10,6 +10,7 @@ analysis/ratio_bands.py (both split from here in round 45).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -134,6 +135,26 @@ class Comparison:
         return self.record().as_dict()
 
 
+def _check_floors(floors) -> None:
+    """Refuse tier ``floors`` that are not a mapping of tier name to a number before any sweep: a list raised
+    AttributeError: 'list' object has no attribute 'items' after every system had been swept (break52).
+    Each floor's value is judged by analysis/compare.tiers.
+
+    Raises:
+        SpecError: naming ``floors`` or ``floors.<name>``.
+    """
+    if floors is None:
+        return
+    if not isinstance(floors, Mapping):
+        raise SpecError("compare_systems: floors", f"expected a mapping of tier name to tok/s/user, got "
+                        f"{type(floors).__name__}", "pass e.g. {'fast': 100.0, 'ultra_fast': 300.0}, or None for "
+                        "the default tiers")
+    for name, floor in floors.items():
+        if not isinstance(name, str) or isinstance(floor, (str, bool)) or not isinstance(floor, (int, float, np.number)):
+            raise SpecError(f"compare_systems: floors.{name}", f"expected a tier name mapped to a number, got "
+                            f"{name!r}: {floor!r}", "pass e.g. {'fast': 100.0} (tok/s/user)")
+
+
 def compare_systems(
     model: ModelSpec,
     systems: list[Pricer],
@@ -167,9 +188,9 @@ def compare_systems(
     values at/past a frontier's end flagged), plus the operating tiers of each system.
 
     Raises:
-        SpecError: systems not a list or tuple of pricers (one pricer, a generator), baseline not among the
-            systems, an empty system list, or iso_interactivity values that are
-            not numbers > 0.
+        SpecError: systems not a list or tuple of pricers (one pricer, a generator), two systems of one name,
+            baseline not among the systems, an empty system list, floors not a mapping of names to numbers,
+            or iso_interactivity values that are not numbers > 0.
         InfeasibleDeployment: no system can run the model, or (``strict_baseline``) the baseline cannot.
     """
     check_model(model, "compare_systems")
@@ -185,6 +206,12 @@ def compare_systems(
     for s in systems:
         check_pricer(s, "compare_systems: systems")
     names = [s.system.name for s in systems]
+    dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if dup is not None:  # the frontiers are keyed by name: the second of two kept one, silently (break52)
+        raise SpecError("compare_systems: systems", f"two systems are named {dup!r} (their frontiers are keyed "
+                        "by name: one would be dropped, silently)", "compare each system once; give a user "
+                        "file its own name = \"...\"")
+    _check_floors(floors)
     baseline = baseline or names[-1]
     if baseline not in names:
         raise SpecError(
