@@ -152,3 +152,20 @@ def test_compare_systems_checks_floors_before_sweeping(monkeypatch, floors, show
         )
     )
     assert msg.startswith(shown), msg
+
+
+def test_layout_reads_numpy_integer_degrees(llama_h200):
+    """Layout(tp=np.int64(8)) was refused as 'tp: must be a positive integer, got np.int64(8)' where Batch, MTP and
+    plan_capacity read numpy scalars (test_good_input38); it is TP8, priced as Layout(tp=8)."""
+    model, pricer, _ = llama_h200
+    lay = jp.Layout(tp=np.int64(8), eplb=None)
+    assert type(lay.tp) is int and lay == jp.Layout(tp=8)
+    batch = jp.Batch.make(decode_seqs=8, decode_ctx=1024)
+    p = jp.get_precision("fp8")
+    assert (
+        jp.step_cost(model, pricer, lay, p, batch).time_s()
+        == jp.step_cost(model, pricer, jp.Layout(tp=8), p, batch).time_s()
+    )
+    assert "tp: must be a positive integer, got np.True_" in _message(
+        lambda: jp.step_cost(model, pricer, jp.Layout(tp=np.bool_(True)), p, batch)
+    )

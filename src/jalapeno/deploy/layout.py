@@ -25,6 +25,7 @@ cost/adp_rank.busiest_rank_prompts).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from numbers import Integral
 
 from jalapeno.errors import InfeasibleDeployment, choice_hint
 from jalapeno.specs.hardware import System
@@ -54,6 +55,16 @@ class Layout:
     eplb: int | None = None
     moe: bool = field(default=True, compare=False)
     dp_dispatch: str = "balanced"
+
+    def __post_init__(self) -> None:
+        """Read a numpy integer degree as the int it is: ``Layout(tp=np.int64(8))`` (a degree taken from an
+        array) was refused as 'must be a positive integer, got np.int64(8)' where the rest of the API reads
+        numpy scalars (tests/bad_inputs/test_good_input38.py; break52). Other values are judged by
+        :func:`validate_layout`."""
+        for name in ("tp", "dp", "ep", "pp", "cp", "eplb"):
+            v = getattr(self, name)
+            if isinstance(v, Integral) and not isinstance(v, int):
+                object.__setattr__(self, name, int(v))
 
     @property
     def stage_chips(self) -> int:
