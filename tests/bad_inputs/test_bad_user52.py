@@ -169,3 +169,21 @@ def test_layout_reads_numpy_integer_degrees(llama_h200):
     assert "tp: must be a positive integer, got np.True_" in _message(
         lambda: jp.step_cost(model, pricer, jp.Layout(tp=np.bool_(True)), p, batch)
     )
+
+
+# ---- design spaces ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["name", "chip.name", "levels.rack.note", "description"])
+def test_design_space_refuses_a_label_parameter(tmp_path, key):
+    """[params."chip.name"] choices = ["a", "b"] was searched: a label prices nothing (specs/catalog.LABEL_KEYS), so
+    every trial tied along it and its importance was noise, silently."""
+    from jalapeno.specs.design_space import load_design_space
+
+    p = tmp_path / "space.toml"
+    p.write_text(
+        'name = "s"\nbase = "jalapeno"\n[objective]\nmetrics = ["tok_s_per_kw"]\n[[cases]]\nmodel = "deepseek-r1"\n'
+        f'workload = "8k1k"\n[params."chip.hbm_stacks"]\nchoices = [4, 6]\n[params."{key}"]\nchoices = ["a", "b"]\n'
+    )
+    msg = _message(lambda: load_design_space(p))
+    assert msg.startswith(f"space.toml: params.{key}: is a label: it prices nothing"), msg

@@ -389,7 +389,7 @@ def probe_values(space: DesignSpace) -> dict[str, object]:
 
 def _check_keys(space: DesignSpace, where: str) -> None:
     from jalapeno.errors import JalapenoError
-    from jalapeno.specs.catalog import load_model, load_system
+    from jalapeno.specs.catalog import LABEL_KEYS, load_model, load_system
     from jalapeno.specs.formats import get_precision
     from jalapeno.specs.variants import with_overrides
 
@@ -410,6 +410,10 @@ def _check_keys(space: DesignSpace, where: str) -> None:
             f"drop it; the tiers matter to agentic workloads (jalapeno compare -w "
             f"agentic:coding-agent --set {tier}=VALUE)",
         )
+    label = next((k for k in space.params if k.rsplit(".", 1)[-1] in LABEL_KEYS), None)
+    if label is not None:  # 'name' or 'chip.name' with two choices was searched: the trials tied, silently (break52)
+        raise SpecError(f"{where}: params.{label}", "is a label: it prices nothing (specs/catalog.LABEL_KEYS), so "
+                        "every trial would score alike along it", "drop it; search the numbers that price the chip")
     for i, c in enumerate(space.cases):
         named(f"cases.{i}.model", load_model, c.model)
         if c.precision is not None:
