@@ -187,3 +187,20 @@ def test_design_space_refuses_a_label_parameter(tmp_path, key):
     )
     msg = _message(lambda: load_design_space(p))
     assert msg.startswith(f"space.toml: params.{key}: is a label: it prices nothing"), msg
+
+
+def test_design_space_range_is_a_whole_number_of_steps(tmp_path):
+    """low 300, high 1200, step 7: 900 / 7 = 128.57 steps, so Optuna cut high to 300 + 128 x 7 = 1,196 with a
+    Python warning the search did not show; the file is refused, naming both whole-step highs (1,196 and 1,203)."""
+    from jalapeno.specs.design_space import load_design_space
+
+    p = tmp_path / "space.toml"
+    p.write_text(
+        'name = "s"\nbase = "jalapeno"\n[objective]\nmetrics = ["tok_s_per_kw"]\n[[cases]]\nmodel = "deepseek-r1"\n'
+        'workload = "8k1k"\n[params."levels.rack.bandwidth_gb_per_s"]\nlow = 300\nhigh = 1200\nstep = 7\n'
+    )
+    msg = _message(lambda: load_design_space(p))
+    assert "params.levels.rack.bandwidth_gb_per_s: high - low = 900 is not a whole number of steps of 7" in msg, msg
+    assert "give high = 1196 or 1203" in msg
+    p.write_text(p.read_text().replace("step = 7", "step = 50"))  # 18 steps (examples/explore_700w.toml)
+    assert load_design_space(p).params["levels.rack.bandwidth_gb_per_s"].step == 50

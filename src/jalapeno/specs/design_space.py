@@ -114,6 +114,11 @@ class Param(_Strict):
             raise ValueError("a log range takes no step (Optuna samples log ranges continuously)")
         if self.step is not None and self.step > self.high - self.low:
             raise ValueError(f"step {self.step:g} is larger than high - low = {self.high - self.low:g}")
+        n = None if self.step is None else (self.high - self.low) / self.step
+        if n is not None and abs(n - round(n)) > 1e-9 * n:  # Optuna cut high to the last step below it (a warning)
+            hi = self.low + int(n) * self.step  # high = 6000 with low 1500, step 7 ran to 5994, silently (break52)
+            raise ValueError(f"high - low = {self.high - self.low:g} is not a whole number of steps of {self.step:g} "
+                             f"(the search would stop at {hi:g}); give high = {hi:g} or {hi + self.step:g}")
         if self.integer and any(v is not None and v != int(v) for v in (self.low, self.high, self.step)):
             raise ValueError("an integer range needs whole low, high and step")
         if self.integer and self.log and self.low < 1:
