@@ -204,3 +204,28 @@ def test_design_space_range_is_a_whole_number_of_steps(tmp_path):
     assert "give high = 1196 or 1203" in msg
     p.write_text(p.read_text().replace("step = 7", "step = 50"))  # 18 steps (examples/explore_700w.toml)
     assert load_design_space(p).params["levels.rack.bandwidth_gb_per_s"].step == 50
+
+
+# ---- results store ----------------------------------------------------------------------------------------------
+
+
+def test_two_runs_storing_at_once_take_two_folders(tmp_path, monkeypatch):
+    """Two compare --store runs into one store both probed runs/compare-x-1 free; the second's mkdir raised
+    FileExistsError (a traceback after its sweep). The race is played here by creating the folder, as the other run
+    would, between the probe and the mkdir: the run takes compare-x-2."""
+    import pathlib
+
+    from jalapeno.analysis import results_store as rs
+
+    real_mkdir, raced = pathlib.Path.mkdir, []
+
+    def racing_mkdir(self, *a, **k):
+        if self.name == "compare-x-1" and not raced:  # the other run wins the first free name
+            raced.append(True)
+            real_mkdir(self, *a, **k)
+        return real_mkdir(self, *a, **k)
+
+    (tmp_path / "runs").mkdir()
+    monkeypatch.setattr(pathlib.Path, "mkdir", racing_mkdir)
+    d = rs.new_run_dir(tmp_path, "compare", "x")
+    assert raced and d.name == "compare-x-2" and d.is_dir()

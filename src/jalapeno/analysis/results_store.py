@@ -141,7 +141,8 @@ def storage_url(store: str | Path, storage: str | None = None) -> str:
 
 
 def new_run_dir(store: str | Path, kind: str, name: str, fixed: bool = False) -> Path:
-    """``runs/<kind>-<name>`` (explore: fixed, resumed in place) or the next free ``-<n>`` suffix."""
+    """``runs/<kind>-<name>`` (explore: fixed, resumed in place) or the next free ``-<n>`` suffix, taken atomically
+    (a run storing into the same store at the same moment takes the next one)."""
     base = store_dir(store) / "runs"
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{kind}-{name}")
     if fixed:
@@ -149,11 +150,13 @@ def new_run_dir(store: str | Path, kind: str, name: str, fixed: bool = False) ->
         d.mkdir(exist_ok=True)
         return d
     n = 1
-    while (base / f"{safe}-{n}").exists():
-        n += 1
-    d = base / f"{safe}-{n}"
-    d.mkdir()
-    return d
+    while True:  # mkdir is the test: two runs storing at once both saw '-1' free, and the second's mkdir raised
+        d = base / f"{safe}-{n}"  # FileExistsError, a traceback after its whole sweep (break52)
+        try:
+            d.mkdir()
+            return d
+        except FileExistsError:
+            n += 1
 
 
 def _clean(v: Any) -> Any:
