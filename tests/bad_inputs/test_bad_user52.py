@@ -229,3 +229,11 @@ def test_two_runs_storing_at_once_take_two_folders(tmp_path, monkeypatch):
     monkeypatch.setattr(pathlib.Path, "mkdir", racing_mkdir)
     d = rs.new_run_dir(tmp_path, "compare", "x")
     assert raced and d.name == "compare-x-2" and d.is_dir()
+
+
+def test_compute_dies_within_the_plausible_range():
+    """die.compute_dies (MI300X: 8 XCDs) is shown by hardware show and priced by nothing: 1e30 was shown as a 31-digit
+    die count. It takes the plausibility range 1-1,024 every other count of the file has its own of."""
+    msg = _message(lambda: jp.load_system("mi300x", (("die.compute_dies", 2000),)))
+    assert "die.compute_dies: 2000 dies is outside the plausible range 1-1024 dies" in msg, msg
+    assert jp.load_system("mi300x").chip.die.compute_dies == 8

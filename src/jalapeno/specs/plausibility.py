@@ -93,6 +93,9 @@ RANGES: dict[str, Range] = {r.key: r for r in (
           "TB/s per link per direction: 5.0 for B200, not 5000 (GB/s)"),
     Range("die.hop_latency_ns", "ns", 1.0, 1e5, "50 (Jalapeño) to 150 (MI300X)",
           "nanoseconds: 100, not 1e-7 (seconds) or 0.1 (µs)"),
+    # shown by hardware show, priced by nothing: 1e308 printed a 309-digit die count (break52)
+    Range("die.compute_dies", "dies", 1, 1024, "8 (MI300X, MI325X, MI355X: XCDs)",
+          "a count of compute dies (XCDs), not of CUs or SMs"),
 )}
 
 
@@ -184,6 +187,8 @@ def check_plausible(system, where: str = "system") -> None:
         _check(where, "die.link_bandwidth_tb_per_s", "die.link_bandwidth_tb_per_s",
                die.link_bandwidth_bytes_per_s / units.TB)
         _check(where, "die.hop_latency_ns", "die.hop_latency_ns", die.hop_latency_s / (units.US / 1e3))
+    if die is not None and die.compute_dies:
+        _check(where, "die.compute_dies", "die.compute_dies", die.compute_dies)
     _check_relations(system, where)
 
 
