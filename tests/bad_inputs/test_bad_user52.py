@@ -237,3 +237,21 @@ def test_compute_dies_within_the_plausible_range():
     msg = _message(lambda: jp.load_system("mi300x", (("die.compute_dies", 2000),)))
     assert "die.compute_dies: 2000 dies is outside the plausible range 1-1024 dies" in msg, msg
     assert jp.load_system("mi300x").chip.die.compute_dies == 8
+
+
+def test_variant_levels_entry_changing_one_field_names_the_dotted_key(tmp_path):
+    """A variant of h200 with [[levels]] name = "node" and only a new bandwidth was refused as 'levels.node.chips: is
+    missing. Fix: add levels.node.chips' - and with every key added, the list replaced h200's two levels (node,
+    cluster), dropping the cluster level silently. The refusal now says the list replaces the base's levels and names
+    the dotted key; the dotted key changes that one field and keeps both levels."""
+    bw = '{ value = 900, source = "test" }'
+    p = tmp_path / "v.toml"
+    p.write_text(f'base = "h200"\nname = "v"\n[[levels]]\nname = "node"\nbandwidth_gb_per_s = {bw}\n')
+    msg = _message(lambda: jp.load_system(str(p)))
+    assert msg.startswith(
+        "v.toml: levels: [[levels]] replaces all of h200's levels (node, cluster), and its entry 'node' gives no chips"
+    ), msg
+    assert "write levels.node.bandwidth_gb_per_s = ... (no [[levels]])" in msg
+    p.write_text(f'base = "h200"\nname = "v"\nlevels.node.bandwidth_gb_per_s = {bw}\n')
+    s = jp.load_system(str(p))
+    assert [lv.name for lv in s.levels] == ["node", "cluster"] and s.levels[0].bandwidth_bytes_per_s == 900e9

@@ -79,6 +79,34 @@ def _leaf_overrides(d: Mapping[str, Any], prefix: str = "", where: str = "") -> 
     return out
 
 
+#: the keys a ``[[levels]]`` entry must give (specs/system_file.LevelFile's required fields)
+_LEVEL_REQUIRED = ("chips", "scope", "topology", "bandwidth_gb_per_s", "latency_us")
+
+
+def _check_levels_list(levels: Any, base_levels: Any, where: str, base: str) -> None:
+    """Refuse a variant's ``[[levels]]`` entry that names one of its base's levels but leaves out a required key.
+
+    A ``[[levels]]`` list is one value: it replaces the base's whole list. A variant of h200 with ``[[levels]]
+    name = "node", bandwidth_gb_per_s = ...`` (one field changed, as a user meant) was refused as 'levels.node.chips:
+    is missing. Fix: add levels.node.chips to the file', and adding every key then dropped h200's cluster level and
+    its in-network reduction, silently (break52); the dotted key changes the one field (docs/catalog.md, Variants).
+
+    Raises:
+        SpecError: naming ``<file>: levels``, the base's levels, the key left out and the dotted key to write.
+    """
+    if not isinstance(levels, list) or not isinstance(base_levels, list):
+        return
+    names = [lv.get("name") for lv in base_levels if isinstance(lv, Mapping)]
+    for lv in levels:
+        missing = [k for k in _LEVEL_REQUIRED if k not in lv] if isinstance(lv, Mapping) else []
+        if missing and lv.get("name") in names:
+            given = next((k for k in lv if k != "name"), "<key>")
+            raise SpecError(f"{where}: levels", f"[[levels]] replaces all of {base}'s levels ({', '.join(names)}), and "
+                            f"its entry {lv['name']!r} gives no {missing[0]}: a variant changes a field of its base's "
+                            "level by the dotted key", f"write levels.{lv['name']}.{given} = ... (no [[levels]]), or "
+                            "give every level in full to replace the hierarchy")
+
+
 def _check_name(name: Any, path: Path, stated: bool) -> None:
     """Refuse a user file's system name holding a colon (the stem of a variant file without ``name``, when not
     ``stated``): ``--set NAME:KEY=VALUE`` splits at the first ':', so ``name = "lab:h200"`` could not be targeted.
@@ -173,6 +201,7 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
         raise SpecError(f"{path.name}: base", f"{base!r} is read as {base_ref} (a path is relative to this "
                         "file's folder): file not found", "give a catalog name (`jalapeno hardware list`) or the "
                         "path of an existing TOML, relative to this file or absolute") from None
+    _check_levels_list(data.get("levels"), bdata.get("levels"), path.name, base)
     leaves = _leaf_overrides(data, where=path.name)
     merged = apply_overrides(bdata, leaves, where=path.name)
     merged.setdefault("name", path.stem)
