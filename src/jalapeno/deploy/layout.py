@@ -61,6 +61,9 @@ class Layout:
         array) was refused as 'must be a positive integer, got np.int64(8)' where the rest of the API reads
         numpy scalars (tests/bad_inputs/test_good_input38.py; break52). Other values are judged by
         :func:`validate_layout`."""
+        if (type(self.tp) is int and type(self.dp) is int and type(self.ep) is int and type(self.pp) is int
+                and type(self.cp) is int and (self.eplb is None or type(self.eplb) is int)):
+            return  # every degree an int: the path of every Layout a sweep builds, kept to a few attribute reads
         for name in ("tp", "dp", "ep", "pp", "cp", "eplb"):
             v = getattr(self, name)
             if isinstance(v, Integral) and not isinstance(v, int):
