@@ -117,8 +117,10 @@ class Param(_Strict):
         n = None if self.step is None else (self.high - self.low) / self.step
         if n is not None and abs(n - round(n)) > 1e-9 * n:  # Optuna cut high to the last step below it (a warning)
             hi = self.low + int(n) * self.step  # high = 6000 with low 1500, step 7 ran to 5994, silently (break52)
-            raise ValueError(f"high - low = {self.high - self.low:g} is not a whole number of steps of {self.step:g} "
-                             f"(the search would stop at {hi:g}); give high = {hi:g} or {hi + self.step:g}")
+            raise ValueError(
+                f"high - low = {self.high - self.low:g} is not a whole number of steps of {self.step:g} "
+                f"(the search would stop at {hi:g}); give high = {hi:g} or {hi + self.step:g}"
+            )
         if self.integer and any(v is not None and v != int(v) for v in (self.low, self.high, self.step)):
             raise ValueError("an integer range needs whole low, high and step")
         if self.integer and self.log and self.low < 1:
@@ -417,8 +419,11 @@ def _check_keys(space: DesignSpace, where: str) -> None:
         )
     label = next((k for k in space.params if k.rsplit(".", 1)[-1] in LABEL_KEYS), None)
     if label is not None:  # 'name' or 'chip.name' with two choices was searched: the trials tied, silently (break52)
-        raise SpecError(f"{where}: params.{label}", "is a label: it prices nothing (specs/catalog.LABEL_KEYS), so "
-                        "every trial would score alike along it", "drop it; search the numbers that price the chip")
+        raise SpecError(
+            f"{where}: params.{label}",
+            "is a label: it prices nothing (specs/catalog.LABEL_KEYS), so every trial would score alike along it",
+            "drop it; search the numbers that price the chip",
+        )
     for i, c in enumerate(space.cases):
         named(f"cases.{i}.model", load_model, c.model)
         if c.precision is not None:
