@@ -255,3 +255,20 @@ def test_variant_levels_entry_changing_one_field_names_the_dotted_key(tmp_path):
     p.write_text(f'base = "h200"\nname = "v"\nlevels.node.bandwidth_gb_per_s = {bw}\n')
     s = jp.load_system(str(p))
     assert [lv.name for lv in s.levels] == ["node", "cluster"] and s.levels[0].bandwidth_bytes_per_s == 900e9
+
+
+@pytest.mark.parametrize(
+    "key, listed",
+    [
+        ("kv_tiers.none.0", "kv_tiers.none"),
+        ("kv_tiers.none.ssd", "kv_tiers.none"),
+        ("chip.fp4_block_formats.formats.0", "chip.fp4_block_formats.formats"),
+    ],
+)
+def test_set_into_a_list_of_values_names_the_list(key, listed):
+    """--set kv_tiers.none.0=host was read as a link level: 'names a link level, not one of its fields. Fix: write
+    e.g. kv_tiers.none.0.bandwidth_gb_per_s=<value>' (a key that does not exist), and chip.fp4_block_formats.formats.0
+    'no link level named '0'. Fix: use one of  (or an index 0--1)'. Such a list is given whole."""
+    msg = _message(lambda: jp.load_system("jalapeno", ((key, "host"),)))
+    assert msg.startswith(f"--set: {key}: {listed} is a list of values: its items are not set one by one"), msg
+    assert f"write the whole list, e.g. {listed}=[...]" in msg and "link level" not in msg

@@ -260,6 +260,11 @@ def _apply_one(data: dict, key: str, value: Any, where: str) -> None:
         last = i == len(parts) - 1
         if last or (kind == "dict" and i == len(parts) - 2):
             break
+        if kind == "list" and sub is None:  # kv_tiers.none.0=host was read as a link level: 'no link level named
+            # '0'. Fix: use one of  (or an index 0--1)', naming no level (break52)
+            k = ".".join(parts[: i + 1])
+            raise SpecError(f"{where}: {key}", f"{k} is a list of values: its items are not set one by one",
+                            f"write the whole list, e.g. {k}=[...] (as in the system TOML)")
         if kind == "list":
             node, model, i = _level(node.setdefault(p, []), parts[i + 1], key, where), sub, i + 2
             if i >= len(parts):
