@@ -267,14 +267,16 @@ def compare(
                               "chip_model": chip_model, "placement": placement, "set": list(sets or [])})
         if not json_out:
             console.print(f"stored as run {run} in {store}", markup=False)
-    if html:
-        write_html(rec, html, res.band_frontiers, sorted(_floors(tiers).items(), key=lambda kv: kv[1]))
+    from jalapeno.cli.report_cmd import provenance, reproduce_lines  # the command and data versions, as report's
+
+    prov = provenance()
+    if html:  # the chart closes with report's Reproduce section (followup52)
+        write_html(rec, html, res.band_frontiers, sorted(_floors(tiers).items(), key=lambda kv: kv[1]),
+                   reproduce_lines(prov))
     from jalapeno.analysis.price_reason import basis_lines
 
     if json_out:  # each system's $ figures with what its $/chip-hour rests on
-        from jalapeno.cli.report_cmd import provenance  # the command and data versions, as report's (ux52)
-
-        print_json({**comparison_json(rec, syss, res.band_frontiers), "provenance": provenance()})
+        print_json({**comparison_json(rec, syss, res.band_frontiers), "provenance": prov})
         if html:  # --json --html: where the chart went, on stderr (stdout stays one JSON document)
             say_written("frontier chart:", html, json_out=True)
         return

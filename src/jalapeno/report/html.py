@@ -155,10 +155,26 @@ def page_title(fig) -> str:
     return f"{text} · jalapeno" if text else "jalapeno"
 
 
-def write_figure(fig, path: str | Path) -> Path:
+def reproduce_html(lines: Sequence[str]) -> str:
+    """A page's closing Reproduce section: a "Reproduce" heading and each line (the command that wrote the page and
+    the versions it ran on, cli/report_cmd.reproduce_lines) as a ``<p class="reproduce">``, HTML-escaped; ``""``
+    without lines. The report page and compare's chart write the same section.
+
+    >>> reproduce_html(["reproduce: jalapeno compare -s 'a<b'"])
+    '<h2>Reproduce</h2><p class="reproduce">reproduce: jalapeno compare -s &#x27;a&lt;b&#x27;</p>'
+    >>> reproduce_html([])
+    ''
+    """
+    import html
+
+    return "<h2>Reproduce</h2>" + "".join(f'<p class="reproduce">{html.escape(r)}</p>' for r in lines) if lines else ""
+
+
+def write_figure(fig, path: str | Path, reproduce: Sequence[str] = ()) -> Path:
     """Write a plotly figure as a self-contained HTML file (plotly.js embedded, opens offline),
     sized to the browser window, with the figure's title as the page title (:func:`page_title`;
-    plotly's own page has an empty one, so a browser tab showed only the file name).
+    plotly's own page has an empty one, so a browser tab showed only the file name), and ``reproduce``'s lines under
+    the chart (:func:`reproduce_html`; none by default).
 
     Raises:
         SpecError: the file cannot be written.
@@ -169,6 +185,8 @@ def write_figure(fig, path: str | Path) -> Path:
     page = fig.to_html(include_plotlyjs=True, full_html=True, config=PLOT_CONFIG,
                        default_width="100%", default_height=f"{fig.layout.height or 600}px")
     page = page.replace("</head>", f"<title>{html.escape(page_title(fig))}</title></head>", 1)
+    if reproduce:
+        page = page.replace("</body>", reproduce_html(reproduce) + "</body>", 1)
     try:
         p.write_text(page, encoding="utf-8")
     except OSError as e:
@@ -177,6 +195,7 @@ def write_figure(fig, path: str | Path) -> Path:
 
 
 def write_html(result: ComparisonRecord, path: str | Path, bands: Mapping[str, Mapping] | None = None,
-               floors: Sequence[tuple[str, float]] = ()) -> Path:
-    """Write the frontier chart of ``result`` to ``path`` (:func:`write_figure`)."""
-    return write_figure(frontier_figure(result, bands, floors), path)
+               floors: Sequence[tuple[str, float]] = (), reproduce: Sequence[str] = ()) -> Path:
+    """Write the frontier chart of ``result`` to ``path`` (:func:`write_figure`), with ``reproduce``'s lines (the
+    command and data versions, cli/report_cmd.reproduce_lines) under it."""
+    return write_figure(frontier_figure(result, bands, floors), path, reproduce)

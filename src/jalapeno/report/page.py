@@ -365,14 +365,13 @@ def render_report(rec: ComparisonRecord, data: dict, notes: Sequence[str] = (), 
     on (cli/report_cmd.reproduce_lines), each a ``<p class="reproduce">`` under a "Reproduce" heading."""
     from plotly.offline import get_plotlyjs
 
-    from jalapeno.report.html import PLOT_CONFIG
+    from jalapeno.report.html import PLOT_CONFIG, reproduce_html
 
     data = {**data, "labels": METRICS, "xlabels": XAXES, "config": PLOT_CONFIG, "title_html": _esc(data["title"])}
     blob = json.dumps(data, allow_nan=False).replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
     conv = {c: c for c in data["conventions"]}
     note_html = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes)
-    repro_html = ("<h2>Reproduce</h2>" + "".join(f'<p class="reproduce">{html.escape(r)}</p>' for r in reproduce)
-                  if reproduce else "")
+    repro_html = reproduce_html(reproduce)  # the chart compare writes closes with the same section
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(data["title"])} · jalapeno report</title>
 <style>{_STYLE}</style><script>{get_plotlyjs()}</script></head>
