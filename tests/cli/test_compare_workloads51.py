@@ -19,7 +19,13 @@ def test_each_workload_is_its_single_run_and_the_tables_read_them(capsys, tmp_pa
     for w in ("1k1k", "8k1k"):
         code, out, err = run(capsys, "compare", *ARGS, "-w", w, "--json")
         assert code == 0, err
-        assert many["workloads"][w] == json.loads(out)  # the same document a run of that workload alone prints
+        one = json.loads(out)
+        # the same document a run of that workload alone prints, but for the command its provenance records (ux52):
+        # the one typed, the several-workload run, from which this document was made
+        mine = many["workloads"][w].pop("provenance")
+        assert mine["command"] == "jalapeno " + " ".join(["compare", *ARGS, "-w", "1k1k,8k1k", "--json"])
+        assert mine["versions"] == one.pop("provenance")["versions"]
+        assert many["workloads"][w] == one
     code, out, err = run(capsys, "compare", *ARGS, "-w", "1k1k,8k1k")
     assert code == 0, err
     assert "how it moves with the workload: ratios vs h200" in out

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import re
 import shlex
 from importlib import resources
@@ -40,3 +41,28 @@ def test_the_compare_chart_names_the_command_and_data_that_wrote_it(capsys, tmp_
         f"calibration {_digest('calibration')} "
     )
     assert text.index("<h2>Reproduce</h2>") < text.index("</body>")  # inside the page, under the chart
+
+
+def test_the_multi_workload_compare_prints_each_workloads_rack_line(capsys):
+    """compare -w 1k1k,8k1k printed no per-rack figures (the single-workload and agentic forms do). Each workload's
+    line, by hand from that workload's tier record: a jalapeno rack is 128 chips (the catalog's rack level) x 1,150 W
+    all-in = 147 kW; its tok/s at need = the tier's tok/s/chip x 128; the users it decodes at once = that x the
+    output share OSL / (ISL + OSL) (1/2 at 1k1k, 1024/9216 at 8k1k) / 40 tok/s/user. b200 (8-GPU nodes) has no rack."""
+    args = ("compare", "-m", "llama-3.3-70b", "-w", "1k1k,8k1k", "-s", "jalapeno,b200", "--tiers", "need=40")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    docs = json.loads(out)["workloads"]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert sum(ln.startswith("per rack (") for ln in lines) == 1  # the words once, then a line a workload
+    assert next(ln for ln in lines if ln.startswith("per rack (")).endswith(", by workload:")
+    for w, (isl, osl) in {"1k1k": (1024, 1024), "8k1k": (8192, 1024)}.items():
+        line = next(ln for ln in lines if ln.startswith(f"  {w} ({isl}/{osl}): "))
+        need = docs[w]["comparisons"]["jalapeno"]["tiers"]["need"]
+        rack_tps = need["throughput"] * 128
+        users = rack_tps * osl / (isl + osl) / 40
+        assert "jalapeno 128 chips x 1,150 W = 147 kW, " in line and "b200" not in line
+        assert f"at need (>= 40 tok/s/user) {rack_tps / 1e6:,.2f} M tok/s, {users:,.0f} users at 40 tok/s/user" in line
+        # compare --json carries the same figures (a field added): each system's text under per_rack
+        assert docs[w]["per_rack"]["systems"] == {"jalapeno": line.split(": ", 1)[1]}

@@ -5,6 +5,7 @@ answered one workload a run. Here each listed workload runs as its own ``compare
 given (the same code path, so each workload's document is byte for byte what a single run prints), and the terminal
 gets three tables across them: the ratios against the baseline at peak and at each ``--at`` speed, where each system
 wins per chip and per kW (report/win_tables.segments_text of ``where_wins``), and the bound at each system's peak.
+Each workload's per-rack line follows them (compare's rack line from each document's ``per_rack``: followup52).
 ``--json`` prints ``{"workloads": {name: that workload's compare document}}``.
 """
 
@@ -66,6 +67,29 @@ def across(one: Callable[..., None], args: Mapping) -> None:
         return
     for t in workload_tables(docs):
         console.print(t)
+    for line in rack_lines(docs):  # each workload's per-rack line (followup52)
+        console.print(line, markup=False, soft_wrap=True)
+
+
+def rack_lines(docs: Mapping[str, Mapping]) -> list[str]:
+    """The per-rack line of each workload (compare's, report/win_tables.rack_line) from each document's
+    ``per_rack``, its words once: ``per rack (...), by workload:``, then one line a workload, ``1k1k (1024/1024):
+    jalapeno 128 chips x 1,150 W = 147 kW, ... at peak, ...; gb300-nvl72 72 chips x ...``; [] when no workload has
+    one (no system with a rack level).
+
+    >>> d = {"workload": {"isl": 8, "osl": 1}, "per_rack": {"caption": "per rack (x)", "systems": {"a": "a 2 chips"}}}
+    >>> rack_lines({"w1": d, "w2": {**d, "per_rack": None}})
+    ['per rack (x), by workload:', '  w1 (8/1): a 2 chips', '  w2 (8/1): no system with a rack level']
+    """
+    racks = {w: d.get("per_rack") for w, d in docs.items()}
+    first = next((r for r in racks.values() if r), None)
+    if first is None:
+        return []
+    return [f"{first['caption']}, by workload:"] + [
+        f"  {w} ({docs[w]['workload']['isl']}/{docs[w]['workload']['osl']}): "
+        + ("; ".join(r["systems"].values()) if r else "no system with a rack level")
+        for w, r in racks.items()
+    ]
 
 
 def _x(r) -> str:

@@ -276,7 +276,10 @@ def compare(
     from jalapeno.analysis.price_reason import basis_lines
 
     if json_out:  # each system's $ figures with what its $/chip-hour rests on
-        print_json({**comparison_json(rec, syss, res.band_frontiers), "provenance": prov})
+        from jalapeno.report.win_tables import rack_json  # per_rack: the rack line, per system (followup52)
+
+        print_json({**comparison_json(rec, syss, res.band_frontiers), "provenance": prov,
+                    "per_rack": rack_json([s.system for s in syss], rec, res.band_frontiers)})
         if html:  # --json --html: where the chart went, on stderr (stdout stays one JSON document)
             say_written("frontier chart:", html, json_out=True)
         return

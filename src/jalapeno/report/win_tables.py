@@ -296,7 +296,28 @@ def rack_line(systems, d: ComparisonRecord, band_frontiers: Mapping | None = Non
     e.g. ``per rack (...): jalapeno 128 chips x 1,150 W = 147 kW, 1.86 M tok/s at peak, at need (>= 50 tok/s/user)
     1.48 M tok/s, 3,289 users at 50 tok/s/user; gb300-nvl72 72 chips x 2,100 W = 151 kW, 1.35 M tok/s at peak, ...``
     """
-    parts = []
+    parts = rack_parts(systems, d, band_frontiers)
+    return f"{rack_caption(bool(band_frontiers))}: " + "; ".join(parts.values()) if parts else None
+
+
+def rack_caption(bands: bool) -> str:
+    """The words before :func:`rack_line`'s figures: ``per rack (how each figure is read)``; ``bands``: with the
+    ``(LO to HI)`` reading of --bands."""
+    return (
+        "per rack (all-in provisioned power, the facility's; a rack's chips at the peak's tok/s per chip and at each "
+        "tier's, input + output; users: the rack's output tok/s over the tier's tok/s/user, the streams it decodes at "
+        "once: racks for N users at a tier = N / users, rounded up; `jalapeno plan` sizes a fleet in whole instances "
+        "and counts the users waiting for their first token too"
+        + ("; (LO to HI): the same tier on the system's band frontiers, --bands" if bands else "")
+        + ")"
+    )
+
+
+def rack_parts(systems, d: ComparisonRecord, band_frontiers: Mapping | None = None) -> dict[str, str]:
+    """:func:`rack_line`'s figures, one text per system with a rack level and a frontier, in ``systems``' order:
+    ``{name: "NAME C chips x W W = K kW, T M tok/s at peak, at TIER ..."}`` (compare --json's ``per_rack``, and the
+    multi-workload compare's per-workload rack lines, followup52)."""
+    parts = {}
     for s in systems:
         rack = [lv for lv in s.levels if lv.name == "rack"]
         fr = d.systems.get(s.name)
@@ -304,24 +325,21 @@ def rack_line(systems, d: ComparisonRecord, band_frontiers: Mapping | None = Non
             continue
         n, w = rack[0].chips, s.allin_power_w_per_chip
         tput = fr.headline.peak_throughput_per_chip * n
-        parts.append(
+        parts[s.name] = (
             f"{s.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW, {tput / 1e6:,.2f} M tok/s at peak"
             + "".join(
                 _rack_tier(t, v, n, fr.headline, _band_tiers((band_frontiers or {}).get(s.name), t, v))
                 for t, v in _floor_tiers(d, s.name)
             )
         )
-    if not parts:
-        return None
-    return (
-        "per rack (all-in provisioned power, the facility's; a rack's chips at the peak's tok/s per chip and at each "
-        "tier's, input + output; users: the rack's output tok/s over the tier's tok/s/user, the streams it decodes at "
-        "once: racks for N users at a tier = N / users, rounded up; `jalapeno plan` sizes a fleet in whole instances "
-        "and counts the users waiting for their first token too"
-        + ("; (LO to HI): the same tier on the system's band frontiers, --bands" if band_frontiers else "")
-        + "): "
-        + "; ".join(parts)
-    )
+    return parts
+
+
+def rack_json(systems, d: ComparisonRecord, band_frontiers: Mapping | None = None) -> dict | None:
+    """compare --json's ``per_rack``: ``{"caption": rack_caption, "systems": rack_parts}``, the per-rack line's words
+    and each system's figures as the terminal prints them; None when no system has a rack level (followup52)."""
+    parts = rack_parts(systems, d, band_frontiers)
+    return {"caption": rack_caption(bool(band_frontiers)), "systems": parts} if parts else None
 
 
 def _floor_tiers(d: ComparisonRecord, name: str) -> list[tuple[str, Mapping]]:
