@@ -66,3 +66,51 @@ def test_the_multi_workload_compare_prints_each_workloads_rack_line(capsys):
         assert f"at need (>= 40 tok/s/user) {rack_tps / 1e6:,.2f} M tok/s, {users:,.0f} users at 40 tok/s/user" in line
         # compare --json carries the same figures (a field added): each system's text under per_rack
         assert docs[w]["per_rack"]["systems"] == {"jalapeno": line.split(": ", 1)[1]}
+
+
+def test_each_power_figure_compare_prints_points_at_its_source(capsys):
+    """compare printed jalapeno's 1,150 W all-in (the tables' power, the rack line) and its 700 W chip / 550 W
+    sustained (the per-kW-by-convention line) with no source, unlike its $/chip-hour. Read off the system files by
+    hand: jalapeno.toml's power.allin_kw_per_chip (estimate = true) opens "estimate from components:", its chip.tdp_w
+    and chip.sustained_w open "assumption: taken as publicly reported for the chip (...)"; gb300-nvl72.toml's all-in
+    2.10 kW is InferenceX constants.ts GPU_SPECS, its TDP "MLPerf v5.1 hw_notes 'GB300 TGP 1400W'", and it states no
+    sustained figure (power_cost reads the TDP there)."""
+    code, out, err = run(capsys, "compare", "-w", "8k1k", "--html", "")
+    assert code == 0, err
+    lines = {ln.split(": ", 1)[0]: ln.split(": ", 1)[1] for ln in out.splitlines() if ln.startswith("power basis of ")}
+    assert list(lines) == [
+        f"power basis of {n}" for n in ("jalapeno", "gb200-nvl72", "gb300-nvl72", "vera-rubin-nvl72")
+    ]
+    j = lines["power basis of jalapeno"]
+    assert j.startswith("all-in 1,150 W (power.allin_kw_per_chip): estimated: estimate from components; ")
+    assert "; chip TDP 700 W (chip.tdp_w): assumed: taken as publicly reported for the chip (" in j
+    assert "; sustained 550 W (chip.sustained_w): assumed: taken as publicly reported for the chip (" in j
+    assert j.endswith("; its sources in full: `jalapeno hardware show jalapeno`")
+    assert lines["power basis of gb300-nvl72"] == (
+        "all-in 2,100 W (power.allin_kw_per_chip): published: InferenceX constants.ts GPU_SPECS (all-in provisioned kW "
+        "per GPU, SemiAnalysis Datacenter Industry Model); chip TDP 1,400 W (chip.tdp_w): published: MLPerf v5.1 "
+        "hw_notes 'GB300 TGP 1400W'; sustained: the chip TDP (no sustained figure published); its sources in full: "
+        "`jalapeno hardware show gb300-nvl72`"
+    )
+    # vera-rubin-nvl72.toml marks its ~1,800 W TDP estimate = true (third-party, not official): said as an estimate
+    assert "chip TDP 1,800 W (chip.tdp_w): estimated: third-party (" in lines["power basis of vera-rubin-nvl72"]
+
+
+def test_power_basis_in_json_and_of_a_variant_and_an_override(capsys):
+    """compare --json gains each system's power_basis (a field added); a --set variant's watts follow its components
+    (specs/power.follow_variant: derived, not published), an override is the user's own figure."""
+    from jalapeno.analysis.price_reason import power_basis
+    from jalapeno.specs.catalog import load_system
+
+    code, out, err = run(capsys, *SMALL, "--json")
+    assert code == 0, err
+    d = json.loads(out)["systems"]
+    assert d["h200"]["power_basis"].startswith(
+        "all-in 1,730 W (power.allin_kw_per_chip): published: InferenceX constants.ts GPU_SPECS"
+    )
+    assert "price_basis" in d["h200"]  # the old field is still there
+    v = power_basis(load_system("gb200-nvl72", (("chip.hbm_stacks", 6),)))
+    assert "(power.allin_kw_per_chip): derived: the base's figure + chip power change x PUE" in v
+    assert "(chip.tdp_w): derived: follows the variant's components" in v
+    o = power_basis(load_system("gb200-nvl72", (("chip.tdp_w", 1000),)))
+    assert "chip TDP 1,000 W (chip.tdp_w): given: override chip.tdp_w = 1000" in o

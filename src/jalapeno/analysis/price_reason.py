@@ -1,7 +1,9 @@
 """Why a system's $/chip-hour is an estimate, in a few words read from its own file: the ``source`` of its
 ``cost.usd_per_chip_hour`` (``estimate = true``), so a cost line says what the figure rests on instead of
 "X publishes no price" for every estimated system (A100 and MI350X have published list prices; their files
-estimate the TCO figure InferenceX does not give). Pure text; computes no figure."""
+estimate the TCO figure InferenceX does not give). Likewise where each per-chip power figure a comparison prints comes
+from (:func:`power_basis`: all-in, chip TDP, sustained, each with its file field and source; followup52). Pure text;
+computes no figure."""
 
 from __future__ import annotations
 
@@ -107,10 +109,10 @@ def system_basis(system) -> str:
                       user_file=_user_price(system, name))
 
 
-def _user_price(system, name: str) -> bool:
-    """Whether ``system``'s $/chip-hour is a user file's own: a file that is no catalog system nor rooted in one
-    (no ``base`` chain to the catalog), or a variant file that states ``cost.usd_per_chip_hour`` itself (a
-    ``--set`` one reads ``given:`` already)."""
+def _user_price(system, name: str, key: str = "cost.usd_per_chip_hour") -> bool:
+    """Whether ``system``'s figure ``key`` (its $/chip-hour by default) is a user file's own: a file that is no
+    catalog system nor rooted in one (no ``base`` chain to the catalog), or a variant file that states ``key`` itself
+    (a ``--set`` one reads ``given:`` already)."""
     from jalapeno.specs.catalog import list_systems
 
     if name in list_systems():
@@ -119,7 +121,7 @@ def _user_price(system, name: str) -> bool:
     if o is None:
         return bool(system.path)
     root_is_catalog = o.root is not None and o.root in list_systems()
-    return not root_is_catalog or any(k == "cost.usd_per_chip_hour" for k, _ in o.overrides)
+    return not root_is_catalog or any(k == key for k, _ in o.overrides)
 
 
 def basis_lines(systems) -> list[str]:
@@ -129,3 +131,96 @@ def basis_lines(systems) -> list[str]:
     if len(systems) == 1:
         return [f"price basis: {system_basis(systems[0])}"]
     return [f"price basis of {s.name}: {system_basis(s)}" for s in systems]
+
+
+#: the JSON field that says where each per-chip power figure comes from (compare --json, per system): :func:`power_basis`
+POWER_BASIS_FIELD = "power_basis"
+#: how specs/system_load marks an ``estimate = true`` figure's source
+_ESTIMATE_MARK = " (estimate)"
+#: how specs/power.follow_variant opens the source of a variant's TDP and sustained power that follow its components
+_VARIANT = ("follows the variant's components", "scaled with the TDP")
+#: the per-chip power figures a comparison prints (analysis/power_cost.CONVENTIONS: the all-in figure of the tables
+#: and the rack line, the chip's TDP and its sustained power of the per-kW-by-convention line), each with its
+#: system-file field
+POWER_FIELDS = (("all-in", "power.allin_kw_per_chip"), ("chip TDP", "chip.tdp_w"), ("sustained", "chip.sustained_w"))
+
+
+def figure_source(source: str, user_file: bool = False) -> str:
+    """How one power figure's file ``source`` reads in a basis line: ``given: <override>`` (``--set``), ``derived:
+    the base's figure <change>`` (a variant's followed figure, specs/power.follow_variant), ``estimated: <clause>``
+    (an ``estimate = true`` figure: the ``(estimate)`` mark), ``assumed: <clause>`` (a named assumption, the source
+    opening ``assumption:``), ``derived: <clause>`` (opening ``derived:``), ``given in the system file: <clause>``
+    (``user_file``), else ``published: <clause>``; the clause: the source without its label, up to its first ``;``
+    or ``: `` (the detail is in ``jalapeno hardware show``); ``no source given`` for an empty source.
+
+    >>> figure_source("MLPerf v5.1 hw_notes 'GB300 TGP 1400W'; Verda: 100.8 kW max GPU TDP per rack")
+    "published: MLPerf v5.1 hw_notes 'GB300 TGP 1400W'"
+    >>> figure_source("estimate from components: chip 700 W + tray overhead 10% (70 W) = 1.15 kW (estimate)")
+    'estimated: estimate from components'
+    >>> figure_source("assumption: taken as publicly reported for the chip: 700 W rated")
+    'assumed: taken as publicly reported for the chip'
+    >>> figure_source("+ chip power change x PUE 1.25; HBM +64 GB")
+    "derived: the base's figure + chip power change x PUE 1.25"
+    >>> figure_source("third-party (a spec table): ~1,800 W, not official (estimate); other sources: up to ~2,300 W")
+    'estimated: third-party (a spec table)'
+    >>> figure_source("scaled with the TDP; follows the variant's components (specs/power.py): jalapeno 700 W + 6 W")
+    'derived: scaled with the TDP'
+    >>> figure_source("override chip.tdp_w = 900 (--set; was 700: MLPerf)")
+    'given: override chip.tdp_w = 900'
+    >>> figure_source("")
+    'no source given'
+    """
+    estimate = _ESTIMATE_MARK in source  # specs/system_load's mark (alternatives may follow it)
+    s = source.replace(_ESTIMATE_MARK, "").strip()
+    if not s:
+        return "no source given"
+    if s.startswith(_OVERRIDE):
+        return f"given: {first_clause(s)}"
+    label = next((lb for lb in (*_LABELS, "derived:") if s.lower().startswith(lb)), "")
+    clause = s[len(label) :].strip()
+    for cut in (";", ": "):
+        clause = clause.split(cut, 1)[0]
+    clause = clause.strip().rstrip(".,")
+    if clause.startswith(_FOLLOWED):  # an estimated base's followed figure stays an estimate (follow_variant)
+        return f"estimated: the base's estimated figure {clause}" if estimate else f"derived: the base's figure {clause}"
+    if clause.startswith(_VARIANT):
+        return f"derived: {clause}"
+    if estimate or label == "estimate:":
+        return f"estimated: {clause}"
+    if label == "assumption:":
+        return f"assumed: {clause}"
+    if label == "derived:":
+        return f"derived: {clause}"
+    return f"given in the system file: {clause}" if user_file else f"published: {clause}"
+
+
+def power_basis(system) -> str:
+    """Where each per-chip power figure of ``system`` (a :class:`~jalapeno.specs.hardware.System`) that a
+    comparison prints comes from (:data:`POWER_FIELDS`): ``all-in 1,150 W (power.allin_kw_per_chip): estimated:
+    estimate from components; chip TDP 700 W (chip.tdp_w): assumed: ...; sustained 550 W (chip.sustained_w): ...;
+    its sources in full: `jalapeno hardware show jalapeno``` (:func:`figure_source` of each field's source; a chip
+    without a sustained figure: ``sustained: the chip TDP (no sustained figure published)``, as
+    analysis/power_cost reads it)."""
+    from jalapeno.specs.catalog import hardware_show_name
+
+    name = hardware_show_name(system)
+    watts = {"all-in": system.allin_power_w_per_chip, "chip TDP": system.chip.tdp_w,
+             "sustained": system.chip.sustained_w}
+    parts = []
+    for label, key in POWER_FIELDS:
+        if watts[label] is None:
+            parts.append(f"{label}: the chip TDP (no sustained figure published)")
+            continue
+        why = figure_source(system.sources.get(key, ""), _user_price(system, name, key))
+        parts.append(f"{label} {watts[label]:,.0f} W ({key}): {why}")
+    return "; ".join(parts) + f"; its sources in full: `jalapeno hardware show {name}`"
+
+
+def power_basis_lines(systems) -> list[str]:
+    """The lines under a comparison that prints per-chip watts: ``power basis: <basis>`` for one system, ``power
+    basis of NAME: <basis>`` each for several (:func:`power_basis`; ``systems`` in the table's order), as
+    :func:`basis_lines` for the $/chip-hour."""
+    systems = list(systems)
+    if len(systems) == 1:
+        return [f"power basis: {power_basis(systems[0])}"]
+    return [f"power basis of {s.name}: {power_basis(s)}" for s in systems]

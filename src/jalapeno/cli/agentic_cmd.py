@@ -157,11 +157,13 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     res = compare_agentic(m, syss, spec, precs, baseline=base, convention=power, options=opts, iso_task_min=iso,
                           tier_ceilings_min=ceil, strict_baseline=bool(baseline))
     d = res.as_dict()
-    from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
+    from jalapeno.analysis.price_reason import (BASIS_FIELD, POWER_BASIS_FIELD, basis_lines, power_basis,
+                                                power_basis_lines, system_basis)
 
-    for s in syss:  # each system's $ per task with what its $/chip-hour rests on
+    for s in syss:  # each system's $ per task with what its $/chip-hour rests on, and its watts (followup52)
         if s.system.name in d["systems"]:  # one that cannot run the model has no row, no $ figure
             d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
+            d["systems"][s.system.name][POWER_BASIS_FIELD] = power_basis(s.system)
     if json_out:
         print_json(d)
         return
@@ -174,7 +176,8 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
             console.print(part)
     from jalapeno.report.agentic_tables import agentic_rack_lines
 
-    for line in [*basis_lines(s.system for s in syss), *agentic_rack_lines([s.system for s in syss], d)]:
+    for line in [*basis_lines(s.system for s in syss), *power_basis_lines(s.system for s in syss),
+                 *agentic_rack_lines([s.system for s in syss], d)]:
         console.print(line, markup=False, soft_wrap=True)
     from jalapeno.cli.chip_opts import chip_model_line
 

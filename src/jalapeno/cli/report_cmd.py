@@ -141,10 +141,11 @@ def report(
     if warn:
         notes.append(warn)
         print(f"warning: {warn}", file=sys.stderr)
-    from jalapeno.analysis.price_reason import basis_lines
+    from jalapeno.analysis.price_reason import basis_lines, power_basis_lines
     from jalapeno.report.cell_notes import estimated_prices
 
     notes.extend(basis_lines(s.system for s in syss))  # what each system's $ figures rest on
+    notes.extend(power_basis_lines(s.system for s in syss))  # and where its watts come from (followup52)
     notes.extend(page_notes(rec, syss, bands, res.band_frontiers))
     prov = provenance()
     if out:

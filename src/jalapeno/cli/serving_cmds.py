@@ -267,17 +267,15 @@ def compare(
                               "chip_model": chip_model, "placement": placement, "set": list(sets or [])})
         if not json_out:
             console.print(f"stored as run {run} in {store}", markup=False)
+    from jalapeno.analysis.price_reason import basis_lines, power_basis_lines
     from jalapeno.cli.report_cmd import provenance, reproduce_lines  # the command and data versions, as report's
+    from jalapeno.report.win_tables import rack_json
 
     prov = provenance()
     if html:  # the chart closes with report's Reproduce section (followup52)
         write_html(rec, html, res.band_frontiers, sorted(_floors(tiers).items(), key=lambda kv: kv[1]),
                    reproduce_lines(prov))
-    from jalapeno.analysis.price_reason import basis_lines
-
-    if json_out:  # each system's $ figures with what its $/chip-hour rests on
-        from jalapeno.report.win_tables import rack_json  # per_rack: the rack line, per system (followup52)
-
+    if json_out:  # each system's $ figures with what its $/chip-hour rests on; per_rack: the rack line (followup52)
         print_json({**comparison_json(rec, syss, res.band_frontiers), "provenance": prov,
                     "per_rack": rack_json([s.system for s in syss], rec, res.band_frontiers)})
         if html:  # --json --html: where the chart went, on stderr (stdout stays one JSON document)
@@ -288,7 +286,7 @@ def compare(
     from jalapeno.report.win_tables import audit_hints, rack_line, spec_line
 
     sy = [s.system for s in syss]
-    for line in [*basis_lines(sy), spec_line(sy), rack_line(sy, rec, res.band_frontiers)]:
+    for line in [*basis_lines(sy), *power_basis_lines(sy), spec_line(sy), rack_line(sy, rec, res.band_frontiers)]:
         if line is not None:  # rack_line: None without a rack level (ux51); spec_line: every spec verified (ux52)
             console.print(line, markup=False, soft_wrap=True)
     if (line := chip_model_line(syss)) is not None:
@@ -485,14 +483,15 @@ BAND_POINT_FIELDS = ("interactivity", "throughput_per_chip", "output_throughput_
 
 def comparison_json(rec, syss, band_frontiers: dict) -> dict:
     """``compare --json``'s document (``report --json``'s ``comparison``): the record's dict with each system's
-    price basis (what its $/chip-hour rests on) and, with --bands, its low/high frontiers
-    (:func:`band_frontiers_json`)."""
-    from jalapeno.analysis.price_reason import BASIS_FIELD, system_basis
+    price basis (what its $/chip-hour rests on), power basis (where its watts come from) and, with --bands, its
+    low/high frontiers (:func:`band_frontiers_json`)."""
+    from jalapeno.analysis.price_reason import BASIS_FIELD, POWER_BASIS_FIELD, power_basis, system_basis
 
     d = rec.as_dict()
     for s in syss:
         if s.system.name in d["systems"]:  # one that cannot run the model has no row, no $ figure
             d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
+            d["systems"][s.system.name][POWER_BASIS_FIELD] = power_basis(s.system)  # its watts' sources
     for n, ends in band_frontiers.items():  # the low/high frontiers the report page shades (analyst49)
         if n in d["systems"]:
             d["systems"][n]["band_frontiers"] = band_frontiers_json(ends)
