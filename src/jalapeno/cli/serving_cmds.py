@@ -271,7 +271,7 @@ def compare(
     from jalapeno.cli.report_cmd import provenance, reproduce_lines  # the command and data versions, as report's
     from jalapeno.report.win_tables import rack_json
 
-    prov = provenance()
+    prov = provenance() if html or json_out else None  # the chart's and the JSON's: a terminal-only run needs none
     if html:  # the chart closes with report's Reproduce section (followup52)
         write_html(rec, html, res.band_frontiers, sorted(_floors(tiers).items(), key=lambda kv: kv[1]),
                    reproduce_lines(prov))
