@@ -42,3 +42,20 @@ def default_compare_json(tmp_path_factory):
     """``jalapeno compare --json --html ''`` (the default comparison's JSON, no page), run once for every test that
     reads it: (exit code, stdout, stderr, the folder it ran in, where no page may appear)."""
     return _run_in_a_folder_of_its_own(tmp_path_factory, "default_compare_json", "compare", "--json", "--html", "")
+
+
+@pytest.fixture(scope="session")
+def cli_once(tmp_path_factory):
+    """``once(*ARGS)``: (exit code, stdout, stderr, folder) of ``jalapeno ARGS``, run in a folder of its own the first
+    time a test asks for exactly those ARGS and the same tuple for every later test that asks (the runs are kept by
+    their ARGS for the session). For a command several tests read and none changes what it reads (no monkeypatched
+    switch, environment variable, console width or working folder around the call): each then reads the one text
+    the command prints, as each would have printed it alone."""
+    runs = {}
+
+    def once(*args: str):
+        if args not in runs:
+            runs[args] = _run_in_a_folder_of_its_own(tmp_path_factory, "cli_once", *args)
+        return runs[args]
+
+    return once

@@ -218,7 +218,9 @@ def test_audit_title_writes_a_ratio_claim_as_a_ratio(capsys, monkeypatch, audit_
     assert "claim: max_interactivity = 100 tok/s/user for jalapeno" in _text(out)
 
 
-def test_as_deployed_mtp_hint_suggests_the_acceptance_the_recipes_are_priced_at(capsys, tmp_path, monkeypatch):
+def test_as_deployed_mtp_hint_suggests_the_acceptance_the_recipes_are_priced_at(
+    capsys, tmp_path, monkeypatch, cli_once
+):
     """compare --as-deployed labels GB300's deployments 'MTP3@0.8' / 'MTP1@0.8' (dynamo-trtllm's fitted acceptance on
     DeepSeek-R1, data/stack_fits.toml: single = chain = 0.8), but the line that says Jalapeño runs without MTP told
     the user to price it with '--mtp-acceptance 0.75' (the recipe's assumed fallback, data/engines.toml): not like
@@ -233,7 +235,7 @@ def test_as_deployed_mtp_hint_suggests_the_acceptance_the_recipes_are_priced_at(
         if p["deployment"].get("mtp")
     }
     assert acc == {0.8}
-    code, out, err = run(capsys, *args, "--html", "")
+    code, out, err, _ = cli_once(*args, "--html", "")  # run once for this test and test_cli_newuser38's (conftest)
     assert code == 0, err
     assert "`jalapeno compare -s jalapeno --mtp 3 --mtp-acceptance 0.8` prices it with MTP" in _text(out)
 
