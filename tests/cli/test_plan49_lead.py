@@ -15,8 +15,8 @@ from cli_runner import run
 KIMI = ("plan", "-s", "jalapeno", "-m", "kimi-k2.5", "-w", "1k8k", "--target", "1e6", "--min-interactivity", "50")
 
 
-def test_kimi_plan_leads_with_the_fewest_chips(capsys):
-    code, out, err = run(capsys, *KIMI)
+def test_kimi_plan_leads_with_the_fewest_chips(cli_once):
+    code, out, err, _ = cli_once(*KIMI)  # run once for the tests that read it (tests/conftest.py)
     assert code == 0, err
     flat = " ".join(out.split())
     # hand counts (module docstring): 9 x 132 = 1,188 leads; the 524-chip point is named with 3 x 524 = 1,572
@@ -34,8 +34,8 @@ def test_kimi_plan_leads_with_the_fewest_chips(capsys):
     assert "1,188 x 1,150 W = 1,366.2 kW" in flat
 
 
-def test_kimi_plan_json_carries_the_lead_and_the_exact_rates(capsys):
-    code, out, err = run(capsys, *KIMI, "--json")
+def test_kimi_plan_json_carries_the_lead_and_the_exact_rates(cli_once):
+    code, out, err, _ = cli_once(*KIMI, "--json")  # run once for this test and test_ux50's (tests/conftest.py)
     assert code == 0, err
     d = json.loads(out)
     assert d["lead"].startswith("fewest chips")
@@ -47,10 +47,10 @@ def test_kimi_plan_json_carries_the_lead_and_the_exact_rates(capsys):
     assert h["chips"] == 1572 and h["tok_per_s_per_chip"] > d["tok_per_s_per_chip"]
 
 
-def test_plan_prints_throughput_per_chip_to_sensible_figures(capsys):
+def test_plan_prints_throughput_per_chip_to_sensible_figures(cli_once):
     """The plan printed ``912.664 tok/s/chip`` (the decimals its products needed; ``1,155.9742`` elsewhere): one
     decimal now; its products are carried by one instance's whole tok/s (9 x 119,559 = 1,076,031 by hand)."""
-    code, out, err = run(capsys, *KIMI)
+    code, out, err, _ = cli_once(*KIMI)  # run once (tests/conftest.py)
     assert code == 0, err
     rates = re.findall(r"([\d,]+\.\d+) tok/s/chip", out)
     assert rates and all(len(r.split(".")[1]) == 1 for r in rates), rates

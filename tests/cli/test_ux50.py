@@ -108,18 +108,18 @@ def test_report_json_html_writes_the_page_and_names_it_on_stderr(capsys, tmp_pat
 KIMI = ("plan", "-s", "jalapeno", "-m", "kimi-k2.5", "-w", "1k8k", "--target", "1e6", "--min-interactivity", "50")
 
 
-def test_plan_how_sure_audits_the_deployment_it_leads_with(capsys):
+def test_plan_how_sure_audits_the_deployment_it_leads_with(capsys, cli_once):
     """Since plan49 the plan leads with the fewest chips (Kimi K2.5 on Jalapeño, 1k8k, 1e6 tok/s at >= 50: 9 x 132
     chips, tests/cli/test_plan49_lead.py), but its 'how sure' audit read the system's frontier at the lead's speed,
     another deployment (the audit then predicted 1,030 in+out tok/s/chip where the lead runs 1,019, with a high
     band end of 2,995 from the other deployments). The line now names the lead and pins its size and mode; that
     audit predicts the lead's own figure within 0.5% (the speed is floored to 0.1 tok/s/user)."""
-    code, out, err = run(capsys, *KIMI, "--json")
-    assert code == 0, err
+    code, out, err, _ = cli_once(*KIMI, "--json")  # this plan's JSON and text, each run once for the tests that read
+    assert code == 0, err  # them (here and tests/cli/test_plan49_lead.py; tests/conftest.py)
     d = json.loads(out)
     lead, chips = d["point"], d["deployment"]["chips"]
     assert chips == 132
-    code, out, err = run(capsys, *KIMI)
+    code, out, err, _ = cli_once(*KIMI)
     flat = " ".join(out.split())
     m = re.search(
         r"how sure: .*the deployment it leads with \((.*?), 132 chips per instance;.*?`jalapeno (audit [^`]*)"
