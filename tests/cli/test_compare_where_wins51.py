@@ -102,7 +102,7 @@ def test_a_losing_system_gets_the_audit_that_asks_what_it_would_need(capsys, tmp
     want = (
         f"what h100 would need to match h200 per chip at {worst['x']:g} tok/s/user ({worst['ratio']:.2f}x here): "
         f"jalapeno audit --system h100 --baseline h200 --model gpt-oss-120b --workload 1k1k -p mxfp4 "
-        f"--claim throughput_per_chip@{worst['x']:g}_ratio=1.0"
+        f"--claim throughput_per_chip_ratio@{worst['x']:g}=1.0"
     )
     assert want in out
     # a fixed concurrency sweep (-c) prices what audit does not: no hint

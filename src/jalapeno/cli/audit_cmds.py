@@ -27,7 +27,8 @@ POWER_HELP = ("Power convention of per-kW metrics: chip (TDP), sustained, all-in
               "(the chip power drawn at each operating point).")
 CLAIM_HELP = ("METRIC[@X]=VALUE: peak_throughput_per_chip, peak_tok_s_per_kw, peak_tokens_per_usd, "
               "max_interactivity, min_e2e_s, throughput_per_chip@X, tok_s_per_kw@X (X in tok/s/user); "
-              "<metric>_ratio against --baseline.")
+              "<metric>_ratio against --baseline, the _ratio before any @X (throughput_per_chip_ratio@50=1.0; "
+              "throughput_per_chip@50_ratio is read the same).")
 
 
 def _context(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None,

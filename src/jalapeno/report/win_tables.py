@@ -254,7 +254,7 @@ def audit_hints(d: ComparisonRecord, workload: str | None, model: str, typed: Ma
     ...       comparisons={"jalapeno": N(iso_interactivity={"throughput_per_chip": rows})})
     >>> print(audit_hints(d, "8k1k", "deepseek-r1", {})[0])  # doctest: +NORMALIZE_WHITESPACE
     what jalapeno would need to match gb300-nvl72 per chip at 35 tok/s/user (0.78x here): jalapeno audit --system
-    jalapeno --baseline gb300-nvl72 --model deepseek-r1 --workload 8k1k --claim throughput_per_chip@35_ratio=1.0
+    jalapeno --baseline gb300-nvl72 --model deepseek-r1 --workload 8k1k --claim throughput_per_chip_ratio@35=1.0
     """
     if not workload:
         return []
@@ -276,7 +276,7 @@ def audit_hints(d: ComparisonRecord, workload: str | None, model: str, typed: Ma
             f"jalapeno audit --system {typed.get(n, n)} --baseline {typed.get(d.baseline, d.baseline)} "
             f"--model {model} --workload {workload}"
             + (f" -p {prec}" if prec else "")
-            + f" --claim throughput_per_chip@{r['x']:g}_ratio=1.0"
+            + f" --claim throughput_per_chip_ratio@{r['x']:g}=1.0"
         )
     return out
 
