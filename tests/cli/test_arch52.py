@@ -27,3 +27,34 @@ def test_a_ratio_at_x_claim_is_spelled_one_way_in_output_help_and_docs(capsys):
         hits = [m.group(0) for m in at_then_ratio.finditer(text)]
         assert hits == [], f"{doc} spells a ratio claim @X_ratio: {hits}"
     assert "throughput_per_chip_ratio@50=1.0" in (ROOT / "README.md").read_text()
+
+
+def test_what_the_chip_would_need_searches_hbm_capacity_with_usable_hbm(capsys):
+    """The headline table had no HBM capacity row and the usable-HBM search stopped at the nominal capacity. The
+    nominal capacity is now a headline row, searched 0.5-4x (Jalapeño's 216 GiB: 108-864 GiB), and moving it moves the
+    usable capacity the file states at the file's usable/nominal ratio: GB300 279 of 288 GB, so 576 GB nominal gives
+    576 x 279 / 288 = 558 GB usable and 144 GB gives 139.5 GB (before: usable stayed 279 GB, and 144 GB was refused as
+    below it). Its HBM capex follows: +288 GB x 15 $/GB x (2.21 / 46,500) $/h per $ = +0.2053 $/chip-hour."""
+    from jalapeno.analysis.uncertain import apply, headline_parameters
+    from jalapeno.cost.pricer import load_pricer
+
+    jal = load_pricer("jalapeno")
+    cap = next(p for p in headline_parameters(jal) if p.key == "chip.hbm_capacity_gib")
+    assert (cap.current, cap.lo, cap.hi) == (216, 108, 864)
+    gib = 2.0**30
+    j2, _ = apply(jal, {"chip.hbm_capacity_gib": 432.0})
+    assert (j2.system.chip.hbm_capacity_bytes, j2.system.chip.hbm_usable_bytes) == (432 * gib, 432 * gib)
+    gb3 = load_pricer("gb300-nvl72")
+    big, _ = apply(gb3, {"chip.hbm_capacity_gb": 576.0})
+    assert abs(big.system.chip.hbm_usable_bytes - 558e9) < 1e3
+    assert abs(big.system.usd_per_chip_hour - gb3.system.usd_per_chip_hour - 288 * 15 * 2.21 / 46_500) < 1e-6
+    small, _ = apply(gb3, {"chip.hbm_capacity_gb": 144.0})
+    assert abs(small.system.chip.hbm_usable_bytes - 139.5e9) < 1e3
+    far = ("--model", "gpt-oss-120b", "--workload", "8k1k", "--serving", "agg", "--claim", "max_interactivity=100000")
+    code, out, err = run(capsys, "audit", "--system", "jalapeno", *far)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert (
+        "chip.hbm_capacity_gib: nominal HBM capacity in GiB, searched 108-864 GiB (0.5-4x); chip.hbm_usable_gib "
+        "moves with it at the file's usable/nominal 216/216 GiB (usable never above nominal)"
+    ) in flat

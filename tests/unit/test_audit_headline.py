@@ -2,7 +2,7 @@
 specs solved alone ("what the chip would need"), parameters that cannot move the claim on one line, the rest ranked.
 
 Independent checks: the headline keys are read here from the system file itself (data/systems/jalapeno.toml: its
-FP8/FP4 peaks, HBM bandwidth and the rack and global levels' bandwidth are stated; BF16 peak and tray bandwidth are
+FP8/FP4 peaks, HBM bandwidth and capacity and the rack and global levels' bandwidth are stated; BF16 peak and tray bandwidth are
 marked estimates, so they are ``spec`` parameters already); a required HBM bandwidth is plugged back through
 ``frontier --set`` (another path than the audit's own); a KV tier cannot move an 8K/1K claim whose KV cache fits in
 HBM (the model offloads to a tier only when HBM is full, docs/model.md), so its parameters must be told apart."""
@@ -29,6 +29,9 @@ def _stated(data: dict, estimate: bool) -> set[str]:
             if v.get("estimate", False) == estimate}
     if data["chip"]["hbm_bandwidth_tb_per_s"].get("estimate", False) == estimate:
         keys.add("chip.hbm_bandwidth_tb_per_s")
+    # the nominal HBM capacity (216 GiB, stated; arch52: searched with usable HBM moved along)
+    keys |= {f"chip.{k}" for k in ("hbm_capacity_gb", "hbm_capacity_gib")
+             if k in data["chip"] and data["chip"][k].get("estimate", False) == estimate}
     keys |= {f"levels.{lv['name']}.bandwidth_gb_per_s" for lv in data["levels"]
              if lv["bandwidth_gb_per_s"].get("estimate", False) == estimate}
     return keys

@@ -15,9 +15,11 @@ For a claim (analysis/claims.py) about a system, optionally against a baseline:
    of its search range moves the metric at all (the CLI lists those on one line), ``best_in_range``
    the metric at the better end of that range (how far the parameter alone gets). Every value
    found is re-checked with a full sweep (and refined once on its candidates when that moved it by
-   more than 0.5%). The same for each stated headline spec alone (``spec_changes``: peaks, HBM and
-   scale-up bandwidth, analysis/uncertain.headline_parameters) — what the chip itself would have
-   to be; these never enter the verdict, which is under the stated specs;
+   more than 0.5%). The same for each stated headline spec alone (``spec_changes``: peaks, HBM
+   bandwidth and capacity, scale-up bandwidth, analysis/uncertain.headline_parameters) — what the chip itself
+   would have to be; these never enter the verdict, which is under the stated specs. A row's ``moves_with``
+   ({key: value}, at the required value, else at the far end searched) is what the search moved with it
+   (specs/variants.moved_together: usable HBM with capacity);
 4. joint changes: every fixed cost and efficiency at the favourable end of its band at once
    (``band_ends``), and the smallest common move — fixed costs scaled together by a factor k
    (``fixed_costs_factor``), efficiencies moved together a fraction s of the way to their limit (fractions to 1, half
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 
 from jalapeno.analysis.claims import Claim, ClaimContext
 from jalapeno.analysis.uncertain import Parameter, apply, headline_parameters, physical_limit, uncertain_parameters
+from jalapeno.specs.variants import moved_together
 
 #: Relative tolerance of "meets the claim" (a claim equal to the prediction holds).
 RTOL = 1e-3
@@ -231,7 +234,9 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
            "required": None, "factor": None, "within_band": False, "note": "none in range",
            "search_range": [min(searched + [p.current]), max(searched + [p.current])],
            "moves_metric": _moves(aud, [{p.key: e} for e in searched]),
-           "best_in_range": best_value if best_value is not None and math.isfinite(best_value) else None}
+           "best_in_range": best_value if best_value is not None and math.isfinite(best_value) else None,
+           # what the search moved with it (usable HBM with capacity), at its far end
+           "moves_with": moved_together(aud.pricer.system, {p.key: max(searched + [p.current])})}
     if best_end is None or best_gap < 0:
         return row
     move, a, b = _param_move(p, best_end)
@@ -241,7 +246,7 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
     vals, full = found
     req = vals[p.key]
     row.update(required=req, factor=req / p.current if p.current else None, within_band=p.within_band(req),
-               note="", value_at_required=full)
+               note="", value_at_required=full, moves_with=moved_together(aud.pricer.system, {p.key: req}))
     return row
 
 

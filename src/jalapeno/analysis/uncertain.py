@@ -298,8 +298,10 @@ HEADLINE_RANGE = (0.5, 4.0)
 
 def headline_parameters(pricer, skip: set[str] | frozenset = frozenset()) -> list[Parameter]:
     """The stated headline specs of ``pricer``'s system that are not estimates (those are ``spec``
-    parameters already): every ``chip.peak_dense_tflops.<format>``, ``chip.hbm_bandwidth_tb_per_s``
-    and each level's ``levels.<name>.bandwidth_gb_per_s``, minus the keys in ``skip``. Kind
+    parameters already): every ``chip.peak_dense_tflops.<format>``, ``chip.hbm_bandwidth_tb_per_s``,
+    the nominal HBM capacity (``chip.hbm_capacity_gb`` or ``_gib``, as the file states it; :func:`apply` moves
+    the usable capacity with it at the file's usable/nominal ratio, specs/variants.moved_together) and each
+    level's ``levels.<name>.bandwidth_gb_per_s``, minus the keys in ``skip``. Kind
     ``headline``: no band (low = high = the stated value: the audit's verdict is under the stated
     specs), searched over :data:`HEADLINE_RANGE` times it, no physical limit; higher is faster.
     The audit solves each alone for the value the claim needs ("what would the chip have to be");
@@ -309,6 +311,7 @@ def headline_parameters(pricer, skip: set[str] | frozenset = frozenset()) -> lis
         return []
     keys = [f"chip.peak_dense_tflops.{f}" for f in data.get("chip", {}).get("peak_dense_tflops", {})]
     keys.append("chip.hbm_bandwidth_tb_per_s")
+    keys += [f"chip.hbm_capacity_{u}" for u in ("gb", "gib") if f"hbm_capacity_{u}" in data.get("chip", {})]
     keys += [f"levels.{lv['name']}.bandwidth_gb_per_s" for lv in data.get("levels", []) if "name" in lv]
     out = []
     for key in keys:
@@ -330,14 +333,18 @@ def apply(pricer, values: dict) -> tuple[RooflinePricer, dict | None]:
     """``pricer`` with parameter ``values`` ({key: value}) applied: (pricer, power terms or None).
 
     Hardware keys rebuild the system through its file form (specs/variants.with_overrides, every
-    schema check applies; its power and cost follow); ``efficiency.*`` keys apply to the pricer's
+    schema check applies; its power and cost follow), with what a search moves together with them
+    (specs/variants.moved_together: usable HBM with the nominal capacity); ``efficiency.*`` keys apply to the pricer's
     own efficiency set, as ``--set`` applies them to the set a command prices with.
 
     Raises:
         SpecError: a value the schema or the efficiency set refuses (named).
     """
+    from jalapeno.specs.variants import moved_together
+
     terms = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("power_terms.")}
-    hw = [(k, _clean(v)) for k, v in values.items() if not k.startswith(("power_terms.", "efficiency."))]
+    hwd = {k: v for k, v in values.items() if not k.startswith(("power_terms.", "efficiency."))}
+    hw = [(k, _clean(v)) for k, v in {**hwd, **moved_together(pricer.system, hwd)}.items()]
     effo = [(k, v) for k, v in values.items() if k.startswith("efficiency.")]
     system = with_overrides(pricer.system, hw, where="audit", rename=False)[0] if hw else pricer.system
     eff = pricer.efficiency.with_overrides(_nested(effo), where="audit") if effo else pricer.efficiency

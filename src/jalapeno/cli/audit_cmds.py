@@ -256,6 +256,8 @@ def audit(
     if d["spec_changes"]:
         _changes_table(console, d["spec_changes"], "what the chip would need: each stated headline spec alone "
                        "(searched 0.5-4x; the verdict keeps the stated specs)", c.name, closeness)
+        for line in spec_search_notes(d["spec_changes"], pr.system):
+            console.print(line, markup=False, soft_wrap=True)
     line = estimated_spec_line(d["changes"])
     if line:  # the chip specs the catalog only estimates sit in the first table, not in the headline one
         console.print(line, markup=False)
@@ -289,6 +291,42 @@ def _check_instance_chips(instance_chips: int | None, baseline: str | None) -> N
     if baseline:
         raise SpecError("--instance-chips", "pins one system's deployment size, and a ratio claim against "
                         "--baseline would hold the baseline to it too", "drop --instance-chips, or --baseline")
+
+
+#: The unit an HBM capacity key ends in (its table figures are in it).
+_KEY_UNITS = (("_gib", "GiB"), ("_gb", "GB"))
+
+
+def spec_search_notes(rows: list[dict], system) -> list[str]:
+    """The lines under "what the chip would need" that say what its search moved with a spec and at what price
+    (analysis/audit.py ``moves_with``, specs/variants.moved_together): the HBM capacity row's unit, its searched range
+    and the usable capacity moved with it at the file's usable/nominal ratio (usable never above nominal; the HBM capex
+    follows in $/chip-hour). ``rows``: the audit's ``spec_changes``; ``system``: the audited System (its stated
+    usable/nominal HBM). [] where no row needs a word.
+
+    >>> from types import SimpleNamespace as N
+    >>> gb300 = N(chip=N(hbm_usable_bytes=279e9, hbm_capacity_bytes=288e9))
+    >>> note = spec_search_notes([{"parameter": "chip.hbm_capacity_gb", "search_range": [144, 1152],
+    ...     "moves_with": {"chip.hbm_usable_gb": 1116.0}}], gb300)[0]
+    >>> note.startswith("chip.hbm_capacity_gb: nominal HBM capacity in GB, searched 144-1,152 GB (0.5-4x)")
+    True
+    >>> "chip.hbm_usable_gb moves with it at the file's usable/nominal 279/288 GB" in note
+    True
+    """
+    out = []
+    for ch in rows:
+        key, moved = ch["parameter"], ch.get("moves_with") or {}
+        unit = next((u for end, u in _KEY_UNITS if key.endswith(end)), "")
+        lo, hi = ch.get("search_range") or (None, None)
+        if key.startswith("chip.hbm_capacity_"):
+            usable = next(iter(moved), None)
+            per = 2.0**30 if unit == "GiB" else 1e9
+            with_it = (f"{usable} moves with it at the file's usable/nominal {_f(system.chip.hbm_usable_bytes / per)}/"
+                       f"{_f(system.chip.hbm_capacity_bytes / per)} {unit} (usable never above nominal)"
+                       if usable else "usable HBM is the nominal capacity (the file states no usable figure)")
+            out.append(f"{key}: nominal HBM capacity in {unit}, searched {_f(lo)}-{_f(hi)} {unit} (0.5-4x); {with_it}; "
+                       "its HBM capex follows in $/chip-hour (specs/power.follow_variant)")
+    return out
 
 
 def estimated_spec_line(changes: list[dict]) -> str | None:

@@ -23,7 +23,8 @@ Public functions:
     :func:`resolve_system_data` (file → merged dict + its efficiency origin), :func:`build_variant`,
     :func:`load_variant` (name/path + overrides → :class:`~jalapeno.specs.hardware.System`),
     :func:`variant_efficiency` (the efficiency set a system is priced with), :func:`with_overrides`
-    (a loaded system + overrides → (System, Efficiency) for set ``which``), :func:`efficiency_note`;
+    (a loaded system + overrides → (System, Efficiency) for set ``which``), :func:`efficiency_note`,
+    :func:`moved_together` (what a spec search moves with a key: usable HBM with capacity);
     ``parse_sets``, ``apply_overrides`` (raw system dict + dotted overrides → new dict; the building
     block a design search calls) and ``split_overrides`` live in specs/system_overrides.py and are
     re-exported here.
@@ -347,6 +348,35 @@ def with_overrides(system: System, overrides: Sequence[tuple[str, Any]], which: 
     new = build_variant(origin.data, origin, overrides, where, rename)
     object.__setattr__(new, "path", system.path)
     return new, variant_efficiency(new, which)
+
+
+#: Bytes of one unit of a chip's HBM capacity keys (``chip.hbm_capacity_gb`` / ``_gib``, ``chip.hbm_usable_*``).
+_CAPACITY_UNITS = {"gb": 1e9, "gib": 2.0**30}
+
+
+def moved_together(system: System, overrides: Mapping[str, float]) -> dict[str, float]:
+    """The overrides a spec *search* (audit's "what the chip would need") moves with ``overrides``
+    ({dotted key: value}) on ``system``, beyond those given; ``--set`` and variant files move none of these (they say
+    what they set). As the system's own file states it:
+
+    * a nominal HBM capacity (``chip.hbm_capacity_gb``/``_gib``) moves the usable capacity the file states
+      (``chip.hbm_usable_gb``/``_gib``) at the file's usable/nominal ratio (GB300: 279/288 GB; Jalapeño 216/216 GiB),
+      so usable never passes nominal and the engine sees the larger chip; a file with no usable key reads usable
+      as nominal already (specs/system_load.py).
+
+    Returns {key: value} of the added overrides only (empty when none applies). Values are in each key's unit."""
+    out: dict[str, float] = {}
+    data = system.origin.data if system.origin is not None else None
+    chip = (data or {}).get("chip", {})
+    for unit, per in _CAPACITY_UNITS.items():
+        cap = overrides.get(f"chip.hbm_capacity_{unit}")
+        if cap is None or any(k.startswith("chip.hbm_usable_") for k in overrides):
+            continue
+        usable_key = next((f"chip.hbm_usable_{u}" for u in _CAPACITY_UNITS if f"hbm_usable_{u}" in chip), None)
+        if usable_key is not None:
+            ratio = system.chip.hbm_usable_bytes / system.chip.hbm_capacity_bytes
+            out[usable_key] = cap * per * ratio / _CAPACITY_UNITS[usable_key.rsplit("_", 1)[1]]
+    return out
 
 
 def efficiency_note(system: System) -> str | None:
