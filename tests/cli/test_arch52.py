@@ -58,3 +58,45 @@ def test_what_the_chip_would_need_searches_hbm_capacity_with_usable_hbm(capsys):
         "chip.hbm_capacity_gib: nominal HBM capacity in GiB, searched 108-864 GiB (0.5-4x); chip.hbm_usable_gib "
         "moves with it at the file's usable/nominal 216/216 GiB (usable never above nominal)"
     ) in flat
+    # a rack faster than the tray's ports it shares moves those ports, their watts priced (test below)
+    assert (
+        "levels.rack.bandwidth_gb_per_s moves levels.tray.bandwidth_gb_per_s (the ports it is reached through)" in flat
+    )
+
+
+def test_the_spec_search_prices_a_shared_port_levels_link_power(tmp_path, capsys):
+    """Jalapeño's rack is reached through the tray's ~600 GB/s ports (levels.rack.shares_ports_with_inner): audit's
+    headline search and explore moved levels.rack alone, at no watts. A search now moves the tray's ports with it
+    where faster (specs/variants.moved_together), priced by the one link-power formula: rack at 1,200 GB/s ->
+    700 + 2 x (1,200 - 600) GB/s x 8 bit x 5 pJ/bit = 748 W TDP; all-in 1,150 + 48 x PUE 1.25 = 1,210 W. A rack
+    below its ports (300) moves nothing: 700 W. An explore space searching levels.rack alone gets the same design
+    and a note; the example space, which derives levels.tray from levels.rack itself, gets none."""
+    from jalapeno.analysis.explore import Evaluator
+    from jalapeno.analysis.uncertain import apply
+    from jalapeno.cli.explore_lines import moved_together_note
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.design_space import load_design_space
+
+    jal = load_pricer("jalapeno")
+    fast, _ = apply(jal, {"levels.rack.bandwidth_gb_per_s": 1200.0})
+    assert abs(fast.system.chip.tdp_w - 748) < 1e-6
+    assert abs(fast.system.allin_power_w_per_chip - 1210) < 1e-6
+    assert [lv.bandwidth_bytes_per_s for lv in fast.system.levels[:2]] == [1200e9, 1200e9]
+    slow, _ = apply(jal, {"levels.rack.bandwidth_gb_per_s": 300.0})
+    assert slow.system.chip.tdp_w == 700 and slow.system.levels[0].bandwidth_bytes_per_s == 600e9
+
+    example = (ROOT / "examples" / "explore_700w.toml").read_text()
+    alone = tmp_path / "rack_alone.toml"
+    alone.write_text(example.replace('"levels.tray.bandwidth_gb_per_s" = "{levels.rack.bandwidth_gb_per_s}"\n', ""))
+    space = load_design_space(str(alone))
+    assert "levels.tray.bandwidth_gb_per_s" not in space.derived
+    note = moved_together_note(space, "rack_alone.toml")
+    assert note is not None and "each trial moves levels.tray.bandwidth_gb_per_s with the key it follows" in note
+    assert moved_together_note(load_design_space(str(ROOT / "examples" / "explore_700w.toml")), "x") is None
+    ev = Evaluator(space)  # design() alone: no base sweep needed
+    params = {k: (p.choices[0] if p.choices is not None else p.low) for k, p in space.params.items()}
+    params["chip.hbm_stacks"] = 6
+    params["levels.rack.bandwidth_gb_per_s"] = 1200
+    params["chip.peak_dense_tflops.fp8"] = 3400
+    system, _ = ev.design(params)
+    assert abs(system.chip.tdp_w - 748) < 1e-6  # fp8 and stacks at Jalapeño's: only the ports' 48 W move

@@ -19,7 +19,7 @@ For a claim (analysis/claims.py) about a system, optionally against a baseline:
    bandwidth and capacity, scale-up bandwidth, analysis/uncertain.headline_parameters) — what the chip itself
    would have to be; these never enter the verdict, which is under the stated specs. A row's ``moves_with``
    ({key: value}, at the required value, else at the far end searched) is what the search moved with it
-   (specs/variants.moved_together: usable HBM with capacity);
+   (specs/variants.moved_together: usable HBM with capacity; a level's shared ports, their link power priced);
 4. joint changes: every fixed cost and efficiency at the favourable end of its band at once
    (``band_ends``), and the smallest common move — fixed costs scaled together by a factor k
    (``fixed_costs_factor``), efficiencies moved together a fraction s of the way to their limit (fractions to 1, half
@@ -235,7 +235,7 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
            "search_range": [min(searched + [p.current]), max(searched + [p.current])],
            "moves_metric": _moves(aud, [{p.key: e} for e in searched]),
            "best_in_range": best_value if best_value is not None and math.isfinite(best_value) else None,
-           # what the search moved with it (usable HBM with capacity), at its far end
+           # what the search moved with it (usable HBM with capacity, shared ports with a level), at its far end
            "moves_with": moved_together(aud.pricer.system, {p.key: max(searched + [p.current])})}
     if best_end is None or best_gap < 0:
         return row

@@ -274,11 +274,15 @@ class Evaluator:
             yield c, m, get_workload(c.workload), get_precision(c.precision or m.default_precision)
 
     def design(self, params: dict[str, Any]):
-        """(System, Efficiency) of a design: the base with the parameters as variant overrides."""
+        """(System, Efficiency) of a design: the base with the parameters as variant overrides, and what a search
+        moves with them (specs/variants.moved_together: usable HBM with a searched capacity the space does not
+        derive it from; a searched level's shared ports, their link power priced) — as audit's spec search does."""
         from jalapeno.specs.catalog import load_system
-        from jalapeno.specs.variants import with_overrides
+        from jalapeno.specs.variants import moved_together, with_overrides
 
-        return with_overrides(load_system(self.space.base), self.space.overrides(params), where="design")
+        base = load_system(self.space.base)
+        ov = dict(self.space.overrides(params))
+        return with_overrides(base, sorted({**ov, **moved_together(base, ov)}.items()), where="design")
 
     def evaluate(self, params: dict[str, Any]) -> TrialResult:
         """Check, evaluate and score one design (module docstring)."""

@@ -301,7 +301,8 @@ def headline_parameters(pricer, skip: set[str] | frozenset = frozenset()) -> lis
     parameters already): every ``chip.peak_dense_tflops.<format>``, ``chip.hbm_bandwidth_tb_per_s``,
     the nominal HBM capacity (``chip.hbm_capacity_gb`` or ``_gib``, as the file states it; :func:`apply` moves
     the usable capacity with it at the file's usable/nominal ratio, specs/variants.moved_together) and each
-    level's ``levels.<name>.bandwidth_gb_per_s``, minus the keys in ``skip``. Kind
+    level's ``levels.<name>.bandwidth_gb_per_s`` (a level sharing its inner level's ports moves those with it,
+    their link power priced), minus the keys in ``skip``. Kind
     ``headline``: no band (low = high = the stated value: the audit's verdict is under the stated
     specs), searched over :data:`HEADLINE_RANGE` times it, no physical limit; higher is faster.
     The audit solves each alone for the value the claim needs ("what would the chip have to be");
@@ -334,7 +335,7 @@ def apply(pricer, values: dict) -> tuple[RooflinePricer, dict | None]:
 
     Hardware keys rebuild the system through its file form (specs/variants.with_overrides, every
     schema check applies; its power and cost follow), with what a search moves together with them
-    (specs/variants.moved_together: usable HBM with the nominal capacity); ``efficiency.*`` keys apply to the pricer's
+    (specs/variants.moved_together: usable HBM with the nominal capacity, a level's shared ports with it); ``efficiency.*`` keys apply to the pricer's
     own efficiency set, as ``--set`` applies them to the set a command prices with.
 
     Raises:

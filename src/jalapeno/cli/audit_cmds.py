@@ -301,8 +301,11 @@ def spec_search_notes(rows: list[dict], system) -> list[str]:
     """The lines under "what the chip would need" that say what its search moved with a spec and at what price
     (analysis/audit.py ``moves_with``, specs/variants.moved_together): the HBM capacity row's unit, its searched range
     and the usable capacity moved with it at the file's usable/nominal ratio (usable never above nominal; the HBM capex
-    follows in $/chip-hour). ``rows``: the audit's ``spec_changes``; ``system``: the audited System (its stated
-    usable/nominal HBM). [] where no row needs a word.
+    follows in $/chip-hour); that a level's bandwidth row prices its ports' link power as a variant does
+    (specs/power.chip_power: 2 x B x 8 bit x serdes pJ/bit), and a level reached through its inner level's ports moves
+    those ports with it (``shares_ports_with_inner``: Jalapeño's rack at 1,200 GB/s needs the tray's ports at 1,200,
+    700 + 2 x 600 GB/s x 8 bit x 5 pJ/bit = 748 W, where the rack alone cost no watts). ``rows``: the audit's
+    ``spec_changes``; ``system``: the audited System (its stated usable/nominal HBM). [] where no row needs a word.
 
     >>> from types import SimpleNamespace as N
     >>> gb300 = N(chip=N(hbm_usable_bytes=279e9, hbm_capacity_bytes=288e9))
@@ -312,8 +315,12 @@ def spec_search_notes(rows: list[dict], system) -> list[str]:
     True
     >>> "chip.hbm_usable_gb moves with it at the file's usable/nominal 279/288 GB" in note
     True
+    >>> notes = spec_search_notes([{"parameter": "levels.rack.bandwidth_gb_per_s", "search_range": [300, 2400],
+    ...     "moves_with": {"levels.tray.bandwidth_gb_per_s": 1200.0}}], None)
+    >>> "moves levels.tray.bandwidth_gb_per_s (the ports it is reached through) with it" in notes[0]
+    True
     """
-    out = []
+    out, levels, shared = [], [], []
     for ch in rows:
         key, moved = ch["parameter"], ch.get("moves_with") or {}
         unit = next((u for end, u in _KEY_UNITS if key.endswith(end)), "")
@@ -326,6 +333,15 @@ def spec_search_notes(rows: list[dict], system) -> list[str]:
                        if usable else "usable HBM is the nominal capacity (the file states no usable figure)")
             out.append(f"{key}: nominal HBM capacity in {unit}, searched {_f(lo)}-{_f(hi)} {unit} (0.5-4x); {with_it}; "
                        "its HBM capex follows in $/chip-hour (specs/power.follow_variant)")
+        elif key.startswith("levels.") and key.endswith(".bandwidth_gb_per_s") and ch.get("moves_metric", True):
+            levels.append(key)
+            shared += [f"{key} moves {k} (the ports it is reached through) with it" for k in moved
+                       if k.startswith("levels.")]
+    if levels:
+        tail = ("; " + "; ".join(shared) + " where it is faster than them, so those ports' watts are priced (the "
+                "level alone would cost none)") if shared else ""
+        out.append(f"{', '.join(levels)} in GB/s per chip: a faster link costs link power as a variant's does "
+                   f"(specs/power.py: 2 x B x 8 bit x serdes pJ/bit, in its TDP, all-in power and $/chip-hour){tail}")
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import sys
 from pathlib import Path
 
 import typer
@@ -13,6 +14,7 @@ from jalapeno.analysis.price_reason import BASIS_FIELD
 from jalapeno.cli.common import console, print_json, say_written
 from jalapeno.cli.explore_lines import base_basis as _base_basis
 from jalapeno.cli.explore_lines import base_lines as _base_lines
+from jalapeno.cli.explore_lines import moved_together_note as _moved_together_note
 from jalapeno.cli.explore_lines import fig as _fig
 from jalapeno.cli.explore_lines import price_estimated as _price_estimated
 from jalapeno.cli.system_opts import note_power_only
@@ -72,6 +74,9 @@ def explore(
     # a searched or derived TDP moves only the chip/sustained power a trial divides by, as --set's does (newuser52:
     # a space searching chip.tdp_w 400-900 W ranked designs on all-in tok/s/kW that the TDP never reaches)
     note_power_only([(k, None) for k in (*space.params, *space.derived)], who=f"{space_file}: ")
+    moved = _moved_together_note(space, space_file)
+    if moved:  # a searched rack alone (ports shared with the tray) was free in power (arch52)
+        print(moved, file=sys.stderr)
     n = space.trials if trials is None else trials
     if n < 1:
         raise SpecError("--trials", f"must be at least 1, got {n}", "give --trials 100, say")

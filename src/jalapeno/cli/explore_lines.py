@@ -129,3 +129,29 @@ def base_basis(base: str) -> str:
     except JalapenoError:
         return ""
     return f"{basis}; each design's follows the base's by its changed HBM and power (specs/power.follow_variant)"
+
+
+def moved_together_note(space, where: str) -> str | None:
+    """The note ``explore`` prints where its trials move a key the space does not set along with one it searches
+    (analysis/explore.Evaluator.design, specs/variants.moved_together): a searched level reached through its inner
+    level's ports moves those ports with it where faster (their link power priced, specs/power.py: the example space
+    derives ``levels.tray`` from ``levels.rack`` itself, so it gets none), a searched nominal HBM capacity the usable
+    one the base states. None when no key moves (each parameter taken at the top of its range). ``where``: the space
+    file, as the note names it."""
+    from jalapeno.specs.catalog import load_system
+    from jalapeno.specs.variants import moved_together
+
+    top = {k: (max(p.choices) if p.choices is not None else p.high) for k, p in space.params.items()}
+    try:
+        ov = dict(space.overrides(top))
+    except ValueError:  # a derived expression the loader refused already; nothing to say here
+        return None
+    moved = moved_together(load_system(space.base), ov)
+    if not moved:
+        return None
+    return (
+        f"note: {where}: each trial moves {', '.join(moved)} with the key it follows (a level's shared ports "
+        "where the level is set faster than them, so their link power is priced, as audit's spec search does; "
+        "usable HBM at the base's usable/nominal ratio with a searched capacity); derive the key in [derived] to "
+        "set it otherwise (specs/variants.moved_together)"
+    )

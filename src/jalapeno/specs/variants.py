@@ -24,7 +24,7 @@ Public functions:
     :func:`load_variant` (name/path + overrides → :class:`~jalapeno.specs.hardware.System`),
     :func:`variant_efficiency` (the efficiency set a system is priced with), :func:`with_overrides`
     (a loaded system + overrides → (System, Efficiency) for set ``which``), :func:`efficiency_note`,
-    :func:`moved_together` (what a spec search moves with a key: usable HBM with capacity);
+    :func:`moved_together` (what a spec search moves with a key: usable HBM with capacity, shared ports);
     ``parse_sets``, ``apply_overrides`` (raw system dict + dotted overrides → new dict; the building
     block a design search calls) and ``split_overrides`` live in specs/system_overrides.py and are
     re-exported here.
@@ -355,14 +355,19 @@ _CAPACITY_UNITS = {"gb": 1e9, "gib": 2.0**30}
 
 
 def moved_together(system: System, overrides: Mapping[str, float]) -> dict[str, float]:
-    """The overrides a spec *search* (audit's "what the chip would need") moves with ``overrides``
+    """The overrides a spec *search* (audit's "what the chip would need", ``explore``) moves with ``overrides``
     ({dotted key: value}) on ``system``, beyond those given; ``--set`` and variant files move none of these (they say
-    what they set). As the system's own file states it:
+    what they set). Two links, both as the system's own file states them:
 
     * a nominal HBM capacity (``chip.hbm_capacity_gb``/``_gib``) moves the usable capacity the file states
       (``chip.hbm_usable_gb``/``_gib``) at the file's usable/nominal ratio (GB300: 279/288 GB; Jalapeño 216/216 GiB),
       so usable never passes nominal and the engine sees the larger chip; a file with no usable key reads usable
-      as nominal already (specs/system_load.py).
+      as nominal already (specs/system_load.py);
+    * a level reached through its inner level's ports (``shares_ports_with_inner``: Jalapeño's rack through the
+      tray's ~600 GB/s ports) set faster than those ports raises the inner level's ``bandwidth_gb_per_s`` to it: a
+      rack at 1,200 GB/s needs ports at 1,200, and the link power prices those ports (specs/power.chip_power,
+      ``P_link = 2 x B x 8 bit x serdes pJ/bit``: 700 + 2 x 600 GB/s x 8 x 5 pJ/bit = 748 W at 1,200), where the
+      rack alone cost no watts (specs/power.scale_up_bytes_per_s counts the inner level's own ports only).
 
     Returns {key: value} of the added overrides only (empty when none applies). Values are in each key's unit."""
     out: dict[str, float] = {}
@@ -376,6 +381,16 @@ def moved_together(system: System, overrides: Mapping[str, float]) -> dict[str, 
         if usable_key is not None:
             ratio = system.chip.hbm_usable_bytes / system.chip.hbm_capacity_bytes
             out[usable_key] = cap * per * ratio / _CAPACITY_UNITS[usable_key.rsplit("_", 1)[1]]
+    levels = system.levels
+    for i, lv in enumerate(levels[1:], 1):
+        inner = levels[i - 1]
+        mine = next((overrides[k] for k in (f"levels.{lv.name}.bandwidth_gb_per_s", f"levels.{i}.bandwidth_gb_per_s")
+                     if k in overrides), None)
+        inner_keys = (f"levels.{inner.name}.bandwidth_gb_per_s", f"levels.{i - 1}.bandwidth_gb_per_s")
+        if not lv.shares_ports_with_inner or mine is None or any(k in overrides for k in inner_keys):
+            continue
+        if mine > inner.bandwidth_bytes_per_s / 1e9 * 1.0001:
+            out[inner_keys[0]] = float(mine)
     return out
 
 
