@@ -100,3 +100,37 @@ def test_the_spec_search_prices_a_shared_port_levels_link_power(tmp_path, capsys
     params["chip.peak_dense_tflops.fp8"] = 3400
     system, _ = ev.design(params)
     assert abs(system.chip.tdp_w - 748) < 1e-6  # fp8 and stacks at Jalapeño's: only the ports' 48 W move
+
+
+def test_sensitivity_and_audit_take_the_chip_model_and_say_why_die_rows_do_not_move(capsys):
+    """sensitivity listed Jalapeño's on-die rows (die.link_bandwidth_tb_per_s 0.28-4.4 TB/s, die.hop_latency_ns) with
+    swing 0 and no word: the flat chip model never reads them, and sensitivity / audit had no --chip-model (step,
+    compare and frontier do). Both now take --chip-model / --placement; under the flat model a line names the die.*
+    rows and why they read 0. Under the sliced one (6 slices joined by the on-die network) a slower on-die link can
+    only slow the fastest user: max_interactivity at 0.28 TB/s is below the value as priced, and the swing is not 0."""
+    import json
+
+    far = ("--model", "gpt-oss-120b", "--workload", "8k1k", "--serving", "agg")
+    code, out, err = run(capsys, "sensitivity", "--system", "jalapeno", *far)
+    assert code == 0, err
+    assert (
+        "die.link_bandwidth_tb_per_s, die.hop_latency_ns: read by the sliced chip model only, so they do not "
+        "move the metric under the flat one"
+    ) in " ".join(out.split())
+    code, out, err = run(capsys, "sensitivity", "--system", "jalapeno", *far, "--chip-model", "sliced", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    link = next(r for r in d["rows"] if r["parameter"] == "die.link_bandwidth_tb_per_s")
+    assert link["metric_at_low"] < d["value"]  # 0.28 TB/s links, a quarter of 1.1: slower
+    code, out, err = run(capsys, "sensitivity", "--system", "jalapeno", *far, "--chip-model", "sliced")
+    assert code == 0, err
+    assert "chip model: sliced (jalapeno 6 slices, local_first)" in out
+    assert "read by the sliced chip model only" not in out
+    for cmd in ("audit", "sensitivity"):
+        code, out, err = run(capsys, cmd, "--help")
+        assert code == 0 and "--chip-model" in out and "--placement" in out
+    # a placement on chips of one slice places nothing: refused, as compare refuses it
+    code, out, err = run(
+        capsys, "sensitivity", "--system", "h200", *far, "--chip-model", "sliced", "--placement", "best"
+    )
+    assert code != 0 and "--placement" in err

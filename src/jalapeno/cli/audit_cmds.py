@@ -19,6 +19,7 @@ from jalapeno.cli.common import (
     print_json,
     say_written,
 )
+from jalapeno.cli.chip_opts import chip_model_lines, chip_model_option, chip_model_pricers, placement_option
 from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
 from jalapeno.analysis.records import band_span
 from jalapeno.errors import SpecError, choice_hint
@@ -145,6 +146,8 @@ def audit(
                                        "many chips per instance only (prefill + decode workers of a disagg one): "
                                        "the deployment a plan leads with, not the system's frontier (default: "
                                        "every size)."),
+    chip_model: str = chip_model_option(),
+    placement: str = placement_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
 ) -> None:
     """Hold a claim against the model: predicted value and band, what would make it hold, verdict.
@@ -164,9 +167,9 @@ def audit(
         from dataclasses import replace
 
         ctx = replace(ctx, instance_chips=instance_chips)
-    pr = system_pricer(system, efficiency, sets)
+    pr, base = chip_model_pricers([system_pricer(system, efficiency, sets)]
+                                   + ([system_pricer(baseline, "calibrated")] if baseline else []), chip_model, placement)
     note_unread_efficiency(sets, ctx.model, ctx.precision, pr)
-    base = system_pricer(baseline, "calibrated") if baseline else None
     res = audit_claim(ctx, pr, c, base)
     if instance_chips is not None and not math.isfinite(res.predicted):
         raise SpecError("--instance-chips", f"no {instance_chips}-chip deployment of {ctx.model.name} on "
@@ -258,6 +261,8 @@ def audit(
                        "(searched 0.5-4x; the verdict keeps the stated specs)", c.name, closeness)
         for line in spec_search_notes(d["spec_changes"], pr.system):
             console.print(line, markup=False, soft_wrap=True)
+    for line in chip_model_lines([pr] + ([base] if base is not None else []), [ch["parameter"] for ch in d["changes"]]):
+        console.print(line, markup=False, soft_wrap=True)
     line = estimated_spec_line(d["changes"])
     if line:  # the chip specs the catalog only estimates sit in the first table, not in the headline one
         console.print(line, markup=False)
@@ -462,6 +467,8 @@ def sensitivity(
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
     efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
+    chip_model: str = chip_model_option(),
+    placement: str = placement_option(),
     html: str = typer.Option(None, "--html", help="Write the tornado chart to this HTML file (none without it)."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
 ) -> None:
@@ -475,7 +482,7 @@ def sensitivity(
     check_html_out(html, "--html")
     ctx = _context(model, workload, isl, osl, precision, power, serving)
     refuse_unread_power(power, mt.metric, "--metric")
-    pr = system_pricer(system, efficiency, sets)
+    pr, _ = chip_model_pricers([system_pricer(system, efficiency, sets)], chip_model, placement)
     note_unread_efficiency(sets, ctx.model, ctx.precision, pr)
     res = run(ctx, pr, mt)
     d = res.as_dict()
@@ -505,6 +512,8 @@ def sensitivity(
 
     for line in priced_as(ctx.precision, ctx.model, pr.system.chip):  # moe.fp8 rows of MXFP4 experts: W4A8 (ux50)
         console.print("formats: " + line, markup=False, soft_wrap=True)
+    for line in chip_model_lines([pr], [r["parameter"] for r in d["rows"]]):
+        console.print(line, markup=False, soft_wrap=True)
     if html:
         say_written("tornado chart:", html)
 

@@ -39,6 +39,39 @@ def chip_model_line(pricers) -> str | None:
     return None
 
 
+def chip_model_pricers(pricers: list, chip_model: str, placement: str) -> tuple:
+    """(system pricer, baseline pricer or None) of ``audit`` / ``sensitivity`` under ``--chip-model`` / ``--placement``
+    (cost/sliced.chip_model_pricer; as step, compare and frontier take them): the audit's and sensitivity's what-ifs keep the pricer's kind
+    (analysis/uncertain.apply), so the sliced chip reads the on-die ``die.*`` parameters the flat chip never does.
+
+    Raises:
+        SpecError: an unknown chip model, a placement without the sliced one or on chips of one slice, a ``die.*``
+            ``--set`` under another chip model (named)."""
+    from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
+
+    out = [chip_model_pricer(p, chip_model, placement) for p in pricers]
+    refuse_idle_placement(out, placement)
+    return out[0], (out[1] if len(out) > 1 else None)
+
+
+def chip_model_lines(pricers: list, parameters: list[str]) -> list[str]:
+    """The lines under sensitivity's and audit's tables about the chip model: which one priced them where it is not
+    flat (cli/chip_opts.chip_model_line), and under the flat one why the on-die ``die.*`` parameters read 0 / do not
+    move (the flat chip never reads them: Jalapeño's die.link_bandwidth_tb_per_s 0.28-4.4 TB/s swung 0 with no word;
+    newuser52). ``pricers``: the system's (and a baseline's); ``parameters``: the rows' keys."""
+    from jalapeno.cost.sliced import SlicedPricer
+
+    line = chip_model_line(pricers)
+    die = [k for k in parameters if k.startswith("die.")]
+    if die and not isinstance(pricers[0], SlicedPricer):
+        kind = "tiled" if line else "flat"
+        return ([line] if line else []) + [
+            f"{', '.join(die)}: read by the sliced chip model only, so they do not move the metric under the {kind} one "
+            f"(--chip-model {kind}{'' if line else ', the default'}); --chip-model sliced prices the on-die network "
+            "they describe (docs/chip.md)"]
+    return [line] if line else []
+
+
 def chip_model_band_lines(pricers, model: str) -> list[str]:
     """compare --bands under a sliced or tiled chip model: a line per measured system whose shipped band covers
     ``model`` but is dropped because validate measured the flat chip (analysis/measured_bands.band_of), so its
