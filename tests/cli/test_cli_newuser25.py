@@ -100,15 +100,17 @@ def test_explore_prints_the_base_figures_its_scores_are_ratios_of(capsys, tmp_pa
     assert code == 0, err
     meta = json.loads((store / "runs" / "explore-nu25" / "meta.json").read_text())
     b = meta["base_metrics"][0]["tok_s_per_chip"]
+    assert b >= 1e3  # written whole with separators from 1,000 up (newuser52: '2.527e+04' before)
+    bs = f"{round(b):,}"
     text = " ".join(out.split())
     # round 42: the floor figure is the coarse sweep's frontier interpolated at the floor ([sweep] at_floor)
-    assert (f"base jalapeno on gpt-oss-120b 1k1k: tok_s_per_chip {b:,.4g} tok/s/chip (in+out) (the sweep's frontier "
+    assert (f"base jalapeno on gpt-oss-120b 1k1k: tok_s_per_chip {bs} tok/s/chip (in+out) (the sweep's frontier "
             "interpolated at 20 tok/s/user; power chip)") in text  # the unit since round 45
     assert "sweep: serving agg, decode batches [1, 16, 256], no TBO" in text
     assert "a design's figure on one case = its score x the base's" in text
     code, out2, err = run(capsys, "results", "show", "explore-nu25", "--store", str(store))
     assert code == 0, err
-    assert f"tok_s_per_chip {b:,.4g} tok/s/chip (in+out) (the sweep's frontier interpolated" in " ".join(out2.split())
+    assert f"tok_s_per_chip {bs} tok/s/chip (in+out) (the sweep's frontier interpolated" in " ".join(out2.split())
 
 
 def test_simulate_notes_an_overloaded_rate_with_predicts_capacity(capsys):
