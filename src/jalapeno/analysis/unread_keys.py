@@ -31,6 +31,7 @@ from jalapeno.cost.batch import Batch
 from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.roofline import kernel_floor_s
 from jalapeno.deploy.layout import Layout
+from jalapeno.specs.efficiency import unchecked_replace
 from jalapeno.specs.efficiency_params import KERNEL_FIELDS
 
 #: Kernel-table families a key is judged in (specs/efficiency.Efficiency's FormatTable fields).
@@ -82,7 +83,10 @@ def _moved(eff, family: str, entry: str, field: str):
     """``eff`` with ``family[entry].field`` set to a value other than the one it holds (unvalidated: a probe)."""
     held = getattr(eff, family).get(entry)
     now = getattr(held, field) if held is not None else None
-    return eff.with_kernel(family, entry, **{field: 0.0137 if now is None else now * 1.37 + 0.0137})
+    value = 0.0137 if now is None else now * 1.37 + 0.0137  # a fraction moved past 1: unchecked, as a probe
+    if family == "attention" and entry == "bf16":
+        raise ValueError("attention[bf16] is not used: the BF16 fraction is attention_peak_fraction")
+    return unchecked_replace(eff, **{family: eff.kernel_table(family, entry, **{field: value})})
 
 
 def unread_efficiency_keys(keys, model, precision, system, eff) -> list[str]:

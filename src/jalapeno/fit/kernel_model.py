@@ -10,14 +10,13 @@ step cost uses; the logistic map of a bounded fit variable (:func:`_sig`) and th
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import RooflinePricer
-from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
+from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, unchecked_replace
 from jalapeno.specs.hardware import System
 
 
@@ -43,14 +42,13 @@ def fit_efficiency(overrides: dict) -> Efficiency:
     dotted ``kind.fmt.field`` keys). Not range-checked: an optimiser's trial points may stray past
     the sanity ceilings of ``Efficiency.with_overrides`` before converging."""
     eff = DEFAULT_EFFICIENCY
-    scalars = {}
     for k, v in overrides.items():
         if "." in k:
             kind, fmt, name = k.split(".")
-            eff = eff.with_kernel(kind, fmt, **{name: v})
+            eff = unchecked_replace(eff, **{kind: eff.kernel_table(kind, fmt, **{name: v})})
         else:
-            scalars[k] = v
-    return dataclasses.replace(eff, **scalars)
+            eff = unchecked_replace(eff, **{k: v})
+    return eff
 
 
 def priced_s(system: System, table, overrides: dict) -> np.ndarray:

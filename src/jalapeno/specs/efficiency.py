@@ -27,6 +27,7 @@ module budget), whose ``KernelLookups`` ``Efficiency`` inherits.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -324,14 +325,26 @@ class Efficiency(KernelLookups):
             raise ValueError("the BF16 attention fraction is attention_peak_fraction; attention[bf16] is not used")
         if any(e.token_passes is not None for e in self.gemm.values()):
             raise ValueError("token_passes is a moe parameter; GEMM entries do not take it")
+        # every value through the one check with_overrides makes (ranges, ceilings, names): Efficiency(
+        # kernel_launch_s=-1) built directly was priced as given (break52)
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values = {k: (v.as_dict() if k in KERNEL_FIELDS else v) for k, v in values.items() if v is not None}
+        checked_overrides(values, set(values) - set(KERNEL_FIELDS), {op: {} for op in KERNEL_FIELDS}, "Efficiency")
 
     def with_kernel(self, op: str, fmt: str, **values: float | None) -> Efficiency:
         """Return a copy with fields of the ``op[fmt]`` entry set (None: inherit again).
 
-        Not validated (like ``dataclasses.replace``); user input goes through :meth:`with_overrides`.
+        Validated as construction validates (``Efficiency.__post_init__``; keys named ``Efficiency.<op>.<fmt>.<field>``).
+
+        Raises:
+            SpecError: a value out of its range (as :meth:`with_overrides`).
         """
+        return replace(self, **{op: self.kernel_table(op, fmt, **values)})
+
+    def kernel_table(self, op: str, fmt: str, **values: float | None) -> FormatTable:
+        """The ``op`` table with fields of its ``fmt`` entry set (None: inherit again), unchecked."""
         table: FormatTable = getattr(self, op)
-        return replace(self, **{op: FormatTable({**table, fmt: replace(table.get(fmt, KernelEfficiency()), **values)})})
+        return FormatTable({**table, fmt: replace(table.get(fmt, KernelEfficiency()), **values)})
 
     def as_dict(self) -> dict[str, Any]:
         """Every parameter in the nested form :meth:`with_overrides` reads (kernel tables as dicts)."""
@@ -358,3 +371,13 @@ class Efficiency(KernelLookups):
 
 
 DEFAULT_EFFICIENCY = Efficiency()
+
+
+def unchecked_replace(eff: Efficiency, **values: Any) -> Efficiency:
+    """A copy of ``eff`` with fields replaced, without the range checks construction makes: for an optimiser's
+    trial points only (fit/kernel_model.fit_efficiency), which may stray past the sanity ceilings before
+    converging. Every other copy goes through ``dataclasses.replace`` (checked)."""
+    out = copy.copy(eff)
+    for k, v in values.items():
+        object.__setattr__(out, k, v)
+    return out

@@ -1,0 +1,61 @@
+"""Round 52's API pass (api52): Python API entry points and variant files that break52 found lax — an
+Efficiency built directly, a Batch with more prefill sequences than tokens, a decode context past the model's
+maximum, a die's band ends, a variant's whole [[levels]] list, torus_congestion with no torus, DeepSeek's
+expert groups. Each case below fails on main 24f8c249."""
+
+from __future__ import annotations
+
+import pytest
+
+from jalapeno.errors import JalapenoError
+from jalapeno.specs.efficiency import Efficiency
+
+
+def _message(fn) -> str:
+    with pytest.raises(JalapenoError) as e:
+        fn()
+    return str(e.value)
+
+
+# ---- 1. Efficiency built directly is checked as with_overrides checks it ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kw, shown",
+    [
+        # a negative time: the same message with_overrides gives efficiency.kernel_launch_s
+        ({"kernel_launch_s": -1}, "Efficiency.kernel_launch_s: must be >= 0, got -1.0"),
+        # 1 s a kernel launch is a unit slip (4 µs written as 4): the 1 ms ceiling
+        ({"kernel_launch_s": 1.0}, "Efficiency.kernel_launch_s: 1 is beyond 0.001"),
+        # a fraction of peak above 1
+        ({"hbm_fraction": 1.5}, "Efficiency.hbm_fraction: must be in (0, 1], got 1.5"),
+        ({"torus_congestion": 0.5}, "Efficiency.torus_congestion: must be >= 1, got 0.5"),
+        ({"moe_exchange": "carrier_pigeon"}, "Efficiency.moe_exchange: unknown moe_exchange 'carrier_pigeon'"),
+    ],
+)
+def test_efficiency_built_directly_is_range_checked(kw, shown):
+    """Efficiency(kernel_launch_s=-1) was priced as given (a step shorter by 1 s a kernel); only with_overrides
+    checked. Construction now runs the one check with_overrides runs, so the message is the same but for the key."""
+    assert shown in _message(lambda: Efficiency(**kw))
+    via_overrides = _message(lambda: Efficiency().with_overrides(kw))
+    assert via_overrides.replace("efficiency.", "Efficiency.", 1) == _message(lambda: Efficiency(**kw))
+
+
+def test_efficiency_kernel_entries_and_replace_are_checked():
+    """A kernel entry's field (with_kernel) and a dataclasses.replace copy go through the same check."""
+    import dataclasses
+
+    msg = _message(lambda: Efficiency().with_kernel("gemm", "fp8", peak_fraction=2.0))
+    assert "Efficiency.gemm.fp8.peak_fraction: must be in (0, 1], got 2.0" in msg, msg
+    msg = _message(lambda: dataclasses.replace(Efficiency(), step_overhead_s=-0.5))
+    assert "Efficiency.step_overhead_s: must be >= 0" in msg, msg
+    assert Efficiency(kernel_launch_s=1e-5).kernel_launch_s == 1e-5  # 10 µs: in range, kept
+
+
+def test_fit_trial_points_stay_unchecked():
+    """An optimiser's trial point may stray past a ceiling before converging (fit/kernel_model.fit_efficiency):
+    2 ms a launch, twice the 1 ms ceiling, is priced, not refused."""
+    from jalapeno.fit.kernel_model import fit_efficiency
+
+    eff = fit_efficiency({"kernel_launch_s": 2e-3, "gemm.fp8.peak_fraction": 1.2})
+    assert eff.kernel_launch_s == 2e-3 and eff.gemm["fp8"].peak_fraction == 1.2
