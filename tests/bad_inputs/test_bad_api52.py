@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+import jalapeno as jp
 from jalapeno.errors import JalapenoError
 from jalapeno.specs.efficiency import Efficiency
 
@@ -59,3 +60,33 @@ def test_fit_trial_points_stay_unchecked():
 
     eff = fit_efficiency({"kernel_launch_s": 2e-3, "gemm.fp8.peak_fraction": 1.2})
     assert eff.kernel_launch_s == 2e-3 and eff.gemm["fp8"].peak_fraction == 1.2
+
+
+# ---- 2. Batch.make: every prefill sequence holds a token ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kw, shown",
+    [
+        # 8 sequences sharing 4 tokens: half of them have none
+        ({"prefill_tokens": 4, "prefill_seqs": 8}, "8 prefill sequence(s) hold only 4 prefill token(s)"),
+        # sequences with no tokens at all
+        ({"prefill_tokens": 0, "prefill_seqs": 2}, "2 prefill sequence(s) hold only 0 prefill token(s)"),
+        # row 1 of two
+        (
+            {"prefill_tokens": [1024, 3], "prefill_seqs": [1, 4]},
+            "4 prefill sequence(s) hold only 3 prefill token(s) (row 1)",
+        ),
+    ],
+)
+def test_batch_prefill_sequences_past_the_tokens_are_refused(kw, shown):
+    """Batch.make(prefill_tokens=4, prefill_seqs=8) was priced: attention over 8 sequences of half a token each."""
+    msg = _message(lambda: jp.Batch.make(**kw))
+    assert msg.startswith("batch.prefill_seqs: ") and shown in msg, msg
+    assert "give prefill_seqs <= prefill_tokens" in msg, msg
+
+
+def test_batch_one_token_a_sequence_still_builds():
+    """4 sequences of one token each (the bound itself), and the default of one sequence, are accepted."""
+    assert jp.Batch.make(prefill_tokens=4, prefill_seqs=4).prefill_seqs[0] == 4
+    assert jp.Batch.make(prefill_tokens=4).prefill_seqs[0] == 1

@@ -240,7 +240,8 @@ class Batch:
         Raises:
             SpecError: a negative or non-finite field (an integer past float64's range, 10**400, included),
                 array fields of different lengths (only scalars broadcast), or ``pad_seqs`` of another
-                length than the count fields; each names the field and the fix.
+                length than the count fields, more prefill sequences than prefill tokens (sequences with no
+                tokens included); each names the field and the fix.
         """
         out = _plain_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, pad_seqs)
         if out is None:  # anything but plain numbers and float arrays: read, check and name the field at fault
@@ -248,6 +249,13 @@ class Batch:
         if ((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)).any():
             raise SpecError("batch.prefill_seqs", "prefill tokens need at least one sequence",
                             "set prefill_seqs >= 1 where prefill_tokens > 0")
+        over = out["prefill_seqs"] > out["prefill_tokens"] * (1 + 1e-9)  # every sequence holds a token (break52)
+        if over.any():
+            i = int(np.argmax(over))
+            s, t = out["prefill_seqs"][i], out["prefill_tokens"][i]
+            raise SpecError("batch.prefill_seqs", f"{s:g} prefill sequence(s) hold only {t:g} prefill token(s)"
+                            + (f" (row {i})" if over.size > 1 else "") + ": every sequence has at least one token",
+                            "give prefill_seqs <= prefill_tokens (0 where prefill_tokens is 0)")
         if pad_routing not in PAD_ROUTINGS:
             raise SpecError("batch.pad_routing", f"{pad_routing!r} is not one of {', '.join(PAD_ROUTINGS)}", "give one of those")
         if type(pad_seqs) in (int, float) and pad_seqs == 0:  # no dummies (every decode_seqs is >= 0)

@@ -266,7 +266,9 @@ class StepTimer:
                     decode_ctx=cols[1],
                     prefill_tokens=cols[2],
                     prefill_ctx=cols[3],
-                    prefill_seqs=cols[4],
+                    # a key's bucketed tokens may fall below its sequences (5 one-token prompts: a 4.9-token
+                    # bucket), or a caller may give sequences with no tokens: as many sequences as tokens at most
+                    prefill_seqs=np.minimum(cols[4], cols[2]),
                 ),
                 self.pad_routing,
             ),
