@@ -90,3 +90,20 @@ def test_batch_one_token_a_sequence_still_builds():
     """4 sequences of one token each (the bound itself), and the default of one sequence, are accepted."""
     assert jp.Batch.make(prefill_tokens=4, prefill_seqs=4).prefill_seqs[0] == 4
     assert jp.Batch.make(prefill_tokens=4).prefill_seqs[0] == 1
+
+
+# ---- 3. step_cost: a decode context past the model's ----------------------------------------------------------
+
+
+def test_step_cost_refuses_a_decode_context_past_the_model():
+    """Llama-3.3-70B's config gives max_position_embeddings 131,072; `jalapeno step --context 200000` is refused
+    (ModelSpec.check_context) and step_cost priced the same batch. Now the same check, named batch.decode_ctx."""
+    model, pricer, p = jp.load_model("llama-3.3-70b"), jp.load_pricer("h200"), jp.get_precision("fp8")
+    assert model.max_context == 131072
+    msg = _message(
+        lambda: jp.step_cost(model, pricer, jp.Layout(tp=8), p, jp.Batch.make(decode_seqs=4, decode_ctx=200_000))
+    )
+    assert msg.startswith("batch.decode_ctx: 200000 tokens exceed llama-3.3-70b's context of 131072 tokens"), msg
+    # at the context itself it prices; a row without decoding sequences does not read its context
+    ok = jp.Batch.make(decode_seqs=[4, 0], decode_ctx=[131_072, 10**6], prefill_tokens=[0, 512])
+    assert jp.step_cost(model, pricer, jp.Layout(tp=8), p, ok).time_s(1) > 0

@@ -162,7 +162,8 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     Raises:
         InfeasibleDeployment: the layout cannot run the model on the system.
         SpecError: MTP on a model without an MTP module; a precision the model or chip cannot
-            run (:func:`~jalapeno.specs.precision_checks.check_precision`); an unknown ``overlap``, or
+            run (:func:`~jalapeno.specs.precision_checks.check_precision`); a decoding context past the model's
+            (ModelSpec.check_context, as ``step --context``); an unknown ``overlap``, or
             ``tbo`` on a layout without an EP all-to-all; an argument of the wrong type (named:
             model, layout, precision, batch, mtp, engine_memory).
     """
@@ -258,6 +259,10 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
         raise SpecError("step_cost: engine_memory", f"expected an EngineMemory or None, got {type(engine_memory).__name__}"
                         f" {engine_memory!r:.40}", "pass deploy/engine_memory.get_engine_memory(name), or None")
     system, eff = pricer.system, pricer.efficiency
+    decoding = batch.decode_seqs > 0
+    if decoding.any():  # the check the CLI's --context makes (ModelSpec.check_context); the API skipped it (break52)
+        model.check_context(float(batch.decode_ctx[decoding].max()), "batch.decode_ctx",
+                            fix="give decode_ctx at most the model's context, or a model with a longer context")
     layout = _checked(model, system, layout, precision, mtp)
     if layout.cp > 1 and np.any(batch.decode_seqs > 0):
         raise SpecError("cp", f"context parallelism (CP{layout.cp}) is modelled for prefill steps only, "
