@@ -107,3 +107,42 @@ def test_step_cost_refuses_a_decode_context_past_the_model():
     # at the context itself it prices; a row without decoding sequences does not read its context
     ok = jp.Batch.make(decode_seqs=[4, 0], decode_ctx=[131_072, 10**6], prefill_tokens=[0, 512])
     assert jp.step_cost(model, pricer, jp.Layout(tp=8), p, ok).time_s(1) > 0
+
+
+# ---- 4. a die's band ends: within the field's plausible range, and around the value the file states -----------
+
+
+@pytest.mark.parametrize(
+    "key, table, shown",
+    [
+        # 1e-308 TB/s: below the 1e-4 TB/s floor every die.link_bandwidth_tb_per_s value gets (plausibility.py)
+        (
+            "die.link_bandwidth_tb_per_s",
+            {"value": 1.1, "low": 1e-308, "high": 4.4, "source": "a test"},
+            "die.link_bandwidth_tb_per_s.low: 1e-308 TB/s is outside the plausible range 0.0001-500 TB/s",
+        ),
+        # 1e9 ns (1 s a hop) past the 1e5 ns ceiling
+        (
+            "die.hop_latency_ns",
+            {"value": 50, "low": 20, "high": 1e9, "source": "a test"},
+            "die.hop_latency_ns.high: 1e+09 ns is outside the plausible range 1-100000 ns",
+        ),
+        # a band that does not hold the value the same table states
+        (
+            "die.hop_latency_ns",
+            {"value": 50, "low": 60, "high": 200, "source": "a test"},
+            "die.hop_latency_ns: value 50 lies outside its band 60 to 200",
+        ),
+    ],
+)
+def test_die_band_ends_are_checked(key, table, shown):
+    """Jalapeño's file states {value = 1.1, low = 0.28, high = 4.4} TB/s and {value = 50, low = 20, high = 200} ns;
+    sensitivity and audit sweep those ends (newuser52), and a low of 1e-308 was accepted unchecked."""
+    assert shown in _message(lambda: jp.load_system("jalapeno", ((key, table),)))
+
+
+def test_a_what_if_value_outside_the_files_band_still_loads():
+    """--set die.link_bandwidth_tb_per_s=5 moves the value alone (its source records the override): a what-if past
+    the file's 0.28-4.4 band is allowed, the band kept (specs/sourced.Banded)."""
+    s = jp.load_system("jalapeno", (("die.link_bandwidth_tb_per_s", 5),))
+    assert s.chip.die.link_bandwidth_bytes_per_s == 5e12 and s.chip.die.bands["link_bandwidth_tb_per_s"] == (0.28, 4.4)

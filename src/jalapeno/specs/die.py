@@ -170,8 +170,9 @@ def die_from_file(f: DieFile, hbm_stacks: int, where: str = "system") -> Die:
     """A validated ``[die]`` table (specs/system_file.DieFile) in SI.
 
     Raises:
-        SpecError: a mesh shape that does not hold the slices, or HBM stacks that do not divide
-            evenly over the slices (each slice owns whole local stacks).
+        SpecError: a mesh shape that does not hold the slices, HBM stacks that do not divide
+            evenly over the slices (each slice owns whole local stacks), or a link bandwidth / hop latency
+            outside the low/high band its own table states (a --set of the value alone may leave it).
     """
     s = f.slices.value if f.slices is not None else hbm_stacks
     if s != int(s):
@@ -184,7 +185,11 @@ def die_from_file(f: DieFile, hbm_stacks: int, where: str = "system") -> Die:
     bands = {}
     for key in ("link_bandwidth_tb_per_s", "hop_latency_ns"):
         v: Banded = getattr(f, key)
-        bands[key] = (v.low if v.low is not None else v.value, v.high if v.high is not None else v.value)
+        bands[key] = lo, hi = (v.low if v.low is not None else v.value, v.high if v.high is not None else v.value)
+        # the file's band holds its value; a --set what-if moves the value alone (its source records the override)
+        if not lo <= v.value <= hi and not v.source.startswith("override "):
+            raise SpecError(f"{where}: die.{key}", f"value {v.value:g} lies outside its band {lo:g} to {hi:g}",
+                            "give low <= value <= high (the band sensitivity and audit sweep), or move the band")
     try:
         shape = tuple(f.mesh_shape or ()) or (auto_mesh(int(s)) if f.topology == "mesh2d" else ())
         return Die(slices=int(s), topology=f.topology, mesh_shape=shape,

@@ -187,6 +187,9 @@ def check_plausible(system, where: str = "system") -> None:
         _check(where, "die.link_bandwidth_tb_per_s", "die.link_bandwidth_tb_per_s",
                die.link_bandwidth_bytes_per_s / units.TB)
         _check(where, "die.hop_latency_ns", "die.hop_latency_ns", die.hop_latency_s / (units.US / 1e3))
+        for key, ends in die.bands.items():  # the band sensitivity and audit sweep (newuser52): a low of 1e-308
+            for end, v in zip(("low", "high"), ends):  # TB/s was accepted (break52)
+                _check(where, f"die.{key}", f"die.{key}.{end}", v)
     if die is not None and die.compute_dies:
         _check(where, "die.compute_dies", "die.compute_dies", die.compute_dies)
     _check_relations(system, where)
