@@ -146,3 +146,21 @@ def test_a_what_if_value_outside_the_files_band_still_loads():
     the file's 0.28-4.4 band is allowed, the band kept (specs/sourced.Banded)."""
     s = jp.load_system("jalapeno", (("die.link_bandwidth_tb_per_s", 5),))
     assert s.chip.die.link_bandwidth_bytes_per_s == 5e12 and s.chip.die.bands["link_bandwidth_tb_per_s"] == (0.28, 4.4)
+
+
+# ---- 6. efficiency.torus_congestion on a system with no torus ---------------------------------------------------
+
+
+def test_torus_congestion_without_a_torus_gets_the_not_read_note(capsys):
+    """cost/collectives.py multiplies only a torus3d level's all-to-all by torus_congestion; H200's levels are a
+    switched NVLink node and a scale-out fabric, so --set efficiency.torus_congestion=2 priced as without it, with no
+    word, where --set efficiency.all_to_all_fraction on a dense model gets 'is not read'. Jalapeño's global level is
+    a 3-D torus: no note there."""
+    from cli_runner import run
+
+    args = ("predict", "-m", "llama-3.3-70b", "--concurrency", "8", "--set", "efficiency.torus_congestion=2")
+    code, _, err = run(capsys, *args, "-s", "h200")
+    assert code == 0, err
+    assert "--set efficiency.torus_congestion is not read: h200" in err and "has no torus3d link level" in err, err
+    code, _, err = run(capsys, *args, "-s", "jalapeno")
+    assert code == 0 and "torus_congestion is not read" not in err, err

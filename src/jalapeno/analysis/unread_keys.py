@@ -130,13 +130,31 @@ def unread_note(keys, model, precision, system, eff) -> str | None:
     where no op reads it at any of them, and the entries read are those of all of them.
     """
     precs = list(precision) if isinstance(precision, (list, tuple)) else [precision]
+    torus = torus_note(keys, system)
+    keys = [k for k in keys if k != TORUS_KEY or torus is None]
     each = [set(unread_efficiency_keys(keys, model, p, system, eff)) for p in precs]
     unread = [k for k in keys if all(k in u for u in each)]
     if not unread:
-        return None
+        return torus
     reads = ", ".join(sorted({e for p in precs for e in read_entries(_probe_table(model, system.chip, p, eff), eff)}))
     return (
         f"--set {', '.join(unread)} is not read: {model.name} at {'/'.join(p.name for p in precs)} on {system.name}: no op's "
         f"lookup reaches it (an entry of its own shadows it, or no op runs that kernel); its ops are priced by "
         f"{reads} (specs/efficiency.py lookups), so the what-if changes nothing"
+    ) + (f"; {torus}" if torus else "")
+
+
+#: The key only a 3-D torus level reads (cost/collectives.py: a torus all-to-all's time is multiplied by it).
+TORUS_KEY = "efficiency.torus_congestion"
+
+
+def torus_note(keys, system) -> str | None:
+    """The note for ``--set efficiency.torus_congestion`` on a system with no ``torus3d`` level, or None:
+    cost/collectives.py multiplies only a torus all-to-all's time by it, so on H200's switched NVLink it
+    priced exactly as without it, with no word (break52)."""
+    if TORUS_KEY not in keys or any(lv.topology == "torus3d" for lv in system.levels):
+        return None
+    return (
+        f"--set {TORUS_KEY} is not read: {system.name} has no torus3d link level (it multiplies a 3-D torus's "
+        "all-to-all time only, cost/collectives.py), so the what-if changes nothing"
     )
