@@ -164,3 +164,55 @@ def test_torus_congestion_without_a_torus_gets_the_not_read_note(capsys):
     assert "--set efficiency.torus_congestion is not read: h200" in err and "has no torus3d link level" in err, err
     code, _, err = run(capsys, *args, "-s", "jalapeno")
     assert code == 0 and "torus_congestion is not read" not in err, err
+
+
+# ---- 5. a variant's full [[levels]] list names what it dropped -------------------------------------------------
+
+_NODE = """
+[[levels]]
+name = "node"
+chips = 8
+scope = "scale_up"
+topology = "switched"
+bandwidth_gb_per_s = { value = 450, source = "a test: NVLink 4, per direction" }
+latency_us = { value = 1.0, source = "a test: one switch hop" }
+"""
+
+
+def test_a_full_levels_list_names_the_levels_it_dropped(tmp_path, capsys):
+    """h200.toml has a node level (8 chips, NVLS in-switch reduction) and an 8,192-chip scale-out cluster level; a
+    variant giving the node level in full as [[levels]] replaced both, dropping the cluster and (in_network_reduction
+    not stated: false) the node's in-switch reduction, with no word."""
+    from cli_runner import run
+
+    f = tmp_path / "h200_flat.toml"
+    f.write_text('base = "h200"\n' + _NODE)
+    code, _, err = run(capsys, "predict", "-s", str(f), "-m", "llama-3.3-70b", "--concurrency", "8")
+    assert code == 0, err
+    assert "h200_flat.toml: [[levels]] replaces all of h200's link levels, and leaves out cluster (8,192 chips, " in err
+    assert "node's in-switch reduction (in_network_reduction)" in err and "priced on node alone" in err, err
+
+
+def test_a_levels_list_that_keeps_every_level_gets_no_note(tmp_path):
+    """Both of h200's levels given again, the node's reduction kept: nothing dropped, no note; a dotted key neither."""
+    from jalapeno.specs.variants import levels_replaced_note
+
+    base = jp.load_system("h200")
+    kept = (
+        _NODE
+        + "in_network_reduction = true\n"
+        + """
+[[levels]]
+name = "cluster"
+chips = 8192
+scope = "scale_out"
+topology = "switched"
+bandwidth_gb_per_s = { value = 50, source = "a test: one 400 Gb/s NIC per chip" }
+latency_us = { value = 5.0, source = "a test" }
+"""
+    )
+    f = tmp_path / "h200_kept.toml"
+    f.write_text('base = "h200"\n' + kept)
+    assert [lv.name for lv in base.levels] == ["node", "cluster"]
+    assert levels_replaced_note(jp.load_system(str(f))) is None
+    assert levels_replaced_note(jp.load_system("h200", (("levels.node.chips", 8),))) is None

@@ -335,6 +335,7 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
             ``table`` for a system without kernel tables.
     """
     from jalapeno.specs.system_overrides import parse_sets
+    from jalapeno.specs.variants import levels_replaced_note
 
     overrides = parse_sets(sets or ())
     if pricer == "roofline":  # the default: the table machinery (and its pandas import, ~0.3 s) is not needed
@@ -360,6 +361,10 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
     note_capacity_only(pr.system)
     note_ignored_level_keys(pr.system)
     note_shared_ports(pr.system)
+    note = levels_replaced_note(pr.system, overrides)  # a full [[levels]] list's dropped levels (break52)
+    if note and note not in _NOTED:
+        _NOTED.add(note)
+        _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
     return pr
 
 

@@ -108,6 +108,28 @@ def _check_levels_list(levels: Any, base_levels: Any, where: str, base: str) -> 
                             "give every level in full to replace the hierarchy")
 
 
+def levels_replaced_note(system: System, overrides: Iterable[tuple[str, Any]] = ()) -> str | None:
+    """The note for a full ``[[levels]]`` list (a variant file's, or ``--set levels=[...]`` among ``overrides``, the
+    ``--set`` pairs) that drops levels of the loaded ``system``'s root catalog system or their in-network reduction,
+    or None. The list replaces the whole hierarchy (:func:`_check_levels_list`): a variant of h200 giving its node
+    level in full dropped h200's 8,192-chip cluster level and the node's in-switch (NVLS) reduction with no word
+    (break52). Not refused: a what-if network is meant to work."""
+    o, on_line = system.origin, {k.split(":", 1)[-1] for k, _ in overrides}
+    if o is None or o.root is None or "levels" not in {k for k, _ in o.overrides} | on_line:
+        return None
+    who = "--set levels" if "levels" in on_line else f"{o.where or system.name}: [[levels]]"
+    root = load_variant(o.root)
+    own = {lv.name: lv for lv in system.levels}
+    lost = [f"{lv.name} ({lv.chips:,} chips, {lv.scope})" for lv in root.levels if lv.name not in own]
+    lost += [f"{lv.name}'s in-switch reduction (in_network_reduction)" for lv in root.levels
+             if lv.in_network_reduction and lv.name in own and not own[lv.name].in_network_reduction]
+    if not lost:
+        return None
+    return (f"{who} replaces all of {root.name}'s link levels, and leaves out {', '.join(lost)}: the variant is priced "
+            f"on {', '.join(own)} alone; to change one field of a level, write levels.<name>.<key> = ... instead "
+            "(docs/catalog.md, Variants)")
+
+
 def _check_name(name: Any, path: Path, stated: bool) -> None:
     """Refuse a user file's system name holding a colon (the stem of a variant file without ``name``, when not
     ``stated``): ``--set NAME:KEY=VALUE`` splits at the first ':', so ``name = "lab:h200"`` could not be targeted.
