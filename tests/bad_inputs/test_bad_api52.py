@@ -216,3 +216,46 @@ latency_us = { value = 5.0, source = "a test" }
     assert [lv.name for lv in base.levels] == ["node", "cluster"]
     assert levels_replaced_note(jp.load_system(str(f))) is None
     assert levels_replaced_note(jp.load_system("h200", (("levels.node.chips", 8),))) is None
+
+
+# ---- 7. DeepSeek's grouped gate: n_group / topk_group ------------------------------------------------------------
+
+
+def _deepseek(**changes) -> dict:
+    import json
+    from pathlib import Path
+
+    import jalapeno.specs.model_config as mc
+
+    cfg = json.loads((Path(mc.__file__).parent.parent / "data" / "models" / "deepseek-r1.json").read_text())
+    return {**cfg, **changes}
+
+
+@pytest.mark.parametrize(
+    "changes, shown",
+    [
+        # 9 of 8 groups kept: torch.topk(group_scores, k=9) over 8 groups fails in the engines' gate
+        ({"topk_group": 9}, "cfg.json: topk_group: 9 groups kept of n_group 8"),
+        # 256 experts in 7 groups: 256 / 7 = 36.6, the gate's view(tokens, 7, -1) cannot split them
+        ({"n_group": 7}, "cfg.json: n_group: 256 routed experts do not split into 7 equal groups"),
+        # 64 groups of 256 / 64 = 4 experts, 1 kept: 4 experts for a top-8 route
+        ({"n_group": 64, "topk_group": 1}, "cfg.json: topk_group: 1 kept group(s) of 4 experts hold fewer than the 8"),
+        ({"topk_group": 0}, "cfg.json: topk_group: must be a positive integer, got 0"),
+    ],
+)
+def test_deepseek_grouped_gate_that_cannot_run_is_refused(changes, shown):
+    """DeepSeek-R1's config has n_group 8, topk_group 4 over 256 routed experts (a token's 8 experts come from the
+    4 best of 8 groups of 32). Configs breaking that gate were accepted: nothing prices the grouping."""
+    from jalapeno.specs.model_config import model_from_config
+
+    assert shown in _message(lambda: model_from_config(_deepseek(**changes), "ds", "cfg.json"))
+
+
+def test_deepseek_grouped_gate_as_released_loads():
+    """DeepSeek-R1's own 8/4 and Kimi K2.5's 1/1 (one group of 384: no grouping) load; 2 kept groups of 4 experts
+    hold exactly a top-8 route (the bound itself)."""
+    from jalapeno.specs.model_config import model_from_config
+
+    assert model_from_config(_deepseek(), "ds", "cfg.json").moe.num_experts == 256
+    assert model_from_config(_deepseek(n_group=64, topk_group=2), "ds", "cfg.json").moe.top_k == 8
+    assert jp.load_model("kimi-k2.5").moe.num_experts == 384

@@ -28,7 +28,7 @@ from jalapeno.specs.model import (
     ModelSpec,
     MoESpec,
 )
-from jalapeno.specs.model_plausibility import check_model_sizes, check_text_config_agrees
+from jalapeno.specs.model_plausibility import check_expert_groups, check_model_sizes, check_text_config_agrees
 from jalapeno.specs.quant_config import (
     checkpoint_precision,
     precision_origin,
@@ -269,6 +269,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         if top_k > n_exp:
             raise SpecError(f"{src}: num_experts_per_tok", f"top-k {top_k} exceeds {n_exp} experts",
                             "set num_experts_per_tok <= the number of experts")
+        check_expert_groups(cfg, src, n_exp, top_k)  # DeepSeek's grouped gate (break52)
         if mt in ("gpt_oss", "mixtral", "minimax_m2"):  # intermediate_size is the expert's
             expert_inter = _req(cfg, "intermediate_size", src)
             dense_inter = 0

@@ -127,3 +127,36 @@ def check_text_config_agrees(cfg: dict, src: str, supported: bool) -> None:
             raise SpecError(f"{src}: text_config.{k}", f"is {_js(v)} and the top-level {k} {_js(cfg[k])}: the top "
                             "level is read here, the nested text_config by vLLM (transformers' get_text_config)",
                             "give the text model's fields once: drop text_config, or pass it as its own config.json")
+
+
+def check_expert_groups(cfg: dict, src: str, n_exp: int, top_k: int) -> None:
+    """Refuse a grouped gate (DeepSeek-V3's ``n_group`` / ``topk_group``) that no engine can run. The gate splits the
+    ``n_exp`` routed experts into ``n_group`` equal groups, keeps the ``topk_group`` best groups and picks the token's
+    ``top_k`` experts inside them (DeepSeek-V3 ``MoEGate``: ``scores.view(tokens, n_group, -1)``, ``topk(group_scores,
+    k=topk_group)``; vLLM's ``grouped_topk`` the same): the experts must divide into the groups, at most ``n_group``
+    groups can be kept, and the kept groups must hold ``top_k`` experts. Nothing in jalapeno prices the grouping (the
+    routed experts' load is priced over all experts, cost/routing.py), so a config breaking one of these was read as
+    given, silently (break52). Absent or null keys are not checked (a config without a grouped gate).
+
+    Raises:
+        SpecError: a group count that is not a positive integer, ``topk_group > n_group``, experts that do not
+            divide into ``n_group`` groups, or kept groups holding fewer than ``top_k`` experts.
+    """
+    groups = {k: cfg.get(k) for k in ("n_group", "topk_group") if cfg.get(k) is not None}
+    for k, v in groups.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise SpecError(f"{src}: {k}", f"must be a positive integer, got {_js(v)}",
+                            f"give {k} as a whole number of expert groups (DeepSeek-V3: n_group 8, topk_group 4)")
+    ng, tg = groups.get("n_group"), groups.get("topk_group")
+    if ng is None:
+        return
+    if tg is not None and tg > ng:
+        raise SpecError(f"{src}: topk_group", f"{tg} groups kept of n_group {ng}: the gate keeps topk_group of its "
+                        "n_group expert groups", f"set topk_group <= n_group {ng} (DeepSeek-V3: 4 of 8)")
+    if n_exp % ng:
+        raise SpecError(f"{src}: n_group", f"{n_exp} routed experts do not split into {ng} equal groups",
+                        f"give an n_group that divides n_routed_experts {n_exp} (DeepSeek-V3: 256 experts in 8 groups)")
+    if tg is not None and top_k > tg * (n_exp // ng):
+        raise SpecError(f"{src}: topk_group", f"{tg} kept group(s) of {n_exp // ng} experts hold fewer than the "
+                        f"{top_k} experts a token is routed to (num_experts_per_tok)",
+                        f"keep at least {-(-top_k // (n_exp // ng))} groups (topk_group), or route to fewer experts")
