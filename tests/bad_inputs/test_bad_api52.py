@@ -90,6 +90,9 @@ def test_batch_one_token_a_sequence_still_builds():
     """4 sequences of one token each (the bound itself), and the default of one sequence, are accepted."""
     assert jp.Batch.make(prefill_tokens=4, prefill_seqs=4).prefill_seqs[0] == 4
     assert jp.Batch.make(prefill_tokens=4).prefill_seqs[0] == 1
+    # one sequence with 0.6 of a token: the expected last chunk of a prompt of mean length 819.6 at a 1-token budget
+    # (serve/chunked.long_chunks; predict --max-tokens-per-step 1)
+    assert jp.Batch.make(prefill_tokens=0.6, prefill_seqs=1).prefill_seqs[0] == 1
 
 
 # ---- 3. step_cost: a decode context past the model's ----------------------------------------------------------

@@ -47,8 +47,11 @@ prefill = st.integers(min_value=0, max_value=16_384)
 
 def _cost(dep, batch, system=None):
     model, sys_name, layout, prec = dep
-    return step_cost(load_model(model), system or load_pricer(sys_name), layout,
-                     get_precision(prec), batch)
+    m = load_model(model)
+    # step_cost refuses a decode context past the model's (api52): the strategies reach 131,072 tokens, past
+    # Qwen3-235B-A22B's 40,960, so each model takes them up to its own context
+    batch = dataclasses.replace(batch, decode_ctx=np.minimum(batch.decode_ctx, m.max_context))
+    return step_cost(m, system or load_pricer(sys_name), layout, get_precision(prec), batch)
 
 
 # ---- roofline bounds per op ----------------------------------------------------------------

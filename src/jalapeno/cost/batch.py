@@ -249,13 +249,17 @@ class Batch:
         if ((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)).any():
             raise SpecError("batch.prefill_seqs", "prefill tokens need at least one sequence",
                             "set prefill_seqs >= 1 where prefill_tokens > 0")
-        over = out["prefill_seqs"] > out["prefill_tokens"] * (1 + 1e-9)  # every sequence holds a token (break52)
+        # every sequence holds a token (break52); one sequence may hold a fraction of one: the serving model's expected
+        # last chunk of a prompt of a mean length (serve/chunked.long_chunks at a 1-token budget: 0.6 of a token)
+        tok, seq = out["prefill_tokens"], out["prefill_seqs"]
+        over = (seq > 0) & ((tok <= 0) | (seq > np.maximum(tok, 1.0) * (1 + 1e-9)))
         if over.any():
             i = int(np.argmax(over))
             s, t = out["prefill_seqs"][i], out["prefill_tokens"][i]
             raise SpecError("batch.prefill_seqs", f"{s:g} prefill sequence(s) hold only {t:g} prefill token(s)"
                             + (f" (row {i})" if over.size > 1 else "") + ": every sequence has at least one token",
-                            "give prefill_seqs <= prefill_tokens (0 where prefill_tokens is 0)")
+                            "give prefill_seqs <= prefill_tokens (0 where prefill_tokens is 0; one sequence may "
+                            "hold a fraction of a token, an expected last chunk)")
         if pad_routing not in PAD_ROUTINGS:
             raise SpecError("batch.pad_routing", f"{pad_routing!r} is not one of {', '.join(PAD_ROUTINGS)}", "give one of those")
         if type(pad_seqs) in (int, float) and pad_seqs == 0:  # no dummies (every decode_seqs is >= 0)

@@ -268,7 +268,8 @@ class StepTimer:
                     prefill_ctx=cols[3],
                     # a key's bucketed tokens may fall below its sequences (5 one-token prompts: a 4.9-token
                     # bucket), or a caller may give sequences with no tokens: as many sequences as tokens at most
-                    prefill_seqs=np.minimum(cols[4], cols[2]),
+                    # (one at least where there are tokens), Batch.make's rule
+                    prefill_seqs=np.where(cols[2] > 0, np.minimum(cols[4], np.maximum(cols[2], 1.0)), 0.0),
                 ),
                 self.pad_routing,
             ),
