@@ -5,28 +5,16 @@ the command and the data versions too (a field added: every old field is still t
 
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import re
 import shlex
-from importlib import resources
 from importlib.metadata import version
 
 from cli_runner import run
+from shipped_digest import shipped_digest
 
 REPORT = ("report", "-m", "llama-3.3-70b", "-w", "1k1k", "-s", "jalapeno,b200", "--measured", "none")
-
-
-def _digest(folder: str) -> str:
-    """By the definition the page states: SHA-256 over the folder's .toml files in name order, each file's name then
-    its bytes, the first 12 hex digits."""
-    h = hashlib.sha256()
-    root = resources.files("jalapeno") / "data" / folder
-    for f in sorted((p for p in root.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name):
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:12]
 
 
 def _paras(text: str, cls: str) -> list[str]:
@@ -47,8 +35,8 @@ def test_the_page_names_the_command_that_reproduces_it_and_the_data_it_ran_on(ca
     assert "<h2>Reproduce</h2>" in text and len(repro) == 2
     assert repro[0] == "reproduce: jalapeno " + shlex.join([*REPORT, "--tiers", "need=40", "--html", str(page)])
     assert repro[1].startswith(
-        f"versions: jalapeno {version('jalapeno')}; shipped data: systems {_digest('systems')}, "
-        f"calibration {_digest('calibration')} "
+        f"versions: jalapeno {version('jalapeno')}; shipped data: systems {shipped_digest('systems')}, "
+        f"calibration {shipped_digest('calibration')} "
     )
     # the command as printed, run again to another file, gives the same tables
     words = shlex.split(repro[0].removeprefix("reproduce: "))
@@ -88,8 +76,8 @@ def test_report_and_compare_json_carry_the_command_and_versions(capsys, tmp_path
         "command": "jalapeno " + shlex.join([*REPORT, "--json"]),
         "versions": {
             "package": version("jalapeno"),
-            "systems": _digest("systems"),
-            "calibration": _digest("calibration"),
+            "systems": shipped_digest("systems"),
+            "calibration": shipped_digest("calibration"),
         },
     }
     cmd = ("compare", "-m", "llama-3.3-70b", "-w", "1k1k", "-s", "b200,h200", "--json")
