@@ -117,3 +117,39 @@ def test_points_solved_together_or_in_slices_match_each_alone(monkeypatch):
     assert ttft_spread.quantile_shifts_s(analytic.QUANTILES, *args, lo, hi) == pytest.approx(together, abs=1e-12)
     # the one-quantile form is the same numbers
     assert quantile_shift_s(0.9, *args, lo, hi) == pytest.approx(together[1], abs=1e-15)
+
+
+def test_the_cdf_density_newton_steps_on_is_the_cdfs_derivative():
+    # review52: Newton's step divides by _cdf's density; a wrong density left every figure right (the bracket's
+    # bisection still converges), so only the speed the docs quote (1-9 evaluations, not 50) rested on it. By hand,
+    # no queue (λ_c = 0), t_d = 0.1, s = 0.2, L uniform on [0, 0.4]: W + L = 0.3 + X, X = U·0.1 + U'·0.4, X's density
+    # x/0.04 below 0.1, 1/0.4 = 2.5 on [0.1, 0.4], (0.5 − x)/0.04 above: at X = 0.05 / 0.25 / 0.45 it is 1.25 / 2.5 /
+    # 1.25, and the CDF at X = 0.45 is 1 − 0.05²/0.08 = 0.96875.
+    w, tau, joined, td, s, j = ttft_spread._parts([0.1], [0.2], [0.0])
+    mass, c = w[:, :, None] * joined, td[:, None] + s[:, None] * (1 + j[None, :])
+    lo, hi = np.array([0.0]), np.array([0.4])
+    f, d = ttft_spread._cdf(np.array([[0.35, 0.55, 0.75]]), mass, tau, c, lo, hi)
+    assert d[0].tolist() == pytest.approx([1.25, 2.5, 1.25], rel=1e-9)
+    assert f[0, 2] == pytest.approx(0.96875, rel=1e-9)
+    # with a queue (λ_c 3 chunks/s, ρ = 0.3) the density is the CDF's central difference, with and without a spread,
+    # at x off the knots c_j' + {lo, hi} + {0, τ_j} (here multiples of 0.05 s: the density jumps there without a spread)
+    w, tau, joined, td, s, j = ttft_spread._parts([0.05], [0.1], [3.0])
+    mass, c = w[:, :, None] * joined, td[:, None] + s[:, None] * (1 + j[None, :])
+    x, h = np.array([[0.23, 0.37, 0.52, 0.81]]), 1e-7
+    for hi in (np.array([0.2]), np.array([0.0])):
+        lo = np.array([0.0])
+        _, d = ttft_spread._cdf(x, mass, tau, c, lo, hi)
+        up, down = ttft_spread._cdf(x + h, mass, tau, c, lo, hi)[0], ttft_spread._cdf(x - h, mass, tau, c, lo, hi)[0]
+        assert d == pytest.approx((up - down) / (2 * h), rel=1e-5)
+
+
+def test_newton_ends_in_a_few_cdf_evaluations(monkeypatch):
+    # the docs' speed claim (docs/gap_aic_ttft.md round 52: 1-9 evaluations where bisection took 50 per quantile):
+    # three points, three quantiles, to |F − q| <= 1e-13 in at most 12 evaluations (bisection halves the bracket per
+    # evaluation: ~40 to reach that tolerance; Newton with a density off by a constant factor converges only linearly)
+    calls = []
+    cdf = ttft_spread._cdf
+    monkeypatch.setattr(ttft_spread, "_cdf", lambda *a: calls.append(1) or cdf(*a))
+    args = ([0.04, 0.05, 0.02], [0.25, 0.1, 0.3], [0.0, 0.4, 0.2], [0.05, 0.09, 0.06], [64, 128, 32])
+    ttft_spread.quantile_shifts_s(analytic.QUANTILES, *args, [-0.05, -0.1, 0.0], [0.05, 0.1, 0.0])
+    assert 1 <= len(calls) <= 12
