@@ -283,3 +283,13 @@ def test_a_rack_faster_than_the_ports_it_shares_is_said_to_cost_no_watts(capsys,
     assert code == 0, err
     assert "costs no watts" not in err
     assert abs(json.loads(out)["chip"]["tdp_w"] - 748) < 0.5  # 700 + 2 x 600e9 x 8 x 5e-12 = 748 W
+    # a faster level on ports of its own costs its watts and gets no note (review52: the note had no case where
+    # shares_ports_with_inner is false): Jalapeño's global torus at 1,200 GB/s a chip, above the rack's 600, adds
+    # 2 x (1,200 - 200) GB/s x 8 bit x 5 pJ/bit = 80 W: 780 W
+    monkeypatch.setattr(system_opts, "_NOTED", set())
+    code, out, err = run(
+        capsys, "hardware", "show", "jalapeno", "--set", "levels.global.bandwidth_gb_per_s=1200", "--json"
+    )
+    assert code == 0, err
+    assert "costs no watts" not in err
+    assert abs(json.loads(out)["chip"]["tdp_w"] - 780) < 0.5
