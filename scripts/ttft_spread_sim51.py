@@ -7,7 +7,7 @@ found 2 leave the idle start's bunching in), the analytic steady median with the
 terms) and on; then InferenceX's run (``warmup=0``) simulated against the analytic run median, off / spread /
 ``LATER_WAVES_ON`` / both. Figures: docs/gap_aic_ttft.md round 51, docs/model.md §8.7.
 
-Run: python scripts/ttft_spread_sim51.py [--rows 28,26,42,64,40,72]   (about a second a row)
+Run: python scripts/ttft_spread_sim51.py [--rows 28,26,42,64,40,72] [--parts] [--separate]   (about a second a row)
 
 Round 52 (ttftwaves52; docs/gap_aic_ttft.md round 52): ``--parts`` adds each row's steady TTFT parts
 (serve/ttft_parts.py: front end, prefill, half a step, waits, ms) and ``--separate`` prices the rows again with
