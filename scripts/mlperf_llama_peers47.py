@@ -24,7 +24,7 @@ Interactive +6.5 ms, Server +8.8, Llama-3.1-405B Server +6.4; the validation run
 Interactive) / +6.8): fitted, 7.25 ms, and the validation runs' residuals with it are -1.2 / -0.9 / +1.7 / -0.4 ms
 (round 52: with serve/chunked.MIXED_STEP_ROOM_ON the Llama-2-70B Interactive group reads +7.2 ms and the term 7.47 ms).
 On B200 (NVFP4 engines) the groups disagree in sign (Llama-2-70B Interactive +8.1, Server -13.0; Llama-3.1-405B
-+15.4 / +6.6), so no per-step constant is what the B200 rows miss; one constant over all families (5.25 ms) breaks
++15.4 / +6.6), so no per-step constant is what the B200 rows miss; one constant over all families (5.25 ms; 5.28 ms with MIXED_STEP_ROOM_ON, round 52) breaks
 the met GB200-NVL72 MLPerf median and bias goals. fit/mlperf_engines.LLAMA_TRT_HARNESS_STEP_S carries the H200 value.
 Run: python scripts/mlperf_llama_peers47.py   (about half a minute)
 """

@@ -116,3 +116,19 @@ def test_h200_harness_term_follows_the_switch(monkeypatch):
     assert me.llama_trt_harness_step_s()["h200"] == pytest.approx(7.47e-3)
     monkeypatch.setattr(chunked, "MIXED_STEP_ROOM_ON", False)
     assert me.llama_trt_harness_step_s()["h200"] == pytest.approx(7.25e-3)
+
+
+def test_a_step_still_carries_the_mean_prompt_load_when_the_room_is_smaller(monkeypatch):
+    # review52: 100 decoding sequences against a 128-token cap leave 28 tokens of room, but the prompts arrive at
+    # 100 x 400 / 999 = 40.04 tokens a step (fixed 400 / 1,000, 999 decode steps a request): the steps must carry
+    # them (work conservation), so a prompt-carrying step carries max(p, room) = 40.04, not 28 (off: the 128 budget)
+    from jalapeno.serve import analytic
+    from jalapeno.specs.workload import get_workload
+
+    d = _dep(token_budget=128, max_tokens_per_step=128)
+    wl = get_workload(isl=400, osl=1000, fixed=True)
+    b = np.array([100.0])
+    monkeypatch.setattr(chunked, "MIXED_STEP_ROOM_ON", False)
+    assert analytic._chunk_step_load(d, wl, b, 999.0)[3].tolist() == pytest.approx([128.0])
+    monkeypatch.setattr(chunked, "MIXED_STEP_ROOM_ON", True)
+    assert analytic._chunk_step_load(d, wl, b, 999.0)[3].tolist() == pytest.approx([100 * 400 / 999])

@@ -66,7 +66,7 @@ DSR1_HARNESS_STEP_S = 19.1e-3
 #:   the other groups unchanged).
 #: - ``b200`` / ``gb200-nvl72`` (the Blackwell NVFP4 engines): not fitted. Their groups' residuals disagree in sign
 #:   (B200 Llama-2-70B Interactive +8.1, Server -13.0; Llama-3.1-405B +15.4 / +6.6; GB200 x4 Llama-2-70B Server -3.2
-#:   ms), so a per-step constant is not what they miss: one fitted over all eight groups (5.25 ms) breaks the met
+#:   ms), so a per-step constant is not what they miss: one fitted over all eight groups (5.25 ms; 5.28 ms with MIXED_STEP_ROOM_ON, round 52) breaks the met
 #:   GB200-NVL72 MLPerf median and bias goals (docs/gap_large_batch_decode.md "Round 47 (mlperfint47)").
 #: Which host or GPU work it is, no source read here times (round 44: the executor's ``forwardSync``, scheduling and
 #: ``setInputShape`` before ``enqueueV3``, trtGptModelInflightBatching.cpp). Carried under :data:`LLAMA_TRT_HARNESS_ON`.

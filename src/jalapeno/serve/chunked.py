@@ -56,13 +56,13 @@ def step_room(dep: Deployment, layout, decode_seqs, rows_per_seq: int) -> np.nda
     >>> from jalapeno.specs.formats import get_precision
     >>> import jalapeno.serve.chunked as m
     >>> d = Deployment(get_precision("fp8"), Pool(Layout()), token_budget=256, max_tokens_per_step=256)
-    >>> was, m.MIXED_STEP_ROOM_ON = m.MIXED_STEP_ROOM_ON, True
-    >>> m.step_room(d, Layout(), np.array([107.0, 300.0]), 1).tolist()  # 256 - 107; past the cap: one token
+    >>> from unittest.mock import patch  # the switch restored whatever an example prints (review52)
+    >>> with patch.object(m, "MIXED_STEP_ROOM_ON", True):
+    ...     m.step_room(d, Layout(), np.array([107.0, 300.0]), 1).tolist()  # 256 - 107; past the cap: one token
     [149.0, 1.0]
-    >>> m.MIXED_STEP_ROOM_ON = False
-    >>> m.step_room(d, Layout(), np.array([107.0]), 1) is None
+    >>> with patch.object(m, "MIXED_STEP_ROOM_ON", False):
+    ...     m.step_room(d, Layout(), np.array([107.0]), 1) is None
     True
-    >>> m.MIXED_STEP_ROOM_ON = was
     """
     if not MIXED_STEP_ROOM_ON or dep.max_tokens_per_step is None or layout.dp > 1:
         return None
