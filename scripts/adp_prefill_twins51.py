@@ -232,7 +232,7 @@ def packed_capacity_ratio(point) -> float:
     """The model's prompt tokens/s of ``point``'s prefill worker at its packed full step over the fluid one (1.0 where
     packing does not apply): τ of a step of B budget tokens against one of the T tokens :func:`packed_tokens` packs a rank.
     """
-    from jalapeno.cost.pricer import with_pool_backends
+    from jalapeno.cost.pool_backends import with_pool_backends
     from jalapeno.cost.step import Batch, step_cost
     from jalapeno.deploy.deployment import pool_overlap
     from jalapeno.fit.entries import with_stack_mtp

@@ -101,7 +101,7 @@ def _model_file(tmp_path, name: str, **changes) -> str:
 def test_a_mixtral_config_with_a_sliding_window_attends_over_the_window(tmp_path):
     # Hugging Face MixtralAttention passes config.sliding_window to every layer (as Mistral); the
     # window was ignored for model_type mixtral (full attention over the whole context)
-    from jalapeno.specs.model_config import load_model_file
+    from jalapeno.specs.model_file import load_model_file
 
     assert load_model_file(_model_file(tmp_path, "mixtral-8x7b")).attention.windows == ()  # null: full
     windowed = load_model_file(_model_file(tmp_path, "mixtral-8x7b", sliding_window=4096))

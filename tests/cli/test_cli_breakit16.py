@@ -128,7 +128,7 @@ def test_an_edited_base_file_is_read_again_through_the_variant_that_names_it(tmp
 def test_a_qwen_config_with_use_sliding_window_slides_only_layers_past_max_window_layers(tmp_path, capsys):
     # Hugging Face Qwen2Config/Qwen3Config layer_types: with use_sliding_window, layer i slides only
     # when i >= max_window_layers (default 28); every layer was windowed here, silently
-    from jalapeno.specs.model_config import load_model_file
+    from jalapeno.specs.model_file import load_model_file
 
     cfg = json.loads(resources.files("jalapeno.data.models").joinpath("qwen3-32b.json").read_text())
     assert cfg["num_hidden_layers"] == 64 and cfg["max_window_layers"] == 64

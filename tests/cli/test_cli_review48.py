@@ -87,7 +87,7 @@ def test_a_user_model_of_a_listed_type_fuses_under_sglangs_rule(tmp_path):
 
     from jalapeno.cli.serving_opts import refuse_idle_ar_rms
     from jalapeno.cost.pricer import load_pricer
-    from jalapeno.specs.model_config import load_model_file
+    from jalapeno.specs.model_file import load_model_file
 
     # a user's config.json of model_type deepseek_v3 (DeepseekV3ForCausalLM: on SGLang's list, PR #14764)
     path = tmp_path / "my-v3" / "config.json"

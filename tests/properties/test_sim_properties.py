@@ -42,7 +42,7 @@ from jalapeno.serve.sim.workloads import (
     read_trace,
 )
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.model_config import load_model_file
+from jalapeno.specs.model_file import load_model_file
 from jalapeno.specs.workload import Workload
 
 

@@ -34,7 +34,7 @@ from jalapeno.serve.analytic import (
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.model_config import load_model_file
+from jalapeno.specs.model_file import load_model_file
 from jalapeno.specs.workload import LengthSpread, Workload, get_workload
 
 # ---------------------------------------------------------------- the tiny hand example

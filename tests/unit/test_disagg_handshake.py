@@ -27,7 +27,7 @@ from jalapeno.serve.sim.simulation import Simulation
 from jalapeno.serve.sim.workloads import RequestSpec
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.model_config import load_model_file
+from jalapeno.specs.model_file import load_model_file
 from jalapeno.specs.stacks import _stack, get_stack
 from jalapeno.specs.workload import Workload
 

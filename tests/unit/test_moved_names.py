@@ -1,8 +1,8 @@
 """Names moved by a module split stay importable from the module they left, but no module in ``src`` imports them
 through it (round 51, code51: after round 50's splits ~30 src modules still did, e.g. serve/point's
 ``from jalapeno.cost.pricer import with_pool_backends``). The old module's ``__getattr__`` is jalapeno/moved.py's
-``moved_names`` (cost/pricer, specs/formats, specs/hardware, serve/sim/simulation) or a plain re-export (the
-round-50 splits in :data:`REEXPORTS`)."""
+``moved_names`` (cost/pricer, specs/formats, specs/hardware, serve/sim/simulation; specs/model_config, round 52) or
+a plain re-export (the splits in :data:`REEXPORTS`)."""
 
 import ast
 import importlib
@@ -16,7 +16,13 @@ from jalapeno.moved import MOVED, moved_names
 PKG = Path(__file__).resolve().parents[2] / "src" / "jalapeno"
 
 #: The modules whose ``__getattr__`` is moved_names (importing them fills MOVED).
-SHIMS = ("jalapeno.cost.pricer", "jalapeno.specs.formats", "jalapeno.specs.hardware", "jalapeno.serve.sim.simulation")
+SHIMS = (
+    "jalapeno.cost.pricer",
+    "jalapeno.specs.formats",
+    "jalapeno.specs.hardware",
+    "jalapeno.serve.sim.simulation",
+    "jalapeno.specs.model_config",
+)
 
 #: Round 50's splits whose old module re-exports the moved names with a plain import: old module -> new module.
 REEXPORTS = {
@@ -26,6 +32,8 @@ REEXPORTS = {
     "jalapeno.report.tables": "jalapeno.report.compare_cells",
     "jalapeno.serve.point": "jalapeno.serve.idle_start",
     "jalapeno.serve.sim.simulation": "jalapeno.serve.sim.instances",
+    "jalapeno.specs.model_config": "jalapeno.specs.config_fields",  # round 52
+    "jalapeno.serve.sim.scheduler": "jalapeno.serve.sim.lookahead",
 }
 
 
@@ -81,6 +89,24 @@ def test_no_src_module_imports_a_moved_name_through_its_old_module():
     assert not bad, f"import these from their new module: {bad}"
 
 
+#: Files outside ``src`` that import a moved name through its old module on purpose: the test of that path.
+OLD_PATH_TESTS = {"tests/bad_inputs/test_good_input38.py"}
+
+
+def test_no_script_benchmark_or_test_imports_a_moved_name_through_its_old_module():
+    """round 52 (code52): scripts/adp_prefill_twins51.py still imported with_pool_backends from cost/pricer."""
+    table = moved_table()
+    root = PKG.parents[1]
+    bad = {}
+    for folder in ("scripts", "benchmarks", "tests"):
+        for p in sorted((root / folder).rglob("*.py")):
+            rel = str(p.relative_to(root))
+            hits = [] if rel in OLD_PATH_TESTS else through_old_home(p.read_text(), "", table)
+            if hits:
+                bad[rel] = hits
+    assert not bad, f"import these from their new module: {bad}"
+
+
 def test_the_walk_finds_an_import_through_an_old_module():
     table = moved_table()
     src = "def f():\n    from jalapeno.cost.pricer import Pricer, with_pool_backends\n"
@@ -114,6 +140,9 @@ def test_the_public_api_names_each_name_where_it_lives():
         ("jalapeno.specs.formats", "check_precision", "jalapeno.specs.precision_checks"),
         ("jalapeno.specs.hardware", "system_from_dict", "jalapeno.specs.system_load"),
         ("jalapeno.serve.sim.simulation", "simulate", "jalapeno.serve.sim.run"),
+        ("jalapeno.specs.model_config", "load_model_file", "jalapeno.specs.model_file"),  # round 52
+        ("jalapeno.specs.model_config", "file_model_name", "jalapeno.specs.model_file"),
+        ("jalapeno.specs.model_config", "TOPK_METHODS", "jalapeno.specs.config_fields"),
     ],
 )
 def test_a_moved_name_still_imports_from_its_old_module_without_a_warning(old, name, new):

@@ -23,7 +23,7 @@ from jalapeno.specs.agentic import AGENTIC_PRESETS, AgenticSpec
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.kv_tiers import KVTier
-from jalapeno.specs.model_config import load_model_file
+from jalapeno.specs.model_file import load_model_file
 
 CODING = AGENTIC_PRESETS["coding-agent"]
 #: the coding agent with 5 s between turns: at the KV cap its returning sessions clearly spill out of HBM

@@ -23,7 +23,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.serve.sim.simulation import Simulation
 from jalapeno.serve.sim.workloads import RequestSpec
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.model_config import load_model_file
+from jalapeno.specs.model_file import load_model_file
 
 P, D, T = 0.010, 0.004, 0.001  # s: one prefill step, one decode step, one KV transfer
 ISL, OSL = 64, 5  # a prompt of 64 tokens: three fit one prefill step of the 256-token budget

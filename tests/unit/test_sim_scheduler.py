@@ -40,7 +40,7 @@ from jalapeno.serve.sim.simulation import Simulation
 from jalapeno.serve.sim.run import simulate
 from jalapeno.serve.sim.workloads import AgenticSpec, RequestSpec
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.model_config import load_model_file
+from jalapeno.specs.model_file import load_model_file
 from jalapeno.specs.workload import Workload
 
 # ---------------------------------------------------------------- the tiny hand example

@@ -22,7 +22,7 @@ from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.catalog import load_efficiency, load_system
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.model_config import load_model_file
+from jalapeno.specs.model_file import load_model_file
 from jalapeno.specs.variants import apply_overrides, parse_sets, resolve_system_data, with_overrides
 
 

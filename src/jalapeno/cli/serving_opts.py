@@ -18,6 +18,14 @@ from jalapeno.specs.workload import check_concurrency
 
 EPLB_HELP = ("EPLB with this many redundant experts (EP must divide experts + R; at most the model's expert "
              "count, deployments run 32 for 256; default: EPLB off).")
+#: help texts of ``compare`` and ``frontier`` (cli/serving_cmds.py, cli/frontier_cmd.py; moved here in round 52)
+WORKLOAD_HELP = ("1k1k, 8k1k (default), 1k8k, 32k1k, 64k1k, 128k1k, or agentic:PRESET (coding-agent, research-agent, "
+                 "long-memory-chat, chat-agent) / agentic:FILE.toml.")
+SWEEP_EPLB_HELP = ("Redundant experts the sweep tries with EPLB on MoE layouts with EP >= 8 (rounded up so EP "
+                   "divides experts + R; beside EPLB off; at most the model's expert count), or 'off' (default 32). Only under "
+                   "--routing measured: with uniform routing replicas cannot lower the busiest rank's load.")
+SWEEP_OVERLAP_HELP = ("Two-batch overlap: auto (the faster of none/tbo per point; the default unless an --engine "
+                      "recipe sets one), none or tbo (MoE models: the layouts with attention DP and EP).")
 
 
 def _mtp(k: int | None, acceptance: float | None, recipe=None):
@@ -413,3 +421,21 @@ def parse_pool(text: str, option: str):
     if workers < 1:
         raise SpecError(f"{option} workers", "must be >= 1", "write workers=<positive integer>")
     return Pool(Layout(**vals), workers)
+
+
+def _release_notes(m, opts, precisions: dict[str, list[str]]) -> list[str]:
+    """The engine-release notes of a sweep (deploy/vllm_fp8_moe.sweep_release_note), one per system whose swept
+    precisions the rule reads (``precisions``: system -> precision names)."""
+    if not opts.engine_release:
+        return []
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.deploy.vllm_fp8_moe import sweep_release_note
+    from jalapeno.specs.formats import get_precision
+
+    notes = []
+    for system, names in precisions.items():
+        found = (sweep_release_note(m, Deployment(get_precision(n), Pool(Layout())), *opts.engine_release, system,
+                                    opts.serving != "agg" and opts.concurrency is None) for n in names)
+        notes += [next((x for x in found if x), "")]
+    return [n for n in notes if n]

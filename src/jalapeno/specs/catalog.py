@@ -17,7 +17,7 @@ from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.files import TOML_EXAMPLE, chain_stamp, file_stamp
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
-from jalapeno.specs.model_config import load_model_file
+from jalapeno.specs.model_file import load_model_file
 
 _DATA = resources.files("jalapeno") / "data"
 

@@ -1,24 +1,26 @@
 """Reading a Hugging Face ``config.json`` into a :class:`~jalapeno.specs.model.ModelSpec`.
 
 Every field is checked (type, range) and a bad one raises one :class:`SpecError` naming it;
-architectures outside :data:`~jalapeno.specs.model.SUPPORTED_MODEL_TYPES` are refused.
+architectures outside :data:`~jalapeno.specs.model.SUPPORTED_MODEL_TYPES` are refused. The typed field readers
+and the per-family field checks are specs/config_fields.py; reading the file from disk is specs/model_file.py
+(both split from here in round 52; their names stay importable from here).
 """
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
-from typing import Any
-
-from jalapeno.errors import SpecError, UnsupportedModelError, choice_hint
-from jalapeno.specs.files import (
-    TOO_MANY_DIGITS_FIX,
-    DuplicateKeyError,
-    read_user_text,
-    too_many_digits,
-    too_many_digits_problem,
-    unique_keys,
+from jalapeno.errors import SpecError, UnsupportedModelError
+from jalapeno.moved import moved_names
+from jalapeno.specs.config_fields import (
+    V3_DEFAULTS,
+    V3_TYPES,
+    _check_indexer_fields,
+    _flag,
+    _minimax_attention,
+    _minimax_mtp,
+    _opt_int,
+    _opt_pos,
+    _req,
+    _topk_method,
 )
 from jalapeno.specs.model import (
     _GQA_MOE_TYPES,
@@ -38,38 +40,13 @@ from jalapeno.specs.quant_config import (
 from jalapeno.specs.rope_context import rope_context
 from jalapeno.specs.schema_errors import json_written as _js
 
-# ---- parsing -----------------------------------------------------------------------------
-
-def _req(cfg: dict, key: str, src: str, kind: type = int) -> Any:
-    if key not in cfg or cfg[key] is None:
-        raise SpecError(f"{src}: {key}", "missing required field",
-                        f"add \"{key}\" to the config.json (see the model's Hugging Face config)")
-    v = cfg[key]
-    if kind is int:
-        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise SpecError(f"{src}: {key}", f"must be a positive integer, got {_js(v)}",
-                            f"set \"{key}\" to a positive integer")
-    return v
-
-
-def _opt_int(cfg: dict, key: str, src: str, default: int | None = 0, minimum: int = 0,
-             removed: str = " or remove it") -> int | None:
-    """An integer >= ``minimum``, or ``default`` when the key is absent or null."""
-    v = cfg.get(key, default)
-    if v is None:
-        return default
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        kind = "non-negative" if minimum == 0 else "positive"
-        raise SpecError(f"{src}: {key}", f"must be a {kind} integer, got {_js(v)}",
-                        f"set \"{key}\" to a {kind} integer{removed}")
-    return v
-
-
-def _opt_pos(cfg: dict, key: str, src: str) -> int | None:
-    """A positive integer, or None when the key is absent or null (Hugging Face: "derive it");
-    an explicit 0 is refused, not read as absent (``num_key_value_heads: 0`` once priced as MHA)."""
-    return _opt_int(cfg, key, src, None, 1, ", or remove it (null) to derive it")
-
+#: Names that moved out of this module in round 52 (module budget), importable from here as before.
+MOVED_TO_CONFIG_FIELDS = ("TOPK_METHODS", "_INDEXER_FIELDS")
+MOVED_TO_MODEL_FILE = ("load_model_file", "file_model_name")
+__getattr__ = moved_names(
+    __name__,
+    {"jalapeno.specs.config_fields": MOVED_TO_CONFIG_FIELDS, "jalapeno.specs.model_file": MOVED_TO_MODEL_FILE},
+)
 
 #: Hugging Face Qwen2Config / Qwen3Config / Qwen3MoeConfig default ``max_window_layers`` (a config
 #: without the key): with ``use_sliding_window``, layers 0..27 attend in full, the rest slide.
@@ -84,17 +61,6 @@ MAX_LAYERS = 4096
 #: slide); ``attention_bias: bool = True``. The shipped gpt-oss-120b.json states all three, the same values.
 GPT_OSS_SLIDING_WINDOW = 128
 
-#: MLA model types whose config class is DeepseekV3Config, and the defaults it gives a config.json without the
-#: keys (huggingface/transformers src/transformers/models/deepseek_v3/configuration_deepseek_v3.py @001f85b3:
-#: ``n_shared_experts=1``, ``first_k_dense_replace=3``): an absent key is refused, as n_routed_experts is.
-V3_TYPES = ("deepseek_v3", "deepseek_v32", "kimi_k2")
-V3_DEFAULTS = {"first_k_dense_replace": 3, "n_shared_experts": 1}
-
-#: The top-k methods of DeepSeek's MoE gate (the Hugging Face remote code, modeling_deepseek.py ``MoEGate``:
-#: DeepSeek-V2's ``greedy`` and ``group_limited_greedy``; DeepSeek-V3's ``noaux_tc``, the auxiliary-loss-free
-#: choice with a per-expert correction bias, which its configuration_deepseek.py defaults to and Kimi K2 keeps).
-TOPK_METHODS = ("greedy", "group_limited_greedy", "noaux_tc")
-
 
 def model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     """Build a :class:`ModelSpec` from a parsed config.json dict.
@@ -108,15 +74,6 @@ def model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     except (TypeError, ValueError, AttributeError, OverflowError) as e:
         raise SpecError(source or name, f"a field has the wrong type or value ({e})",
                         "compare the file with the model's Hugging Face config.json") from None
-
-
-def _flag(cfg: dict, key: str, src: str, default: bool) -> bool:
-    v = cfg.get(key, default)
-    if v is None:
-        return default
-    if not isinstance(v, bool):
-        raise SpecError(f"{src}: {key}", f"must be true or false, got {_js(v)}", f"write \"{key}\": true or false")
-    return v
 
 
 def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
@@ -346,168 +303,3 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         source=source,
         precision_from=precision_origin(cfg),
     )
-
-
-def _minimax_attention(cfg: dict, src: str, layers: int, head_dim: int) -> tuple[bool, bool, int]:
-    """(qk_norm, qk_norm_tp, rotary_dim) of a MiniMax-M2 config; what no spec field prices is refused.
-
-    ``attn_type_list`` (MiniMax-01 lineage: 0 = lightning/linear attention, 1 = softmax attention)
-    must be all 1: linear-attention layers are not modelled. ``qk_norm_type`` ``per_layer`` (the
-    released M2/M2.5 value: one RMSNorm over all heads of q and of k) is the only kind read.
-    ``rotary_dim`` / ``partial_rotary_factor``: the rotated part of each head (M2.5: 64 of 128).
-    """
-    types = cfg.get("attn_type_list")
-    if types is not None:
-        if not isinstance(types, list) or len(types) != layers:
-            raise SpecError(f"{src}: attn_type_list", f"must list one attention type per layer ({layers})",
-                            "give num_hidden_layers entries (1 = softmax attention)")
-        if any(t != 1 for t in types):
-            raise SpecError(f"{src}: attn_type_list", "linear (lightning) attention layers (type 0) are not "
-                            "modelled", "use a config whose every layer is softmax attention (type 1), as "
-                            "MiniMax-M2/M2.5")
-    qk_norm = _flag(cfg, "use_qk_norm", src, False)
-    if qk_norm and cfg.get("qk_norm_type", "per_layer") != "per_layer":
-        raise SpecError(f"{src}: qk_norm_type", f"{cfg.get('qk_norm_type')!r} is not modelled",
-                        "use \"per_layer\" (MiniMax-M2/M2.5), or use_qk_norm false")
-    rot = _opt_pos(cfg, "rotary_dim", src)
-    frac = cfg.get("partial_rotary_factor")
-    if frac is not None:
-        if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac <= 1:
-            raise SpecError(f"{src}: partial_rotary_factor", f"must be in (0, 1], got {frac!r}",
-                            "give the rotated fraction of head_dim (MiniMax-M2.5: 0.5)")
-        from_frac = round(frac * head_dim)
-        if rot is not None and rot != from_frac:
-            raise SpecError(f"{src}: rotary_dim", f"{rot} disagrees with partial_rotary_factor {frac} x head_dim "
-                            f"{head_dim} = {from_frac}", "give one of them, or values that agree")
-        rot = from_frac
-    if rot is not None and (rot > head_dim or rot % 2):
-        raise SpecError(f"{src}: rotary_dim", f"must be an even number <= head_dim {head_dim}, got {rot}",
-                        "give the rotated dimensions of one head")
-    return qk_norm, qk_norm, 0 if rot in (None, head_dim) else rot
-
-
-def _topk_method(cfg: dict, src: str, mt: str) -> str | None:
-    """The MoE gate's ``topk_method`` of an MLA (DeepSeek-family) config, checked; None for other types, whose
-    Hugging Face classes do not read it. Any value but ``noaux_tc`` prices an auxiliary-loss router (no
-    correction bias, no measured routing skew), so a typo (``"noaux-tc"``), a number, or a DeepSeek-V3-class
-    config without the key was priced as one, silently, and ``--routing measured`` was then refused as if the
-    model had such a router (break49).
-
-    >>> _topk_method({"topk_method": "noaux_tc"}, "c.json", "deepseek_v3")
-    'noaux_tc'
-    >>> _topk_method({}, "c.json", "deepseek_v2")  # DeepSeek-V2's gate defaults to greedy
-    'greedy'
-
-    Raises:
-        SpecError: a value outside :data:`TOPK_METHODS`, or the key missing from a :data:`V3_TYPES` config.
-    """
-    if mt not in _MLA_TYPES:
-        return None
-    if "topk_method" not in cfg or cfg["topk_method"] is None:
-        if mt in V3_TYPES:
-            raise SpecError(f"{src}: topk_method", "is missing (DeepSeek-V3's configuration_deepseek.py would fill in "
-                            "noaux_tc, the auxiliary-loss-free router; it is not guessed here)",
-                            'add "topk_method" from the model\'s config.json (DeepSeek-V3/R1, Kimi K2: "noaux_tc")')
-        return "greedy"
-    tm = cfg["topk_method"]
-    if tm not in TOPK_METHODS:
-        raise SpecError(f"{src}: topk_method", f"unknown top-k method {_js(tm)}{choice_hint(tm, TOPK_METHODS)} "
-                        "(any other than noaux_tc would be priced as an auxiliary-loss router)",
-                        f"use one of {', '.join(TOPK_METHODS)} (DeepSeek-V3/R1, Kimi K2: noaux_tc)")
-    return tm
-
-
-def _minimax_mtp(cfg: dict, src: str) -> int:
-    """MTP modules of a MiniMax-M2 config: ``num_mtp_modules`` when ``use_mtp``, each one decoder layer
-    (``mtp_transformer_layers`` 1, as DeepSeek's MTP module prices it); deeper modules are refused."""
-    if not _flag(cfg, "use_mtp", src, False):
-        return 0
-    depth = _opt_int(cfg, "mtp_transformer_layers", src, 1, 1)
-    if depth != 1:
-        raise SpecError(f"{src}: mtp_transformer_layers", f"MTP modules of {depth} layers are not modelled",
-                        "use 1 (MiniMax-M2.5), or use_mtp false")
-    return _opt_int(cfg, "num_mtp_modules", src, 1, 1)
-
-
-def load_model_file(path: Path, name: str | None = None) -> ModelSpec:
-    """Read a config.json file into a :class:`ModelSpec`.
-
-    Raises:
-        SpecError: the file is missing, not JSON, or a field is wrong (the message names it).
-        UnsupportedModelError: the architecture is not supported.
-    """
-    path = Path(path)
-    text = read_user_text(path, "a Hugging Face config.json", "pass a model name from `jalapeno models list` "
-                          "or the path of a config.json")
-    try:
-        cfg = json.loads(text, object_pairs_hook=unique_keys)
-    except DuplicateKeyError as e:
-        raise SpecError(f"{path}: {e.key}", "is given twice in one object (JSON would keep the last, silently)",
-                        "give each key once, with the value the model has") from None
-    except RecursionError:
-        raise SpecError(str(path), "JSON nested too deeply", "pass a Hugging Face config.json") from None
-    except json.JSONDecodeError as e:
-        if not text.strip():  # was "malformed JSON at line 1 column 1: Expecting value" (break48)
-            raise SpecError(str(path), "is empty", "give the model's Hugging Face config.json") from None
-        if path.suffix.lower() == ".toml":  # a system or agentic TOML given to --model: was "malformed JSON"
-            raise SpecError(str(path), "is a TOML file, and a model is read from a Hugging Face config.json (JSON)",
-                            "pass a config.json or a name from `jalapeno models list`; a system TOML goes "
-                            "to --system, an agentic one to --workload agentic:FILE.toml") from None
-        raise SpecError(str(path), f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}",
-                        "fix the JSON syntax of the config file") from None
-    except ValueError as e:  # after JSONDecodeError, a ValueError too: a 5,000-digit integer (break50)
-        if not too_many_digits(e):
-            raise
-        raise SpecError(str(path), too_many_digits_problem(), TOO_MANY_DIGITS_FIX) from None
-    return model_from_config(cfg, name or file_model_name(path), str(path))
-
-
-def file_model_name(path: Path) -> str:
-    """The name a model file is shown by: its file name without ``.json``, or for a file named ``config.json`` its
-    folder's name (its path made absolute, ``.``/``..`` folded, links kept: a linked model folder keeps its name); in
-    a Hugging Face hub cache (``models--ORG--NAME/snapshots/HASH/config.json``) the repository's NAME, not the
-    snapshot hash. ``-m ./config.json`` (or a bare ``config.json``) named the model '' (``Path("config.json")
-    .parent.name``): a blank title, and errors reading "TP3 does not divide 's 32 attention heads" (newuser51).
-
-    >>> file_model_name(Path("/m/llama-8b/config.json")), file_model_name(Path("/m/my-moe.json"))
-    ('llama-8b', 'my-moe')
-    >>> file_model_name(Path("/hub/models--Qwen--Qwen3-30B-A3B/snapshots/ad44e777/config.json"))
-    'Qwen3-30B-A3B'
-    """
-    if path.stem != "config":
-        return path.stem
-    folder = Path(os.path.abspath(path.parent))  # not resolve(): a linked model folder keeps its own name
-    repo = folder.parent.parent.name
-    if folder.parent.name == "snapshots" and repo.startswith("models--"):
-        return repo.rsplit("--", 1)[-1]
-    return folder.name or path.stem
-
-
-#: The DSA indexer's fields of a DeepSeek-V3.2 config.json (its ``index_topk`` switches the indexer on).
-_INDEXER_FIELDS = ("index_n_heads", "index_head_dim", "index_topk")
-
-
-def _check_indexer_fields(cfg: dict, src: str) -> None:
-    """Refuse a DSA indexer given in part: ``index_topk`` alone (or with a zero ``index_head_dim``) priced
-    DeepSeek Sparse Attention's top-k selection with an indexer of no weights, no FLOPs and no index cache,
-    silently (break48). Either every field of :data:`_INDEXER_FIELDS` is a positive integer or none is (absent or 0).
-
-    >>> _check_indexer_fields({"index_n_heads": 64, "index_head_dim": 128, "index_topk": 2048}, "c.json")
-    >>> _check_indexer_fields({}, "c.json")
-
-    Raises:
-        SpecError: naming the first field missing or zero, and the fields it goes with.
-    """
-    given = [k for k in _INDEXER_FIELDS if cfg.get(k)]  # set and positive (_opt_int refused a negative one)
-    if not given:  # none, or each 0: no indexer
-        return
-    bad = next((k for k in _INDEXER_FIELDS if not cfg.get(k)), None)
-    if bad is not None:
-        what = "missing" if cfg.get(bad) is None else f"{_js(cfg[bad])}"
-        raise SpecError(f"{src}: {bad}", f"is {what} while {', '.join(given)} "
-                        "set a DSA indexer (DeepSeek-V3.2: index_n_heads 64, index_head_dim 128, index_topk 2048); "
-                        + ("without index_topk the indexer would be dropped, silently" if bad == "index_topk" else
-                           "an indexer without its heads or head size would be priced at no cost"),
-                        "give all three of index_n_heads, index_head_dim and index_topk as positive integers "
-                        "(the checkpoint's config.json), or none of them for dense MLA")
-

@@ -45,6 +45,7 @@ import numpy as np
 from jalapeno.deploy.deployment import MTP
 from jalapeno.serve.sim.adp_gate import AdpGate
 from jalapeno.serve.sim.entities import PrefixCache, Request, cache_key
+from jalapeno.serve.sim.lookahead import LOOKAHEAD_STEPS, play_forward
 from jalapeno.serve.sim.step_time import StepTimer
 
 
@@ -71,10 +72,6 @@ def decode_steps(tokens: int, mtp: MTP | None, rng: np.random.Generator) -> int:
 
 def _key(req: Request) -> int:
     return req.id
-
-
-#: steps :meth:`Instance.lookahead` plays forward on a step-time miss (benchmarks/bench_simulate.py)
-LOOKAHEAD_STEPS = 512
 
 
 class Instance:
@@ -320,92 +317,9 @@ class Instance:
         return dur
 
     def lookahead(self, steps: int = LOOKAHEAD_STEPS) -> np.ndarray:
-        """Guesses (M, 5) at the inputs of the next ``steps`` steps, for the step timer to price ahead.
-
-        Plays the batch forward: each step's prefill chunks as :meth:`plan` builds them, decode
-        sequences joining when their prefill ends and leaving at their finish step, the requests
-        already in the front end (``in_flight``) arriving at their arrival times, and each finish
-        issuing the next request of ``upcoming`` (the simulation's closed-loop queue), queued after
-        its front-end time. A step whose inputs the timer has priced lasts its priced time;
-        another, the last decode-only step plus the last mixed step's time per prefill token. It
-        checks no KV capacity, preempts nothing and draws no MTP acceptance. Guesses only warm the
-        cache (sim/step_time.StepTimer): a wrong one costs a priced point (microseconds), never a
-        different step time.
-        """
-        pre = [[r.prefill_needed, r.cached_tokens + r.prefill_done] for r in self.prefilling]
-        slots = self.max_running - len(self.prefilling) - len(self.decoding)
-        queue = [[r.prefill_needed, r.cached_tokens + r.prefill_done] for r in self.waiting]
-        dec = self.decoding  # a preempted request's heap entry is stale (complete() skips it)
-        finishes = sorted(f - self.step_index for f, rid in self.finish
-                          if f - self.step_index <= steps and rid in dec and dec[rid].finish_step == f)
-        arriving = iter(self.upcoming(len(finishes)) if self.upcoming is not None else ())
-        dt_dec, dt_tok = self._dt_decode_s, self._dt_prefill_token_s
-        # a step whose inputs the timer has priced lasts its priced time; others the estimate above
-        timer = self.timer if isinstance(self.timer, StepTimer) else None
-        cache, ahead = (timer.cache, timer.ahead) if timer else ({}, {})
-
-        def priced(key: int) -> float | None:
-            v = cache.get(key)
-            return v if v is not None else ahead.get(key)
-
-        # (arrival time from now, prompt tokens): the requests already in the front end, then those issued ahead
-        due = [(at - self._now, isl) for at, isl in self.in_flight()] if self.in_flight is not None else []
-        b, ctx_sum, fi, q, step, t = len(self.decoding), self.decode_ctx_sum, 0, 0, 1, 0.0
-        out: list[tuple[float, float, float, float, float]] = []
-        while step <= steps:  # t: time of this step's plan, from now
-            if due:  # arrivals before this step's plan join the queue, earliest first
-                due.sort()
-                while due and due[0][0] < t:
-                    queue.append([due.pop(0)[1], 0])
-            while slots > 0 and q < len(queue):
-                pre.append(queue[q])
-                q += 1
-                slots -= 1
-            if not pre:  # decode only until the next finish or arrival: skip to it
-                nxt = min(finishes[fi] if fi < len(finishes) else steps, steps)
-                if due and dt_dec > 0:
-                    nxt = min(nxt, step + int((due[0][0] - t) / dt_dec) + 1)
-                if nxt > step:
-                    ctx_sum += b * self.a * (nxt - step)
-                    t += dt_dec * (nxt - step)
-                    step = nxt
-                    continue
-            budget = self.budget if self.max_tokens is None else min(self.budget, self.max_tokens - b * self.rows)
-            tok = w = 0.0
-            n = 0
-            for c in pre:
-                if budget <= 0:
-                    break
-                take = min(c[0], budget, self.prompt_budget)
-                if take <= 0:
-                    continue
-                budget -= take
-                tok += take
-                w += take * c[1]
-                n += 1
-                c[0] -= take
-                c[1] += take
-            ctx = ctx_sum / b if b else 0.0
-            p_ctx = w / tok if tok else 0.0
-            out.append((b, ctx, tok, p_ctx, n))
-            ctx_sum += b * self.a
-            known = priced(timer.key(b, ctx, tok, p_ctx, n)) if timer else None
-            t += known if known is not None else dt_dec + tok * dt_tok
-            while fi < len(finishes) and finishes[fi] <= step:
-                fi += 1
-                b -= 1
-                slots += 1
-                ctx_sum -= ctx
-                nxt_req = next(arriving, None)
-                if nxt_req is not None:
-                    due.append((t + nxt_req[1], nxt_req[0]))
-            if self.role == "agg":
-                joined = [c for c in pre if c[0] <= 0]
-                b += len(joined)
-                ctx_sum += sum(c[1] for c in joined)
-            pre = [c for c in pre if c[0] > 0]
-            step += 1
-        return np.array(out, dtype=float).reshape(-1, 5)
+        """Guesses (M, 5) at the inputs of the next ``steps`` steps, for the step timer to price ahead
+        (serve/sim/lookahead.play_forward: the batch played forward; no KV check, preemption or MTP draw)."""
+        return play_forward(self, steps)
 
     def complete(self, now: float) -> tuple[list[Request], list[Request]]:
         """Apply the finished step. Returns (requests done, requests whose prefill finished).
