@@ -51,8 +51,11 @@ def require_extra(module: str, extra: str, field: str):
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise SpecError(field, f"needs the {module} package, which is not installed",
-                        f'install the extra: pip install -e ".[{extra}]"') from None
+        raise SpecError(
+            field,
+            f"needs the {module} package, which is not installed",
+            f'install the extra: pip install -e ".[{extra}]"',
+        ) from None
 
 
 def check_bool(field: str, value: object, fix: str) -> None:
@@ -103,8 +106,12 @@ def choice_hint(value: object, choices) -> str:
     prefix = sorted((c for c in choices if len(c) >= 3 and squash(v).startswith(squash(c))), key=len)
     longer = [c for c in choices if len(v) >= 3 and squash(c).startswith(squash(v))]  # gb300 -> gb300-nvl72
     # the one choice the typed text begins before the choice that begins it: fp8_e5 is fp8_e5m2 cut short, not fp8
-    close = same or longer[:1] * (len(longer) == 1) or prefix[-1:] or difflib.get_close_matches(v, choices, n=1,
-                                                                                              cutoff=0.75)
+    close = (
+        same
+        or longer[:1] * (len(longer) == 1)
+        or prefix[-1:]
+        or difflib.get_close_matches(v, choices, n=1, cutoff=0.75)
+    )
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

@@ -76,8 +76,13 @@ class AuditResult:
         """The JSON of ``audit``: the claim, the predicted value with its band, the physical limit, the verdict
         and the changes that would make the claim hold."""
         return {
-            "claim": {"metric": self.claim.name, "value": self.claim.value, "system": self.system,
-                      "baseline": self.baseline, "unit": self.claim.unit},
+            "claim": {
+                "metric": self.claim.name,
+                "value": self.claim.value,
+                "system": self.system,
+                "baseline": self.baseline,
+                "unit": self.claim.unit,
+            },
             "predicted": {"value": self.predicted, "low": self.low, "high": self.high, "band": self.band_source},
             "physical_limit": self.physical_limit,
             "verdict": self.verdict,
@@ -230,13 +235,22 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
     now = aud.fast({})  # an end at the current value is skipped above; it is still in the range
     if math.isfinite(now) and (best_value is None or not math.isfinite(best_value) or aud.gap(now) > best_gap):
         best_value = now  # (MI355X custom_ar_fraction at its limit 1 read 124.2 'best alone' under 128.4 as priced)
-    row = {"parameter": p.key, "kind": p.kind, "current": p.current, "band": [p.low, p.high], "band_source": p.band_source,
-           "required": None, "factor": None, "within_band": False, "note": "none in range",
-           "search_range": [min(searched + [p.current]), max(searched + [p.current])],
-           "moves_metric": _moves(aud, [{p.key: e} for e in searched]),
-           "best_in_range": best_value if best_value is not None and math.isfinite(best_value) else None,
-           # what the search moved with it (usable HBM with capacity, shared ports with a level), at its far end
-           "moves_with": moved_together(aud.pricer.system, {p.key: max(searched + [p.current])})}
+    row = {
+        "parameter": p.key,
+        "kind": p.kind,
+        "current": p.current,
+        "band": [p.low, p.high],
+        "band_source": p.band_source,
+        "required": None,
+        "factor": None,
+        "within_band": False,
+        "note": "none in range",
+        "search_range": [min(searched + [p.current]), max(searched + [p.current])],
+        "moves_metric": _moves(aud, [{p.key: e} for e in searched]),
+        "best_in_range": best_value if best_value is not None and math.isfinite(best_value) else None,
+        # what the search moved with it (usable HBM with capacity, shared ports with a level), at its far end
+        "moves_with": moved_together(aud.pricer.system, {p.key: max(searched + [p.current])}),
+    }
     if best_end is None or best_gap < 0:
         return row
     move, a, b = _param_move(p, best_end)
@@ -245,8 +259,14 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
         return row
     vals, full = found
     req = vals[p.key]
-    row.update(required=req, factor=req / p.current if p.current else None, within_band=p.within_band(req),
-               note="", value_at_required=full, moves_with=moved_together(aud.pricer.system, {p.key: req}))
+    row.update(
+        required=req,
+        factor=req / p.current if p.current else None,
+        within_band=p.within_band(req),
+        note="",
+        value_at_required=full,
+        moves_with=moved_together(aud.pricer.system, {p.key: req}),
+    )
     return row
 
 
@@ -287,8 +307,12 @@ def _joint(aud: _Auditor, params: list[Parameter], limit_met: bool) -> dict:
 
     def toward(group):
         return lambda s: {p.key: p.current + s * (p.limit - p.current) for p in group}
-    moves = {"fixed_costs_factor": toward(fixed), "efficiency_toward_peak": toward(effs),
-             "together": toward(fixed + effs)}
+
+    moves = {
+        "fixed_costs_factor": toward(fixed),
+        "efficiency_toward_peak": toward(effs),
+        "together": toward(fixed + effs),
+    }
     out: dict = {"band_ends": {"value": aud.full(corner), "parameters": corner}}
     out["within_band"] = aud.meets(out["band_ends"]["value"])
     for name, move in moves.items():
@@ -300,14 +324,18 @@ def _joint(aud: _Auditor, params: list[Parameter], limit_met: bool) -> dict:
         # the move's amount, read back from a parameter it moves
         p0 = next((p for p in params if p.key in vals and p.limit != p.current), None)
         s = (vals[p0.key] - p0.current) / (p0.limit - p0.current) if p0 is not None else 0.0
-        out[name] = {"value": 1 - s if name == "fixed_costs_factor" else s, "metric_at_change": full,
-                     "within_band": all(p.within_band(vals[p.key]) for p in params if p.key in vals),
-                     "parameters": vals}
+        out[name] = {
+            "value": 1 - s if name == "fixed_costs_factor" else s,
+            "metric_at_change": full,
+            "within_band": all(p.within_band(vals[p.key]) for p in params if p.key in vals),
+            "parameters": vals,
+        }
     return out
 
 
-def _measured_ends(ctx: ClaimContext, claim: Claim, pricer, baseline, vals: list, pred_sw, base_value, base_sw,
-                   aud: _Auditor) -> tuple[list, str]:
+def _measured_ends(
+    ctx: ClaimContext, claim: Claim, pricer, baseline, vals: list, pred_sw, base_value, base_sw, aud: _Auditor
+) -> tuple[list, str]:
     """The band's values with the measured error bands (analysis/measured_bands.py) added: the audited
     system's where it has no efficiency band (``vals`` is the prediction alone), and a ratio's
     baseline's where it has none: every system value over each of the baseline's values (its
@@ -345,13 +373,19 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
     from jalapeno.errors import SpecError
 
     if claim.ratio != (baseline is not None):
-        raise SpecError("--baseline", "a ratio claim needs a baseline and a plain claim takes none",
-                        f"{'add --baseline SYSTEM' if claim.ratio else 'drop --baseline, or claim ' + claim.metric + '_ratio'}")
+        raise SpecError(
+            "--baseline",
+            "a ratio claim needs a baseline and a plain claim takes none",
+            f"{'add --baseline SYSTEM' if claim.ratio else 'drop --baseline, or claim ' + claim.metric + '_ratio'}",
+        )
     if baseline is not None and (baseline.system.name, baseline.efficiency) == (pricer.system.name, pricer.efficiency):
         # the ratio of a system to itself is 1 whatever holds; moving only one side's parameters
         # would report a band and requirements for a comparison that is not one
-        raise SpecError("--baseline", f"{baseline.system.name!r} is the audited system itself (same efficiency set)",
-                        "name another system, a variant of it (--set on --system) or another --efficiency")
+        raise SpecError(
+            "--baseline",
+            f"{baseline.system.name!r} is the audited system itself (same efficiency set)",
+            "name another system, a variant of it (--set on --system) or another --efficiency",
+        )
     base_value, base_sw = None, None
     if baseline is not None:
         base_value, base_sw = ctx.full(baseline, claim)
@@ -391,10 +425,29 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
             verdict = "plausible"
         else:
             verdict = "requires"
-    return AuditResult(claim, pricer.system.name, baseline.system.name if baseline is not None else None,
-                       predicted, lo, hi, limit, verdict, changes, joint, base_value, band_source,
-                       {"model": ctx.model.name, "workload": ctx.workload.name, "precision": ctx.precision.name,
-                        "power": ctx.convention, "efficiency_source": pricer.efficiency.source,
-                        "baseline_efficiency_source": baseline.efficiency.source if baseline is not None else None,
-                        "full_sweeps": aud.full_sweeps, "fast_evaluations": aud.fast_evaluations,
-                        "physical_limit_parameters": limit_values}, spec_changes)
+    return AuditResult(
+        claim,
+        pricer.system.name,
+        baseline.system.name if baseline is not None else None,
+        predicted,
+        lo,
+        hi,
+        limit,
+        verdict,
+        changes,
+        joint,
+        base_value,
+        band_source,
+        {
+            "model": ctx.model.name,
+            "workload": ctx.workload.name,
+            "precision": ctx.precision.name,
+            "power": ctx.convention,
+            "efficiency_source": pricer.efficiency.source,
+            "baseline_efficiency_source": baseline.efficiency.source if baseline is not None else None,
+            "full_sweeps": aud.full_sweeps,
+            "fast_evaluations": aud.fast_evaluations,
+            "physical_limit_parameters": limit_values,
+        },
+        spec_changes,
+    )

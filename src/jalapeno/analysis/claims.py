@@ -88,10 +88,15 @@ _WORDS = (
 _UNIT_NOTES = (
     (("kwh",), " it is in tok/s per kW: a tokens-per-kWh figure / 3,600; a _ratio is unit-free"),
     (("energy", "j_per", "joules_per"), " it is in tok/s per kW: 1,000 / the joules per token; a _ratio is unit-free"),
-    (("watt", "joule", "_per_w"), " it is in tok/s per kW: a tokens-per-watt (= tokens-per-joule) figure x 1,000; "
-                                  "a _ratio is unit-free"),
-    (("cost", "price", "usd_per", "dollar_per"), " it is tokens per $: 1e6 / the $ per million tokens; its _ratio "
-                                                 "is the baseline's $ per token over this system's"),
+    (
+        ("watt", "joule", "_per_w"),
+        " it is in tok/s per kW: a tokens-per-watt (= tokens-per-joule) figure x 1,000; a _ratio is unit-free",
+    ),
+    (
+        ("cost", "price", "usd_per", "dollar_per"),
+        " it is tokens per $: 1e6 / the $ per million tokens; its _ratio "
+        "is the baseline's $ per token over this system's",
+    ),
 )
 #: The unit note of a ``_ratio`` claim: no conversion applies (the ratio of two tok/s/kW figures is the ratio of two
 #: tokens-per-watt figures).
@@ -152,32 +157,46 @@ def parse_claim(text: str) -> Claim:
     if not m:  # 'Max_Interactivity=700' was told only that it is not METRIC=VALUE (break46)
         low = re.fullmatch(form, (text or "").lower())
         hint = f" (metric names are lower case: did you mean {low[0].split('=')[0].strip()}?)" if low else ""
-        raise SpecError("--claim", f"{text!r} is not METRIC[@X]=VALUE{hint}",
-                        f"write e.g. --claim max_interactivity=700; metrics: {known} (each also as <metric>_ratio)")
+        raise SpecError(
+            "--claim",
+            f"{text!r} is not METRIC[@X]=VALUE{hint}",
+            f"write e.g. --claim max_interactivity=700; metrics: {known} (each also as <metric>_ratio)",
+        )
     name, r1, at, r2, val = m.groups()
     if r1 and r2:  # 'max_interactivity_ratio_ratio=1' was read as one ratio, silently
-        raise SpecError("--claim", f"{text!r} says _ratio twice", f"write it once, e.g. --claim {name}_ratio"
-                        + (f"@{at}" if at is not None else "") + f"={val}")
+        raise SpecError(
+            "--claim",
+            f"{text!r} says _ratio twice",
+            f"write it once, e.g. --claim {name}_ratio" + (f"@{at}" if at is not None else "") + f"={val}",
+        )
     if name not in METRICS:
-        raise SpecError("--claim", f"unknown metric {name!r}{metric_hint(name, at is not None, bool(r1 or r2))}",
-                        f"use one of {known} (each also as <metric>_ratio)")
+        raise SpecError(
+            "--claim",
+            f"unknown metric {name!r}{metric_hint(name, at is not None, bool(r1 or r2))}",
+            f"use one of {known} (each also as <metric>_ratio)",
+        )
     try:
         x = float(at) if at is not None else None
     except ValueError:
         x = math.nan
     if x is not None and not (x > 0 and math.isfinite(x)):  # '@inf' was "not METRIC[@X]=VALUE"
-        raise SpecError("--claim", f"{text!r}: @{at} is not an interactivity (@X is a positive, finite tok/s/user)",
-                        f"write e.g. --claim {name}{r1 or ''}@100{r2 or ''}={val}")
+        raise SpecError(
+            "--claim",
+            f"{text!r}: @{at} is not an interactivity (@X is a positive, finite tok/s/user)",
+            f"write e.g. --claim {name}{r1 or ''}@100{r2 or ''}={val}",
+        )
     try:
         value = float(val)
     except ValueError:
         raise SpecError("--claim", f"{text!r}: not a number", "write e.g. --claim max_interactivity=700") from None
     if not (value > 0 and math.isfinite(value)):
-        raise SpecError("--claim", f"{text!r}: the value {val} is not a positive, finite number",
-                        "give a positive number")
+        raise SpecError(
+            "--claim", f"{text!r}: the value {val} is not a positive, finite number", "give a positive number"
+        )
     if METRICS[name][2] and x is None:
-        raise SpecError("--claim", f"{name} is taken at an interactivity",
-                        f"write e.g. --claim {name}@100=VALUE (@X in tok/s/user)")
+        raise SpecError(
+            "--claim", f"{name} is taken at an interactivity", f"write e.g. --claim {name}@100=VALUE (@X in tok/s/user)"
+        )
     if not METRICS[name][2] and x is not None:
         raise SpecError("--claim", f"{name} takes no @X", f"write e.g. --claim {name}=VALUE")
     return Claim(name, value, x, bool(r1 or r2))
@@ -202,8 +221,11 @@ class ClaimContext:
 
     def __post_init__(self) -> None:
         if self.convention not in POWER_CONVENTIONS:
-            raise SpecError("--power", f"unknown power convention {self.convention!r}{choice_hint(self.convention, POWER_CONVENTIONS)}",
-                            f"use one of {', '.join(POWER_CONVENTIONS)}")
+            raise SpecError(
+                "--power",
+                f"unknown power convention {self.convention!r}{choice_hint(self.convention, POWER_CONVENTIONS)}",
+                f"use one of {', '.join(POWER_CONVENTIONS)}",
+            )
 
     # ---- evaluation ------------------------------------------------------------------------
     def full(self, pricer, claim: Claim):
@@ -233,7 +255,7 @@ class ClaimContext:
         elif claim.at is not None:
             j = int(np.searchsorted(points.interactivity[fi], claim.at))
             fast = x >= claim.at  # the runners-up by their best throughput at or above X
-            pick = np.concatenate([fi[max(0, j - k):j + k], _runners_up(ok[fast], y[fast], deps, k)])
+            pick = np.concatenate([fi[max(0, j - k) : j + k], _runners_up(ok[fast], y[fast], deps, k)])
         else:  # the peak; per kW / per $ the peak of a per-point power may sit elsewhere: keep a spread
             pick = np.concatenate([fi[:k], fi[:: max(1, fi.size // 6)], _runners_up(ok, y, deps, k)])
         out, seen = [], set()
@@ -265,18 +287,31 @@ class ClaimContext:
                 who = [d] * len(pts)
             else:
                 family = replace(d, prefill=replace(d.prefill, workers=1)).label  # its prefill workers vary
-                pre = None if family in seen else prefill_perf(self.model, pricer, d.prefill.layout, d.precision,
-                                                               self.workload, d.prefill_budget(d.prefill.layout))
+                pre = (
+                    None
+                    if family in seen
+                    else prefill_perf(
+                        self.model,
+                        pricer,
+                        d.prefill.layout,
+                        d.precision,
+                        self.workload,
+                        d.prefill_budget(d.prefill.layout),
+                    )
+                )
                 seen.add(family)
                 if pre is None or not pre.feasible:
                     continue
-                dec = decode_curve(self.model, pricer, d.decode.layout, d.precision, self.workload, batches, d.mtp,
-                                   d, d.overlap)
+                dec = decode_curve(
+                    self.model, pricer, d.decode.layout, d.precision, self.workload, batches, d.mtp, d, d.overlap
+                )
                 keep = np.sort(np.unique(dec.batch, return_index=True)[1])
-                xs, ys, bi = balanced_workers(pre, dec, self.workload, keep, d.mtp, pricer.system.max_chips,
-                                              (d.decode.workers,))
-                pts = disaggregated_points(self.model, pricer, d.precision, self.workload, pre, dec, xs, ys, d.mtp,
-                                           batch_index=bi)
+                xs, ys, bi = balanced_workers(
+                    pre, dec, self.workload, keep, d.mtp, pricer.system.max_chips, (d.decode.workers,)
+                )
+                pts = disaggregated_points(
+                    self.model, pricer, d.precision, self.workload, pre, dec, xs, ys, d.mtp, batch_index=bi
+                )
                 made = {x: replace(d, prefill=replace(d.prefill, workers=x)) for x in set(xs.tolist())}
                 who = [made[x] for x in xs.tolist()]
             parts.append(pts)
@@ -296,8 +331,16 @@ class ClaimContext:
             by_dep.setdefault(id(d), []).append(i)
         for idx in by_dep.values():
             ii = np.array(idx)
-            out[ii] = load_power_w_per_chip(self.model, pricer, deps[idx[0]], self.workload, points.decode_batch[ii],
-                                            points.step_time_s[ii], points.throughput_per_chip[ii], self.terms)
+            out[ii] = load_power_w_per_chip(
+                self.model,
+                pricer,
+                deps[idx[0]],
+                self.workload,
+                points.decode_batch[ii],
+                points.step_time_s[ii],
+                points.throughput_per_chip[ii],
+                self.terms,
+            )
         return out
 
     def _valid(self, points, deps) -> np.ndarray:

@@ -70,21 +70,28 @@ class Frontier:
         x = _frozen_copy(self.x, np.float64)
         y = _frozen_copy(self.y, np.float64)
         if x.ndim != 1 or x.shape != y.shape or x.size == 0:
-            raise SpecError("Frontier.x/y", f"have shapes {x.shape} and {y.shape}",
-                            "pass two non-empty 1-D arrays of equal length")
+            raise SpecError(
+                "Frontier.x/y", f"have shapes {x.shape} and {y.shape}", "pass two non-empty 1-D arrays of equal length"
+            )
         try:  # interp_frontier validates finiteness, positivity and ordering.
             interp_frontier(x, y, x[:1])
         except SpecError as exc:
             raise SpecError("Frontier.x/y", exc.problem, exc.fix) from exc
         if self.labels is not None and len(self.labels) != x.size:
-            raise SpecError("Frontier.labels", f"has {len(self.labels)} labels for {x.size} points",
-                            "pass one label per frontier point, or None")
+            raise SpecError(
+                "Frontier.labels",
+                f"has {len(self.labels)} labels for {x.size} points",
+                "pass one label per frontier point, or None",
+            )
         src = None
         if self.source_indices is not None:
             src = _frozen_copy(self.source_indices, np.intp)
             if src.shape != x.shape:
-                raise SpecError("Frontier.source_indices", f"has shape {src.shape}",
-                                f"pass one index per frontier point, shape {x.shape}")
+                raise SpecError(
+                    "Frontier.source_indices",
+                    f"has shape {src.shape}",
+                    f"pass one index per frontier point, shape {x.shape}",
+                )
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "y", y)
         object.__setattr__(self, "labels", None if self.labels is None else tuple(self.labels))
@@ -120,14 +127,18 @@ def build_frontier(x: ArrayLike, y: ArrayLike, labels: ArrayLike | None = None) 
         raise SpecError("x", "is empty", "pass at least one swept point")
     idx = frontier_indices(x, y)
     if idx.size == 0:
-        raise SpecError("x/y", "have no point with finite, positive interactivity and throughput",
-                        "check the sweep: every run failed or produced zero throughput")
+        raise SpecError(
+            "x/y",
+            "have no point with finite, positive interactivity and throughput",
+            "check the sweep: every run failed or produced zero throughput",
+        )
     lab = None
     if labels is not None:
         all_labels = [str(s) for s in labels]
         if len(all_labels) != np.size(x):
-            raise SpecError("labels", f"has {len(all_labels)} labels for {np.size(x)} points",
-                            "pass one label per point, or None")
+            raise SpecError(
+                "labels", f"has {len(all_labels)} labels for {np.size(x)} points", "pass one label per point, or None"
+            )
         lab = tuple(all_labels[i] for i in idx)
     xs = np.asarray(x, dtype=np.float64)
     ys = np.asarray(y, dtype=np.float64)
@@ -166,15 +177,17 @@ def iso_interactivity_ratio(
     rows = []
     for i, x in enumerate(xq):
         reachable = sa[i] != "unreachable" and sb[i] != "unreachable"
-        rows.append({
-            "x": float(x),
-            "y_a": float(ya[i]),
-            "y_b": float(yb[i]),
-            "status_a": str(sa[i]),
-            "status_b": str(sb[i]),
-            "ratio": float(ya[i] / yb[i]) if reachable else math.nan,
-            "at_frontier_end": bool(sa[i] in _END_STATUSES or sb[i] in _END_STATUSES),
-        })
+        rows.append(
+            {
+                "x": float(x),
+                "y_a": float(ya[i]),
+                "y_b": float(yb[i]),
+                "status_a": str(sa[i]),
+                "status_b": str(sb[i]),
+                "ratio": float(ya[i] / yb[i]) if reachable else math.nan,
+                "at_frontier_end": bool(sa[i] in _END_STATUSES or sb[i] in _END_STATUSES),
+            }
+        )
     return rows
 
 
@@ -223,18 +236,16 @@ def tiers(
     (100.0, 1, 'unreachable')
     """
     floors = DEFAULT_TIER_FLOORS if floors is None else floors
-    out: dict[str, dict] = {
-        "batch": _tier(float(frontier.y[0]), float(frontier.x[0]), 0, None, "at_point")
-    }
+    out: dict[str, dict] = {"batch": _tier(float(frontier.y[0]), float(frontier.x[0]), 0, None, "at_point")}
     fx, fy = frontier.x, frontier.y
     for name, floor in floors.items():
         if name == "batch":
-            raise SpecError("floors", "uses the reserved tier name 'batch'",
-                            "name floor tiers otherwise, e.g. 'fast'")
+            raise SpecError("floors", "uses the reserved tier name 'batch'", "name floor tiers otherwise, e.g. 'fast'")
         f = float(floor)
         if not (math.isfinite(f) and f >= 0):
-            raise SpecError(f"floors.{name}", f"is {floor}, not a finite value >= 0",
-                            "give the floor in tokens/s/user, e.g. 100.0")
+            raise SpecError(
+                f"floors.{name}", f"is {floor}, not a finite value >= 0", "give the floor in tokens/s/user, e.g. 100.0"
+            )
         if f > fx[-1]:
             out[name] = _tier(math.nan, math.nan, None, f, "unreachable")
             continue
@@ -260,8 +271,9 @@ def _tier(y: float, x: float, index: int | None, floor: float | None, status: st
     }
 
 
-def feasible_baseline(model_name: str, kept: Mapping, infeasible: Mapping[str, str], baseline: str | None,
-                      strict_baseline: bool) -> str | None:
+def feasible_baseline(
+    model_name: str, kept: Mapping, infeasible: Mapping[str, str], baseline: str | None, strict_baseline: bool
+) -> str | None:
     """The baseline of a comparison after the systems that cannot run the model are set aside: ``baseline`` if it
     ran, else (with ``strict_baseline`` False) the last system that did. ``kept``: system name -> its result;
     ``infeasible``: system name -> why it cannot run ``model_name``.
@@ -273,12 +285,17 @@ def feasible_baseline(model_name: str, kept: Mapping, infeasible: Mapping[str, s
     'b'
     """
     if not kept:
-        raise InfeasibleDeployment("--systems", f"no compared system can run {model_name}: "
-                                   + "; ".join(f"{n}: {why}" for n, why in infeasible.items()),
-                                   "use a smaller precision, a smaller model or bigger systems")
+        raise InfeasibleDeployment(
+            "--systems",
+            f"no compared system can run {model_name}: " + "; ".join(f"{n}: {why}" for n, why in infeasible.items()),
+            "use a smaller precision, a smaller model or bigger systems",
+        )
     if baseline in infeasible:
         if strict_baseline:
-            raise InfeasibleDeployment("--baseline", f"{baseline} cannot run {model_name} ({infeasible[baseline]})",
-                                       "pick a system that can as --baseline")
+            raise InfeasibleDeployment(
+                "--baseline",
+                f"{baseline} cannot run {model_name} ({infeasible[baseline]})",
+                "pick a system that can as --baseline",
+            )
         return list(kept)[-1]
     return baseline

@@ -17,8 +17,7 @@ import numpy as np
 
 from jalapeno.analysis import compare as cmp
 from jalapeno.analysis.deployed import one_sweep, recipe_options, sweep_plan
-from jalapeno.analysis.measured_bands import (headline_bands, scale_frontier, uncovered_source,
-                                              without_efficiency_band)
+from jalapeno.analysis.measured_bands import headline_bands, scale_frontier, uncovered_source, without_efficiency_band
 from jalapeno.analysis.power_cost import power_w_per_chip
 from jalapeno.analysis.ratio_bands import (
     END_RTOL,
@@ -146,13 +145,22 @@ def _check_floors(floors) -> None:
     if floors is None:
         return
     if not isinstance(floors, Mapping):
-        raise SpecError("compare_systems: floors", f"expected a mapping of tier name to tok/s/user, got "
-                        f"{type(floors).__name__}", "pass e.g. {'fast': 100.0, 'ultra_fast': 300.0}, or None for "
-                        "the default tiers")
+        raise SpecError(
+            "compare_systems: floors",
+            f"expected a mapping of tier name to tok/s/user, got {type(floors).__name__}",
+            "pass e.g. {'fast': 100.0, 'ultra_fast': 300.0}, or None for the default tiers",
+        )
     for name, floor in floors.items():
-        if not isinstance(name, str) or isinstance(floor, (str, bool)) or not isinstance(floor, (int, float, np.number)):
-            raise SpecError(f"compare_systems: floors.{name}", f"expected a tier name mapped to a number, got "
-                            f"{name!r}: {floor!r}", "pass e.g. {'fast': 100.0} (tok/s/user)")
+        if (
+            not isinstance(name, str)
+            or isinstance(floor, (str, bool))
+            or not isinstance(floor, (int, float, np.number))
+        ):
+            raise SpecError(
+                f"compare_systems: floors.{name}",
+                f"expected a tier name mapped to a number, got {name!r}: {floor!r}",
+                "pass e.g. {'fast': 100.0} (tok/s/user)",
+            )
 
 
 def compare_systems(
@@ -208,9 +216,11 @@ def compare_systems(
     names = [s.system.name for s in systems]
     dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if dup is not None:  # the frontiers are keyed by name: the second of two kept one, silently (break52)
-        raise SpecError("compare_systems: systems", f"two systems are named {dup!r} (their frontiers are keyed "
-                        "by name: one would be dropped, silently)", "compare each system once; give a user "
-                        "file its own name = \"...\"")
+        raise SpecError(
+            "compare_systems: systems",
+            f"two systems are named {dup!r} (their frontiers are keyed by name: one would be dropped, silently)",
+            'compare each system once; give a user file its own name = "..."',
+        )
     _check_floors(floors)
     baseline = baseline or names[-1]
     if baseline not in names:

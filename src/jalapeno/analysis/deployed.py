@@ -32,12 +32,30 @@ def recipe_options(recipe: Recipe, base: SweepOptions, label: str) -> SweepOptio
     ``label`` is recorded as every deployment's config (e.g. ``"as deployed: <recipe>"``).
     """
     kw = recipe.deployment_kwargs()
-    return replace(base, serving=recipe.serving, mtp=None, recipe=label, budget_per=recipe.budget_per,
-                   prefill_attention_dp=recipe.prefill_attention_dp, overlap=recipe.overlap, moe_backend=recipe.moe_backend,
-                   **{k: v for k, v in kw.items() if k in ("max_running", "max_tokens_per_step",
-                                                          "cuda_graph_max_batch", "cuda_graph_batch_sizes", "cuda_graph_pad_routing",
-                                                          "token_budget",
-                                                          "recv_interval")})
+    return replace(
+        base,
+        serving=recipe.serving,
+        mtp=None,
+        recipe=label,
+        budget_per=recipe.budget_per,
+        prefill_attention_dp=recipe.prefill_attention_dp,
+        overlap=recipe.overlap,
+        moe_backend=recipe.moe_backend,
+        **{
+            k: v
+            for k, v in kw.items()
+            if k
+            in (
+                "max_running",
+                "max_tokens_per_step",
+                "cuda_graph_max_batch",
+                "cuda_graph_batch_sizes",
+                "cuda_graph_pad_routing",
+                "token_budget",
+                "recv_interval",
+            )
+        },
+    )
 
 
 def merge_sweeps(parts: list[SweepResult], precision_label: str) -> SweepResult:
@@ -50,8 +68,15 @@ def merge_sweeps(parts: list[SweepResult], precision_label: str) -> SweepResult:
         idx.append(p.dep_index + offset)
         offset += len(p.deployments)
     p0 = parts[0]
-    return SweepResult(p0.model, p0.system, p0.workload, precision_label, concat_points([p.points for p in parts]),
-                       deps, np.concatenate(idx))
+    return SweepResult(
+        p0.model,
+        p0.system,
+        p0.workload,
+        precision_label,
+        concat_points([p.points for p in parts]),
+        deps,
+        np.concatenate(idx),
+    )
 
 
 def _per_rank(res: SweepResult) -> np.ndarray:
@@ -59,8 +84,9 @@ def _per_rank(res: SweepResult) -> np.ndarray:
     return res.points.decode_batch / dp[res.dep_index]
 
 
-def sweep_by_load(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision, options: SweepOptions,
-                  recipe: Recipe | None) -> SweepResult:
+def sweep_by_load(
+    model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision, options: SweepOptions, recipe: Recipe | None
+) -> SweepResult:
     """Sweep with ``options``; with a recipe that runs MTP, one sweep per draft length its rule gives.
 
     Each draft length keeps the points whose layout (attention-DP degree) and decoding sequences per
@@ -79,14 +105,29 @@ def sweep_by_load(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Pre
         ks = [rule.draft_at(float(r), adp[i]) for r, i in zip(_per_rank(res), res.dep_index, strict=True)]
         keep = np.flatnonzero(np.array(ks) == k)
         if keep.size:
-            parts.append(SweepResult(res.model, res.system, wl, res.precision, res.points.take(keep),
-                                     res.deployments, res.dep_index[keep]))
+            parts.append(
+                SweepResult(
+                    res.model,
+                    res.system,
+                    wl,
+                    res.precision,
+                    res.points.take(keep),
+                    res.deployments,
+                    res.dep_index[keep],
+                )
+            )
     return merge_sweeps(parts, precision.name)
 
 
-def sweep_precisions(model: ModelSpec, pricer: Pricer, wl: Workload, precisions: list[str], options: SweepOptions,
-                     recipe: Recipe | None = None, swept: Sequence[Callable[[], SweepResult]] | None = None
-                     ) -> SweepResult:
+def sweep_precisions(
+    model: ModelSpec,
+    pricer: Pricer,
+    wl: Workload,
+    precisions: list[str],
+    options: SweepOptions,
+    recipe: Recipe | None = None,
+    swept: Sequence[Callable[[], SweepResult]] | None = None,
+) -> SweepResult:
     """Sweep each precision (by load with ``recipe``) and merge; precisions that fit nowhere are skipped.
 
     ``swept`` (one per precision, in order): thunks that return that precision's :func:`sweep_by_load`
@@ -117,8 +158,15 @@ def sweep_plan(precision: Precision | None, precisions: list[str] | None, recipe
     return [None] if precision is not None else []
 
 
-def one_sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision | None,
-              options: SweepOptions | None, recipe: Recipe | None, name: str | None) -> SweepResult:
+def one_sweep(
+    model: ModelSpec,
+    pricer: Pricer,
+    wl: Workload,
+    precision: Precision | None,
+    options: SweepOptions | None,
+    recipe: Recipe | None,
+    name: str | None,
+) -> SweepResult:
     """The sweep :func:`sweep_plan` names ``name``: :func:`sweep_by_load` at that precision preset (options
     default), or with ``None`` the plain sweep at ``precision``.
 

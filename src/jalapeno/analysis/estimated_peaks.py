@@ -156,11 +156,17 @@ def estimated_peak_notes(rec: ComparisonRecord, systems: Mapping[str, System], m
                 span = lo if lo == hi else f"{lo}-{hi}"
                 how = ""
                 if any(pre):
-                    w = sum((1.0 - p.prefill_chip_share) * d + p.prefill_chip_share * q for p, d, q in zip(pts, dec, pre))
-                    how = (f" ({sum(dec)} in the decode step, {sum(pre)} in the prefill pool; weighted by the share "
-                           f"of their chips that runs those steps, {w:.1f} of {len(pts)})")
-                head = (f"{name}: {len(xs)} of its {len(pts)} {prec} frontier points ({span} tok/s/user) "
-                        f"{'is' if len(xs) == 1 else 'are'} compute-bound{how}")
+                    w = sum(
+                        (1.0 - p.prefill_chip_share) * d + p.prefill_chip_share * q for p, d, q in zip(pts, dec, pre)
+                    )
+                    how = (
+                        f" ({sum(dec)} in the decode step, {sum(pre)} in the prefill pool; weighted by the share "
+                        f"of their chips that runs those steps, {w:.1f} of {len(pts)})"
+                    )
+                head = (
+                    f"{name}: {len(xs)} of its {len(pts)} {prec} frontier points ({span} tok/s/user) "
+                    f"{'is' if len(xs) == 1 else 'are'} compute-bound{how}"
+                )
                 groups.setdefault((tuple(xs), head), []).append((what, fmt, src))
             for (_, head), fs in groups.items():
                 out.append(_note_line(name, head, fs, model, s, prec))
@@ -174,12 +180,16 @@ def _note_line(name: str, head: str, fs: list[tuple[str, str, str]], model: Mode
     tf = [f"{s.chip.peak_flop_per_s[f] / 1e12:,.0f}" for _, f, _ in fs]
     where = f"the whole source: `jalapeno hardware show {hardware_show_name(s)}`"
     if len(fs) == 1:
-        (what, fmt, src), = fs
-        return (f"{head}, and {model.name}'s {what} in {fmt.upper()} under {prec}, whose peak on {name}, "
-                f"{tf[0]} TFLOP/s, is an estimate ({_first_clause(src)}; {where}): those points scale with it; test "
-                f"with --set chip.peak_dense_tflops.{fmt}=VALUE or `jalapeno audit` (docs/model.md §12)")
+        ((what, fmt, src),) = fs
+        return (
+            f"{head}, and {model.name}'s {what} in {fmt.upper()} under {prec}, whose peak on {name}, "
+            f"{tf[0]} TFLOP/s, is an estimate ({_first_clause(src)}; {where}): those points scale with it; test "
+            f"with --set chip.peak_dense_tflops.{fmt}=VALUE or `jalapeno audit` (docs/model.md §12)"
+        )
     works = " and ".join(f"{what} in {fmt.upper()}" for what, fmt, _ in fs)
     peaks = " and ".join(f"{fmt.upper()} {t} TFLOP/s ({_first_clause(src)})" for (_, fmt, src), t in zip(fs, tf))
     sets = ", ".join(f"--set chip.peak_dense_tflops.{fmt}=VALUE" for _, fmt, _ in fs)
-    return (f"{head}, and {model.name}'s {works} under {prec}, whose peaks on {name}, {peaks}, are estimates "
-            f"({where}): those points scale with them; test with {sets} or `jalapeno audit` (docs/model.md §12)")
+    return (
+        f"{head}, and {model.name}'s {works} under {prec}, whose peaks on {name}, {peaks}, are estimates "
+        f"({where}): those points scale with them; test with {sets} or `jalapeno audit` (docs/model.md §12)"
+    )

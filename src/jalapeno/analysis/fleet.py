@@ -12,9 +12,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from jalapeno.analysis.capacity import (TARGET_KINDS, factor_text, format_rate, is_price_estimate,
-                                        output_rate_per_user, per_kw_line, point_conditions, rate_text,
-                                        points_above_floor, power_lines, estimate_mark, users_line, n_chips)
+from jalapeno.analysis.capacity import (
+    TARGET_KINDS,
+    factor_text,
+    format_rate,
+    is_price_estimate,
+    output_rate_per_user,
+    per_kw_line,
+    point_conditions,
+    rate_text,
+    points_above_floor,
+    power_lines,
+    estimate_mark,
+    users_line,
+    n_chips,
+)
 from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord
@@ -89,29 +101,46 @@ class FleetThroughput:
             sizes = "/".join(str(g) for g in sorted(instance_groups(self.point.deployment, 1), reverse=True))
             boxes, rest = divmod(self.fleet_chips, size)
             have = f"{boxes:,} {name}{'' if boxes == 1 else 's'} of {size}" + (f" and one of {rest}" if rest else "")
-            count = (f"instances: floor({n_chips(self.fleet_chips)} / {per_inst:,} per instance) = {n:,}, of which "
-                     f"{self.instances:,} fit with each worker's {sizes}-chip group whole in a {name} ({have})")
+            count = (
+                f"instances: floor({n_chips(self.fleet_chips)} / {per_inst:,} per instance) = {n:,}, of which "
+                f"{self.instances:,} fit with each worker's {sizes}-chip group whole in a {name} ({have})"
+            )
         # the rate to sensible figures (rate_text: 1,173.6, not the 1,173.552 'chips x rate = delivered' needed, plan49),
         # the same text on every line; the product is carried by one instance's tok/s, to the decimals it needs to check
         # by hand (the total whole from 1,000), as plan --target prints it; --json holds the exact rate
         rate = rate_text(self.rate)
-        inst = (factor_text(self.rate * per_inst, self.instances, 0) if self.delivered_tok_per_s >= 1000
-                else f"{self.rate * per_inst:,.4g}")
+        inst = (
+            factor_text(self.rate * per_inst, self.instances, 0)
+            if self.delivered_tok_per_s >= 1000
+            else f"{self.rate * per_inst:,.4g}"
+        )
         p = self.point
-        return [f"operating point: the most {self.target_kind} tok/s the fleet's whole instances deliver at >= "
+        return (
+            [
+                f"operating point: the most {self.target_kind} tok/s the fleet's whole instances deliver at >= "
                 f"{self.min_interactivity:g} tok/s/user: {rate} tok/s/chip at {p.interactivity:.1f} "
                 f"tok/s/user {point_conditions(p)}",
                 f"{count} ({n_chips(self.chips_used)} used, {self.fleet_chips - self.chips_used:,} idle)",
                 f"delivered: {self.instances:,} instances x {inst} {self.target_kind} tok/s ({n_chips(per_inst)} at {rate} "
                 f"tok/s/chip) = "
                 f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
-                f"{self.point.interactivity:,.1f} tok/s/user"] + power_lines(self.fleet_chips, self.power_w) + [
-                per_kw_line(self.delivered_tok_per_s / self.fleet_chips, self.power_w, self.target_kind,
-                            "tok/s per fleet chip (idle ones included)"),
+                f"{self.point.interactivity:,.1f} tok/s/user",
+            ]
+            + power_lines(self.fleet_chips, self.power_w)
+            + [
+                per_kw_line(
+                    self.delivered_tok_per_s / self.fleet_chips,
+                    self.power_w,
+                    self.target_kind,
+                    "tok/s per fleet chip (idle ones included)",
+                ),
                 f"cost: {self.fleet_chips:,} x ${factor_text(self.usd_per_chip_hour, self.fleet_chips, 2, 2)}/chip-hour"
                 f"{estimate_mark(self.system, self.show_as, self.usd_estimate, self.usd_source)} = "
                 f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
-                f"${usd_text(self.usd_per_mtok)}", users_line(p, self.instances)]
+                f"${usd_text(self.usd_per_mtok)}",
+                users_line(p, self.instances),
+            ]
+        )
 
     @property
     def usd_per_mtok(self) -> float:
@@ -125,22 +154,31 @@ class FleetThroughput:
         estimate, the packaging level that cut the instances (``instances_cut_by``, else null), the users it
         holds (``users_per_instance``, ``users``, ``output_tok_per_s_per_user``, as ``plan --target --json``), the
         deployment and the point."""
-        return {"fleet_chips": self.fleet_chips, "instances": self.instances, "chips_used": self.chips_used,
-                "tok_per_s_per_chip": self.rate, "target_kind": self.target_kind,
-                "delivered_tok_per_s": self.delivered_tok_per_s,
-                "power_kw": {c: v[2] / 1e3 for c, v in self.power_w.items()},
-                "usd_per_hour": self.fleet_chips * self.usd_per_chip_hour, "usd_per_mtok": self.usd_per_mtok,
-                "usd_estimate": self.usd_estimate,
-                "instances_cut_by": None if self.packed_by is None else {"level": self.packed_by[0],
-                                                                         "chips": self.packed_by[1]},
-                "users_per_instance": float(self.point.concurrency),
-                "users": float(self.point.concurrency) * self.instances,
-                "output_tok_per_s_per_user": output_rate_per_user(self.point),
-                "deployment": self.point.deployment.as_dict(), "point": self.point.as_dict()}
+        return {
+            "fleet_chips": self.fleet_chips,
+            "instances": self.instances,
+            "chips_used": self.chips_used,
+            "tok_per_s_per_chip": self.rate,
+            "target_kind": self.target_kind,
+            "delivered_tok_per_s": self.delivered_tok_per_s,
+            "power_kw": {c: v[2] / 1e3 for c, v in self.power_w.items()},
+            "usd_per_hour": self.fleet_chips * self.usd_per_chip_hour,
+            "usd_per_mtok": self.usd_per_mtok,
+            "usd_estimate": self.usd_estimate,
+            "instances_cut_by": None
+            if self.packed_by is None
+            else {"level": self.packed_by[0], "chips": self.packed_by[1]},
+            "users_per_instance": float(self.point.concurrency),
+            "users": float(self.point.concurrency) * self.instances,
+            "output_tok_per_s_per_user": output_rate_per_user(self.point),
+            "deployment": self.point.deployment.as_dict(),
+            "point": self.point.as_dict(),
+        }
 
 
-def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, target_kind: str = "output",
-                     min_interactivity: float = 0.0) -> FleetThroughput:
+def fleet_throughput(
+    frontier: FrontierRecord, system: System, chips: int, target_kind: str = "output", min_interactivity: float = 0.0
+) -> FleetThroughput:
     """The most tokens per second ``chips`` chips serve at ``min_interactivity`` or faster: over the
     frontier points above the floor, floor(chips / chips per instance) whole instances each, the most
     delivered tok/s (a smaller instance can beat the best per-chip one when that one does not fit).
@@ -160,8 +198,11 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     """
     check_fleet_chips(chips)
     if target_kind not in TARGET_KINDS:
-        raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
-                        "use output or total")
+        raise SpecError(
+            "--target-kind",
+            f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
+            "use output or total",
+        )
     ok = points_above_floor(frontier, system, min_interactivity)
     fits = [p for p in ok if p.deployment.chips <= chips]
     if not fits:
@@ -170,8 +211,11 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
         # at a floor of 0 (the default) 'or lower --min-interactivity' named a change that cannot be made (break49)
         lower = ", or lower --min-interactivity" if min_interactivity > 0 else ""
         at = f" at >= {min_interactivity:g} tok/s/user" if min_interactivity > 0 else ""
-        raise InfeasibleDeployment("--chips", f"{chips:,} {hold} no instance of {system.name}{at}: the smallest "
-                                   f"needs {least:,} chips", f"give --chips {least} or more{lower}")
+        raise InfeasibleDeployment(
+            "--chips",
+            f"{chips:,} {hold} no instance of {system.name}{at}: the smallest needs {least:,} chips",
+            f"give --chips {least} or more{lower}",
+        )
 
     def rate(p: PointRecord) -> float:
         return p.output_throughput_per_chip if target_kind == "output" else p.throughput_per_chip
@@ -180,9 +224,12 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     fits = [p for p in fits if placed[id(p)][0] > 0]
     if not fits:
         at = f" at >= {min_interactivity:g} tok/s/user" if min_interactivity > 0 else ""
-        raise InfeasibleDeployment("--chips", f"{chips:,} chips hold no instance of {system.name}{at} with each "
-                                   "worker's group whole in a box", "give more chips (whole racks or nodes)"
-                                   + (", or lower --min-interactivity" if min_interactivity > 0 else ""))
+        raise InfeasibleDeployment(
+            "--chips",
+            f"{chips:,} chips hold no instance of {system.name}{at} with each worker's group whole in a box",
+            "give more chips (whole racks or nodes)"
+            + (", or lower --min-interactivity" if min_interactivity > 0 else ""),
+        )
 
     def used(p: PointRecord) -> int:
         return placed[id(p)][0] * p.deployment.chips
@@ -192,13 +239,29 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     # each). The fleet's cost is the same; the planner keeps the chips that add nothing: fewest chips used,
     # then the faster per-user speed, then the smaller instance (finer failure and scaling unit)
     top = max(used(p) * rate(p) for p in fits)
-    best = min((p for p in fits if used(p) * rate(p) >= top * (1 - TIE_RTOL)),
-               key=lambda p: (used(p), -p.interactivity, p.deployment.chips))
+    best = min(
+        (p for p in fits if used(p) * rate(p) >= top * (1 - TIE_RTOL)),
+        key=lambda p: (used(p), -p.interactivity, p.deployment.chips),
+    )
     power = {c: (w, label, chips * w) for c in CONVENTIONS for w, label in [power_w_per_chip(system, c)]}
     n, cut = placed[id(best)]
-    return FleetThroughput(best, rate(best), target_kind, chips, n, used(best), used(best) * rate(best), power,
-                           system.usd_per_chip_hour, is_price_estimate(system), hardware_show_name(system), system.name,
-                           cut, min_interactivity, system.sources.get("cost.usd_per_chip_hour", ""))
+    return FleetThroughput(
+        best,
+        rate(best),
+        target_kind,
+        chips,
+        n,
+        used(best),
+        used(best) * rate(best),
+        power,
+        system.usd_per_chip_hour,
+        is_price_estimate(system),
+        hardware_show_name(system),
+        system.name,
+        cut,
+        min_interactivity,
+        system.sources.get("cost.usd_per_chip_hour", ""),
+    )
 
 
 def check_fleet_chips(chips: int) -> None:
@@ -209,11 +272,18 @@ def check_fleet_chips(chips: int) -> None:
         SpecError: naming ``--chips``.
     """
     if isinstance(chips, bool) or not isinstance(chips, int) or chips <= 0:
-        raise SpecError("--chips", f"must be a positive whole number of chips, got {chips!r}",
-                        "write e.g. --chips 1152 (16 racks of 72: racks x chips per rack, `jalapeno hardware show`)")
+        raise SpecError(
+            "--chips",
+            f"must be a positive whole number of chips, got {chips!r}",
+            "write e.g. --chips 1152 (16 racks of 72: racks x chips per rack, `jalapeno hardware show`)",
+        )
     if chips > MAX_FLEET_CHIPS:
-        raise SpecError("--chips", f"{_count(chips)} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
-                        "(~100x all AI accelerators installed by 2025)", "give the chips of one fleet, e.g. --chips 1152")
+        raise SpecError(
+            "--chips",
+            f"{_count(chips)} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
+            "(~100x all AI accelerators installed by 2025)",
+            "give the chips of one fleet, e.g. --chips 1152",
+        )
 
 
 def fleet_instances(dep, system: System, chips: int) -> tuple[int, tuple[str, int] | None]:
@@ -260,8 +330,9 @@ def _up4(x: float) -> float:
     return float(f"{up:.4g}")
 
 
-def fleet_chips(system: System, racks: int | None = None, power_mw: float | None = None,
-                convention: str = "all-in") -> tuple[int, str]:
+def fleet_chips(
+    system: System, racks: int | None = None, power_mw: float | None = None, convention: str = "all-in"
+) -> tuple[int, str]:
     """A fleet size in chips from what a planner has: ``racks`` (× the chips of the system's ``rack`` level,
     from its file) or ``power_mw`` (whole boxes of the outermost packaging level, the one plan counts:
     floor(MW / (W per chip × chips per box)) × chips per box, W under ``convention``). Returns the chips
@@ -280,19 +351,29 @@ def fleet_chips(system: System, racks: int | None = None, power_mw: float | None
     if racks is not None:
         rack = [lv for lv in system.levels if lv.name == "rack"]
         if isinstance(racks, bool) or not isinstance(racks, int) or racks <= 0:
-            raise SpecError("--racks", f"must be a positive whole number of racks, got {racks!r}", "write e.g. --racks 4")
+            raise SpecError(
+                "--racks", f"must be a positive whole number of racks, got {racks!r}", "write e.g. --racks 4"
+            )
         if not rack:
             have = ", ".join(f"{lv.name} of {lv.chips:,} chips" for lv in system.levels)
-            raise SpecError("--racks", f"{system.name}'s file has no rack level ({have})",
-                            f"give --chips ({system.levels[0].name}s x {system.levels[0].chips}: 32 {system.levels[0].name}s "
-                            f"is --chips {32 * system.levels[0].chips}) or --power-mw")
+            raise SpecError(
+                "--racks",
+                f"{system.name}'s file has no rack level ({have})",
+                f"give --chips ({system.levels[0].name}s x {system.levels[0].chips}: 32 {system.levels[0].name}s "
+                f"is --chips {32 * system.levels[0].chips}) or --power-mw",
+            )
         chips, line = racks * rack[0].chips, f"chips: {racks:,} racks x {rack[0].chips} chips per rack"
         where = "--racks"
     else:
-        if not (isinstance(power_mw, (int, float)) and not isinstance(power_mw, bool) and math.isfinite(power_mw)
-                and power_mw > 0):
-            raise SpecError("--power-mw", f"must be a positive number of megawatts, got {power_mw!r}",
-                            "write e.g. --power-mw 20")
+        if not (
+            isinstance(power_mw, (int, float))
+            and not isinstance(power_mw, bool)
+            and math.isfinite(power_mw)
+            and power_mw > 0
+        ):
+            raise SpecError(
+                "--power-mw", f"must be a positive number of megawatts, got {power_mw!r}", "write e.g. --power-mw 20"
+            )
         w, label = power_w_per_chip(system, convention)
         box = (system.levels[:-1] or system.levels[:1])[-1]
         boxes = power_mw * 1e6 / (w * box.chips)
@@ -300,15 +381,23 @@ def fleet_chips(system: System, racks: int | None = None, power_mw: float | None
         # 5,600 W H100 nodes: 182.99999999999997): within 1e-9 relative of the next whole box counts as it
         n = math.floor(boxes) + math.isclose(boxes, math.floor(boxes) + 1, rel_tol=1e-9)
         if n < 1:
-            raise SpecError("--power-mw", f"{power_mw:g} MW holds no whole {box.name} of {box.chips} {system.name} chips "
-                            f"at {w:,.0f} W each ({label}: {w * box.chips / 1e3:,.1f} kW a {box.name})",
-                            f"give --power-mw {_up4(w * box.chips / 1e6):g} or more")
+            raise SpecError(
+                "--power-mw",
+                f"{power_mw:g} MW holds no whole {box.name} of {box.chips} {system.name} chips "
+                f"at {w:,.0f} W each ({label}: {w * box.chips / 1e3:,.1f} kW a {box.name})",
+                f"give --power-mw {_up4(w * box.chips / 1e6):g} or more",
+            )
         chips = n * box.chips
-        line = (f"chips: floor({power_mw:,g} MW / ({w:,.0f} W {label} x {box.chips} chips per {box.name})) = "
-                f"{n:,} {box.name}s x {box.chips}")
+        line = (
+            f"chips: floor({power_mw:,g} MW / ({w:,.0f} W {label} x {box.chips} chips per {box.name})) = "
+            f"{n:,} {box.name}s x {box.chips}"
+        )
         where = "--power-mw"
     if chips > MAX_FLEET_CHIPS:
-        raise SpecError(where, f"{_count(chips)} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
-                        "(~100x all AI accelerators installed by 2025)",
-                        f"give one fleet's, e.g. {'--racks 16' if where == '--racks' else '--power-mw 20'}")
+        raise SpecError(
+            where,
+            f"{_count(chips)} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
+            "(~100x all AI accelerators installed by 2025)",
+            f"give one fleet's, e.g. {'--racks 16' if where == '--racks' else '--power-mw 20'}",
+        )
     return chips, f"{line} = {chips:,}"

@@ -177,13 +177,18 @@ def interp_frontier(
     _check_pair(fxs, fys, "fx", "fy")
     if fxs.size == 0:
         raise SpecError("fx", "is empty", "pass a frontier with at least one point")
-    if not (np.all(np.isfinite(fxs)) and np.all(np.isfinite(fys))
-            and np.all(fxs > 0) and np.all(fys > 0)):
-        raise SpecError("fx/fy", "contain non-finite or non-positive values",
-                        "build the frontier with frontier_indices(), which drops such points")
+    if not (np.all(np.isfinite(fxs)) and np.all(np.isfinite(fys)) and np.all(fxs > 0) and np.all(fys > 0)):
+        raise SpecError(
+            "fx/fy",
+            "contain non-finite or non-positive values",
+            "build the frontier with frontier_indices(), which drops such points",
+        )
     if np.any(np.diff(fxs) <= 0) or np.any(np.diff(fys) > 0):
-        raise SpecError("fx/fy", "are not a frontier (x strictly increasing, y non-increasing)",
-                        "pass x[idx], y[idx] with idx = frontier_indices(x, y)")
+        raise SpecError(
+            "fx/fy",
+            "are not a frontier (x strictly increasing, y non-increasing)",
+            "pass x[idx], y[idx] with idx = frontier_indices(x, y)",
+        )
     if not (np.isfinite(end_rtol) and 0.0 <= end_rtol < 1.0):
         raise SpecError("end_rtol", f"is {end_rtol}, outside [0, 1)", "use e.g. 0.02 (2%)")
     try:
@@ -191,8 +196,9 @@ def interp_frontier(
     except (TypeError, ValueError) as exc:
         raise SpecError("x_query", f"is not numeric ({exc})", "pass numbers") from exc
     if not (np.all(np.isfinite(xq)) and np.all(xq > 0)):
-        raise SpecError("x_query", "contains non-finite or non-positive interactivity",
-                        "query tokens/s/user values > 0")
+        raise SpecError(
+            "x_query", "contains non-finite or non-positive interactivity", "query tokens/s/user values > 0"
+        )
 
     q = xq.ravel()
     y = np.exp(np.interp(np.log(q), np.log(fxs), np.log(fys)))

@@ -103,11 +103,17 @@ class SystemBand:
         each band ``-12.3% to +8.2%`` (analysis/records.band_span)."""
         from jalapeno.analysis.records import band_span
 
-        parts = [f"{m} {band_span(f'{100 * b.q_lo:+.1f}%', f'{100 * b.q_hi:+.1f}%')} (n {b.n}"
-                 + ("" if b.source == "direct" else ", derived") + ")"
-                 for m, b in self.metrics.items() if m in ("throughput_per_chip", "interactivity", "e2e_s")]
-        return (f"{self.system}: measured error p{100 * QUANTILES[0]:.0f}/p{100 * QUANTILES[1]:.0f} of "
-                "predicted/measured - 1 (jalapeno validate on " + ", ".join(self.models) + "): " + "; ".join(parts))
+        parts = [
+            f"{m} {band_span(f'{100 * b.q_lo:+.1f}%', f'{100 * b.q_hi:+.1f}%')} (n {b.n}"
+            + ("" if b.source == "direct" else ", derived")
+            + ")"
+            for m, b in self.metrics.items()
+            if m in ("throughput_per_chip", "interactivity", "e2e_s")
+        ]
+        return (
+            f"{self.system}: measured error p{100 * QUANTILES[0]:.0f}/p{100 * QUANTILES[1]:.0f} of "
+            "predicted/measured - 1 (jalapeno validate on " + ", ".join(self.models) + "): " + "; ".join(parts)
+        )
 
 
 def error_quantiles(errors) -> tuple[float, float]:
@@ -161,8 +167,11 @@ def build_bands(rows) -> dict:
             mets["e2e_s"] = b
         direct = _band("throughput_per_chip", g.error[g.metric == "throughput_per_chip"], "direct")
         if direct is None and e2e.size:
-            direct = _band("throughput_per_chip", 1 / (1 + e2e) - 1,
-                           "derived from e2e_s: concurrency (ISL + OSL) / E2E at fixed concurrency")
+            direct = _band(
+                "throughput_per_chip",
+                1 / (1 + e2e) - 1,
+                "derived from e2e_s: concurrency (ISL + OSL) / E2E at fixed concurrency",
+            )
         if direct:
             mets["throughput_per_chip"] = direct
         if mets:
@@ -187,29 +196,40 @@ def load_measured_bands(path: str | None = None) -> dict:
     try:
         data = tomllib.loads(p.read_text())
     except FileNotFoundError:
-        raise SpecError("measured bands", f"file not found: {p}",
-                        "regenerate it: python scripts/gen_measured_bands.py") from None
+        raise SpecError(
+            "measured bands", f"file not found: {p}", "regenerate it: python scripts/gen_measured_bands.py"
+        ) from None
     except tomllib.TOMLDecodeError as e:
-        raise SpecError("measured bands", f"{p} is not valid TOML ({e})",
-                        "regenerate it: python scripts/gen_measured_bands.py") from None
+        raise SpecError(
+            "measured bands", f"{p} is not valid TOML ({e})", "regenerate it: python scripts/gen_measured_bands.py"
+        ) from None
     out = {}
     models = data.get("models", {})
     for s, mets in data.get("systems", {}).items():
         bands = {}
         for m, b in mets.items():
             try:
-                bands[m] = MetricBand(m, float(b["q_lo"]), float(b["q_hi"]), int(b["n"]), float(b["median"]),
-                                      str(b["source"]))
+                bands[m] = MetricBand(
+                    m, float(b["q_lo"]), float(b["q_hi"]), int(b["n"]), float(b["median"]), str(b["source"])
+                )
             except (KeyError, TypeError, ValueError):
-                raise SpecError(f"measured bands: systems.{s}.{m}", "needs q_lo, q_hi, n, median, source",
-                                "regenerate it: python scripts/gen_measured_bands.py") from None
+                raise SpecError(
+                    f"measured bands: systems.{s}.{m}",
+                    "needs q_lo, q_hi, n, median, source",
+                    "regenerate it: python scripts/gen_measured_bands.py",
+                ) from None
             if m not in METRICS or not (b["q_lo"] <= b["q_hi"]) or min(b["q_lo"], b["q_hi"]) <= -1:
-                raise SpecError(f"measured bands: systems.{s}.{m}",
-                                f"unknown metric or quantiles out of order / <= -1 ({b['q_lo']}, {b['q_hi']})",
-                                "regenerate it: python scripts/gen_measured_bands.py")
+                raise SpecError(
+                    f"measured bands: systems.{s}.{m}",
+                    f"unknown metric or quantiles out of order / <= -1 ({b['q_lo']}, {b['q_hi']})",
+                    "regenerate it: python scripts/gen_measured_bands.py",
+                )
         if not isinstance(models.get(s), list) or not models[s]:
-            raise SpecError(f"measured bands: models.{s}", "missing: the models validate measured the band on",
-                            "regenerate it: python scripts/gen_measured_bands.py")
+            raise SpecError(
+                f"measured bands: models.{s}",
+                "missing: the models validate measured the band on",
+                "regenerate it: python scripts/gen_measured_bands.py",
+            )
         out[s] = SystemBand(s, bands, tuple(map(str, models[s])))
     return out
 
@@ -235,8 +255,12 @@ def band_of(pricer, model: str | None = None) -> SystemBand | None:
 def validated_set(source: str) -> bool:
     """Whether an efficiency set's ``source`` names a system's own calibrated set as validate priced it: no
     ``--set``/variant override, not another ``--efficiency`` set, not a band end (``set low``/``set high``)."""
-    return (source.startswith("calibrated (") and "overrides:" not in source
-            and "; set low;" not in source and "; set high;" not in source)
+    return (
+        source.startswith("calibrated (")
+        and "overrides:" not in source
+        and "; set low;" not in source
+        and "; set high;" not in source
+    )
 
 
 def uncovered(system: str, model: str) -> SystemBand | None:
@@ -251,8 +275,10 @@ def uncovered_source(system: str, model: str, band: SystemBand) -> str:
     """The JSON ``source`` of the headline band of a measured ``system`` whose band does not cover ``model``
     (:func:`uncovered`): low and high equal the prediction, and the JSON says why, as compare's table does in its
     'no band for' line (an equal-ended band with no source read as an exact figure)."""
-    return (f"none: validate has no {model} points on {system} (its measured error band is validate's on "
-            f"{', '.join(band.models)}); low and high repeat the calibrated prediction")
+    return (
+        f"none: validate has no {model} points on {system} (its measured error band is validate's on "
+        f"{', '.join(band.models)}); low and high repeat the calibrated prediction"
+    )
 
 
 def same_set(a, b) -> bool:
@@ -273,23 +299,39 @@ def scale_points(points, band: SystemBand, which: str):
     """Serving points (serve/analytic.ServingPoints) as they would be measured at the band's
     ``which`` end: interactivity, throughput and latencies each scaled by its metric's factor (a
     metric without a band kept)."""
+
     def f(m: str) -> float:
         return band.factor(m, which)
+
     ft, fi, fe = f("throughput_per_chip"), f("interactivity"), f("e2e_s")
-    return replace(points, throughput_per_chip=points.throughput_per_chip * ft,
-                   output_throughput_per_chip=points.output_throughput_per_chip * ft,
-                   interactivity=points.interactivity * fi, e2e_s=points.e2e_s * fe,
-                   ttft_s=points.ttft_s * f("ttft_s"), tpot_s=points.tpot_s * f("tpot_s"))
+    return replace(
+        points,
+        throughput_per_chip=points.throughput_per_chip * ft,
+        output_throughput_per_chip=points.output_throughput_per_chip * ft,
+        interactivity=points.interactivity * fi,
+        e2e_s=points.e2e_s * fe,
+        ttft_s=points.ttft_s * f("ttft_s"),
+        tpot_s=points.tpot_s * f("tpot_s"),
+    )
 
 
 def scale_frontier(rec, band: SystemBand, which: str):
     """A FrontierRecord (analysis/records.py) with every point scaled as :func:`scale_points`."""
+
     def f(m: str) -> float:
         return band.factor(m, which)
+
     ft, fi, fe = f("throughput_per_chip"), f("interactivity"), f("e2e_s")
-    pts = tuple(replace(q, throughput_per_chip=q.throughput_per_chip * ft,
-                        output_throughput_per_chip=q.output_throughput_per_chip * ft,
-                        interactivity=q.interactivity * fi, e2e_s=q.e2e_s * fe) for q in rec.frontier)
+    pts = tuple(
+        replace(
+            q,
+            throughput_per_chip=q.throughput_per_chip * ft,
+            output_throughput_per_chip=q.output_throughput_per_chip * ft,
+            interactivity=q.interactivity * fi,
+            e2e_s=q.e2e_s * fe,
+        )
+        for q in rec.frontier
+    )
     return replace(rec, frontier=pts, headline=None)
 
 
@@ -302,10 +344,16 @@ def headline_bands(h, band: SystemBand):
         b = band.get(m)
         lo, hi = b.ends(v) if b else (v, v)
         return Band(lo, v, hi)
-    kw = {w: {c: x * band.factor("throughput_per_chip", w) for c, x in h.peak_tok_s_per_kw.items()}
-          for w in ("low", "high")}
+
+    kw = {
+        w: {c: x * band.factor("throughput_per_chip", w) for c, x in h.peak_tok_s_per_kw.items()}
+        for w in ("low", "high")
+    }
     kw["mid"] = dict(h.peak_tok_s_per_kw)
-    return Bands(peak_throughput_per_chip=ends("throughput_per_chip", h.peak_throughput_per_chip),
-                 max_interactivity=ends("interactivity", h.max_interactivity),
-                 min_e2e_s=ends("e2e_s", h.min_e2e_s), peak_tok_s_per_kw=kw,
-                 source="measured error (validate p10/p90)")
+    return Bands(
+        peak_throughput_per_chip=ends("throughput_per_chip", h.peak_throughput_per_chip),
+        max_interactivity=ends("interactivity", h.max_interactivity),
+        min_e2e_s=ends("e2e_s", h.min_e2e_s),
+        peak_tok_s_per_kw=kw,
+        source="measured error (validate p10/p90)",
+    )

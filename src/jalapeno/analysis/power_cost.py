@@ -53,11 +53,16 @@ def check_convention(convention: str) -> None:
     if convention in CONVENTIONS:
         return
     if convention == "load":  # the drawn power is audit's convention (docs/audit.md §4): not a catalog figure
-        raise UnknownNameError("--power", "'load' (the chip power drawn at each operating point) is taken by "
-                               "jalapeno audit and sensitivity only", f"use one of {', '.join(CONVENTIONS)} here, "
-                               "or jalapeno audit --power load for the drawn power")
-    raise UnknownNameError("--power", f"unknown power convention {convention!r}{choice_hint(convention, CONVENTIONS)}",
-                           f"use one of {', '.join(CONVENTIONS)}")
+        raise UnknownNameError(
+            "--power",
+            "'load' (the chip power drawn at each operating point) is taken by jalapeno audit and sensitivity only",
+            f"use one of {', '.join(CONVENTIONS)} here, or jalapeno audit --power load for the drawn power",
+        )
+    raise UnknownNameError(
+        "--power",
+        f"unknown power convention {convention!r}{choice_hint(convention, CONVENTIONS)}",
+        f"use one of {', '.join(CONVENTIONS)}",
+    )
 
 
 def energy_and_cost(throughput_per_chip, system: System, convention: str) -> dict[str, np.ndarray]:
@@ -107,8 +112,15 @@ def point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, t
     lay = dep.decode.layout
     # the mean chip's share of the prompts (energy), not the busiest rank's: one prompt on every
     # attention-DP rank (cost/adp_rank.py prices max(n/dp, min(n, 1)) of n prompts on the busiest)
-    sc = pool_step_cost(model, pricer, dep, lay, Batch.make(decode_seqs=b, decode_ctx=isl + osl / 2, prefill_tokens=p,
-                                                            prefill_seqs=np.where(p > 0, float(lay.dp), 0.0)))
+    sc = pool_step_cost(
+        model,
+        pricer,
+        dep,
+        lay,
+        Batch.make(
+            decode_seqs=b, decode_ctx=isl + osl / 2, prefill_tokens=p, prefill_seqs=np.where(p > 0, float(lay.dp), 0.0)
+        ),
+    )
     chip = pricer.system.chip
     link = scale_up_bytes_per_s(pricer.system)
     co = sc.collectives
@@ -136,8 +148,7 @@ def _peak_seconds(ops, chip) -> np.ndarray:
     return (ops.flop / peak[:, None]).sum(axis=0)
 
 
-def load_power_w_per_chip(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip,
-                          terms=None):
+def load_power_w_per_chip(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip, terms=None):
     """Chip power drawn at operating points (W, (N,)): specs/power.load_power_w at the
     utilisations of :func:`point_utilisation` (compute, HBM and scale-up links), with the chip's
     components (a variant's relative to its root); ``terms``: power-term values replacing the mid

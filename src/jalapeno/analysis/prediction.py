@@ -21,9 +21,16 @@ from jalapeno.specs.workload import MAX_RATE_PER_S, Workload
 MIN_RATE_PER_S = 1e-6
 
 
-def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, concurrency: float | None,
-                  convention: str = "all-in", rate: float | None = None,
-                  recurring_waves: bool = False) -> PredictionRecord:
+def predict_point(
+    model: ModelSpec,
+    pricer: Pricer,
+    dep: Deployment,
+    wl: Workload,
+    concurrency: float | None,
+    convention: str = "all-in",
+    rate: float | None = None,
+    recurring_waves: bool = False,
+) -> PredictionRecord:
     """The record (analysis/records.py) of ``dep`` serving ``wl`` at ``concurrency`` (or open-loop ``rate``).
 
     ``recurring_waves``: a fixed-length closed loop whose users start together repeats its first
@@ -38,9 +45,14 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
         InfeasibleDeployment: a layout that cannot run the model on the system, or a
             deployment larger than the system.
     """
-    if not isinstance(dep, Deployment):  # a layout label raised AttributeError: 'str' object has no attribute 'for_model'
-        raise SpecError("predict_point: dep", f"expected a Deployment, got {type(dep).__name__}",
-                        "pass Deployment(get_precision(name), Pool(Layout(...)))")
+    if not isinstance(
+        dep, Deployment
+    ):  # a layout label raised AttributeError: 'str' object has no attribute 'for_model'
+        raise SpecError(
+            "predict_point: dep",
+            f"expected a Deployment, got {type(dep).__name__}",
+            "pass Deployment(get_precision(name), Pool(Layout(...)))",
+        )
     _check_inputs(model, pricer, wl, concurrency, rate, recurring_waves)
     load, value = ("--concurrency", concurrency) if rate is None else ("--rate", rate)
     if isinstance(value, (str, bool)):  # '4' raised TypeError: must be real number, not str
@@ -48,12 +60,18 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     if value is None or not (math.isfinite(value) and value > 0):
         raise SpecError(load, f"must be a finite number > 0, got {value}", f"give {load} > 0")
     if rate is not None and rate < MIN_RATE_PER_S:
-        raise SpecError("--rate", f"{rate:g} requests/s is one request every {1 / rate / 86400:.3g} days: an idle "
-                        f"server, below the lowest rate predicted ({MIN_RATE_PER_S:g} requests/s)",
-                        f"give --rate {MIN_RATE_PER_S:g} or more (requests per second, not per hour)")
+        raise SpecError(
+            "--rate",
+            f"{rate:g} requests/s is one request every {1 / rate / 86400:.3g} days: an idle "
+            f"server, below the lowest rate predicted ({MIN_RATE_PER_S:g} requests/s)",
+            f"give --rate {MIN_RATE_PER_S:g} or more (requests per second, not per hour)",
+        )
     if rate is not None and rate > MAX_RATE_PER_S:  # 1e12 requests/s ran: a result that is only queueing
-        raise SpecError("--rate", f"{rate:g} requests/s is above {MAX_RATE_PER_S:g} (specs/workload.MAX_RATE_PER_S)",
-                        "give the rate in requests per second")
+        raise SpecError(
+            "--rate",
+            f"{rate:g} requests/s is above {MAX_RATE_PER_S:g} (specs/workload.MAX_RATE_PER_S)",
+            "give the rate in requests per second",
+        )
     system = pricer.system
     dep = dep.for_model(model)
     power_w_per_chip(system, convention)
@@ -63,16 +81,27 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     if dep.chips > system.max_chips:
         from jalapeno.errors import InfeasibleDeployment
 
-        raise InfeasibleDeployment("deployment", f"{dep.chips} chips exceed {system.name}'s {system.max_chips}",
-                                   "use fewer workers or smaller pools")
+        raise InfeasibleDeployment(
+            "deployment",
+            f"{dep.chips} chips exceed {system.name}'s {system.max_chips}",
+            "use fewer workers or smaller pools",
+        )
     if rate is None:
         pts = serve_at_concurrency(model, pricer, dep, wl, [concurrency], recurring_waves=recurring_waves)
     else:
         pts = serve_at_rate(model, pricer, dep, wl, [rate])
     parts = ttft_parts(model, pricer, dep, wl, pts)
-    return PredictionRecord.from_points(pts, 0, dep, system, convention, model=model.name, workload=wl,
-                                        efficiency_source=pricer.efficiency.source,
-                                        ttft_parts={k: float(v[0]) for k, v in parts.items()})
+    return PredictionRecord.from_points(
+        pts,
+        0,
+        dep,
+        system,
+        convention,
+        model=model.name,
+        workload=wl,
+        efficiency_source=pricer.efficiency.source,
+        ttft_parts={k: float(v[0]) for k, v in parts.items()},
+    )
 
 
 def _check_inputs(model, pricer, wl, concurrency, rate, recurring_waves) -> None:
@@ -85,13 +114,22 @@ def _check_inputs(model, pricer, wl, concurrency, rate, recurring_waves) -> None
     from jalapeno.cost.pricer import check_pricer
 
     if not isinstance(model, ModelSpec):  # 'deepseek-r1' raised AttributeError: 'str' object has no attribute 'moe'
-        raise SpecError("predict_point: model", f"expected a ModelSpec, got {type(model).__name__}",
-                        "pass load_model(name), e.g. load_model('deepseek-r1')")
+        raise SpecError(
+            "predict_point: model",
+            f"expected a ModelSpec, got {type(model).__name__}",
+            "pass load_model(name), e.g. load_model('deepseek-r1')",
+        )
     check_pricer(pricer, "predict_point: pricer")  # 'b200' raised AttributeError: no attribute 'system'
     if not isinstance(wl, Workload):  # '1k1k' raised AttributeError: 'str' object has no attribute 'mean_osl'
-        raise SpecError("predict_point: wl", f"expected a Workload, got {type(wl).__name__}",
-                        "pass get_workload(name), e.g. get_workload('8k1k'), or get_workload(isl=..., osl=...)")
+        raise SpecError(
+            "predict_point: wl",
+            f"expected a Workload, got {type(wl).__name__}",
+            "pass get_workload(name), e.g. get_workload('8k1k'), or get_workload(isl=..., osl=...)",
+        )
     if concurrency is not None and rate is not None:
-        raise SpecError("predict_point: concurrency/rate", "give exactly one: a closed loop's concurrency or an "
-                        f"open loop's rate (got {concurrency!r} and {rate!r})", "pass concurrency=None with rate=...")
+        raise SpecError(
+            "predict_point: concurrency/rate",
+            f"give exactly one: a closed loop's concurrency or an open loop's rate (got {concurrency!r} and {rate!r})",
+            "pass concurrency=None with rate=...",
+        )
     check_bool("predict_point: recurring_waves", recurring_waves, "pass recurring_waves=True or False")

@@ -92,7 +92,9 @@ def basis_text(name: str, source: str, estimate: bool, user_file: bool = False) 
     elif clause.startswith(_FOLLOWED):
         why = f"derived: the base's published price {clause}"
     elif user_file:
-        why = f"given in the system file: {source.split(';', 1)[0].strip().rstrip('.,')}" if clause else "no source given"
+        why = (
+            f"given in the system file: {source.split(';', 1)[0].strip().rstrip('.,')}" if clause else "no source given"
+        )
     else:  # a cited figure keeps its bracketed detail (whose table, which owner): only the first ';' part
         why = f"published: {source.split(';', 1)[0].strip().rstrip('.,')}" if clause else "no source given"
     return f"{why}; its source in full: `jalapeno hardware show {name}`, cost.usd_per_chip_hour"
@@ -105,8 +107,12 @@ def system_basis(system) -> str:
     from jalapeno.specs.catalog import hardware_show_name
 
     name = hardware_show_name(system)
-    return basis_text(name, system.sources.get("cost.usd_per_chip_hour", ""), is_price_estimate(system),
-                      user_file=_user_price(system, name))
+    return basis_text(
+        name,
+        system.sources.get("cost.usd_per_chip_hour", ""),
+        is_price_estimate(system),
+        user_file=_user_price(system, name),
+    )
 
 
 def _user_price(system, name: str, key: str = "cost.usd_per_chip_hour") -> bool:
@@ -182,7 +188,9 @@ def figure_source(source: str, user_file: bool = False) -> str:
         clause = clause.split(cut, 1)[0]
     clause = clause.strip().rstrip(".,")
     if clause.startswith(_FOLLOWED):  # an estimated base's followed figure stays an estimate (follow_variant)
-        return f"estimated: the base's estimated figure {clause}" if estimate else f"derived: the base's figure {clause}"
+        return (
+            f"estimated: the base's estimated figure {clause}" if estimate else f"derived: the base's figure {clause}"
+        )
     if clause.startswith(_VARIANT):
         return f"derived: {clause}"
     if estimate or label == "estimate:":
@@ -204,8 +212,11 @@ def power_basis(system) -> str:
     from jalapeno.specs.catalog import hardware_show_name
 
     name = hardware_show_name(system)
-    watts = {"all-in": system.allin_power_w_per_chip, "chip TDP": system.chip.tdp_w,
-             "sustained": system.chip.sustained_w}
+    watts = {
+        "all-in": system.allin_power_w_per_chip,
+        "chip TDP": system.chip.tdp_w,
+        "sustained": system.chip.sustained_w,
+    }
     parts = []
     for label, key in POWER_FIELDS:
         if watts[label] is None:

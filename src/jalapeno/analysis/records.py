@@ -84,19 +84,24 @@ class _Record:
 #: ``PointRecord`` fields whose frame (CSV, Parquet) column carries its unit as a suffix
 #: (STYLE §6: ``tput_per_chip_tok_per_s``); every other scalar field's name already ends in its
 #: unit (``ttft_s``, ``power_w_per_chip``, ``tok_s_per_kw``, ``usd_per_mtok``) or is a count or ratio.
-FRAME_UNITS = MappingProxyType({
-    "throughput_per_chip": "throughput_per_chip_tok_per_s",
-    "output_throughput_per_chip": "output_throughput_per_chip_tok_per_s",
-    "interactivity": "interactivity_tok_per_s_per_user",
-    "output_throughput_per_decode_chip": "output_throughput_per_decode_chip_tok_per_s",
-})
+FRAME_UNITS = MappingProxyType(
+    {
+        "throughput_per_chip": "throughput_per_chip_tok_per_s",
+        "output_throughput_per_chip": "output_throughput_per_chip_tok_per_s",
+        "interactivity": "interactivity_tok_per_s_per_user",
+        "output_throughput_per_decode_chip": "output_throughput_per_decode_chip_tok_per_s",
+    }
+)
 
 
 def _flat_row(d: dict) -> dict:
     """One frame row of a point's dict: scalar fields (named with their unit, :data:`FRAME_UNITS`),
     the deployment as its label and its JSON."""
-    return {**{FRAME_UNITS.get(k, k): v for k, v in d.items() if not isinstance(v, dict)},
-            "deployment": d["deployment"]["label"], "deployment_json": json.dumps(d["deployment"])}
+    return {
+        **{FRAME_UNITS.get(k, k): v for k, v in d.items() if not isinstance(v, dict)},
+        "deployment": d["deployment"]["label"],
+        "deployment_json": json.dumps(d["deployment"]),
+    }
 
 
 def _span(points) -> str:
@@ -106,8 +111,10 @@ def _span(points) -> str:
     if not ok:
         return f"{len(points)} points, none feasible"
     x = [p.interactivity for p in ok]
-    return (f"{len(ok)} points, {min(x):,.1f}-{max(x):,.1f} tok/s/user, "
-            f"peak {max(p.throughput_per_chip for p in ok):,.0f} in+out tok/s/chip")
+    return (
+        f"{len(ok)} points, {min(x):,.1f}-{max(x):,.1f} tok/s/user, "
+        f"peak {max(p.throughput_per_chip for p in ok):,.0f} in+out tok/s/chip"
+    )
 
 
 #: The word between a band's two ends, in every command and the report page (compare's headline and ratio bands,
@@ -211,8 +218,9 @@ class PointRecord(_Record):
     prefill_chip_share: float
 
     @classmethod
-    def from_points(cls, points: ServingPoints, i: int, dep: Deployment, system: System,
-                    convention: str) -> PointRecord:
+    def from_points(
+        cls, points: ServingPoints, i: int, dep: Deployment, system: System, convention: str
+    ) -> PointRecord:
         """Point ``i`` of ``points``, served by ``dep`` on ``system``, under a power convention."""
         return cls(**_point_fields(points, i, dep, system, convention))
 
@@ -227,15 +235,40 @@ class PointRecord(_Record):
             return f"{type(self).__name__}({self.system}: {self.deployment.label}, infeasible: {self.reason})"
         c = self.concurrency  # 1.5 was printed 'concurrency 2' (:,.0f), the point served at 1.5
         conc = f"{c:,.0f}" if abs(c - round(c)) < 1e-6 else f"{c:,.2f}"
-        return (f"{type(self).__name__}({self.system}: {self.deployment.label} at concurrency {conc}: "
-                f"{self.throughput_per_chip:,.1f} in+out tok/s/chip, {self.interactivity:,.1f} tok/s/user, "
-                f"TTFT {self.ttft_s * 1e3:,.0f} ms, TPOT {self.tpot_s * 1e3:.2f} ms, {bound_text(self)})")
+        return (
+            f"{type(self).__name__}({self.system}: {self.deployment.label} at concurrency {conc}: "
+            f"{self.throughput_per_chip:,.1f} in+out tok/s/chip, {self.interactivity:,.1f} tok/s/user, "
+            f"TTFT {self.ttft_s * 1e3:,.0f} ms, TPOT {self.tpot_s * 1e3:.2f} ms, {bound_text(self)})"
+        )
 
 
-_SERVING = ("throughput_per_chip", "output_throughput_per_chip", "interactivity", "ttft_s", "tpot_s", "e2e_s",
-            "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s", "e2e_p99_s", "queue_s",
-            "concurrency", "decode_batch", "request_rate_per_s", "chips", "step_time_s", "kv_transfer_s",
-            "bound", "bound_margin", "bound_level", "limit", "feasible", "reason")
+_SERVING = (
+    "throughput_per_chip",
+    "output_throughput_per_chip",
+    "interactivity",
+    "ttft_s",
+    "tpot_s",
+    "e2e_s",
+    "ttft_p50_s",
+    "ttft_p90_s",
+    "ttft_p99_s",
+    "e2e_p50_s",
+    "e2e_p90_s",
+    "e2e_p99_s",
+    "queue_s",
+    "concurrency",
+    "decode_batch",
+    "request_rate_per_s",
+    "chips",
+    "step_time_s",
+    "kv_transfer_s",
+    "bound",
+    "bound_margin",
+    "bound_level",
+    "limit",
+    "feasible",
+    "reason",
+)
 
 
 def _point_fields(points: ServingPoints, i: int, dep: Deployment, system: System, convention: str) -> dict:
@@ -253,24 +286,29 @@ def _point_fields(points: ServingPoints, i: int, dep: Deployment, system: System
     rec["in_flight"] = c * (e2e - wait) / e2e if e2e > 0 and wait > 0 else c
     # output tokens per second per decode chip (InferenceX's output_tput_per_gpu when disaggregated):
     # the same output over the decode pool's chips only; equal to the per-chip figure when aggregated
-    rec["output_throughput_per_decode_chip"] = (float(p["output_throughput_per_chip"]) * float(p["chips"])
-                                                / dep.decode.chips if dep.prefill is not None
-                                                else float(p["output_throughput_per_chip"]))
+    rec["output_throughput_per_decode_chip"] = (
+        float(p["output_throughput_per_chip"]) * float(p["chips"]) / dep.decode.chips
+        if dep.prefill is not None
+        else float(p["output_throughput_per_chip"])
+    )
     t = np.array([p["throughput_per_chip"]])
     ec = energy_and_cost(t, system, convention)
-    rec.update({
-        "power_convention": convention,
-        "power_label": power_w_per_chip(system, convention)[1],
-        "power_w_per_chip": float(ec["power_w_per_chip"][0]),
-        "tok_s_per_kw": float(ec["tok_s_per_kw"][0]),
-        "tok_s_per_kw_by_convention": {c: float(energy_and_cost(t, system, c)["tok_s_per_kw"][0])
-                                       for c in CONVENTIONS},
-        "j_per_token": float(ec["j_per_token"][0]),
-        "usd_per_mtok": float(ec["usd_per_mtok"][0]),
-        "system": system.name,
-        "deployment": dep,
-        "config": dep.config,
-    })
+    rec.update(
+        {
+            "power_convention": convention,
+            "power_label": power_w_per_chip(system, convention)[1],
+            "power_w_per_chip": float(ec["power_w_per_chip"][0]),
+            "tok_s_per_kw": float(ec["tok_s_per_kw"][0]),
+            "tok_s_per_kw_by_convention": {
+                c: float(energy_and_cost(t, system, c)["tok_s_per_kw"][0]) for c in CONVENTIONS
+            },
+            "j_per_token": float(ec["j_per_token"][0]),
+            "usd_per_mtok": float(ec["usd_per_mtok"][0]),
+            "system": system.name,
+            "deployment": dep,
+            "config": dep.config,
+        }
+    )
     return rec
 
 
@@ -285,12 +323,27 @@ class PredictionRecord(PointRecord):
     ttft_parts: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
-    def from_points(cls, points: ServingPoints, i: int, dep: Deployment, system: System, convention: str, *,
-                    model: str, workload: Workload, efficiency_source: str,
-                    ttft_parts: Mapping[str, float] | None = None) -> PredictionRecord:
+    def from_points(
+        cls,
+        points: ServingPoints,
+        i: int,
+        dep: Deployment,
+        system: System,
+        convention: str,
+        *,
+        model: str,
+        workload: Workload,
+        efficiency_source: str,
+        ttft_parts: Mapping[str, float] | None = None,
+    ) -> PredictionRecord:
         """Point ``i`` of ``points`` with the model name, workload, efficiency-set source and TTFT parts."""
-        return cls(**_point_fields(points, i, dep, system, convention), model=model, workload=workload,
-                   efficiency_source=efficiency_source, ttft_parts=MappingProxyType(dict(ttft_parts or {})))
+        return cls(
+            **_point_fields(points, i, dep, system, convention),
+            model=model,
+            workload=workload,
+            efficiency_source=efficiency_source,
+            ttft_parts=MappingProxyType(dict(ttft_parts or {})),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,8 +468,9 @@ class ComparisonRecord(_Record):
     def as_dict(self) -> dict:
         """The record as JSON: the common fields and, per system, its frontier and headline."""
         d = _Record.as_dict(self)
-        d["systems"] = {n: {"frontier": _plain(fr.frontier), "headline": _plain(fr.headline)}
-                        for n, fr in self.systems.items()}
+        d["systems"] = {
+            n: {"frontier": _plain(fr.frontier), "headline": _plain(fr.headline)} for n, fr in self.systems.items()
+        }
         return d
 
     def to_frame(self):
@@ -427,8 +481,10 @@ class ComparisonRecord(_Record):
         """Short: the comparison's model, workload, precision, power convention and baseline, then
         each system's frontier in one phrase (:func:`_span`)."""
         per = "; ".join(f"{n}: {_span(fr.frontier)}" for n, fr in self.systems.items())
-        return (f"ComparisonRecord({self.model} · {self.workload.name} · {self.precision} · {self.power_convention}, "
-                f"baseline {self.baseline}: {per})")
+        return (
+            f"ComparisonRecord({self.model} · {self.workload.name} · {self.precision} · {self.power_convention}, "
+            f"baseline {self.baseline}: {per})"
+        )
 
 
 #: every record type, in the order docs/metrics.md §11 documents them

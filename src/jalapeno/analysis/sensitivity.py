@@ -35,12 +35,21 @@ def parse_metric(text: str) -> Claim:
         c = parse_claim(f"{text}=1")
     except SpecError as e:
         problem = e.problem.replace(f"{text}=1", text).replace(" is not METRIC[@X]=VALUE", " is not METRIC[@X]")
-        raise SpecError("--metric", problem, e.fix.replace("--claim", "--metric").replace("=700", "")
-                         .replace("@100=1", "@100").replace("=VALUE", "")  # a metric has no value (break49)
-                         .replace(" (each also as <metric>_ratio)", "")) from None  # a ratio is refused below
+        raise SpecError(
+            "--metric",
+            problem,
+            e.fix.replace("--claim", "--metric")
+            .replace("=700", "")
+            .replace("@100=1", "@100")
+            .replace("=VALUE", "")  # a metric has no value (break49)
+            .replace(" (each also as <metric>_ratio)", ""),
+        ) from None  # a ratio is refused below
     if c.ratio:
-        raise SpecError("--metric", "sensitivity is of one system's metric, not a ratio",
-                        f"use --metric {c.metric}" + (f"@{c.at:g}" if c.at is not None else ""))
+        raise SpecError(
+            "--metric",
+            "sensitivity is of one system's metric, not a ratio",
+            f"use --metric {c.metric}" + (f"@{c.at:g}" if c.at is not None else ""),
+        )
     return replace(c, value=math.nan)
 
 
@@ -65,9 +74,17 @@ class SensitivityRow:
 
     def as_dict(self) -> dict:
         """The row as JSON (parameter, its band, the metric at each end, swing, band source)."""
-        return {"parameter": self.parameter, "kind": self.kind, "current": self.current, "low": self.low,
-                "high": self.high, "metric_at_low": self.metric_at_low, "metric_at_high": self.metric_at_high,
-                "swing": self.swing, "band_source": self.band_source}
+        return {
+            "parameter": self.parameter,
+            "kind": self.kind,
+            "current": self.current,
+            "low": self.low,
+            "high": self.high,
+            "metric_at_low": self.metric_at_low,
+            "metric_at_high": self.metric_at_high,
+            "swing": self.swing,
+            "band_source": self.band_source,
+        }
 
 
 @dataclass(frozen=True)
@@ -83,8 +100,14 @@ class Sensitivity:
 
     def as_dict(self) -> dict:
         """The JSON of ``sensitivity``: system, metric, its unit and value, the rows, the context."""
-        return {"system": self.system, "metric": self.metric, "unit": self.unit, "value": self.value,
-                "rows": [r.as_dict() for r in self.rows], "context": self.context}
+        return {
+            "system": self.system,
+            "metric": self.metric,
+            "unit": self.unit,
+            "value": self.value,
+            "rows": [r.as_dict() for r in self.rows],
+            "context": self.context,
+        }
 
 
 def sensitivity(ctx: ClaimContext, pricer, metric: Claim) -> Sensitivity:
@@ -111,12 +134,25 @@ def sensitivity(ctx: ClaimContext, pricer, metric: Claim) -> Sensitivity:
         except JalapenoError:
             return math.nan
 
-    rows = [SensitivityRow(p.key, p.kind, p.current, p.low, p.high, at(p.key, p.low), at(p.key, p.high),
-                           p.band_source) for p in params]
+    rows = [
+        SensitivityRow(p.key, p.kind, p.current, p.low, p.high, at(p.key, p.low), at(p.key, p.high), p.band_source)
+        for p in params
+    ]
     rows.sort(key=lambda r: -(r.swing if math.isfinite(r.swing) else -1))
-    return Sensitivity(pricer.system.name, metric.name, metric.unit, value, tuple(rows),
-                       {"model": ctx.model.name, "workload": ctx.workload.name, "precision": ctx.precision.name,
-                        "power": ctx.convention, "efficiency_source": pricer.efficiency.source})
+    return Sensitivity(
+        pricer.system.name,
+        metric.name,
+        metric.unit,
+        value,
+        tuple(rows),
+        {
+            "model": ctx.model.name,
+            "workload": ctx.workload.name,
+            "precision": ctx.precision.name,
+            "power": ctx.convention,
+            "efficiency_source": pricer.efficiency.source,
+        },
+    )
 
 
 def _refuse_unreached(metric: Claim, system: str, points) -> None:
@@ -126,9 +162,12 @@ def _refuse_unreached(metric: Claim, system: str, points) -> None:
 
     ok = points.feasible & (points.throughput_per_chip > 0) & np.isfinite(points.interactivity)
     top = float(points.interactivity[ok].max()) if ok.any() else math.nan
-    raise SpecError("--metric", f"{metric.metric}@{metric.at:g} is undefined on {system}: its frontier reaches at most "
-                    f"{top:.1f} tok/s/user", f"give @X of at most {math.floor(top) if math.isfinite(top) else 0}, "
-                    f"e.g. --metric {metric.metric}@{max(1, math.floor(top / 2)) if math.isfinite(top) else 10}")
+    raise SpecError(
+        "--metric",
+        f"{metric.metric}@{metric.at:g} is undefined on {system}: its frontier reaches at most {top:.1f} tok/s/user",
+        f"give @X of at most {math.floor(top) if math.isfinite(top) else 0}, "
+        f"e.g. --metric {metric.metric}@{max(1, math.floor(top / 2)) if math.isfinite(top) else 10}",
+    )
 
 
 def _ctx(ctx: ClaimContext, terms):

@@ -37,16 +37,28 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from jalapeno.analysis.sweep_layouts import EPLB_REDUNDANT, aggregated_layouts, check_sweep_eplb, disaggregated_layouts
-from jalapeno.analysis.sweep_layouts import (CP_DEGREES, CP_PREFILL_MIN_ISL, EPLB_MIN_EP,  # noqa: F401 (re-exported;
-                                             smallest_fitting_layout, stage_sizes, weights_misfit,  # noqa: F401
-                                             with_eplb)  # noqa: F401 (they lived here until round 46)
+from jalapeno.analysis.sweep_layouts import (  # noqa: F401 (re-exported: they lived here until round 46)
+    CP_DEGREES,
+    CP_PREFILL_MIN_ISL,
+    EPLB_MIN_EP,
+    smallest_fitting_layout,
+    stage_sizes,
+    weights_misfit,
+    with_eplb,
+)
 from jalapeno.deploy.deployment import DEFAULT_TOKEN_BUDGET, MTP, Deployment, Pool, pool_overlap
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError, choice_hint
 from jalapeno.serve.analytic import ServingPoints, aggregated_by_batch
-from jalapeno.serve.disagg import DecodeCurve, PrefillPerf, decode_curve, disaggregated_points, prefill_perf, \
-    prefill_workers_needed
+from jalapeno.serve.disagg import (
+    DecodeCurve,
+    PrefillPerf,
+    decode_curve,
+    disaggregated_points,
+    prefill_perf,
+    prefill_workers_needed,
+)
 from jalapeno.serve.lockstep import solve_concurrencies
 from jalapeno.serve.overlap_pick import faster_by_point
 from jalapeno.cost.pricer import Pricer, check_pricer
@@ -141,15 +153,33 @@ class SweepOptions:
         for name, vals in (("batches", self.batches), ("concurrency", self.concurrency)):
             if vals is not None and not len(vals):
                 raise SpecError(f"options.{name}", "is empty", f"give at least one value, e.g. {name}=(1, 4, 16, 64)")
-            bad = next((v for v in (() if vals is None else vals) if isinstance(v, bool) or not isinstance(v, (int, float, np.number))
-                        or not 1 <= v <= MAX_CONCURRENCY), None)
+            bad = next(
+                (
+                    v
+                    for v in (() if vals is None else vals)
+                    if isinstance(v, bool)
+                    or not isinstance(v, (int, float, np.number))
+                    or not 1 <= v <= MAX_CONCURRENCY
+                ),
+                None,
+            )
             if bad is not None:
-                raise SpecError(f"options.{name}", f"{_shown(bad)} is not a number of sequences from 1 to {MAX_CONCURRENCY:,}",
-                                f"give {name} as numbers >= 1, e.g. {name}=(1, 4, 16, 64)")
+                raise SpecError(
+                    f"options.{name}",
+                    f"{_shown(bad)} is not a number of sequences from 1 to {MAX_CONCURRENCY:,}",
+                    f"give {name} as numbers >= 1, e.g. {name}=(1, 4, 16, 64)",
+                )
 
-    def deployment(self, precision: Precision, decode: Pool, prefill: Pool | None = None,
-                   mtp: MTP | None = None, overlap: str = "none", model: ModelSpec | None = None,
-                   system: str = "") -> Deployment:
+    def deployment(
+        self,
+        precision: Precision,
+        decode: Pool,
+        prefill: Pool | None = None,
+        mtp: MTP | None = None,
+        overlap: str = "none",
+        model: ModelSpec | None = None,
+        system: str = "",
+    ) -> Deployment:
         """A deployment with these options' MTP (or ``mtp``), budget, engine limits and MoE backend (with
         ``model`` and ``system``: the one :attr:`engine_release` runs there, where the recipe names none)."""
         if self.moe_backend and decode.moe_backend is None:
@@ -161,33 +191,56 @@ class SweepOptions:
             dep = release_moe_backend(dep, model, *self.engine_release, system)[0]
         return dep
 
-    def _deployment(self, precision: Precision, decode: Pool, prefill: Pool | None, mtp: MTP | None,
-                    overlap: str) -> Deployment:
-        return Deployment(precision, decode, prefill=prefill, mtp=mtp or self.mtp, token_budget=self.token_budget,
-                          max_running=self.max_running, max_tokens_per_step=self.max_tokens_per_step,
-                          cuda_graph_max_batch=self.cuda_graph_max_batch, recv_interval=self.recv_interval,
-                          cuda_graph_batch_sizes=self.cuda_graph_batch_sizes,
-                          cuda_graph_pad_routing=self.cuda_graph_pad_routing,
-                          recipe=self.recipe, overlap=overlap, budget_per=self.budget_per,
-                          eager_prompt_call_s=self.eager_prompt_call_s,
-                          memory_fraction=self.memory_fraction)
+    def _deployment(
+        self, precision: Precision, decode: Pool, prefill: Pool | None, mtp: MTP | None, overlap: str
+    ) -> Deployment:
+        return Deployment(
+            precision,
+            decode,
+            prefill=prefill,
+            mtp=mtp or self.mtp,
+            token_budget=self.token_budget,
+            max_running=self.max_running,
+            max_tokens_per_step=self.max_tokens_per_step,
+            cuda_graph_max_batch=self.cuda_graph_max_batch,
+            recv_interval=self.recv_interval,
+            cuda_graph_batch_sizes=self.cuda_graph_batch_sizes,
+            cuda_graph_pad_routing=self.cuda_graph_pad_routing,
+            recipe=self.recipe,
+            overlap=overlap,
+            budget_per=self.budget_per,
+            eager_prompt_call_s=self.eager_prompt_call_s,
+            memory_fraction=self.memory_fraction,
+        )
 
     def __post_init__(self) -> None:
         self._check_grids()
-        if self.eplb is not None and (isinstance(self.eplb, bool) or not isinstance(self.eplb, int)
-                                      or self.eplb < 0):
-            raise SpecError("eplb", f"redundant experts must be an integer >= 0, got {self.eplb!r}",
-                            "give --eplb R with R >= 0, or --eplb off")
+        if self.eplb is not None and (isinstance(self.eplb, bool) or not isinstance(self.eplb, int) or self.eplb < 0):
+            raise SpecError(
+                "eplb",
+                f"redundant experts must be an integer >= 0, got {self.eplb!r}",
+                "give --eplb R with R >= 0, or --eplb off",
+            )
         if self.overlap not in SWEEP_OVERLAP:
-            raise SpecError("overlap", f"unknown overlap choice {self.overlap!r}{choice_hint(self.overlap, SWEEP_OVERLAP)}",
-                            f"use one of {', '.join(SWEEP_OVERLAP)} (auto: the faster of none and tbo)")
+            raise SpecError(
+                "overlap",
+                f"unknown overlap choice {self.overlap!r}{choice_hint(self.overlap, SWEEP_OVERLAP)}",
+                f"use one of {', '.join(SWEEP_OVERLAP)} (auto: the faster of none and tbo)",
+            )
         if self.serving not in ("both", "agg", "disagg"):
-            raise SpecError("serving", f"unknown serving mode {self.serving!r}{choice_hint(self.serving, ('agg', 'disagg', 'both'))}", "use agg, disagg or both")
+            raise SpecError(
+                "serving",
+                f"unknown serving mode {self.serving!r}{choice_hint(self.serving, ('agg', 'disagg', 'both'))}",
+                "use agg, disagg or both",
+            )
         if self.concurrency is not None and any(c <= 0 for c in self.concurrency):
             raise SpecError("concurrency", "must be positive", "give concurrencies >= 1")
         if self.concurrency is not None and self.serving == "disagg":
-            raise SpecError("concurrency", "fixed concurrencies apply to aggregated serving only",
-                            "drop --concurrency (disaggregated points span the batch grid) or use --serving agg")
+            raise SpecError(
+                "concurrency",
+                "fixed concurrencies apply to aggregated serving only",
+                "drop --concurrency (disaggregated points span the batch grid) or use --serving agg",
+            )
 
 
 @dataclass(frozen=True)
@@ -205,13 +258,18 @@ class SweepResult:
 
 def concat_points(parts: list[ServingPoints]) -> ServingPoints:
     """Concatenate point sets."""
-    return ServingPoints(**{f.name: np.concatenate([getattr(p, f.name) for p in parts])
-                            for f in fields(ServingPoints)})
+    return ServingPoints(**{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(ServingPoints)})
 
 
-def balanced_workers(pre: PrefillPerf, dec: DecodeCurve, wl: Workload, batch_index: np.ndarray,
-                     mtp: MTP | None, max_chips: int,
-                     decode_workers: tuple[int, ...] = DECODE_WORKERS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def balanced_workers(
+    pre: PrefillPerf,
+    dec: DecodeCurve,
+    wl: Workload,
+    batch_index: np.ndarray,
+    mtp: MTP | None,
+    max_chips: int,
+    decode_workers: tuple[int, ...] = DECODE_WORKERS,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Worker pairs of a (prefill layout, decode layout) pair the sweep prices, one per decode batch each.
 
     For each of ``decode_workers`` y (default :data:`DECODE_WORKERS`) and each decode batch in
@@ -256,8 +314,9 @@ def _transfer_cache(model: ModelSpec, pricer: Pricer, precision: Precision, wl: 
     return _TRANSFERS[key][2]
 
 
-def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
-          options: SweepOptions | None = None) -> SweepResult:
+def sweep(
+    model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision, options: SweepOptions | None = None
+) -> SweepResult:
     """Evaluate every enumerated deployment at every operating point.
 
     Raises:
@@ -269,8 +328,11 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
     from jalapeno.errors import InfeasibleDeployment
 
     opt = options or SweepOptions()
-    for name, obj, kind, fix in (("wl", wl, Workload, "get_workload(name)"), ("precision", precision, Precision,
-                                 "get_precision(name)"), ("options", opt, SweepOptions, "SweepOptions(...)")):
+    for name, obj, kind, fix in (
+        ("wl", wl, Workload, "get_workload(name)"),
+        ("precision", precision, Precision, "get_precision(name)"),
+        ("options", opt, SweepOptions, "SweepOptions(...)"),
+    ):
         if not isinstance(obj, kind):
             raise SpecError(f"sweep: {name}", f"expected a {kind.__name__}, got {type(obj).__name__}", f"pass {fix}")
     check_mtp(opt.mtp, model)
@@ -293,10 +355,13 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
     def budget_covers(lay: Layout) -> bool:  # a rank needs a prompt token a step (Deployment._check_rank_budget)
         return limits.prefill_budget(lay) >= lay.dp
 
-    locked: list[tuple[list[Deployment], Pricer]] = []  # fixed concurrencies: every layout's variants, solved in lockstep
+    locked: list[
+        tuple[list[Deployment], Pricer]
+    ] = []  # fixed concurrencies: every layout's variants, solved in lockstep
     if opt.serving in ("both", "agg"):
-        for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor, opt.eplb,
-                                      opt.memory_fraction):
+        for lay in aggregated_layouts(
+            model, system, precision, eff, opt.max_stage_factor, opt.eplb, opt.memory_fraction
+        ):
             if not budget_covers(lay):
                 continue
             dep = opt.deployment(precision, Pool(lay), model=model, system=system.name)
@@ -325,14 +390,25 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
             for d in variants:
                 add(d, solved[id(pr)].pop())
     if opt.serving in ("both", "disagg") and opt.concurrency is None:
-        pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor,
-                                                         opt.eplb, wl.mean_isl, opt.prefill_attention_dp,
-                                                         opt.memory_fraction)
+        pre_layouts, dec_layouts = disaggregated_layouts(
+            model,
+            system,
+            precision,
+            eff,
+            opt.max_stage_factor,
+            opt.eplb,
+            wl.mean_isl,
+            opt.prefill_attention_dp,
+            opt.memory_fraction,
+        )
         pre_layouts = [lay for lay in pre_layouts if budget_covers(lay)]
         pre_ov = "tbo" if opt.overlap == "tbo" else "none"  # TP/TEP prefill pools have no all-to-all
-        pres = [prefill_perf(model, pricer, lay, precision, wl, limits.prefill_budget(lay),
-                             pool_overlap(pre_ov, model, lay))
-                for lay in pre_layouts]
+        pres = [
+            prefill_perf(
+                model, pricer, lay, precision, wl, limits.prefill_budget(lay), pool_overlap(pre_ov, model, lay)
+            )
+            for lay in pre_layouts
+        ]
         transfers = _transfer_cache(model, pricer, precision, wl)  # KV hand-off times by pool sizes
         for dlay in dec_layouts:
             curves = {"none": decode_curve(model, pricer, dlay, precision, wl, batches, opt.mtp, limits)}
@@ -357,23 +433,28 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
                     xs, ys, bi = balanced_workers(pre, dec, wl, kv, opt.mtp, system.max_chips)
                     if not xs.size:
                         continue
-                    pts = disaggregated_points(model, pricer, precision, wl, pre, dec, xs, ys, opt.mtp, transfers,
-                                               batch_index=bi)
+                    pts = disaggregated_points(
+                        model, pricer, precision, wl, pre, dec, xs, ys, opt.mtp, transfers, batch_index=bi
+                    )
                     made: dict = {}  # one deployment per worker pair of this (prefill, decode) layout pair
                     for x, y in zip(xs.tolist(), ys.tolist()):
                         if (x, y) not in made:
                             made[x, y] = len(deps)
-                            deps.append(opt.deployment(precision, Pool(dlay, y), prefill=Pool(pre.layout, x),
-                                                       overlap=ov).for_model(model))
+                            deps.append(
+                                opt.deployment(
+                                    precision, Pool(dlay, y), prefill=Pool(pre.layout, x), overlap=ov
+                                ).for_model(model)
+                            )
                     parts.append(pts)
                     idx.append(np.array([made[x, y] for x, y in zip(xs.tolist(), ys.tolist())]))
     if not parts:
         raise InfeasibleDeployment(
-            "deployment", f"no layout of {model.name} ({precision.name}) fits on {system.name} "
+            "deployment",
+            f"no layout of {model.name} ({precision.name}) fits on {system.name} "
             f"within {opt.max_stage_factor}x its scale-up domain",
             # 'allow wider stages (max_stage_factor)' named no option of frontier, compare, plan, audit or
             # sensitivity: only a design space's [sweep] table sets it (break49)
             "use a smaller precision (-p) or a system with more HBM per chip (an explore design space's "
-            "[sweep] max_stage_factor allows wider stages)")
-    return SweepResult(model.name, system.name, wl, precision.name, concat_points(parts), deps,
-                       np.concatenate(idx))
+            "[sweep] max_stage_factor allows wider stages)",
+        )
+    return SweepResult(model.name, system.name, wl, precision.name, concat_points(parts), deps, np.concatenate(idx))

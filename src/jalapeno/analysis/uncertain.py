@@ -52,8 +52,14 @@ from jalapeno.specs.w4a16_moe import W4A16_KEY, w4a16_band, w4a16_key
 #: Whole-graph-compiled fixed costs (issue 12: ~0.25 µs per kernel, 0.05 ms per step; 1 µs per
 #: collective launch is an assumption), the low end of a vendor-compiler stack's band.
 COMPILED_ANCHORS = {"kernel_launch_s": 0.25e-6, "step_overhead_s": 0.05e-3, "collective_launch_s": 1e-6}
-FIXED_COSTS = ("kernel_launch_s", "collective_launch_s", "step_overhead_s", "moe_floor_s", "request_overhead_s",
-               "prompt_overhead_s_per_token")
+FIXED_COSTS = (
+    "kernel_launch_s",
+    "collective_launch_s",
+    "step_overhead_s",
+    "moe_floor_s",
+    "request_overhead_s",
+    "prompt_overhead_s_per_token",
+)
 
 
 def _stack_bands(pricer) -> tuple[dict, dict, str] | None:
@@ -114,9 +120,11 @@ def _efficiency_getters(model, precision, system, eff) -> dict:
     fmts = {precision.modules[m].compute for m in precision.modules} & set(system.chip.formats)
     # GEMM entries by kernel key (fp8_block for block-scaled FP8 weights: specs/formats.NumberFormat.gemm_key)
     keys = {mp.weight.gemm_key(mp.compute) for mp in precision.modules.values() if mp.compute in fmts}
-    out = {"efficiency.hbm_fraction": lambda e: e.hbm_fraction,
-           "efficiency.attention_peak_fraction": lambda e: e.attention_peak_fraction,
-           "efficiency.link_fraction": lambda e: e.link_fraction}
+    out = {
+        "efficiency.hbm_fraction": lambda e: e.hbm_fraction,
+        "efficiency.attention_peak_fraction": lambda e: e.attention_peak_fraction,
+        "efficiency.link_fraction": lambda e: e.link_fraction,
+    }
     for f in sorted(keys):
         out[f"efficiency.gemm.{f}.peak_fraction"] = lambda e, f=f: e.gemm_peak(f)
         out[f"efficiency.gemm.{f}.hbm_fraction"] = lambda e, f=f: e.gemm_hbm(f)
@@ -285,8 +293,11 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
     if convention == "load":
         for name, t in POWER_TERMS.items():
             if t.low < t.high:
-                out.append(Parameter(f"power_terms.{name}", t.value, t.low, t.high, None, t.low / 2,
-                                     t.high * 2, "power", t.source))
+                out.append(
+                    Parameter(
+                        f"power_terms.{name}", t.value, t.low, t.high, None, t.low / 2, t.high * 2, "power", t.source
+                    )
+                )
     return out
 
 
@@ -319,8 +330,20 @@ def headline_parameters(pricer, skip: set[str] | frozenset = frozenset()) -> lis
         v = _spec_value(data, key)
         if key in skip or v is None or v <= 0:
             continue
-        out.append(Parameter(key, v, v, v, None, HEADLINE_RANGE[0] * v, HEADLINE_RANGE[1] * v, "headline",
-                             "stated spec (the verdict keeps it)", "higher"))
+        out.append(
+            Parameter(
+                key,
+                v,
+                v,
+                v,
+                None,
+                HEADLINE_RANGE[0] * v,
+                HEADLINE_RANGE[1] * v,
+                "headline",
+                "stated spec (the verdict keeps it)",
+                "higher",
+            )
+        )
     return out
 
 
@@ -362,7 +385,7 @@ def _clean(v: float) -> float:
 def _nested(items) -> dict:
     from jalapeno.specs.efficiency import nest_params
 
-    return nest_params({k[len("efficiency."):]: v for k, v in items})
+    return nest_params({k[len("efficiency.") :]: v for k, v in items})
 
 
 def physical_limit(params: list[Parameter]) -> dict:

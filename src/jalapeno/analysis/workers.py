@@ -99,13 +99,21 @@ def worker_count(tasks: int) -> int:
         except ValueError:
             n = 0
         if n < 1:
-            raise SpecError(ENV, f"{text!r} is not a whole number of worker processes >= 1",
-                            f"set {ENV}=1 to run in one process, or {ENV}=N for N processes, or unset it")
+            raise SpecError(
+                ENV,
+                f"{text!r} is not a whole number of worker processes >= 1",
+                f"set {ENV}=1 to run in one process, or {ENV}=N for N processes, or unset it",
+            )
     else:
         n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         n = min(n, DEFAULT_MAX_WORKERS)
-    if (_IN_WORKER or tasks < 2 or not sys.platform.startswith("linux")
-            or not hasattr(os, "fork") or threading.active_count() > 1):
+    if (
+        _IN_WORKER
+        or tasks < 2
+        or not sys.platform.startswith("linux")
+        or not hasattr(os, "fork")
+        or threading.active_count() > 1
+    ):
         return 1
     return max(1, min(n, tasks))
 
@@ -136,12 +144,16 @@ class _Reducers(dict):
     and their ``fields`` calls were the parent's largest cost after its imports (round 39)."""
 
     def __missing__(self, cls):
-        if _DC_STATE[0] is None or (getattr(cls, "__getstate__", None), getattr(cls, "__setstate__", None)) != _DC_STATE:
+        if (
+            _DC_STATE[0] is None
+            or (getattr(cls, "__getstate__", None), getattr(cls, "__setstate__", None)) != _DC_STATE
+        ):
             raise KeyError(cls)
         names = tuple(f.name for f in dataclasses.fields(cls))
         if len(names) >= 2:
             values = operator.attrgetter(*names)  # a tuple of the fields' values, in C
         else:
+
             def values(o):
                 return tuple(getattr(o, n) for n in names)
 
@@ -196,8 +208,10 @@ def _outcome(fn: Callable, item, packed: bytes | None) -> Callable[[], object]:
     if out[0] == "ok":
         return lambda: out[1]
     if out[0] == "error":
+
         def fail():
             raise out[1](*out[2:])
+
         return fail
     return lambda: fn(item)
 

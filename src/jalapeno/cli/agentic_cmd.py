@@ -35,9 +35,13 @@ def html_note(html: str | None) -> None:
     if html:
         from jalapeno.cli.engine_opts import note_lines
 
-        note_lines([f"--html: compare -w agentic:… draws no chart, so {html} is not written; its results print as "
-                    "tables (--json > FILE.json keeps them; a fixed-length workload charts: compare -w 8k1k --html "
-                    "FILE.html)"])
+        note_lines(
+            [
+                f"--html: compare -w agentic:… draws no chart, so {html} is not written; its results print as "
+                "tables (--json > FILE.json keeps them; a fixed-length workload charts: compare -w 8k1k --html "
+                "FILE.html)"
+            ]
+        )
 
 
 def refuse(given: dict) -> None:
@@ -50,12 +54,16 @@ def refuse(given: dict) -> None:
     if bad and bad[0] in UNSUPPORTED:
         raise SpecError(bad[0], *UNSUPPORTED[bad[0]])
     if bad:
-        raise SpecError(bad[0], "does not apply to --workload agentic:… (sessions, not fixed lengths)",
-                        f"drop {', '.join(bad)}; the agentic comparison runs aggregated instances with a prefix cache")
+        raise SpecError(
+            bad[0],
+            "does not apply to --workload agentic:… (sessions, not fixed lengths)",
+            f"drop {', '.join(bad)}; the agentic comparison runs aggregated instances with a prefix cache",
+        )
 
 
-def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing, overlap, eplb,
-           memory_fraction):
+def _setup(
+    model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing, overlap, eplb, memory_fraction
+):
     from dataclasses import replace
 
     from jalapeno.analysis.sweep import SweepOptions
@@ -73,10 +81,15 @@ def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallba
     refuse_dense_overlap(overlap, m)  # so was --overlap tbo (break47)
     spec = get_agentic(workload)
     # the analytic model runs the mean lengths: the last turn's prompt + reply must fit
-    m.check_context(spec.final_context_tokens, "--workload",
-                    f"{spec.name}'s last turns ({spec.final_context_tokens:,} tokens)", agentic_context_fix(m.max_context))
-    opts = SweepOptions(serving="agg", eplb=sweep_eplb(eplb), overlap=overlap or "none",
-                        max_stage_factor=AGENTIC_STAGE_FACTOR)
+    m.check_context(
+        spec.final_context_tokens,
+        "--workload",
+        f"{spec.name}'s last turns ({spec.final_context_tokens:,} tokens)",
+        agentic_context_fix(m.max_context),
+    )
+    opts = SweepOptions(
+        serving="agg", eplb=sweep_eplb(eplb), overlap=overlap or "none", max_stage_factor=AGENTIC_STAGE_FACTOR
+    )
     if memory_fraction is not None:
         opts = replace(opts, memory_fraction=check_memory_fraction(memory_fraction))
     pinned = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback) if precision else None
@@ -97,8 +110,14 @@ def agentic_context_fix(max_context: int) -> str:
     from jalapeno.specs.agentic import AGENTIC_PRESETS, get_agentic
 
     fits = [n for n in AGENTIC_PRESETS if get_agentic(n).final_context_tokens <= max_context]
-    return (f"use a preset whose turns fit (-w {', '.join('agentic:' + n for n in fits)}) or a model with a longer "
-            "context") if fits else "use a model with a longer context"
+    return (
+        (
+            f"use a preset whose turns fit (-w {', '.join('agentic:' + n for n in fits)}) or a model with a longer "
+            "context"
+        )
+        if fits
+        else "use a model with a longer context"
+    )
 
 
 #: Largest --at task time accepted, minutes: one day. A named assumption: an agentic session is a
@@ -119,15 +138,41 @@ def check_task_minutes(values: list[float], field: str = "--at", example: str = 
 
     big = next((v for v in values if math.isfinite(v) and v > MAX_TASK_MIN), None)
     if big is not None:
-        raise SpecError(field, f"task time {big:g} minutes is past the bound of {MAX_TASK_MIN:,} minutes (one day): "
-                        "an agentic task runs minutes (defaults 5, 10, 20), so a time that long is a slip",
-                        f"give task times in minutes, e.g. {example}")
+        raise SpecError(
+            field,
+            f"task time {big:g} minutes is past the bound of {MAX_TASK_MIN:,} minutes (one day): "
+            "an agentic task runs minutes (defaults 5, 10, 20), so a time that long is a slip",
+            f"give task times in minutes, e.g. {example}",
+        )
 
 
-def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, systems, baseline,
-                    power, efficiency, routing, eplb, overlap, memory_fraction, at, tiers, json_out,
-                    default_at: str, default_tiers: str, sets=None, chip_model="flat", placement="",
-                    stack=None, pricer="roofline") -> None:
+def agentic_compare(
+    *,
+    model,
+    workload,
+    precision,
+    kv_dtype,
+    attention_dtype,
+    compute_fallback,
+    systems,
+    baseline,
+    power,
+    efficiency,
+    routing,
+    eplb,
+    overlap,
+    memory_fraction,
+    at,
+    tiers,
+    json_out,
+    default_at: str,
+    default_tiers: str,
+    sets=None,
+    chip_model="flat",
+    placement="",
+    stack=None,
+    pricer="roofline",
+) -> None:
     """``jalapeno compare --workload agentic:…``."""
     from jalapeno.analysis.agentic import DEFAULT_ISO_TASK_MIN, compare_agentic
     from jalapeno.cli.serving_opts import _floats, _floors, refuse_idle_ar_rms
@@ -135,30 +180,52 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
     from jalapeno.report.agentic_tables import agentic_tables
 
-    m, spec, opts, pinned = _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing,
-                                   overlap, eplb, memory_fraction)
+    m, spec, opts, pinned = _setup(
+        model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing, overlap, eplb, memory_fraction
+    )
     names = list_items(systems, "--systems", "jalapeno,gb300-nvl72")
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     # --stack / --pricer as the fixed-length comparison takes them (they were dropped, silently)
-    syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets, stack, pricer)]
+    syss = [
+        chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets, stack, pricer)
+    ]
     refuse_idle_placement(syss, placement)
     refuse_idle_ar_rms(stack, m, syss)  # +ar_rms that no system fuses a step with (break48)
     seen = [s.system.name for s in syss]
     if len(set(seen)) != len(seen):
         raise SpecError("--systems", "a system is named twice", "compare each system once")
     base = baseline_name(baseline, names, seen)
-    iso = DEFAULT_ISO_TASK_MIN if at == default_at else tuple(_floats(at, "--at", "task times in minutes", "5,10,20",
-                                                                      check=check_task_minutes))
+    iso = (
+        DEFAULT_ISO_TASK_MIN
+        if at == default_at
+        else tuple(_floats(at, "--at", "task times in minutes", "5,10,20", check=check_task_minutes))
+    )
     ceil = None if tiers == default_tiers else _floors(tiers, "minutes", "fast=10,ultra_fast=5")
     if ceil:
         check_task_minutes(list(ceil.values()), "--tiers", "--tiers fast=10,ultra_fast=5")
     precs = {s.system.name: _precisions(m, s, pinned, kv_dtype, attention_dtype, compute_fallback) for s in syss}
-    res = compare_agentic(m, syss, spec, precs, baseline=base, convention=power, options=opts, iso_task_min=iso,
-                          tier_ceilings_min=ceil, strict_baseline=bool(baseline))
+    res = compare_agentic(
+        m,
+        syss,
+        spec,
+        precs,
+        baseline=base,
+        convention=power,
+        options=opts,
+        iso_task_min=iso,
+        tier_ceilings_min=ceil,
+        strict_baseline=bool(baseline),
+    )
     d = res.as_dict()
-    from jalapeno.analysis.price_reason import (BASIS_FIELD, POWER_BASIS_FIELD, basis_lines, power_basis,
-                                                power_basis_lines, system_basis)
+    from jalapeno.analysis.price_reason import (
+        BASIS_FIELD,
+        POWER_BASIS_FIELD,
+        basis_lines,
+        power_basis,
+        power_basis_lines,
+        system_basis,
+    )
 
     for s in syss:  # each system's $ per task with what its $/chip-hour rests on, and its watts (followup52)
         if s.system.name in d["systems"]:  # one that cannot run the model has no row, no $ figure
@@ -176,8 +243,11 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
             console.print(part)
     from jalapeno.report.agentic_tables import agentic_rack_lines
 
-    for line in [*basis_lines(s.system for s in syss), *power_basis_lines(s.system for s in syss),
-                 *agentic_rack_lines([s.system for s in syss], d)]:
+    for line in [
+        *basis_lines(s.system for s in syss),
+        *power_basis_lines(s.system for s in syss),
+        *agentic_rack_lines([s.system for s in syss], d),
+    ]:
         console.print(line, markup=False, soft_wrap=True)
     from jalapeno.cli.chip_opts import chip_model_line
 
@@ -185,9 +255,29 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
         console.print(line, markup=False)
 
 
-def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, power,
-                         efficiency, routing, eplb, overlap, memory_fraction, json_out, out, sets=None,
-                         chip_model="flat", placement="", stack=None, pricer="roofline") -> None:
+def agentic_frontier_cmd(
+    *,
+    system,
+    model,
+    workload,
+    precision,
+    kv_dtype,
+    attention_dtype,
+    compute_fallback,
+    power,
+    efficiency,
+    routing,
+    eplb,
+    overlap,
+    memory_fraction,
+    json_out,
+    out,
+    sets=None,
+    chip_model="flat",
+    placement="",
+    stack=None,
+    pricer="roofline",
+) -> None:
     """``jalapeno frontier --workload agentic:…``: every frontier point of one system."""
     import json
     from pathlib import Path
@@ -198,8 +288,9 @@ def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attent
     from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
     from jalapeno.report.agentic_tables import agentic_frontier_table
 
-    m, spec, opts, pinned = _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing,
-                                   overlap, eplb, memory_fraction)
+    m, spec, opts, pinned = _setup(
+        model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing, overlap, eplb, memory_fraction
+    )
     if out and not out.lower().endswith((".json", ".csv")):  # before the sweep, not after it
         raise SpecError("--out", f"{out!r}: agentic frontiers are written as .json or .csv", "use a .json or .csv path")
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
@@ -217,13 +308,21 @@ def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attent
     if json_out:
         from jalapeno.analysis.price_reason import BASIS_FIELD, system_basis
 
-        print_json({"system": pr.system.name, "model": m.name, "workload": spec.as_dict(), "frontier": pts,
-                    BASIS_FIELD: system_basis(pr.system)})  # its points' usd_per_task rest on it
+        print_json(
+            {
+                "system": pr.system.name,
+                "model": m.name,
+                "workload": spec.as_dict(),
+                "frontier": pts,
+                BASIS_FIELD: system_basis(pr.system),
+            }
+        )  # its points' usd_per_task rest on it
         return
     from jalapeno.report.narrow import fit_width
 
-    for part in fit_width(agentic_frontier_table(pts, f"{m.name} on {pr.system.name} · agentic:{spec.name}"),
-                          console.width):
+    for part in fit_width(
+        agentic_frontier_table(pts, f"{m.name} on {pr.system.name} · agentic:{spec.name}"), console.width
+    ):
         console.print(part)
     from jalapeno.cli.chip_opts import chip_model_line
 
@@ -233,8 +332,25 @@ def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attent
         console.print(f"wrote {out}")
 
 
-def agentic_plan_cmd(*, system, model, workload, precision, target, target_kind, chips, racks, power_mw, power,
-                     min_interactivity, serving, max_task_min, efficiency, sets, json_out) -> None:
+def agentic_plan_cmd(
+    *,
+    system,
+    model,
+    workload,
+    precision,
+    target,
+    target_kind,
+    chips,
+    racks,
+    power_mw,
+    power,
+    min_interactivity,
+    serving,
+    max_task_min,
+    efficiency,
+    sets,
+    json_out,
+) -> None:
     """``jalapeno plan --workload agentic:…``: the fleet that finishes a task rate (``--target``, tasks/h or
     output tok/s by ``--target-kind``) or what a fleet finishes, on the frontier ``compare -w agentic:…`` reads
     (analysis/agentic_plan).
@@ -257,11 +373,17 @@ def agentic_plan_cmd(*, system, model, workload, precision, target, target_kind,
     from jalapeno.cli.system_opts import system_pricer
 
     if min_interactivity:
-        raise SpecError("--min-interactivity", "an agentic plan's speed is its task time, not a tok/s/user floor",
-                        "give --max-task-min MINUTES (mean time to finish one agent task), e.g. --max-task-min 10")
+        raise SpecError(
+            "--min-interactivity",
+            "an agentic plan's speed is its task time, not a tok/s/user floor",
+            "give --max-task-min MINUTES (mean time to finish one agent task), e.g. --max-task-min 10",
+        )
     if serving == "disagg":
-        raise SpecError("--serving", "agentic sessions are modelled on aggregated instances (a prefix cache per "
-                        "instance; serve/sessions.py)", "drop --serving, or use agg")
+        raise SpecError(
+            "--serving",
+            "agentic sessions are modelled on aggregated instances (a prefix cache per instance; serve/sessions.py)",
+            "drop --serving, or use agg",
+        )
     m, spec, opts, pinned = _setup(model, workload, precision, None, None, None, "uniform", None, None, None)
     target_tasks_per_hour(1.0, target_kind, spec)  # the kind and the ceiling before the sweep, with --chips too
     check_task_ceiling(max_task_min)
@@ -279,23 +401,46 @@ def agentic_plan_cmd(*, system, model, workload, precision, target, target_kind,
         plan = plan_agentic(af, spec, demand, max_task_min)
     else:
         plan = agentic_fleet(af, spec, chips, max_task_min)
-    conv = None if target is None or target_kind != "output" else (
-        f"target: {target:,.0f} output tok/s x 3600 / {output_tokens_per_task(spec):,} output tokens per task "
-        f"({spec.turns} turns x {spec.reply_tokens:,}) = {demand:,.1f} tasks/h")
+    conv = (
+        None
+        if target is None or target_kind != "output"
+        else (
+            f"target: {target:,.0f} output tok/s x 3600 / {output_tokens_per_task(spec):,} output tokens per task "
+            f"({spec.turns} turns x {spec.reply_tokens:,}) = {demand:,.1f} tasks/h"
+        )
+    )
     lines = ([how] if how else []) + plan.arithmetic(conv)
     if json_out:
-        print_json({"system": pr.system.name, "model": m.name, "workload": spec.as_dict(), **plan.as_dict(),
-                    BASIS_FIELD: system_basis(pr.system), "arithmetic": lines})
+        print_json(
+            {
+                "system": pr.system.name,
+                "model": m.name,
+                "workload": spec.as_dict(),
+                **plan.as_dict(),
+                BASIS_FIELD: system_basis(pr.system),
+                "arithmetic": lines,
+            }
+        )
         return
     size = f"target {demand:,.1f} tasks/h" if demand is not None else f"{chips:,} chips"
     ceiling = "" if max_task_min is None else f" at mean task time <= {max_task_min:g} min"
-    console.print(f"{m.name} on {pr.system.name} · agentic:{spec.name} ({spec.description}) · {size}{ceiling}",
-                  markup=False, soft_wrap=True)
-    console.print(f"deployment: {plan.point['deployment']} ({n_chips(plan.chips_per_instance)} per instance), "
-                  "sized on the frontier of `jalapeno compare --workload agentic:…` (docs/agentic.md)",
-                  markup=False, soft_wrap=True)
+    console.print(
+        f"{m.name} on {pr.system.name} · agentic:{spec.name} ({spec.description}) · {size}{ceiling}",
+        markup=False,
+        soft_wrap=True,
+    )
+    console.print(
+        f"deployment: {plan.point['deployment']} ({n_chips(plan.chips_per_instance)} per instance), "
+        "sized on the frontier of `jalapeno compare --workload agentic:…` (docs/agentic.md)",
+        markup=False,
+        soft_wrap=True,
+    )
     for line in lines + basis_lines([pr.system]):
         console.print("  " + line, markup=False, soft_wrap=True)
     if max_task_min is None:
-        console.print("no task-time ceiling: every frontier point is eligible, the most-tasks-per-chip (batch) one included; for an interactive "
-                      "agent give --max-task-min, e.g. 10", markup=False, soft_wrap=True)
+        console.print(
+            "no task-time ceiling: every frontier point is eligible, the most-tasks-per-chip (batch) one included; for an interactive "
+            "agent give --max-task-min, e.g. 10",
+            markup=False,
+            soft_wrap=True,
+        )

@@ -366,6 +366,7 @@ def _notes_after_parsing(cmd):
     for sub in getattr(cmd, "commands", {}).values():
         _notes_after_parsing(sub)
     if not hasattr(cmd, "commands"):
+
         def invoke(self, ctx, _run=cmd.invoke):
             print_deferred_notes(ctx)
             return _run(ctx)

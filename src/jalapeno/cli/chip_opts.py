@@ -7,10 +7,14 @@ from rich.table import Table
 
 from jalapeno.cli.common import console, fmt_si
 
-CHIP_MODEL_HELP = ("flat (one roofline per chip, default), sliced (slices with local HBM joined by an on-die "
-                   "network) or tiled (GEMM efficiency from the tile mapping); docs/chip.md.")
-PLACEMENT_HELP = ("With --chip-model sliced: local_first, striped or best (default: the chip's own — striped on "
-                  "GPUs, local_first on Jalapeño).")
+CHIP_MODEL_HELP = (
+    "flat (one roofline per chip, default), sliced (slices with local HBM joined by an on-die "
+    "network) or tiled (GEMM efficiency from the tile mapping); docs/chip.md."
+)
+PLACEMENT_HELP = (
+    "With --chip-model sliced: local_first, striped or best (default: the chip's own — striped on "
+    "GPUs, local_first on Jalapeño)."
+)
 
 
 def chip_model_option(default: str | None = "flat") -> str:
@@ -31,8 +35,10 @@ def chip_model_line(pricers) -> str | None:
     from jalapeno.cost.tiles import TiledPricer
 
     if any(isinstance(p, SlicedPricer) for p in pricers):
-        parts = [f"{p.system.name} {p.die.slices} slice{'s' if p.die.slices != 1 else ''}, {p.placement_used}"
-                 for p in pricers]
+        parts = [
+            f"{p.system.name} {p.die.slices} slice{'s' if p.die.slices != 1 else ''}, {p.placement_used}"
+            for p in pricers
+        ]
         return f"chip model: sliced ({'; '.join(parts)}); docs/chip.md"
     if any(isinstance(p, TiledPricer) for p in pricers):
         return "chip model: tiled (GEMM efficiency from the tile mapping); docs/chip.md"
@@ -68,7 +74,8 @@ def chip_model_lines(pricers: list, parameters: list[str]) -> list[str]:
         return ([line] if line else []) + [
             f"{', '.join(die)}: read by the sliced chip model only, so they do not move the metric under the {kind} one "
             f"(--chip-model {kind}{'' if line else ', the default'}); --chip-model sliced prices the on-die network "
-            "they describe (docs/chip.md)"]
+            "they describe (docs/chip.md)"
+        ]
     return [line] if line else []
 
 
@@ -83,55 +90,96 @@ def chip_model_band_lines(pricers, model: str) -> list[str]:
     for p in pricers:
         kind = type(p).__name__
         band = load_measured_bands().get(p.system.name)
-        if (kind in ("SlicedPricer", "TiledPricer") and band is not None and model in band.models
-                and validated_set(p.efficiency.source)):
-            lines.append(f"no band for {p.system.name} under the {kind[:-6].lower()} chip model: its measured error "
-                         f"band (validate's, on {', '.join(band.models)}) is the flat chip model's; "
-                         "--chip-model flat gives it")
+        if (
+            kind in ("SlicedPricer", "TiledPricer")
+            and band is not None
+            and model in band.models
+            and validated_set(p.efficiency.source)
+        ):
+            lines.append(
+                f"no band for {p.system.name} under the {kind[:-6].lower()} chip model: its measured error "
+                f"band (validate's, on {', '.join(band.models)}) is the flat chip model's; "
+                "--chip-model flat gives it"
+            )
     return lines
 
 
 def print_slices(summary: dict) -> None:
     """The per-slice table of ``jalapeno step --slices`` (cost/sliced.slice_summary)."""
     s = summary["slices"]
-    net = (f"{summary['topology']} on-die network (port {fmt_si(summary['port_bandwidth_bytes_per_s'], 'B/s')}, "
-           f"bisection {fmt_si(summary['bisection_bandwidth_bytes_per_s'], 'B/s')} per direction)"
-           if s > 1 else "no on-die network: one slice is the flat chip")
+    net = (
+        f"{summary['topology']} on-die network (port {fmt_si(summary['port_bandwidth_bytes_per_s'], 'B/s')}, "
+        f"bisection {fmt_si(summary['bisection_bandwidth_bytes_per_s'], 'B/s')} per direction)"
+        if s > 1
+        else "no on-die network: one slice is the flat chip"
+    )
     # a one-slice chip said 'Every placement is balanced, so the rows are equal' over its one row (followup51)
-    bytes_text = ("HBM read from the slice's own stacks and from other slices' stacks (over the on-die network), and "
-                  "activations exchanged between slices (gathers, partial-sum combines). Every placement is balanced, "
-                  "so the rows are equal" if s > 1 else
-                  "HBM read from the chip's stacks; nothing crosses an on-die network. The chip has one slice, so "
-                  "there is one row, whatever the placement")
-    t = Table(title=f"{s} slice{'s' if s != 1 else ''}, placement {summary['placement']}, {net}",
-              caption="per slice, over every op of the step: compute, HBM and on-die time each summed whether "
-                      "or not it binds the op (the step time and its attribution below take each op's binding "
-                      f"time only); bytes per step: {bytes_text}")
-    for col in ("slice", "compute ms (sum)", "HBM ms (sum)", "on-die ms (sum)", "HBM B local", "HBM B remote",
-                "exchange B"):
+    bytes_text = (
+        "HBM read from the slice's own stacks and from other slices' stacks (over the on-die network), and "
+        "activations exchanged between slices (gathers, partial-sum combines). Every placement is balanced, "
+        "so the rows are equal"
+        if s > 1
+        else "HBM read from the chip's stacks; nothing crosses an on-die network. The chip has one slice, so "
+        "there is one row, whatever the placement"
+    )
+    t = Table(
+        title=f"{s} slice{'s' if s != 1 else ''}, placement {summary['placement']}, {net}",
+        caption="per slice, over every op of the step: compute, HBM and on-die time each summed whether "
+        "or not it binds the op (the step time and its attribution below take each op's binding "
+        f"time only); bytes per step: {bytes_text}",
+    )
+    for col in (
+        "slice",
+        "compute ms (sum)",
+        "HBM ms (sum)",
+        "on-die ms (sum)",
+        "HBM B local",
+        "HBM B remote",
+        "exchange B",
+    ):
         t.add_column(col, justify="right")
     for r in summary["per_slice"]:
-        t.add_row(str(r["slice"]), f"{r['compute_s'] * 1e3:.3f}", f"{r['hbm_s'] * 1e3:.3f}",
-                  f"{r['network_s'] * 1e3:.3f}", fmt_si(r["hbm_local_bytes"]), fmt_si(r["hbm_remote_bytes"]),
-                  fmt_si(r["exchange_bytes"]))
+        t.add_row(
+            str(r["slice"]),
+            f"{r['compute_s'] * 1e3:.3f}",
+            f"{r['hbm_s'] * 1e3:.3f}",
+            f"{r['network_s'] * 1e3:.3f}",
+            fmt_si(r["hbm_local_bytes"]),
+            fmt_si(r["hbm_remote_bytes"]),
+            fmt_si(r["exchange_bytes"]),
+        )
     console.print(t)
     ops = summary["network_bound_ops"]
     used = sorted(set(summary["splits"].values()))
-    console.print(f"on-die network bytes {fmt_si(summary['on_die_bytes'], 'B')} per step (remote HBM + exchange, "
-                  "whole chip); "
-                  f"ops bound by the on-die network: {', '.join(ops) if ops else 'none'}"
-                  + (f"; placements used: {', '.join(used)}" if summary["placement"] == "best" else ""),
-                  markup=False)
+    console.print(
+        f"on-die network bytes {fmt_si(summary['on_die_bytes'], 'B')} per step (remote HBM + exchange, "
+        "whole chip); "
+        f"ops bound by the on-die network: {', '.join(ops) if ops else 'none'}"
+        + (f"; placements used: {', '.join(used)}" if summary["placement"] == "best" else ""),
+        markup=False,
+    )
 
 
 def print_tiles(rows: list[dict]) -> None:
     """The GEMM tile table of ``jalapeno step --tiles`` (cost/tiles.tile_rows)."""
-    t = Table(title="GEMM tile mapping (cost/tiles.py): structural efficiency x the calibrated asymptote vs the "
-              "calibrated curve")
+    t = Table(
+        title="GEMM tile mapping (cost/tiles.py): structural efficiency x the calibrated asymptote vs the "
+        "calibrated curve"
+    )
     for col in ("op", "fmt", "m", "k", "n", "tile", "split-K", "waves", "η struct", "η tiled", "η calibrated"):
         t.add_column(col, justify="left" if col in ("op", "fmt", "tile") else "right")
     for r in rows:
-        t.add_row(r["op"], r["format"], f"{r['m']:.4g}", f"{r['k']:.0f}", f"{r['n']:.0f}", r["tile"],
-                  f"{r['split_k']:.0f}", f"{r['waves']:.0f}", f"{r['eta_struct']:.3f}", f"{r['eta_tiled']:.3f}",
-                  f"{r['eta_calibrated']:.3f}")
+        t.add_row(
+            r["op"],
+            r["format"],
+            f"{r['m']:.4g}",
+            f"{r['k']:.0f}",
+            f"{r['n']:.0f}",
+            r["tile"],
+            f"{r['split_k']:.0f}",
+            f"{r['waves']:.0f}",
+            f"{r['eta_struct']:.3f}",
+            f"{r['eta_tiled']:.3f}",
+            f"{r['eta_calibrated']:.3f}",
+        )
     console.print(t)

@@ -29,7 +29,9 @@ def collective(
     try:
         sizes = np.array([float(v) for v in list_items(bytes_, "--bytes", "1e6,1e8", numbers=True)])
     except ValueError:
-        raise SpecError("--bytes", f"{bytes_!r} is not a number or list of numbers", "write e.g. --bytes 1e6,1e8") from None
+        raise SpecError(
+            "--bytes", f"{bytes_!r} is not a number or list of numbers", "write e.g. --bytes 1e6,1e8"
+        ) from None
     if sizes.size == 0:
         raise SpecError("--bytes", "no message size given", "write e.g. --bytes 1e6")
     if not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
@@ -42,33 +44,66 @@ def collective(
         raise SpecError("--bytes", f"{frac[0]:g} is not a whole number of bytes", "write whole bytes, e.g. --bytes 1e6")
     cap = s.chip.hbm_capacity_bytes
     if np.any(sizes > cap):
-        raise SpecError("--bytes", f"{sizes.max():.3g} bytes per chip is more than {s.name}'s {cap / 2**30:.1f} GiB of "
-                        "HBM per chip (a collective's per-chip buffer lives in device memory)",
-                        f"give at most {cap:.3g} bytes, e.g. --bytes 1e9")
+        raise SpecError(
+            "--bytes",
+            f"{sizes.max():.3g} bytes per chip is more than {s.name}'s {cap / 2**30:.1f} GiB of "
+            "HBM per chip (a collective's per-chip buffer lives in device memory)",
+            f"give at most {cap:.3g} bytes, e.g. --bytes 1e9",
+        )
     if group < 2:
-        raise SpecError("--group", f"must be >= 2, got {group} (one chip has no collective)",
-                        "give the number of chips in the group, e.g. --group 8")
+        raise SpecError(
+            "--group",
+            f"must be >= 2, got {group} (one chip has no collective)",
+            "give the number of chips in the group, e.g. --group 8",
+        )
     if group > s.max_chips:  # the library's "group size" field, named as the option
-        raise SpecError("--group", f"{group} chips exceed {s.name}'s {s.max_chips}",
-                        f"give at most --group {s.max_chips}")
+        raise SpecError(
+            "--group", f"{group} chips exceed {s.name}'s {s.max_chips}", f"give at most --group {s.max_chips}"
+        )
     r = pr.collective(op, group, sizes, placement=placement)
     g = group
-    factor = {"all_reduce": 2 * (g - 1) / g, "all_gather": (g - 1) / g, "reduce_scatter": (g - 1) / g,
-              "all_to_all": (g - 1) / g, "send_recv": 1.0}[op]
+    factor = {
+        "all_reduce": 2 * (g - 1) / g,
+        "all_gather": (g - 1) / g,
+        "reduce_scatter": (g - 1) / g,
+        "all_to_all": (g - 1) / g,
+        "send_recv": 1.0,
+    }[op]
     rows = []
     for m, t, alg in zip(sizes, r.time_s, r.algorithm):
         alg_bw = m / t if t > 0 else float("nan")
-        rows.append({"bytes": float(m), "time_s": float(t), "algorithm": str(alg), "level": r.level,
-                     "scope": r.scope, "algbw_bytes_per_s": alg_bw, "busbw_bytes_per_s": alg_bw * factor})
+        rows.append(
+            {
+                "bytes": float(m),
+                "time_s": float(t),
+                "algorithm": str(alg),
+                "level": r.level,
+                "scope": r.scope,
+                "algbw_bytes_per_s": alg_bw,
+                "busbw_bytes_per_s": alg_bw * factor,
+            }
+        )
     if json_out:
-        print_json({"system": s.name, "op": op, "group": group, "placement": placement,
-                    "efficiency_source": pr.efficiency.source, "results": rows})
+        print_json(
+            {
+                "system": s.name,
+                "op": op,
+                "group": group,
+                "placement": placement,
+                "efficiency_source": pr.efficiency.source,
+                "results": rows,
+            }
+        )
         return
-    t = Table(title=f"{op} over {group} chips on {s.name} ({placement}); bounded by level "
-              f"'{r.level}' ({r.scope})")
+    t = Table(title=f"{op} over {group} chips on {s.name} ({placement}); bounded by level '{r.level}' ({r.scope})")
     for col in ("bytes", "time us", "algorithm", "algbw GB/s", "busbw GB/s"):
         t.add_column(col, justify="right")
     for row in rows:
-        t.add_row(f"{row['bytes']:.3g}", f"{row['time_s'] * 1e6:.2f}", row["algorithm"],
-                  f"{row['algbw_bytes_per_s'] / 1e9:.1f}", f"{row['busbw_bytes_per_s'] / 1e9:.1f}")
+        t.add_row(
+            f"{row['bytes']:.3g}",
+            f"{row['time_s'] * 1e6:.2f}",
+            row["algorithm"],
+            f"{row['algbw_bytes_per_s'] / 1e9:.1f}",
+            f"{row['busbw_bytes_per_s'] / 1e9:.1f}",
+        )
     console.print(t)

@@ -33,8 +33,10 @@ STORE_HELP = "Results store folder (Optuna SQLite + Parquet runs; created if mis
 #: ``results list/show/export --store``: read, never created (a missing store is refused, naming the fix); the help
 #: said "created" there too, and both helps printed the default twice ("Default jalapeno-results. [default:
 #: jalapeno-results]", newuser51).
-READ_STORE_HELP = ("Results store folder a run wrote (explore, compare/frontier --store), read from the current "
-                   "directory when relative.")
+READ_STORE_HELP = (
+    "Results store folder a run wrote (explore, compare/frontier --store), read from the current "
+    "directory when relative."
+)
 
 
 def explore(

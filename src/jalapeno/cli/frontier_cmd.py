@@ -10,9 +10,21 @@ import typer
 from jalapeno.analysis.results_store import check_store
 from jalapeno.cli.chip_opts import chip_model_line, chip_model_option, placement_option
 from jalapeno.cli.common import (
-    attention_dtype_option, check_writable, compute_fallback_option, console, efficiency_option, isl_option,
-    kv_dtype_option, model_option, mtp_acceptance_option, mtp_option, osl_option, precision_option,
-    print_json, stack_label, stack_option,
+    attention_dtype_option,
+    check_writable,
+    compute_fallback_option,
+    console,
+    efficiency_option,
+    isl_option,
+    kv_dtype_option,
+    model_option,
+    mtp_acceptance_option,
+    mtp_option,
+    osl_option,
+    precision_option,
+    print_json,
+    stack_label,
+    stack_option,
 )
 from jalapeno.cli.engine_opts import (
     engine_option,
@@ -75,18 +87,33 @@ def frontier(
     efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
     sets: list[str] = SET_OPTION,
-    fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
-    concurrency: str = typer.Option(None, "--concurrency", "-c",
-                                    help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
+    fixed_lengths: bool = typer.Option(
+        False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."
+    ),
+    concurrency: str = typer.Option(
+        None,
+        "--concurrency",
+        "-c",
+        help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid).",
+    ),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     eplb: str = typer.Option(None, "--eplb", help=SWEEP_EPLB_HELP),
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
-    store: str = typer.Option(None, "--store", help="Also keep the frontier in this results store (jalapeno "
-                              "results list|show|export; needs the explore extra)."),
+    store: str = typer.Option(
+        None,
+        "--store",
+        help="Also keep the frontier in this results store (jalapeno "
+        "results list|show|export; needs the explore extra).",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-    out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet (CSV/Parquet columns name their unit, "
-                           "e.g. throughput_per_chip_tok_per_s; docs/metrics.md §11)."),
+    out: str = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Write the frontier to FILE.csv, .json or .parquet (CSV/Parquet columns name their unit, "
+        "e.g. throughput_per_chip_tok_per_s; docs/metrics.md §11).",
+    ),
 ) -> None:
     """Every point of one system's throughput-vs-interactivity frontier, with its deployment."""
     from jalapeno.analysis.comparison import system_frontier
@@ -104,20 +131,52 @@ def frontier(
     if workload and workload.startswith("agentic:"):
         from jalapeno.cli.agentic_cmd import agentic_frontier_cmd, refuse
 
-        refuse({"--isl": isl, "--osl": osl, "--serving": serving if serving != "agg" else None, "--mtp": mtp,
-                "--engine": engine, "--concurrency": concurrency, "--fixed-lengths": fixed_lengths,
-                "--max-running": max_running, "--max-tokens-per-step": max_tokens_per_step,
-                "--cuda-graph-max-batch": cuda_graph_max_batch, "--store": store})
-        return agentic_frontier_cmd(system=system, model=model, workload=workload, precision=precision,
-                                    kv_dtype=kv_dtype, attention_dtype=attention_dtype,
-                                    compute_fallback=compute_fallback, power=power, efficiency=efficiency,
-                                    routing=routing, eplb=eplb, overlap=overlap, memory_fraction=memory_fraction,
-                                    json_out=json_out, out=out, sets=sets, chip_model=chip_model, placement=placement,
-                                    stack=stack, pricer=pricer)
+        refuse(
+            {
+                "--isl": isl,
+                "--osl": osl,
+                "--serving": serving if serving != "agg" else None,
+                "--mtp": mtp,
+                "--engine": engine,
+                "--concurrency": concurrency,
+                "--fixed-lengths": fixed_lengths,
+                "--max-running": max_running,
+                "--max-tokens-per-step": max_tokens_per_step,
+                "--cuda-graph-max-batch": cuda_graph_max_batch,
+                "--store": store,
+            }
+        )
+        return agentic_frontier_cmd(
+            system=system,
+            model=model,
+            workload=workload,
+            precision=precision,
+            kv_dtype=kv_dtype,
+            attention_dtype=attention_dtype,
+            compute_fallback=compute_fallback,
+            power=power,
+            efficiency=efficiency,
+            routing=routing,
+            eplb=eplb,
+            overlap=overlap,
+            memory_fraction=memory_fraction,
+            json_out=json_out,
+            out=out,
+            sets=sets,
+            chip_model=chip_model,
+            placement=placement,
+            stack=stack,
+            pricer=pricer,
+        )
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     overrides = recipe_overrides(  # explicit options beat the recipe
-        rec, [system], precision, stack, kv_dtype,
-        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction))
+        rec,
+        [system],
+        precision,
+        stack,
+        kv_dtype,
+        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction),
+    )
     # the recipe's engine at its release and KV dtype, as predict and validation price its runs (the
     # sweeps take no engine memory profile: the catalog's memory fit)
     run = recipe_run(rec, system, stack, kv_dtype)
@@ -125,8 +184,18 @@ def frontier(
 
     release = stack_release(stack, rec, system)  # the engine release the run states (vLLM's MoE rule)
     stack = run.stack
-    m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
-                         run.kv_dtype, attention_dtype, compute_fallback, routing)
+    m, wl, prec = _setup(
+        model,
+        workload,
+        isl,
+        osl,
+        precision or (rec.precision if rec else None),
+        fixed_lengths,
+        run.kv_dtype,
+        attention_dtype,
+        compute_fallback,
+        routing,
+    )
     refuse_dense_eplb(eplb, m)  # an explicit --eplb on a dense model was silently ignored
     eplb_note = note_idle_eplb(eplb, m)  # and one under uniform routing made no layout (newuser50)
     refuse_dense_overlap(overlap, m)  # so was --overlap tbo (break47)
@@ -137,18 +206,45 @@ def frontier(
     refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])
-    opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
-                       max_tokens_per_step, cuda_graph_max_batch, memory_fraction, release)
+    opts = _sweep_opts(
+        serving,
+        mtp,
+        mtp_acceptance,
+        concurrency,
+        eplb,
+        overlap,
+        rec,
+        max_running,
+        max_tokens_per_step,
+        cuda_graph_max_batch,
+        memory_fraction,
+        release,
+    )
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
-    note_lines(overrides + concurrency_notes(opts) + _release_notes(m, opts, {s.name: [prec.name]})
-               + ([eplb_note] if eplb_note else []))
+    note_lines(
+        overrides
+        + concurrency_notes(opts)
+        + _release_notes(m, opts, {s.name: [prec.name]})
+        + ([eplb_note] if eplb_note else [])
+    )
     if store:
         from jalapeno.cli.explore_cmd import store_frontier
 
-        run = store_frontier(store, "frontier", f"{s.name}-{m.name}-{wl.name}", rec,
-                             {"power": power, "efficiency": efficiency, "stack": stack, "chip_model": chip_model,
-                              "placement": placement, "set": list(sets or [])})
+        run = store_frontier(
+            store,
+            "frontier",
+            f"{s.name}-{m.name}-{wl.name}",
+            rec,
+            {
+                "power": power,
+                "efficiency": efficiency,
+                "stack": stack,
+                "chip_model": chip_model,
+                "placement": placement,
+                "set": list(sets or []),
+            },
+        )
         if not json_out:
             console.print(f"stored as run {run} in {store}", markup=False)
     if out:
@@ -181,4 +277,6 @@ def _check_frontier_out(out: str) -> None:
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise SpecError("--out", "writing Parquet needs pyarrow", "pip install pyarrow, or use .csv/.json") from None
+            raise SpecError(
+                "--out", "writing Parquet needs pyarrow", "pip install pyarrow, or use .csv/.json"
+            ) from None

@@ -7,7 +7,13 @@ import math
 import typer
 
 from jalapeno.cli.common import (
-    FIXED_WORKLOAD_HELP, console, efficiency_option, isl_option, model_option, osl_option, print_json,
+    FIXED_WORKLOAD_HELP,
+    console,
+    efficiency_option,
+    isl_option,
+    model_option,
+    osl_option,
+    print_json,
 )
 from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
 
@@ -15,29 +21,59 @@ from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_
 def plan(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = model_option(),
-    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP[:-1] + ", or agentic:PRESET "
-                                 "(coding-agent, research-agent, long-memory-chat, chat-agent) / agentic:FILE.toml."),
+    workload: str = typer.Option(
+        None,
+        "--workload",
+        "-w",
+        help=FIXED_WORKLOAD_HELP[:-1] + ", or agentic:PRESET "
+        "(coding-agent, research-agent, long-memory-chat, chat-agent) / agentic:FILE.toml.",
+    ),
     isl: int = isl_option(),
     osl: int = osl_option(),
-    precision: str = typer.Option(None, "--precision", "-p",
-                                  help="Precision preset (default: every preset the chip runs natively)."),
-    target: float = typer.Option(None, "--target", help="Tokens per second the fleet must serve, e.g. 1e6 "
-                                 "(or --chips: the fleet you have)."),
-    chips: int = typer.Option(None, "--chips", help="Fleet size you have, chips (instead of --target): what it "
-                              "serves at >= --min-interactivity."),
-    racks: int = typer.Option(None, "--racks", help="Fleet size in racks (instead of --chips): racks x the system "
-                              "file's chips per rack (systems with a rack level: the NVL72s, Jalapeño)."),
-    power_mw: float = typer.Option(None, "--power-mw", help="Fleet size as a power budget, MW (instead of --chips): "
-                                   "the whole racks/nodes it feeds at --power's W per chip."),
-    power: str = typer.Option("all-in", "--power", help="Power convention of --power-mw: chip, sustained or all-in "
-                              "(default: all-in provisioned, a facility's budget)."),
-    target_kind: str = typer.Option("output", "--target-kind",
-                                    help="What the target counts: output (output tokens) or total (input + output); "
-                                    "agentic workloads: output or tasks (agent tasks per hour)."),
-    min_interactivity: float = typer.Option(0.0, "--min-interactivity",
-                                            help="Per-user speed floor, tok/s/user (0 = none: peak throughput)."),
-    max_task_min: float = typer.Option(None, "--max-task-min", help="Agentic workloads: the longest mean time to "
-                                       "finish one agent task, minutes (their speed floor; default none)."),
+    precision: str = typer.Option(
+        None, "--precision", "-p", help="Precision preset (default: every preset the chip runs natively)."
+    ),
+    target: float = typer.Option(
+        None, "--target", help="Tokens per second the fleet must serve, e.g. 1e6 (or --chips: the fleet you have)."
+    ),
+    chips: int = typer.Option(
+        None,
+        "--chips",
+        help="Fleet size you have, chips (instead of --target): what it serves at >= --min-interactivity.",
+    ),
+    racks: int = typer.Option(
+        None,
+        "--racks",
+        help="Fleet size in racks (instead of --chips): racks x the system "
+        "file's chips per rack (systems with a rack level: the NVL72s, Jalapeño).",
+    ),
+    power_mw: float = typer.Option(
+        None,
+        "--power-mw",
+        help="Fleet size as a power budget, MW (instead of --chips): "
+        "the whole racks/nodes it feeds at --power's W per chip.",
+    ),
+    power: str = typer.Option(
+        "all-in",
+        "--power",
+        help="Power convention of --power-mw: chip, sustained or all-in "
+        "(default: all-in provisioned, a facility's budget).",
+    ),
+    target_kind: str = typer.Option(
+        "output",
+        "--target-kind",
+        help="What the target counts: output (output tokens) or total (input + output); "
+        "agentic workloads: output or tasks (agent tasks per hour).",
+    ),
+    min_interactivity: float = typer.Option(
+        0.0, "--min-interactivity", help="Per-user speed floor, tok/s/user (0 = none: peak throughput)."
+    ),
+    max_task_min: float = typer.Option(
+        None,
+        "--max-task-min",
+        help="Agentic workloads: the longest mean time to "
+        "finish one agent task, minutes (their speed floor; default none).",
+    ),
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
     efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
@@ -54,31 +90,59 @@ def plan(
     from jalapeno.errors import SpecError, choice_hint
     from jalapeno.specs.formats import get_precision
 
-    given = [o for o, v in (("--target", target), ("--chips", chips), ("--racks", racks), ("--power-mw", power_mw))
-             if v is not None]
+    given = [
+        o
+        for o, v in (("--target", target), ("--chips", chips), ("--racks", racks), ("--power-mw", power_mw))
+        if v is not None
+    ]
     if len(given) != 1:
-        raise SpecError("--target/--chips", "give exactly one: a token rate to size a fleet for, or a fleet size"
-                        + (f" (got {' and '.join(given)})" if given else ""),
-                        "write --target 1e6 (tokens/s to serve) or --chips 1152 (the chips you have; or --racks 16, "
-                        "--power-mw 20)")
+        raise SpecError(
+            "--target/--chips",
+            "give exactly one: a token rate to size a fleet for, or a fleet size"
+            + (f" (got {' and '.join(given)})" if given else ""),
+            "write --target 1e6 (tokens/s to serve) or --chips 1152 (the chips you have; or --racks 16, --power-mw 20)",
+        )
     if power != "all-in" and power_mw is None:
-        raise SpecError("--power", "sets the convention of --power-mw only (the plan prints every convention)",
-                        "drop --power, or give --power-mw")
+        raise SpecError(
+            "--power",
+            "sets the convention of --power-mw only (the plan prints every convention)",
+            "drop --power, or give --power-mw",
+        )
     if serving not in ("agg", "disagg", "both"):
-        raise SpecError("--serving", f"unknown mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
-                        "use agg, disagg or both")
+        raise SpecError(
+            "--serving",
+            f"unknown mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
+            "use agg, disagg or both",
+        )
     if workload and workload.startswith("agentic:"):  # sessions: sized on compare -w agentic:…'s frontier
         if isl is not None or osl is not None:
             raise SpecError("--isl/--osl", "an agentic workload sets its own turn lengths", "drop --isl/--osl")
         from jalapeno.cli.agentic_cmd import agentic_plan_cmd
 
-        return agentic_plan_cmd(system=system, model=model, workload=workload, precision=precision, target=target,
-                                target_kind=target_kind, chips=chips, racks=racks, power_mw=power_mw, power=power,
-                                min_interactivity=min_interactivity, serving=serving, max_task_min=max_task_min,
-                                efficiency=efficiency, sets=sets, json_out=json_out)
+        return agentic_plan_cmd(
+            system=system,
+            model=model,
+            workload=workload,
+            precision=precision,
+            target=target,
+            target_kind=target_kind,
+            chips=chips,
+            racks=racks,
+            power_mw=power_mw,
+            power=power,
+            min_interactivity=min_interactivity,
+            serving=serving,
+            max_task_min=max_task_min,
+            efficiency=efficiency,
+            sets=sets,
+            json_out=json_out,
+        )
     if max_task_min is not None:
-        raise SpecError("--max-task-min", "is the task-time ceiling of an agentic workload",
-                        "give --workload agentic:PRESET, or --min-interactivity for a fixed-length one")
+        raise SpecError(
+            "--max-task-min",
+            "is the task-time ceiling of an agentic workload",
+            "give --workload agentic:PRESET, or --min-interactivity for a fixed-length one",
+        )
     from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
 
     _refuse_agentic(workload, system)
@@ -101,9 +165,14 @@ def plan(
         check_fleet_chips(chips)
     elif target is None:
         chips, how = fleet_chips(s, racks, power_mw, power)
-    precs = None if precision is not None else [
-        resolve_precision(m, q).name for q in available_precisions(m.name, m.default_precision, s.chip.formats, m,
-                                                                   s.chip)]
+    precs = (
+        None
+        if precision is not None
+        else [
+            resolve_precision(m, q).name
+            for q in available_precisions(m.name, m.default_precision, s.chip.formats, m, s.chip)
+        ]
+    )
     note_unread_efficiency(sets, m, [get_precision(q) for q in precs] if precs else prec, pr)
     sf = system_frontier(m, pr, wl, None if precs else prec, _options(serving, None, None, None), precisions=precs)
     if target is None:
@@ -112,12 +181,22 @@ def plan(
         ft = fleet_throughput(sf.fleet_record(), s, chips, target_kind, min_interactivity)
         lines = ([how] if how else []) + ft.arithmetic()
         if json_out:
-            print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(),
-                        "min_interactivity": min_interactivity, **ft.as_dict(), BASIS_FIELD: system_basis(s),
-                        "arithmetic": lines})
+            print_json(
+                {
+                    "system": s.name,
+                    "model": m.name,
+                    "workload": wl.as_dict(),
+                    "min_interactivity": min_interactivity,
+                    **ft.as_dict(),
+                    BASIS_FIELD: system_basis(s),
+                    "arithmetic": lines,
+                }
+            )
             return
-        console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · {n_chips(chips)} at >= "
-                      f"{min_interactivity:g} tok/s/user")
+        console.print(
+            f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · {n_chips(chips)} at >= "
+            f"{min_interactivity:g} tok/s/user"
+        )
         console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
         console.print(f"deployment: {ft.point.deployment.label} ({n_chips(ft.point.deployment.chips)} per instance)")
         for line in lines + basis_lines([s]):
@@ -130,26 +209,45 @@ def plan(
     _check_fleet_size(cp.provisioned_chips, target)
     if json_out:
         p = cp.point
-        print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(), "target_tok_per_s": target,
-                    "target_kind": target_kind, "min_interactivity": min_interactivity,
-                    "deployment": p.deployment.as_dict(), "point": p.as_dict(),
-                    "tok_per_s_per_chip": cp.tok_per_s_per_chip, "instances": cp.instances, "chips": cp.chips,
-                    "packaging": {name: n for name, _, n in cp.packaging},
-                    "power_kw": {c: v[2] / 1e3 for c, v in cp.power_w.items()},
-                    "usd_per_hour": cp.usd_per_hour, "usd_per_mtok": cp.usd_per_mtok, "usd_estimate": cp.usd_estimate,
-                    BASIS_FIELD: system_basis(s),
-                    "delivered_tok_per_s": cp.delivered_tok_per_s, "provisioned": cp.provisioned(),
-                    "mean_isl": wl.mean_isl, "mean_osl": wl.mean_osl, "users_per_instance": cp.users_per_instance,
-                    "users": cp.users_per_instance * cp.instances,
-                    "output_tok_per_s_per_user": cp.output_tok_per_s_per_user,
-                    "lead": "fewest chips (ties: higher tok/s/chip, then fewer outermost boxes)",
-                    "highest_rate": None if cp.highest_rate is None else cp.highest_rate.as_dict(),
-                    "fewest_boxes": None if cp.fewest_boxes is None else {
-                        "level": cp.packaging[-1][0], **cp.fewest_boxes.as_dict()},
-                    "arithmetic": cp.arithmetic()})
+        print_json(
+            {
+                "system": s.name,
+                "model": m.name,
+                "workload": wl.as_dict(),
+                "target_tok_per_s": target,
+                "target_kind": target_kind,
+                "min_interactivity": min_interactivity,
+                "deployment": p.deployment.as_dict(),
+                "point": p.as_dict(),
+                "tok_per_s_per_chip": cp.tok_per_s_per_chip,
+                "instances": cp.instances,
+                "chips": cp.chips,
+                "packaging": {name: n for name, _, n in cp.packaging},
+                "power_kw": {c: v[2] / 1e3 for c, v in cp.power_w.items()},
+                "usd_per_hour": cp.usd_per_hour,
+                "usd_per_mtok": cp.usd_per_mtok,
+                "usd_estimate": cp.usd_estimate,
+                BASIS_FIELD: system_basis(s),
+                "delivered_tok_per_s": cp.delivered_tok_per_s,
+                "provisioned": cp.provisioned(),
+                "mean_isl": wl.mean_isl,
+                "mean_osl": wl.mean_osl,
+                "users_per_instance": cp.users_per_instance,
+                "users": cp.users_per_instance * cp.instances,
+                "output_tok_per_s_per_user": cp.output_tok_per_s_per_user,
+                "lead": "fewest chips (ties: higher tok/s/chip, then fewer outermost boxes)",
+                "highest_rate": None if cp.highest_rate is None else cp.highest_rate.as_dict(),
+                "fewest_boxes": None
+                if cp.fewest_boxes is None
+                else {"level": cp.packaging[-1][0], **cp.fewest_boxes.as_dict()},
+                "arithmetic": cp.arithmetic(),
+            }
+        )
         return
-    console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target {cp.target_text()} "
-                  f"{target_kind} tok/s at >= {min_interactivity:g} tok/s/user")  # console markup is off
+    console.print(
+        f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target {cp.target_text()} "
+        f"{target_kind} tok/s at >= {min_interactivity:g} tok/s/user"
+    )  # console markup is off
     console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
     console.print(f"deployment: {cp.point.deployment.label} ({n_chips(cp.chips_per_instance)} per instance)")
     for line in cp.arithmetic() + basis_lines([s]):
@@ -163,8 +261,17 @@ def _uncalibrated(s) -> bool:
     return s.origin is not None and s.origin.calibration is None
 
 
-def _closing_notes(point, min_interactivity: float, system: str, model: str, wl, isl, sets,
-                   efficiency: str = "calibrated", uncalibrated: bool = False) -> None:
+def _closing_notes(
+    point,
+    min_interactivity: float,
+    system: str,
+    model: str,
+    wl,
+    isl,
+    sets,
+    efficiency: str = "calibrated",
+    uncalibrated: bool = False,
+) -> None:
     """The lines after a plan's arithmetic (``--target`` and ``--chips`` alike): the no-floor note when there is
     no floor, and 'how sure', the audit command that gives the plan's point its band. ``efficiency``: the set the plan
     priced (``--efficiency``), named in the line and passed to the audit: ``plan --efficiency spec`` said "this plan
@@ -187,19 +294,25 @@ def _closing_notes(point, min_interactivity: float, system: str, model: str, wl,
     if uncalibrated and efficiency in ("calibrated", "low", "high"):
         priced = f"the documented default efficiencies (set spec: {system} has no calibration)"
     sets_args += "" if efficiency == "calibrated" else f" --efficiency {efficiency}"
-    console.print(f"how sure: this plan prices {priced} only; the band of the deployment it leads "
-                  f"with ({dep.label}, {n_chips(dep.chips)} per instance; the efficiency band, or a measured system's "
-                  "validate error) and what would have to hold for another figure: "
-                  f"`jalapeno audit --system {system} -m {model} {wl_args} -p {prec_name}{sets_args} --serving {mode} "
-                  f"--instance-chips {dep.chips} --claim throughput_per_chip@{at:g}=VALUE` (in+out tok/s/chip; "
-                  "docs/audit.md)", soft_wrap=True)
+    console.print(
+        f"how sure: this plan prices {priced} only; the band of the deployment it leads "
+        f"with ({dep.label}, {n_chips(dep.chips)} per instance; the efficiency band, or a measured system's "
+        "validate error) and what would have to hold for another figure: "
+        f"`jalapeno audit --system {system} -m {model} {wl_args} -p {prec_name}{sets_args} --serving {mode} "
+        f"--instance-chips {dep.chips} --claim throughput_per_chip@{at:g}=VALUE` (in+out tok/s/chip; "
+        "docs/audit.md)",
+        soft_wrap=True,
+    )
 
 
 def _no_floor_note(point) -> None:
     """Say that a plan without --min-interactivity sized the batch (peak-throughput) point, at its speed."""
-    console.print(f"no per-user speed floor: this is the batch (peak-throughput) point, "
-                  f"{point.interactivity:,.1f} tok/s/user, {point.e2e_s:,.0f} s per request end to end; "
-                  "for an interactive service give its floor, e.g. --min-interactivity 50", soft_wrap=True)
+    console.print(
+        f"no per-user speed floor: this is the batch (peak-throughput) point, "
+        f"{point.interactivity:,.1f} tok/s/user, {point.e2e_s:,.0f} s per request end to end; "
+        "for an interactive service give its floor, e.g. --min-interactivity 50",
+        soft_wrap=True,
+    )
 
 
 def _check_fleet_size(chips: int, target: float) -> None:
@@ -214,9 +327,12 @@ def _check_fleet_size(chips: int, target: float) -> None:
     from jalapeno.errors import SpecError
 
     if chips > MAX_FLEET_CHIPS:
-        raise SpecError("--target", f"{target:.3g} tok/s needs {chips:,} chips, above the {MAX_FLEET_CHIPS:,}-chip "
-                        "plausibility bound (~100x all AI accelerators installed by 2025)",
-                        "give one fleet's tokens per SECOND (a daily total / 86,400), e.g. --target 1e6")
+        raise SpecError(
+            "--target",
+            f"{target:.3g} tok/s needs {chips:,} chips, above the {MAX_FLEET_CHIPS:,}-chip "
+            "plausibility bound (~100x all AI accelerators installed by 2025)",
+            "give one fleet's tokens per SECOND (a daily total / 86,400), e.g. --target 1e6",
+        )
 
 
 #: how specs/power.follow_variant opens the source of a TDP it moved (the variant's component power model)
@@ -232,9 +348,11 @@ def tdp_moved_note(system, sets) -> str | None:
         return None
     how = src.split("(specs/power.py): ", 1)[-1]
     given = " ".join(f"--set {x}" for x in sets or ())
-    return (f"the TDP moved to {system.chip.tdp_w:,.0f} W ({given}): it follows the variant's component power "
-            f"model (specs/power.py): {how}; the power and $ figures below use it "
-            f"(`jalapeno hardware show` with the same --set shows each)")
+    return (
+        f"the TDP moved to {system.chip.tdp_w:,.0f} W ({given}): it follows the variant's component power "
+        f"model (specs/power.py): {how}; the power and $ figures below use it "
+        f"(`jalapeno hardware show` with the same --set shows each)"
+    )
 
 
 def _refuse_agentic(workload: str | None, system: str) -> None:
@@ -251,8 +369,10 @@ def _refuse_agentic(workload: str | None, system: str) -> None:
     if workload is None or not (workload == "agentic" or workload in AGENTIC_PRESETS):
         return
     name = "coding-agent" if workload == "agentic" else workload
-    raise SpecError("--workload", f"{workload!r} is an agentic (multi-turn) workload; plan sizes agent fleets "
-                    "through its agentic: spelling",
-                    f"write --workload agentic:{name} (e.g. `jalapeno plan --system {system} --workload "
-                    f"agentic:{name} --target 10000 --target-kind tasks --max-task-min 10`; docs/agentic.md), or plan a "
-                    "fixed-length workload (--workload 8k1k)")
+    raise SpecError(
+        "--workload",
+        f"{workload!r} is an agentic (multi-turn) workload; plan sizes agent fleets through its agentic: spelling",
+        f"write --workload agentic:{name} (e.g. `jalapeno plan --system {system} --workload "
+        f"agentic:{name} --target 10000 --target-kind tasks --max-task-min 10`; docs/agentic.md), or plan a "
+        "fixed-length workload (--workload 8k1k)",
+    )

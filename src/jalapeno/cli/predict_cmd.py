@@ -5,9 +5,22 @@ from __future__ import annotations
 import typer
 
 from jalapeno.cli.common import (
-    FIXED_WORKLOAD_HELP, OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console, efficiency_option,
-    isl_option, kv_dtype_option, model_option, mtp_acceptance_option, mtp_option, osl_option, precision_option,
-    print_json, stack_label, stack_option,
+    FIXED_WORKLOAD_HELP,
+    OVERLAP_HELP,
+    attention_dtype_option,
+    compute_fallback_option,
+    console,
+    efficiency_option,
+    isl_option,
+    kv_dtype_option,
+    model_option,
+    mtp_acceptance_option,
+    mtp_option,
+    osl_option,
+    precision_option,
+    print_json,
+    stack_label,
+    stack_option,
 )
 from jalapeno.cli.engine_opts import (
     check_positive,
@@ -50,26 +63,45 @@ def predict(
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
     isl: int = isl_option(),
     osl: int = osl_option(),
-    concurrency: float = typer.Option(None, "--concurrency", "-c", metavar="<int>",  # read as a float: '4.5' and
-                                      # 'inf' get their own line (not click's 'not a valid integer')
-                                      help="Closed-loop concurrency of the deployment: whole requests in flight."),
+    concurrency: float = typer.Option(
+        None,
+        "--concurrency",
+        "-c",
+        metavar="<int>",  # read as a float: '4.5' and
+        # 'inf' get their own line (not click's 'not a valid integer')
+        help="Closed-loop concurrency of the deployment: whole requests in flight.",
+    ),
     rate: float = typer.Option(None, "--rate", "-r", help="Open loop instead: requests per second."),
-    fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
-    recurring_waves: bool = typer.Option(False, "--recurring-waves",
-                                         help="With --fixed-lengths and --concurrency: the users start together "
-                                         "and every wave repeats the first one's prefill burst (as the simulator "
-                                         "shows; docs/model.md §8.7 (6)), instead of waves that spread."),
-    tp: int = typer.Option(None, "--tp", help="Attention tensor parallelism (aggregated; default: the smallest "
-                           "layout whose weights fit, when no --tp/--dp/--ep/--pp is given)."),
+    fixed_lengths: bool = typer.Option(
+        False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."
+    ),
+    recurring_waves: bool = typer.Option(
+        False,
+        "--recurring-waves",
+        help="With --fixed-lengths and --concurrency: the users start together "
+        "and every wave repeats the first one's prefill burst (as the simulator "
+        "shows; docs/model.md §8.7 (6)), instead of waves that spread.",
+    ),
+    tp: int = typer.Option(
+        None,
+        "--tp",
+        help="Attention tensor parallelism (aggregated; default: the smallest "
+        "layout whose weights fit, when no --tp/--dp/--ep/--pp is given).",
+    ),
     dp: int = typer.Option(None, "--dp", help="Attention data parallelism (aggregated; default 1)."),
-    ep: int = typer.Option(None, "--ep", help="Expert parallelism (aggregated; divides tp*dp; default 1: MoE "
-                           "TP over tp*dp, vLLM's -tp without --enable-expert-parallel; `step` defaults to EP over "
-                           "tp*dp: give --ep to compare the same layout)."),
+    ep: int = typer.Option(
+        None,
+        "--ep",
+        help="Expert parallelism (aggregated; divides tp*dp; default 1: MoE "
+        "TP over tp*dp, vLLM's -tp without --enable-expert-parallel; `step` defaults to EP over "
+        "tp*dp: give --ep to compare the same layout).",
+    ),
     pp: int = typer.Option(None, "--pp", help="Pipeline stages (aggregated; default 1)."),
     eplb: int = typer.Option(None, "--eplb", help=EPLB_HELP + " Pools take eplb=R."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
-    prefill: str = typer.Option(None, "--prefill",
-                                help='Disaggregated prefill pool, e.g. "tp=4,workers=2" or "tp=8,cp=4,workers=1".'),
+    prefill: str = typer.Option(
+        None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,workers=2" or "tp=8,cp=4,workers=1".'
+    ),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
     mtp: int = mtp_option(),
     mtp_acceptance: float = mtp_acceptance_option(),
@@ -99,28 +131,52 @@ def predict(
 
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     overrides = recipe_overrides(  # explicit options beat the recipe
-        rec, [system], precision, stack, kv_dtype,
-        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction))
+        rec,
+        [system],
+        precision,
+        stack,
+        kv_dtype,
+        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction),
+    )
     # the recipe's engine at its release, KV dtype and memory profile at its fraction, as validation
     # prices its runs, so that `predict --engine R` reproduces a validated point (--engine-memory none drops it)
     run = recipe_run(rec, system, stack, kv_dtype, engine_memory, memory_fraction)
     profile, release = stack_release(stack, rec, system)  # the engine release the run states (vLLM's MoE rule)
     stack, memory_fraction = run.stack, run.memory_fraction
-    m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
-                         run.kv_dtype, attention_dtype, compute_fallback, routing)
+    m, wl, prec = _setup(
+        model,
+        workload,
+        isl,
+        osl,
+        precision or (rec.precision if rec else None),
+        fixed_lengths,
+        run.kv_dtype,
+        attention_dtype,
+        compute_fallback,
+        routing,
+    )
     # the options' own consistency before the pricer: with --pricer table the system's kernel tables take tens of
     # seconds to load (followup51; simulate's break51)
     if (concurrency is None) == (rate is None):
-        raise SpecError("--concurrency/--rate", "give exactly one of them",
-                        "closed loop: --concurrency C; open loop: --rate R (requests/s)")
+        raise SpecError(
+            "--concurrency/--rate",
+            "give exactly one of them",
+            "closed loop: --concurrency C; open loop: --rate R (requests/s)",
+        )
     if concurrency is not None:
         check_concurrency([concurrency])
     if recurring_waves and (not fixed_lengths or concurrency is None):
-        raise SpecError("--recurring-waves", "applies to a fixed-length closed loop only",
-                        "add --fixed-lengths and give --concurrency (not --rate), or drop --recurring-waves")
+        raise SpecError(
+            "--recurring-waves",
+            "applies to a fixed-length closed loop only",
+            "add --fixed-lengths and give --concurrency (not --rate), or drop --recurring-waves",
+        )
     if (prefill is None) != (decode is None):
-        raise SpecError("--prefill/--decode", "disaggregated serving needs both pools",
-                        'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')
+        raise SpecError(
+            "--prefill/--decode",
+            "disaggregated serving needs both pools",
+            'pass both --prefill "tp=..,workers=.." and --decode "..", or neither',
+        )
     if prefill is None and any(v is not None for v in (tp, dp, ep, pp)):  # what the model alone refuses (PP > layers)
         _check_given_layout(m, (tp, dp, ep, pp, eplb))
     pr = system_pricer(system, efficiency, sets, stack, pricer)
@@ -138,16 +194,28 @@ def predict(
         check_pool(dec, "--decode", m, s)
         check_pool(pre, "--prefill", m, s)
         per_rank = concurrency / (dec.workers * dec.layout.dp) if concurrency else None
-        dep = Deployment(prec, dec, prefill=pre,
-                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance, rec), per_rank, dec.layout.dp),
-                         memory_fraction=memory_fraction, overlap=overlap, **lim)
+        dep = Deployment(
+            prec,
+            dec,
+            prefill=pre,
+            mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance, rec), per_rank, dec.layout.dp),
+            memory_fraction=memory_fraction,
+            overlap=overlap,
+            **lim,
+        )
     else:
-        layout, note = aggregated_layout(m, pr, prec, (tp, dp, ep, pp, eplb),
-                                       None if lim["engine_memory"] else memory_fraction)
+        layout, note = aggregated_layout(
+            m, pr, prec, (tp, dp, ep, pp, eplb), None if lim["engine_memory"] else memory_fraction
+        )
         per_rank = concurrency / layout.dp if concurrency else None
-        dep = Deployment(prec, Pool(layout, moe_backend=rec.moe_backend if rec else None),  # the MoE kernel it forces
-                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance, rec), per_rank, layout.dp),
-                         memory_fraction=memory_fraction, overlap=overlap, **lim)
+        dep = Deployment(
+            prec,
+            Pool(layout, moe_backend=rec.moe_backend if rec else None),  # the MoE kernel it forces
+            mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance, rec), per_rank, layout.dp),
+            memory_fraction=memory_fraction,
+            overlap=overlap,
+            **lim,
+        )
     dep, release_note = release_moe_backend(dep, m, profile, release, s.name)
     _check_engine_pool(m, s, dep, memory_fraction)
     point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate, recurring_waves=recurring_waves)
@@ -158,21 +226,29 @@ def predict(
         from jalapeno.cli.common import in_option_words
 
         load = "--concurrency" if rate is None else "--rate"
-        raise InfeasibleDeployment("deployment", f"{dep.label} at {at}: {in_option_words(str(point.reason), load)}",
-                                   f"change the deployment (more workers, wider layouts) or {load}")
+        raise InfeasibleDeployment(
+            "deployment",
+            f"{dep.label} at {at}: {in_option_words(str(point.reason), load)}",
+            f"change the deployment (more workers, wider layouts) or {load}",
+        )
     if prefill is None and note:
         import sys
 
         if rate is None and point.limit.endswith("(queueing)") and point.in_flight < 0.5 * concurrency:
             # -c 256 on the smallest layout admitted 26 and queued the rest for minutes, with no word why
-            note += (f"; it admits {point.in_flight:,.0f} of the {concurrency:,.0f} requests "
-                     f"({point.limit.removesuffix(' (queueing)')}), the rest wait {point.queue_s:,.1f} s to be admitted: "
-                     "a wider layout (more --dp/--ep) admits more, and `jalapeno frontier` lists the deployments "
-                     "that serve a load")
+            note += (
+                f"; it admits {point.in_flight:,.0f} of the {concurrency:,.0f} requests "
+                f"({point.limit.removesuffix(' (queueing)')}), the rest wait {point.queue_s:,.1f} s to be admitted: "
+                "a wider layout (more --dp/--ep) admits more, and `jalapeno frontier` lists the deployments "
+                "that serve a load"
+            )
         print(note, file=sys.stderr)
     layouts = dict.fromkeys(p.layout for p in (dep.prefill, dep.decode) if p is not None)
-    memory = [engine_memory_breakdown(m, s, lay, prec, dep.memory_profile, memory_fraction, dep.mtp)
-              for lay in layouts] if dep.memory_profile is not None else []
+    memory = (
+        [engine_memory_breakdown(m, s, lay, prec, dep.memory_profile, memory_fraction, dep.mtp) for lay in layouts]
+        if dep.memory_profile is not None
+        else []
+    )
     rules = engine_rules(rec, stack)
     note_lines(overrides + ([release_note] if release_note else []))
     from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
@@ -180,25 +256,46 @@ def predict(
 
     cap = running_cap(m, pr, dep, wl)  # the deployment's max_running is null where the decode KV pool caps (ux50)
     if json_out:
-        print_json({**point.as_dict(), "running_cap": cap, BASIS_FIELD: system_basis(s),
-                    **({"engine_memory": memory} if memory else {}),
-                    **({"engine_version": recipe_engine_version(rec), "version_rules": rules,
-                        "recipe_overrides": overrides} if rec else {})})
+        print_json(
+            {
+                **point.as_dict(),
+                "running_cap": cap,
+                BASIS_FIELD: system_basis(s),
+                **({"engine_memory": memory} if memory else {}),
+                **(
+                    {
+                        "engine_version": recipe_engine_version(rec),
+                        "version_rules": rules,
+                        "recipe_overrides": overrides,
+                    }
+                    if rec
+                    else {}
+                ),
+            }
+        )
         return
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
     engine = f" · engine {rec.name}" if rec is not None else ""
-    tbl = point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}",
-                      open_loop=rate is not None, price_note=price_note(s))
+    tbl = point_table(
+        point,
+        f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}",
+        open_loop=rate is not None,
+        price_note=price_note(s),
+    )
     if rate is None:  # frontier/compare list the steady state at the same concurrency (their table caption says so)
-        tbl.caption = ("a whole InferenceX run: 10·C requests from an idle start (docs/model.md §8.7), so throughput "
-                       "is a little lower and mean TTFT higher than in the steady state that `frontier` and `compare` "
-                       "list at the same concurrency")
+        tbl.caption = (
+            "a whole InferenceX run: 10·C requests from an idle start (docs/model.md §8.7), so throughput "
+            "is a little lower and mean TTFT higher than in the steady state that `frontier` and `compare` "
+            "list at the same concurrency"
+        )
     tbl.add_row("running-request cap", running_cap_text(cap))
     console.print(tbl)
     console.print(basis_lines([s])[0], markup=False, soft_wrap=True)
     if rec is not None:
-        console.print(f"engine release {recipe_engine_version(rec) or 'not stated (newest behaviour)'}: "
-                      + ("; ".join(rule_text(r) for r in rules) or "no version rule of the stack applies"))
+        console.print(
+            f"engine release {recipe_engine_version(rec) or 'not stated (newest behaviour)'}: "
+            + ("; ".join(rule_text(r) for r in rules) or "no version rule of the stack applies")
+        )
     for b in memory:
         for line in memory_breakdown_lines(b):
             console.print(line)
@@ -237,11 +334,13 @@ def _check_engine_pool(m, s, dep, memory_fraction) -> None:
         if b["kv_pool"] <= 0:
             gib = 2.0**30
             raise InfeasibleDeployment(
-                "--engine-memory", f"{p.layout.label}: the engine has no KV cache ({b['kv_pool'] / gib:.2f} GiB): "
+                "--engine-memory",
+                f"{p.layout.label}: the engine has no KV cache ({b['kv_pool'] / gib:.2f} GiB): "
                 f"budget {b['budget'] / gib:.2f} GiB - weights {b['weights'] / gib:.2f} - sampler/forward peak "
                 f"{b['torch_peak'] / gib:.2f} - non-torch {b['non_torch'] / gib:.2f}",
                 "raise --memory-fraction, lower --max-running or --max-tokens-per-step (they size the "
-                "profiling run), or shard wider")
+                "profiling run), or shard wider",
+            )
 
 
 def refuse_aggregated_options(given: dict) -> None:
@@ -257,8 +356,11 @@ def refuse_aggregated_options(given: dict) -> None:
     if named:
         keys = ", ".join(f"{o.removeprefix('--')}=" for o in named if o != "--replicas")
         pools = f"put {keys} in the pools" if keys else "count instances with workers= in the pools"
-        raise SpecError("/".join(named), "aggregated layout option given with --prefill/--decode, which it would not "
-                        "change", f'{pools}, e.g. --decode "dp=8,ep=8,eplb=32,workers=1", or drop --prefill/--decode')
+        raise SpecError(
+            "/".join(named),
+            "aggregated layout option given with --prefill/--decode, which it would not change",
+            f'{pools}, e.g. --decode "dp=8,ep=8,eplb=32,workers=1", or drop --prefill/--decode',
+        )
 
 
 def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
@@ -281,13 +383,16 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
     smallest = smallest_fitting_layout(m, s, prec, eff, memory_fraction)
     if all(v is None for v in given):
         if smallest is None:
-            frac = (f" with --memory-fraction {memory_fraction:g} of HBM" if memory_fraction is not None else "")
-            raise InfeasibleDeployment("deployment", f"{m.name} [{prec.name}] does not fit on any layout of "
-                                       f"{s.name} up to 4x its scale-up domain{frac}",
-                                       "use a smaller precision or a system with more HBM"
-                                       + (", or raise --memory-fraction" if frac else ""))
-        return smallest, (f"note: layout {smallest.label} — the smallest whose weights fit on {s.name} "
-                          "(give --tp/--dp/--ep/--pp to choose)")
+            frac = f" with --memory-fraction {memory_fraction:g} of HBM" if memory_fraction is not None else ""
+            raise InfeasibleDeployment(
+                "deployment",
+                f"{m.name} [{prec.name}] does not fit on any layout of {s.name} up to 4x its scale-up domain{frac}",
+                "use a smaller precision or a system with more HBM" + (", or raise --memory-fraction" if frac else ""),
+            )
+        return smallest, (
+            f"note: layout {smallest.label} — the smallest whose weights fit on {s.name} "
+            "(give --tp/--dp/--ep/--pp to choose)"
+        )
     check_positive({"--tp": tp, "--dp": dp, "--ep": ep, "--pp": pp}, ", or leave it out")
     tp, dp, ep, pp = (1 if v is None else v for v in (tp, dp, ep, pp))
     layout = for_model(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb), m)
@@ -295,15 +400,18 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
     why = weights_misfit(m, s, layout, prec, eff, memory_fraction)
     if why:
         pp_opt = f" --pp {smallest.pp}" if smallest and smallest.pp > 1 else ""
-        hint = (f"shard wider: the smallest layout that fits is {smallest.label} (--tp {smallest.tp} --dp "
-                f"{smallest.dp} --ep {smallest.ep}{pp_opt}), or use a smaller precision") if smallest \
+        hint = (
+            (
+                f"shard wider: the smallest layout that fits is {smallest.label} (--tp {smallest.tp} --dp "
+                f"{smallest.dp} --ep {smallest.ep}{pp_opt}), or use a smaller precision"
+            )
+            if smallest
             else "use a smaller precision or a system with more HBM"
+        )
         if memory_fraction is not None:  # the option that shrank the usable HBM went unnamed
             hint += f", or raise --memory-fraction (now {memory_fraction:g} of usable HBM)"
         raise InfeasibleDeployment("deployment", why, hint)
     return layout, ""
-
-
 
 
 def _check_given_layout(m, given: tuple) -> None:

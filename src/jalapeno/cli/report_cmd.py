@@ -22,8 +22,10 @@ from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, mtp_unl
 from jalapeno.cli.system_opts import SETS_OPTION, baseline_name, systems_pricers
 from jalapeno.errors import SpecError, choice_hint
 
-MEASURED_HELP = ("Measured points to overlay: 'shipped' (the InferenceX points shipped with jalapeno; default), "
-                 "'none', or a CSV of the same columns (src/jalapeno/data/validation/README.md).")
+MEASURED_HELP = (
+    "Measured points to overlay: 'shipped' (the InferenceX points shipped with jalapeno; default), "
+    "'none', or a CSV of the same columns (src/jalapeno/data/validation/README.md)."
+)
 
 
 def report(
@@ -31,38 +33,69 @@ def report(
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
     isl: int = isl_option(),
     osl: int = osl_option(),
-    precision: str = typer.Option(None, "--precision", "-p",
-                                  help="Precision preset (default: each system sweeps what it runs natively)."),
-    systems: str = typer.Option("jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72", "--systems", "-s",
-                                help="Comma-separated names or TOML paths."),
-    baseline: str = typer.Option(None, "--baseline", "-b",
-                                 help="System the ratios are taken against (default: gb300-nvl72 if compared, "
-                                 "else the last)."),
-    power: str = typer.Option("all-in", "--power",
-                              help="Power convention the page opens with and the ratio table uses: chip, "
-                              "sustained or all-in (the page switches between them)."),
+    precision: str = typer.Option(
+        None, "--precision", "-p", help="Precision preset (default: each system sweeps what it runs natively)."
+    ),
+    systems: str = typer.Option(
+        "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72",
+        "--systems",
+        "-s",
+        help="Comma-separated names or TOML paths.",
+    ),
+    baseline: str = typer.Option(
+        None,
+        "--baseline",
+        "-b",
+        help="System the ratios are taken against (default: gb300-nvl72 if compared, else the last).",
+    ),
+    power: str = typer.Option(
+        "all-in",
+        "--power",
+        help="Power convention the page opens with and the ratio table uses: chip, "
+        "sustained or all-in (the page switches between them).",
+    ),
     serving: str = typer.Option(None, "--serving", help="agg, disagg or both (default both)."),
     as_deployed: bool = typer.Option(False, "--as-deployed", help=AS_DEPLOYED_HELP),
-    bands: bool = typer.Option(False, "--bands/--no-bands",
-                               help="Also sweep the low/high efficiency sets (a measured system: its validate error band) and shade each system's band."),
-    tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,... "
-                              "(0: the peak)."),
-    at: str = typer.Option("35,60,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios, "
-                           "each above 0 (0 is the peak: the ratios' peak row gives it, as --tiers NAME=0 does)."),
+    bands: bool = typer.Option(
+        False,
+        "--bands/--no-bands",
+        help="Also sweep the low/high efficiency sets (a measured system: its validate error band) and shade each system's band.",
+    ),
+    tiers: str = typer.Option(
+        "fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,... (0: the peak)."
+    ),
+    at: str = typer.Option(
+        "35,60,100",
+        "--at",
+        help="Interactivity values (tok/s/user) for iso-interactivity ratios, "
+        "each above 0 (0 is the peak: the ratios' peak row gives it, as --tiers NAME=0 does).",
+    ),
     efficiency: str = efficiency_option(),
     measured: str = typer.Option("shipped", "--measured", help=MEASURED_HELP),
-    like_for_like: bool = typer.Option(False, "--like-for-like",
-                                       help="Overlay only the measured points whose configuration (precision, "
-                                       "agg/disagg, MTP) the system's frontier models; by default all are drawn, "
-                                       "the others marked 'not like for like'."),
+    like_for_like: bool = typer.Option(
+        False,
+        "--like-for-like",
+        help="Overlay only the measured points whose configuration (precision, "
+        "agg/disagg, MTP) the system's frontier models; by default all are drawn, "
+        "the others marked 'not like for like'.",
+    ),
     sets: list[str] = SETS_OPTION,
-    html: str = typer.Option(None, "--html", help="The HTML file to write (default jalapeno-report.html), the "
-                             "spelling every command that writes a page takes."),
-    out: str = typer.Option(None, "--out", "-o", hidden=True,
-                            help="Old spelling of --html, kept so that scripts written for it still run."),
-    json_out: bool = typer.Option(False, "--json", help="Print the page's data as JSON (the comparison compare "
-                                  "--json prints, and the frontiers, bands and measured points the page charts); "
-                                  "no page unless --html is given."),
+    html: str = typer.Option(
+        None,
+        "--html",
+        help="The HTML file to write (default jalapeno-report.html), the "
+        "spelling every command that writes a page takes.",
+    ),
+    out: str = typer.Option(
+        None, "--out", "-o", hidden=True, help="Old spelling of --html, kept so that scripts written for it still run."
+    ),
+    json_out: bool = typer.Option(
+        False,
+        "--json",
+        help="Print the page's data as JSON (the comparison compare "
+        "--json prints, and the frontiers, bands and measured points the page charts); "
+        "no page unless --html is given.",
+    ),
 ) -> None:
     """Write one self-contained HTML report (plotly inline, works offline): frontiers with metric,
     power-convention and x-axis selectors, efficiency bands, tier floors, measured points, the
@@ -76,20 +109,28 @@ def report(
     from jalapeno.report.page import measured_warning, report_data, write_report
 
     if html is not None and out is not None:
-        raise SpecError("--out", "is the old spelling of --html, and both were given", "give the page's path once, as --html")
+        raise SpecError(
+            "--out", "is the old spelling of --html, and both were given", "give the page's path once, as --html"
+        )
     flag = "--out" if out is not None else "--html"  # errors name the spelling the user typed
     out = out if out is not None else html if html is not None else "" if json_out else "jalapeno-report.html"
     if out and not out.lower().endswith((".html", ".htm")):  # '' (or --json without --html): no page
         raise SpecError(flag, f"{out!r} is not an .html file", "give a path ending in .html")
     check_writable(out, flag)
     if like_for_like and measured == "none":
-        raise SpecError("--like-for-like", "filters the measured overlay, and --measured none draws none",
-                        "drop --like-for-like, or give --measured shipped or a CSV path")
+        raise SpecError(
+            "--like-for-like",
+            "filters the measured overlay, and --measured none draws none",
+            "drop --like-for-like, or give --measured shipped or a CSV path",
+        )
     if measured not in ("shipped", "none") and not Path(measured).is_file():  # was refused after the sweep
         raise _measured_missing(measured)
     if serving not in (None, "agg", "disagg", "both"):
-        raise SpecError("--serving", f"unknown mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
-                        "use agg, disagg or both")
+        raise SpecError(
+            "--serving",
+            f"unknown mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
+            "use agg, disagg or both",
+        )
     if as_deployed:
         refuse_with_as_deployed({"--precision": precision, "--serving": serving})
     from jalapeno.analysis.power_cost import check_convention
@@ -104,39 +145,73 @@ def report(
     seen = [s.system.name for s in syss]
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:
-        raise SpecError("--systems", f"two systems are named {dup[0]!r}",
-                        "compare each system once; give a user file its own name = \"...\"")
+        raise SpecError(
+            "--systems",
+            f"two systems are named {dup[0]!r}",
+            'compare each system once; give a user file its own name = "..."',
+        )
     base = baseline_name(baseline, names, seen)
-    precs = None if precision is not None else {
-        s.system.name: list(available_precisions(m.name, m.default_precision, s.system.chip.formats, m, s.system.chip))
-        for s in syss}
+    precs = (
+        None
+        if precision is not None
+        else {
+            s.system.name: list(
+                available_precisions(m.name, m.default_precision, s.system.chip.formats, m, s.system.chip)
+            )
+            for s in syss
+        }
+    )
     recipes = deployed_recipes(syss, m.name, workload, isl, osl, precs) if as_deployed else {}
     if precs is not None:
         precs = {n: [resolve_precision(m, q).name for q in ps] for n, ps in precs.items()}
     floors = _floors(tiers)
-    res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power,
-                          options=_options(serving or "both", None, None, None),
-                          iso_interactivity=_floats(at, "--at", check=check_at_speeds), floors=floors,
-                          bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
-                          precisions=precs, recipes=recipes)
+    res = compare_systems(
+        m,
+        syss,
+        wl,
+        None if precs else prec,
+        baseline=base,
+        convention=power,
+        options=_options(serving or "both", None, None, None),
+        iso_interactivity=_floats(at, "--at", check=check_at_speeds),
+        floors=floors,
+        bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
+        precisions=precs,
+        recipes=recipes,
+    )
     rec = res.record()
     for n, why in rec.infeasible.items():  # the page lists it in the headline table; said here too
         print(f"note: {n} cannot run the model ({why}): the page lists it as infeasible", file=sys.stderr)
     if as_deployed:
-        notes.insert(0, "As deployed: " + ("; ".join(f"{n}: {r.label}" for n, r in recipes.items()) or "no system")
-                     + " (engine recipe: precision, serving, limits, MTP by load); "
-                     + (", ".join(n for n in seen if n not in recipes) or "no other system") + ": as stated."
-                     + (f" {unlike[2:]}." if (unlike := mtp_unlike(recipes, [n for n in seen if n not in recipes]))
-                        else ""))
-    data = report_data(rec, {s.system.name: s.system for s in syss}, res.band_frontiers,
-                       sorted(floors.items(), key=lambda kv: kv[1]), points, like_for_like)
+        notes.insert(
+            0,
+            "As deployed: "
+            + ("; ".join(f"{n}: {r.label}" for n, r in recipes.items()) or "no system")
+            + " (engine recipe: precision, serving, limits, MTP by load); "
+            + (", ".join(n for n in seen if n not in recipes) or "no other system")
+            + ": as stated."
+            + (f" {unlike[2:]}." if (unlike := mtp_unlike(recipes, [n for n in seen if n not in recipes])) else ""),
+        )
+    data = report_data(
+        rec,
+        {s.system.name: s.system for s in syss},
+        res.band_frontiers,
+        sorted(floors.items(), key=lambda kv: kv[1]),
+        points,
+        like_for_like,
+    )
     if not data["measured"] and measured != "none":
-        notes.append(f"No {'like-for-like ' if like_for_like and points else ''}measured point of {m.name} at "
-                     f"ISL {wl.isl} / OSL {wl.osl} on these systems in the "
-                     f"{'shipped data' if measured == 'shipped' else measured}.")
+        notes.append(
+            f"No {'like-for-like ' if like_for_like and points else ''}measured point of {m.name} at "
+            f"ISL {wl.isl} / OSL {wl.osl} on these systems in the "
+            f"{'shipped data' if measured == 'shipped' else measured}."
+        )
         if measured != "shipped":  # a user's CSV of other models or lengths drew nothing, and said so on the page only
-            print(f"note: --measured {Path(measured).name}: {notes[-1]} The page draws none; check its model, "
-                  "isl/osl and hardware columns against --model, --workload and --systems", file=sys.stderr)
+            print(
+                f"note: --measured {Path(measured).name}: {notes[-1]} The page draws none; check its model, "
+                "isl/osl and hardware columns against --model, --workload and --systems",
+                file=sys.stderr,
+            )
     warn = measured_warning(data)
     if warn:
         notes.append(warn)
@@ -149,8 +224,15 @@ def report(
     notes.extend(page_notes(rec, syss, bands, res.band_frontiers))
     prov = provenance()
     if out:
-        path = write_report(rec, data, out, notes, estimated_prices(s.system for s in syss), option=flag,
-                            reproduce=reproduce_lines(prov))
+        path = write_report(
+            rec,
+            data,
+            out,
+            notes,
+            estimated_prices(s.system for s in syss),
+            option=flag,
+            reproduce=reproduce_lines(prov),
+        )
         say_written("report:", path, json_out)  # under --json on stderr: stdout stays one JSON document
     if json_out:
         print_json({**report_json(rec, data, notes, syss, res.band_frontiers), "provenance": prov})
@@ -167,8 +249,10 @@ def page_notes(rec, syss, bands: bool, band_frontiers=None) -> list[str]:
     from jalapeno.report.tables import efficiency_label
     from jalapeno.report.win_tables import rack_line, spec_line
 
-    lines = ["efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
-                                             for n, s in rec.systems.items())]
+    lines = [
+        "efficiency sets: "
+        + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}" for n, s in rec.systems.items())
+    ]
     if (spec := spec_line(s.system for s in syss)) is not None:
         lines.append(spec)
     if (rack := rack_line([s.system for s in syss], rec, band_frontiers)) is not None:
@@ -208,9 +292,11 @@ def reproduce_lines(prov: dict) -> list[str]:
     system and calibration files, first 12 hex; a results store records the same)
     """
     v = prov["versions"]
-    return [f"reproduce: {prov['command'] or '(not run from the command line)'}",
-            f"versions: jalapeno {v['package']}; shipped data: systems {v['systems']}, calibration {v['calibration']} "
-            "(SHA-256 of the catalog's system and calibration files, first 12 hex; a results store records the same)"]
+    return [
+        f"reproduce: {prov['command'] or '(not run from the command line)'}",
+        f"versions: jalapeno {v['package']}; shipped data: systems {v['systems']}, calibration {v['calibration']} "
+        "(SHA-256 of the catalog's system and calibration files, first 12 hex; a results store records the same)",
+    ]
 
 
 def report_json(rec, data: dict, notes: list[str], syss, band_frontiers) -> dict:
@@ -250,12 +336,17 @@ def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str]]:
         raise _measured_missing(measured)
     pts, skipped = load_inferencex(path, "--measured")
     if skipped and not pts and measured != "shipped":  # every row unreadable: a page without them, exit 0, before
-        raise SpecError(f"--measured {path.name}", f"no measured point could be read; {len(skipped)} row(s) skipped "
-                        f"(first: {skipped[0][0]}: {skipped[0][1]})", "check the CSV's hardware/model names and "
-                        "numbers against the InferenceX points format, or pass --measured none")
+        raise SpecError(
+            f"--measured {path.name}",
+            f"no measured point could be read; {len(skipped)} row(s) skipped (first: {skipped[0][0]}: {skipped[0][1]})",
+            "check the CSV's hardware/model names and "
+            "numbers against the InferenceX points format, or pass --measured none",
+        )
     if skipped and measured != "shipped":  # a user file's unreadable rows are named, not dropped silently
-        print(f"warning: --measured {path.name}: {len(skipped)} row(s) skipped, first {skipped[0][0]}: "
-              f"{skipped[0][1]}", file=sys.stderr)
+        print(
+            f"warning: --measured {path.name}: {len(skipped)} row(s) skipped, first {skipped[0][0]}: {skipped[0][1]}",
+            file=sys.stderr,
+        )
     keep = [p for p in pts if p.model == model and p.isl == wl.isl and p.osl == wl.osl]
     src = "InferenceX points shipped with jalapeno" if measured == "shipped" else str(path)
     return keep, ([f"Measured points: {src} (each row's source in the CSV)."] if keep else [])

@@ -192,9 +192,7 @@ def rule_max_tokens(rule: str, model_type: str, chip, tp: int, hidden_size: int)
     return SGLANG_MAX_TOKENS if on else 0
 
 
-def fused_steps(
-    tokens, chip, tp: int, hidden_size: int, rule: str = "vllm", model_type: str = ""
-) -> np.ndarray:
+def fused_steps(tokens, chip, tp: int, hidden_size: int, rule: str = "vllm", model_type: str = "") -> np.ndarray:
     """(N,) bool: the steps of ``tokens`` (tokens per step per TP group, (N,)) that run the fused kernel under
     ``rule`` (:func:`rule_max_tokens`; ``model_type``: the catalog model's, read by SGLang's rule).
 

@@ -84,8 +84,16 @@ class RankBatch:
         return np.where(self.prefill_tokens > 0, self.prefill_seqs * c / self.cp + self.prefill_tokens, 0.0)
 
 
-def add_cp_ring(ob: OpBuilder, name: str, rb: RankBatch, bytes_per_token: float, group: int, layers: float,
-                hidden_under: str, cap=None) -> None:
+def add_cp_ring(
+    ob: OpBuilder,
+    name: str,
+    rb: RankBatch,
+    bytes_per_token: float,
+    group: int,
+    layers: float,
+    hidden_under: str,
+    cap=None,
+) -> None:
     """The ring KV exchange of context-parallel prefill: cp − 1 send/recv steps per layer.
 
     Args:
@@ -96,8 +104,14 @@ def add_cp_ring(ob: OpBuilder, name: str, rb: RankBatch, bytes_per_token: float,
     """
     if rb.cp <= 1 or not np.any(rb.prefill_tokens > 0):
         return
-    ob.collective(name, "send_recv", group, rb.ring_block_tokens(cap) * bytes_per_token,
-                  count=layers * (rb.cp - 1), hidden_under=hidden_under)
+    ob.collective(
+        name,
+        "send_recv",
+        group,
+        rb.ring_block_tokens(cap) * bytes_per_token,
+        count=layers * (rb.cp - 1),
+        hidden_under=hidden_under,
+    )
 
 
 def mla_decode_padding(heads: float, query_rows: float, tile_rows: float | None) -> float:
@@ -121,8 +135,9 @@ def mla_decode_padding(heads: float, query_rows: float, tile_rows: float | None)
     return math.ceil(valid / tile_rows) * tile_rows / valid if valid > 0 else 1.0
 
 
-def add_mla_decode_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: str, kv_token_bytes: float,
-                          layers: float, padding: float = 1.0) -> None:
+def add_mla_decode_kernel(
+    ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: str, kv_token_bytes: float, layers: float, padding: float = 1.0
+) -> None:
     """The weight-absorbed MLA generation kernel (``attn.mla_decode``; kernel family ``mla_decode``).
 
     Per layer: FLOPs padding·2·Td·n·(2r + d_rope)·L' (scores against the latent and rope key, values from
@@ -135,13 +150,22 @@ def add_mla_decode_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: s
     r, dr = a.kv_lora_rank, a.qk_rope_dim
     td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
     attended = np.minimum(ctx, a.index_topk) if a.has_indexer else ctx
-    ob.op("attn.mla_decode", "attention", attn_fmt, flop=padding * 2.0 * td * n * (2 * r + dr) * attended,
-          kv=b * attended * kv_token_bytes, act=td * n * (2 * r + dr) * 2, kernels=2,
-          count=layers, kernel="mla_decode")
+    ob.op(
+        "attn.mla_decode",
+        "attention",
+        attn_fmt,
+        flop=padding * 2.0 * td * n * (2 * r + dr) * attended,
+        kv=b * attended * kv_token_bytes,
+        act=td * n * (2 * r + dr) * 2,
+        kernels=2,
+        count=layers,
+        kernel="mla_decode",
+    )
 
 
-def add_mla_prefill_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: str, kv_token_bytes: float,
-                           layers: float, keys=None) -> None:
+def add_mla_prefill_kernel(
+    ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: str, kv_token_bytes: float, layers: float, keys=None
+) -> None:
     """The non-absorbed MLA context kernel (``attn.mla_prefill``; kernel family ``mla_prefill``).
 
     Per layer: FLOPs 2·n·(d_nope + d_rope + d_v)·pairs (causal pairs, :meth:`RankBatch.prefill_pairs`,
@@ -154,15 +178,36 @@ def add_mla_prefill_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: 
     keys = rb.prefill_keys() if keys is None else keys
     up_rows = rb.prefill_tokens + keys
     pairs = rb.prefill_pairs(a.index_topk if a.has_indexer else None)
-    ob.op("attn.mla_prefill", "attention", attn_fmt, flop=2.0 * n * (dn + dr + dv) * pairs,
-          kv=keys * kv_token_bytes,
-          act=up_rows * n * (dn + dr + dv) * 2, count=layers, kernel="mla_prefill")
+    ob.op(
+        "attn.mla_prefill",
+        "attention",
+        attn_fmt,
+        flop=2.0 * n * (dn + dr + dv) * pairs,
+        kv=keys * kv_token_bytes,
+        act=up_rows * n * (dn + dr + dv) * 2,
+        count=layers,
+        kernel="mla_prefill",
+    )
 
 
-def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers: float,
-                w_bytes: float, w_fmt: str, attn_fmt: str, kv_token_bytes: float, act_in: float,
-                index_fmt: str = "fp8", cp_group: int = 1, w_key: str = "", w_kernels: float = 1.0,
-                decode_padding: float = 1.0, o_proj: tuple | None = None) -> None:
+def add_mla_ops(
+    ob: OpBuilder,
+    model: ModelSpec,
+    rb: RankBatch,
+    tp: int,
+    layers: float,
+    w_bytes: float,
+    w_fmt: str,
+    attn_fmt: str,
+    kv_token_bytes: float,
+    act_in: float,
+    index_fmt: str = "fp8",
+    cp_group: int = 1,
+    w_key: str = "",
+    w_kernels: float = 1.0,
+    decode_padding: float = 1.0,
+    o_proj: tuple | None = None,
+) -> None:
     """Add the MLA attention block of ``layers`` layers (per chip) to ``ob``.
 
     ``kv_token_bytes``: bytes one token's latent + rope key take in the KV cache of one layer
@@ -185,49 +230,136 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
         # q_a_proj and kv_a_proj_with_mqa read the same input: engines run them as one GEMM of
         # width q_lora_rank + r + d_rope (TensorRT-LLM _torch/modules/attention.py MLA
         # kv_a_proj_with_mqa; SGLang deepseek_v2.py fused_qkv_a_proj_with_mqa; vLLM fused_qkv_a_proj)
-        ob.gemm("attn.qkv_a_proj", w_fmt, t, h, a.q_lora_rank + r + dr, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
-        ob.gemm("attn.q_b_proj", w_fmt, t, a.q_lora_rank, n * (dn + dr), w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
+        ob.gemm(
+            "attn.qkv_a_proj",
+            w_fmt,
+            t,
+            h,
+            a.q_lora_rank + r + dr,
+            w_bytes,
+            act_in,
+            count=layers,
+            key=w_key,
+            kernels=w_kernels,
+        )
+        ob.gemm(
+            "attn.q_b_proj",
+            w_fmt,
+            t,
+            a.q_lora_rank,
+            n * (dn + dr),
+            w_bytes,
+            act_in,
+            count=layers,
+            key=w_key,
+            kernels=w_kernels,
+        )
     else:
         ob.gemm("attn.q_proj", w_fmt, t, h, n * (dn + dr), w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
         ob.gemm("attn.kv_a_proj", w_fmt, t, h, r + dr, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
     if a.has_indexer:  # DSA indexer projections (replicated): wq_b, wk, weights_proj
-        ob.gemm("attn.dsa_index_wq_b", w_fmt, t, a.q_lora_rank, a.index_heads * a.index_head_dim, w_bytes,
-                act_in, count=layers, key=w_key, kernels=w_kernels)
-        ob.gemm("attn.dsa_index_wk_weights", w_fmt, t, h, a.index_head_dim + a.index_heads, w_bytes, act_in,
-                count=layers, key=w_key, kernels=w_kernels)
-    ob.op("attn.norm_rope_kv_write", "memory", attn_fmt, act=t * (4 * a.q_lora_rank + 4 * (r + dr)),
-          kv=t * kv_token_bytes, kernels=3, count=layers)
+        ob.gemm(
+            "attn.dsa_index_wq_b",
+            w_fmt,
+            t,
+            a.q_lora_rank,
+            a.index_heads * a.index_head_dim,
+            w_bytes,
+            act_in,
+            count=layers,
+            key=w_key,
+            kernels=w_kernels,
+        )
+        ob.gemm(
+            "attn.dsa_index_wk_weights",
+            w_fmt,
+            t,
+            h,
+            a.index_head_dim + a.index_heads,
+            w_bytes,
+            act_in,
+            count=layers,
+            key=w_key,
+            kernels=w_kernels,
+        )
+    ob.op(
+        "attn.norm_rope_kv_write",
+        "memory",
+        attn_fmt,
+        act=t * (4 * a.q_lora_rank + 4 * (r + dr)),
+        kv=t * kv_token_bytes,
+        kernels=3,
+        count=layers,
+    )
     td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
     if np.any(td > 0):
         # per-head batched GEMMs: [Td, d_nope] x [d_nope, r] for each of the n heads
-        ob.op("attn.absorb_uk", "gemm", w_fmt, flop=2.0 * td * n * dn * r,
-              weight=np.where(td > 0, n * dn * r * w_bytes, 0.0),
-              act=td * n * (dn * act_in + 2.0 * r), rows=td, count=layers, key=w_key)
+        ob.op(
+            "attn.absorb_uk",
+            "gemm",
+            w_fmt,
+            flop=2.0 * td * n * dn * r,
+            weight=np.where(td > 0, n * dn * r * w_bytes, 0.0),
+            act=td * n * (dn * act_in + 2.0 * r),
+            rows=td,
+            count=layers,
+            key=w_key,
+        )
         add_mla_decode_kernel(ob, a, rb, n, attn_fmt, kv_token_bytes, layers, decode_padding)
         if a.has_indexer:
-            ob.op("attn.dsa_indexer", "attention", index_fmt,
-                  flop=2.0 * td * a.index_heads * a.index_head_dim * ctx,
-                  kv=b * ctx * (a.index_head_dim + 4), kernels=2, count=layers)
-        ob.op("attn.absorb_uv", "gemm", w_fmt, flop=2.0 * td * n * r * dv,
-              weight=np.where(td > 0, n * r * dv * w_bytes, 0.0),
-              act=td * n * (r * act_in + 2.0 * dv), rows=td, count=layers, key=w_key)
+            ob.op(
+                "attn.dsa_indexer",
+                "attention",
+                index_fmt,
+                flop=2.0 * td * a.index_heads * a.index_head_dim * ctx,
+                kv=b * ctx * (a.index_head_dim + 4),
+                kernels=2,
+                count=layers,
+            )
+        ob.op(
+            "attn.absorb_uv",
+            "gemm",
+            w_fmt,
+            flop=2.0 * td * n * r * dv,
+            weight=np.where(td > 0, n * r * dv * w_bytes, 0.0),
+            act=td * n * (r * act_in + 2.0 * dv),
+            rows=td,
+            count=layers,
+            key=w_key,
+        )
     if np.any(rb.prefill_tokens > 0):
         keys = rb.prefill_keys()
         up_rows = rb.prefill_tokens + keys
-        ob.gemm("attn.kv_b_proj", w_fmt, up_rows, r, n * (dn + dv), w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
+        ob.gemm(
+            "attn.kv_b_proj",
+            w_fmt,
+            up_rows,
+            r,
+            n * (dn + dv),
+            w_bytes,
+            act_in,
+            count=layers,
+            key=w_key,
+            kernels=w_kernels,
+        )
         add_mla_prefill_kernel(ob, a, rb, n, attn_fmt, kv_token_bytes, layers, keys)
         if a.has_indexer:
-            ob.op("attn.dsa_indexer_prefill", "attention", index_fmt,
-                  flop=2.0 * a.index_heads * a.index_head_dim * rb.prefill_pairs(), count=layers)
+            ob.op(
+                "attn.dsa_indexer_prefill",
+                "attention",
+                index_fmt,
+                flop=2.0 * a.index_heads * a.index_head_dim * rb.prefill_pairs(),
+                count=layers,
+            )
         index_b = (a.index_head_dim + 4) if a.has_indexer else 0.0
-        add_cp_ring(ob, "attn.cp_ring_kv", rb, kv_token_bytes + index_b, cp_group, layers,
-                    "attn.mla_prefill")
+        add_cp_ring(ob, "attn.cp_ring_kv", rb, kv_token_bytes + index_b, cp_group, layers, "attn.mla_prefill")
     ob_, of_, oa_, ok_, on_ = o_proj if o_proj is not None else (w_bytes, w_fmt, act_in, w_key, w_kernels)
     ob.gemm("attn.o_proj", of_, t, n * dv, h, ob_, oa_, count=layers, key=ok_, kernels=on_)
 
 
-def add_gqa_decode_kernel(ob: OpBuilder, rb: RankBatch, n, kvr, d, attn_fmt: str, kv_vec_bytes, layers: float,
-                          window: int = 0) -> None:
+def add_gqa_decode_kernel(
+    ob: OpBuilder, rb: RankBatch, n, kvr, d, attn_fmt: str, kv_vec_bytes, layers: float, window: int = 0
+) -> None:
     """The GQA/MHA generation-attention kernel of ``layers`` layers (``attn.decode_full`` or
     ``attn.decode_sliding<window>``).
 
@@ -242,14 +374,33 @@ def add_gqa_decode_kernel(ob: OpBuilder, rb: RankBatch, n, kvr, d, attn_fmt: str
     """
     td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
     eff_ctx = np.minimum(ctx, window) if window else ctx
-    ob.op(f"attn.decode_{f'sliding{window}' if window else 'full'}", "attention", attn_fmt,
-          flop=2.0 * td * n * 2 * d * eff_ctx, kv=b * eff_ctx * 2 * kvr * kv_vec_bytes, act=td * n * d * 4,
-          rows=decode_blocks(b, kvr, n), count=layers)
+    ob.op(
+        f"attn.decode_{f'sliding{window}' if window else 'full'}",
+        "attention",
+        attn_fmt,
+        flop=2.0 * td * n * 2 * d * eff_ctx,
+        kv=b * eff_ctx * 2 * kvr * kv_vec_bytes,
+        act=td * n * d * 4,
+        rows=decode_blocks(b, kvr, n),
+        count=layers,
+    )
 
 
-def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_share: float,
-                w_bytes: float, w_fmt: str, attn_fmt: str, kv_vec_bytes: float, act_in: float,
-                cp_group: int = 1, w_key: str = "", w_kernels: float = 1.0) -> None:
+def add_gqa_ops(
+    ob: OpBuilder,
+    model: ModelSpec,
+    rb: RankBatch,
+    tp: int,
+    layer_share: float,
+    w_bytes: float,
+    w_fmt: str,
+    attn_fmt: str,
+    kv_vec_bytes: float,
+    act_in: float,
+    cp_group: int = 1,
+    w_key: str = "",
+    w_kernels: float = 1.0,
+) -> None:
     """Add GQA/MHA attention for the layers of one stage (``layer_share`` = stage layers / all).
 
     ``kv_vec_bytes``: bytes of one head's K (or V) vector in the KV cache, scales included
@@ -263,9 +414,18 @@ def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_s
     kvr = kv_heads_per_rank(model, tp)
     t = rb.tokens
     layers = model.num_layers * layer_share
-    ob.gemm("attn.qkv_proj", w_fmt, t, h, (n + 2 * kvr) * d, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
-    ob.op("attn.norm_rope_kv_write", "memory", attn_fmt, act=t * (n + 2 * kvr) * d * 4,
-          kv=t * 2 * kvr * kv_vec_bytes, kernels=2, count=layers)
+    ob.gemm(
+        "attn.qkv_proj", w_fmt, t, h, (n + 2 * kvr) * d, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels
+    )
+    ob.op(
+        "attn.norm_rope_kv_write",
+        "memory",
+        attn_fmt,
+        act=t * (n + 2 * kvr) * d * 4,
+        kv=t * 2 * kvr * kv_vec_bytes,
+        kernels=2,
+        count=layers,
+    )
     windows: dict[int, int] = {}
     for w in model.layer_windows:
         windows[w] = windows.get(w, 0) + 1
@@ -277,9 +437,16 @@ def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_s
             add_gqa_decode_kernel(ob, rb, n, kvr, d, attn_fmt, kv_vec_bytes, c, w)
         if np.any(rb.prefill_tokens > 0):
             pairs = rb.prefill_pairs(w or None)
-            ob.op(f"attn.prefill_{tag}", "attention", attn_fmt, flop=2.0 * n * 2 * d * pairs,
-                  kv=rb.prefill_keys(w or None) * 2 * kvr * kv_vec_bytes,
-                  act=rb.prefill_tokens * (n + 2 * kvr) * d * 2, count=c)
-            add_cp_ring(ob, f"attn.cp_ring_kv_{tag}", rb, 2 * kvr * kv_vec_bytes, cp_group, c,
-                        f"attn.prefill_{tag}", w or None)
+            ob.op(
+                f"attn.prefill_{tag}",
+                "attention",
+                attn_fmt,
+                flop=2.0 * n * 2 * d * pairs,
+                kv=rb.prefill_keys(w or None) * 2 * kvr * kv_vec_bytes,
+                act=rb.prefill_tokens * (n + 2 * kvr) * d * 2,
+                count=c,
+            )
+            add_cp_ring(
+                ob, f"attn.cp_ring_kv_{tag}", rb, 2 * kvr * kv_vec_bytes, cp_group, c, f"attn.prefill_{tag}", w or None
+            )
     ob.gemm("attn.o_proj", w_fmt, t, n * d, h, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)

@@ -59,15 +59,18 @@ def first_seen(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if rows.shape[0] <= _SMALL:  # a few rows: their bytes in a dict (the same answer, a fifth of the time)
         width = rows.itemsize * rows.shape[1]
         raw, seen, keep = rows.tobytes(), {}, []
-        at = [seen.setdefault(raw[i * width:(i + 1) * width], len(seen)) for i in range(rows.shape[0])]
+        at = [seen.setdefault(raw[i * width : (i + 1) * width], len(seen)) for i in range(rows.shape[0])]
         for i, r in enumerate(at):
             if r == len(keep):
                 keep.append(i)
         return np.array(keep, dtype=np.intp), np.array(at, dtype=np.intp)
     first, inv = _hashed_groups(rows)
     if first is None:  # two distinct rows hashed alike: sort the rows' bytes themselves
-        _, first, inv = np.unique(rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel(),
-                                  return_index=True, return_inverse=True)
+        _, first, inv = np.unique(
+            rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel(),
+            return_index=True,
+            return_inverse=True,
+        )
     order = np.argsort(first)
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
@@ -84,8 +87,11 @@ def _column(v, n: int) -> np.ndarray:
 def _not_numbers(field: str, v) -> None:
     """Raise the error of a batch field that holds no numbers (a name, true/false, a dict, ragged lists)."""
     shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
-    raise SpecError(f"batch.{field}", f"must be a number or a 1-D array of numbers (sequences or tokens), got {shown}",
-                    f"give {field} as numbers, e.g. {field}=64 or {field}=[8, 64, 256]")
+    raise SpecError(
+        f"batch.{field}",
+        f"must be a number or a 1-D array of numbers (sequences or tokens), got {shown}",
+        f"give {field} as numbers, e.g. {field}=64 or {field}=[8, 64, 256]",
+    )
 
 
 #: Values that numpy would read as numbers but that are not counts of sequences or tokens ('64', True).
@@ -101,8 +107,11 @@ def _floats(field: str, v) -> np.ndarray:
     try:
         return np.asarray(v, dtype=float)
     except OverflowError:  # an int past float64's largest finite value, 1.797e308 (IEEE 754 binary64)
-        raise SpecError(f"batch.{field}", "must be finite and >= 0, got an integer too large for a float (> 1.8e308)",
-                        f"give non-negative {field} below 1.8e308") from None
+        raise SpecError(
+            f"batch.{field}",
+            "must be finite and >= 0, got an integer too large for a float (> 1.8e308)",
+            f"give non-negative {field} below 1.8e308",
+        ) from None
     except (TypeError, ValueError):
         _not_numbers(field, v)
 
@@ -143,8 +152,13 @@ def _plain_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_
     elif type(pad_seqs) not in _PLAIN_SCALARS:
         return None
     if prefill_seqs is None:
-        prefill_seqs = (np.where(prefill_tokens > 0, 1.0, 0.0) if type(prefill_tokens) is np.ndarray
-                        else 1.0 if prefill_tokens > 0 else 0.0)
+        prefill_seqs = (
+            np.where(prefill_tokens > 0, 1.0, 0.0)
+            if type(prefill_tokens) is np.ndarray
+            else 1.0
+            if prefill_tokens > 0
+            else 0.0
+        )
     try:
         arrs = [v if type(v) is np.ndarray else _filled(n, v) for v in (*vals, prefill_seqs)]
     except OverflowError:  # an int past float64's range (10**400): _read_fields names it
@@ -161,29 +175,42 @@ def _read_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_s
     Raises:
         SpecError: a field that holds no numbers, is negative or not finite, or arrays of different lengths.
     """
-    raw = dict(decode_seqs=decode_seqs, decode_ctx=decode_ctx, prefill_tokens=prefill_tokens,
-               prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs, pad_seqs=pad_seqs)
+    raw = dict(
+        decode_seqs=decode_seqs,
+        decode_ctx=decode_ctx,
+        prefill_tokens=prefill_tokens,
+        prefill_ctx=prefill_ctx,
+        prefill_seqs=prefill_seqs,
+        pad_seqs=pad_seqs,
+    )
     for k, v in raw.items():  # 'abc' raised numpy's ValueError; '64' and True were read as numbers
         # (an object array of numbers, pandas' .to_numpy() of an object column, is read as its numbers)
-        if (isinstance(v, _NOT_NUMBERS) or (type(v) is np.ndarray and v.dtype.kind not in "iufO")
-                or (type(v) in (list, tuple) and any(isinstance(x, _NOT_NUMBERS) for x in v))
-                or (type(v) is np.ndarray and v.dtype.kind == "O"
-                    and any(isinstance(x, _NOT_NUMBERS) for x in v.ravel()))):
+        if (
+            isinstance(v, _NOT_NUMBERS)
+            or (type(v) is np.ndarray and v.dtype.kind not in "iufO")
+            or (type(v) in (list, tuple) and any(isinstance(x, _NOT_NUMBERS) for x in v))
+            or (type(v) is np.ndarray and v.dtype.kind == "O" and any(isinstance(x, _NOT_NUMBERS) for x in v.ravel()))
+        ):
             _not_numbers(k, v)
     del raw["pad_seqs"]
     if prefill_seqs is None:
         prefill_seqs = raw["prefill_seqs"] = np.where(_floats("prefill_tokens", prefill_tokens) > 0, 1.0, 0.0)
     try:
-        lengths = {k: v.size if type(v) is np.ndarray else np.size(v) for k, v in raw.items()
-                   if (v.ndim if type(v) is np.ndarray else np.ndim(v)) > 0}  # the methods: np's dispatch costs
+        lengths = {
+            k: v.size if type(v) is np.ndarray else np.size(v)
+            for k, v in raw.items()
+            if (v.ndim if type(v) is np.ndarray else np.ndim(v)) > 0
+        }  # the methods: np's dispatch costs
     except ValueError:  # a ragged list ([[1, 2], [3]]): name its field
         for k, v in raw.items():
             _floats(k, v)
         raise
     if len(set(lengths.values())) > 1:  # only scalars broadcast: [64] beside 3 contexts is a mistake
-        raise SpecError("batch", "array fields of different lengths: "
-                        + ", ".join(f"{k} {n}" for k, n in lengths.items()),
-                        "give every array field the same length (scalars apply to every row)")
+        raise SpecError(
+            "batch",
+            "array fields of different lengths: " + ", ".join(f"{k} {n}" for k, n in lengths.items()),
+            "give every array field the same length (scalars apply to every row)",
+        )
     vals = [_floats(k, v) for k, v in raw.items()]
     if all(a.ndim <= 1 for a in vals):  # the usual case: the arrays as they are, scalars filled to their length
         n = max(lengths.values(), default=1)
@@ -192,8 +219,9 @@ def _read_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_s
         try:
             arrs = np.broadcast_arrays(*[np.atleast_1d(a) for a in vals])
         except ValueError:
-            raise SpecError("batch", "field shapes do not broadcast",
-                            "pass scalars or arrays of one common length") from None
+            raise SpecError(
+                "batch", "field shapes do not broadcast", "pass scalars or arrays of one common length"
+            ) from None
     out = dict(zip(raw, arrs))
     every = np.concatenate(arrs) if all(a.ndim == 1 for a in arrs) else None
     if every is None or not np.isfinite(every).all() or (every < 0).any():  # say which field
@@ -232,7 +260,16 @@ class Batch:
     pad_routing: str = "routed"
 
     @classmethod
-    def make(cls, decode_seqs=0, decode_ctx=0, prefill_tokens=0, prefill_ctx=0, prefill_seqs=None, pad_seqs=0, pad_routing="routed") -> Batch:
+    def make(
+        cls,
+        decode_seqs=0,
+        decode_ctx=0,
+        prefill_tokens=0,
+        prefill_ctx=0,
+        prefill_seqs=None,
+        pad_seqs=0,
+        pad_routing="routed",
+    ) -> Batch:
         """Broadcast the fields to one 1-D shape and check them.
 
         ``prefill_seqs`` defaults to one sequence wherever there are prefill tokens.
@@ -247,8 +284,11 @@ class Batch:
         if out is None:  # anything but plain numbers and float arrays: read, check and name the field at fault
             out = _read_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, pad_seqs)
         if ((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)).any():
-            raise SpecError("batch.prefill_seqs", "prefill tokens need at least one sequence",
-                            "set prefill_seqs >= 1 where prefill_tokens > 0")
+            raise SpecError(
+                "batch.prefill_seqs",
+                "prefill tokens need at least one sequence",
+                "set prefill_seqs >= 1 where prefill_tokens > 0",
+            )
         # every sequence holds a token (break52); one sequence may hold a fraction of one: the serving model's expected
         # last chunk of a prompt of a mean length (serve/chunked.long_chunks at a 1-token budget: 0.6 of a token)
         tok, seq = out["prefill_tokens"], out["prefill_seqs"]
@@ -256,23 +296,35 @@ class Batch:
         if over.any():
             i = int(np.argmax(over))
             s, t = out["prefill_seqs"][i], out["prefill_tokens"][i]
-            raise SpecError("batch.prefill_seqs", f"{s:g} prefill sequence(s) hold only {t:g} prefill token(s)"
-                            + (f" (row {i})" if over.size > 1 else "") + ": every sequence has at least one token",
-                            "give prefill_seqs <= prefill_tokens (0 where prefill_tokens is 0; one sequence may "
-                            "hold a fraction of a token, an expected last chunk)")
+            raise SpecError(
+                "batch.prefill_seqs",
+                f"{s:g} prefill sequence(s) hold only {t:g} prefill token(s)"
+                + (f" (row {i})" if over.size > 1 else "")
+                + ": every sequence has at least one token",
+                "give prefill_seqs <= prefill_tokens (0 where prefill_tokens is 0; one sequence may "
+                "hold a fraction of a token, an expected last chunk)",
+            )
         if pad_routing not in PAD_ROUTINGS:
-            raise SpecError("batch.pad_routing", f"{pad_routing!r} is not one of {', '.join(PAD_ROUTINGS)}", "give one of those")
+            raise SpecError(
+                "batch.pad_routing", f"{pad_routing!r} is not one of {', '.join(PAD_ROUTINGS)}", "give one of those"
+            )
         if type(pad_seqs) in (int, float) and pad_seqs == 0:  # no dummies (every decode_seqs is >= 0)
             return cls(**out, pad_seqs=np.zeros(out["decode_seqs"].shape), pad_routing=pad_routing)
         pad = _floats("pad_seqs", pad_seqs)
         try:
             pad = np.broadcast_to(pad, out["decode_seqs"].shape)
         except ValueError:  # numpy's broadcast error named neither the field nor the length it needs
-            raise SpecError("batch.pad_seqs", f"has shape {pad.shape} where the count fields have "
-                            f"{out['decode_seqs'].shape[0]} row(s)",
-                            "give pad_seqs as one number or a 1-D array of the count fields' length") from None
+            raise SpecError(
+                "batch.pad_seqs",
+                f"has shape {pad.shape} where the count fields have {out['decode_seqs'].shape[0]} row(s)",
+                "give pad_seqs as one number or a 1-D array of the count fields' length",
+            ) from None
         if not np.all(np.isfinite(pad)) or np.any(pad < 0) or np.any(pad > out["decode_seqs"] + 1e-9):
-            raise SpecError("batch.pad_seqs", "must be finite, >= 0 and at most decode_seqs", "give pad_seqs between 0 and decode_seqs")
+            raise SpecError(
+                "batch.pad_seqs",
+                "must be finite, >= 0 and at most decode_seqs",
+                "give pad_seqs between 0 and decode_seqs",
+            )
         return cls(**out, pad_seqs=np.ascontiguousarray(pad), pad_routing=pad_routing)
 
     @property
@@ -326,17 +378,27 @@ class Batch:
     def _distinct(self) -> tuple[Batch, np.ndarray | None]:
         pad = np.broadcast_to(np.asarray(self.pad_seqs, dtype=float), (self.n,))
         cols = np.empty((self.n, 6))  # np.stack(..., axis=1)'s (N, 6) C-ordered float64, filled by column (2.5x faster)
-        for j, a in enumerate((self.decode_seqs, self.decode_ctx, self.prefill_tokens, self.prefill_ctx,
-                               self.prefill_seqs, pad)):
+        for j, a in enumerate(
+            (self.decode_seqs, self.decode_ctx, self.prefill_tokens, self.prefill_ctx, self.prefill_seqs, pad)
+        ):
             cols[:, j] = a
         keep, at = first_seen(cols)
         if keep.size == self.n or self.n == 2:
             return self, None
         if keep.size == 1:  # one distinct point: two columns
             keep = np.array([0, 1])
-        return (Batch(self.decode_seqs[keep], self.decode_ctx[keep], self.prefill_tokens[keep], self.prefill_ctx[keep],
-                      self.prefill_seqs[keep], self.pad_seqs if np.ndim(self.pad_seqs) == 0 else pad[keep],
-                      self.pad_routing), at)
+        return (
+            Batch(
+                self.decode_seqs[keep],
+                self.decode_ctx[keep],
+                self.prefill_tokens[keep],
+                self.prefill_ctx[keep],
+                self.prefill_seqs[keep],
+                self.pad_seqs if np.ndim(self.pad_seqs) == 0 else pad[keep],
+                self.pad_routing,
+            ),
+            at,
+        )
 
     def tokens(self, query_len: float = 1.0) -> np.ndarray:
         """Rows processed by the step: decode sequences × ``query_len`` + prefill tokens."""
@@ -346,8 +408,15 @@ class Batch:
         """One of two equal micro-batches: half the decoding sequences, half the prefill tokens
         and sequences (a prefill chunk split by its tokens keeps its mean length, so each half
         carries half the causal attention work — DeepSeek balances it so), same contexts."""
-        return Batch(self.decode_seqs / 2, self.decode_ctx, self.prefill_tokens / 2, self.prefill_ctx,
-                     self.prefill_seqs / 2, np.asarray(self.pad_seqs) / 2, self.pad_routing)
+        return Batch(
+            self.decode_seqs / 2,
+            self.decode_ctx,
+            self.prefill_tokens / 2,
+            self.prefill_ctx,
+            self.prefill_seqs / 2,
+            np.asarray(self.pad_seqs) / 2,
+            self.pad_routing,
+        )
 
 
 _ARRAY_FIELDS = tuple(f.name for f in fields(Batch) if f.name != "pad_routing")

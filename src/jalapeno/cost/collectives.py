@@ -58,8 +58,19 @@ PLACEMENTS = ("packed", "spread")
 #: every algorithm name a candidate can have (:func:`_candidates`; a packed group's spread routes add a ``spread_``
 #: prefix): ``collective_time(algorithms=...)`` refuses another (a misspelt name matched none and the fastest of
 #: all was taken, silently)
-ALGORITHMS = ("ring", "direct", "tree", "one_shot", "two_shot", "in_switch", "hierarchical", "flat_ring",
-              "torus_ring", "torus_direct", "p2p")
+ALGORITHMS = (
+    "ring",
+    "direct",
+    "tree",
+    "one_shot",
+    "two_shot",
+    "in_switch",
+    "hierarchical",
+    "flat_ring",
+    "torus_ring",
+    "torus_direct",
+    "p2p",
+)
 #: The topologies whose pricing here reads each optional level key; any other topology ignores it. ``torus_dims``:
 #: the torus branches of :func:`_flat` / :func:`_hierarchical`; ``links_per_chip``: those (the bisection bound of
 #: :func:`torus_all_to_all_factor`) and the full mesh's port share (:func:`_mesh_share`). cli/system_opts notes a
@@ -137,9 +148,15 @@ def _levels_for(system: System, group: int) -> tuple[LinkLevel | None, LinkLevel
     return inner, outer
 
 
-def collective_time(kind: str, group: int, message_bytes, system: System,
-                    eff: Efficiency, placement: str = "packed",
-                    algorithms: tuple[str, ...] | None = None) -> CollectiveTime:
+def collective_time(
+    kind: str,
+    group: int,
+    message_bytes,
+    system: System,
+    eff: Efficiency,
+    placement: str = "packed",
+    algorithms: tuple[str, ...] | None = None,
+) -> CollectiveTime:
     """Time of one collective for an array of message sizes on ``system``.
 
     Args:
@@ -169,43 +186,75 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
 
         flat = str(kind).lower().replace("-", "").replace("_", "").replace(" ", "")
         near = [c for c in COLLECTIVES if c.replace("_", "") == flat] or difflib.get_close_matches(
-            str(kind), COLLECTIVES, n=1)
+            str(kind), COLLECTIVES, n=1
+        )
         hint = f"did you mean {near[0]}? " if near else ""
         raise UnknownNameError("op", f"unknown collective {kind!r}", f"{hint}use one of {', '.join(COLLECTIVES)}")
     if placement not in PLACEMENTS:
-        raise UnknownNameError("placement", f"unknown placement {placement!r}{choice_hint(placement, PLACEMENTS)}",
-                               f"use one of {', '.join(PLACEMENTS)}")
+        raise UnknownNameError(
+            "placement",
+            f"unknown placement {placement!r}{choice_hint(placement, PLACEMENTS)}",
+            f"use one of {', '.join(PLACEMENTS)}",
+        )
     if not isinstance(system, System) or not isinstance(eff, Efficiency):
-        raise SpecError("collective_time", f"expected a System and an Efficiency, got {type(system).__name__} and "
-                        f"{type(eff).__name__}", "pass pricer.system and pricer.efficiency, or call pricer.collective(...)")
-    if isinstance(group, bool) or not (isinstance(group, (int, np.integer)) or (  # 2.5 chips was priced; '8' a TypeError
-            isinstance(group, (float, np.floating)) and float(group).is_integer())):
+        raise SpecError(
+            "collective_time",
+            f"expected a System and an Efficiency, got {type(system).__name__} and {type(eff).__name__}",
+            "pass pricer.system and pricer.efficiency, or call pricer.collective(...)",
+        )
+    if isinstance(group, bool) or not (
+        isinstance(group, (int, np.integer))
+        or (  # 2.5 chips was priced; '8' a TypeError
+            isinstance(group, (float, np.floating)) and float(group).is_integer()
+        )
+    ):
         raise SpecError("group", f"must be a whole number of chips, got {group!r}", "give e.g. group=8")
     if group < 1:  # 0 or -4 chips returned 0 s, as a group of one does
-        raise SpecError("group", f"must be at least 1 chip, got {group!r}", "give the chips in the group, e.g. "
-                        "group=8 (1: no collective, time 0)")
+        raise SpecError(
+            "group",
+            f"must be at least 1 chip, got {group!r}",
+            "give the chips in the group, e.g. group=8 (1: no collective, time 0)",
+        )
     if isinstance(message_bytes, (str, bytes)):  # '1e6' was read as a number; 'abc' raised numpy's ValueError
         raise SpecError("bytes", f"must be a number of bytes, got {message_bytes!r}", "give e.g. 1e6")
     try:
         m = np.asarray(message_bytes, dtype=float)
     except (TypeError, ValueError):
-        raise SpecError("bytes", f"must be a number of bytes or an array of them, got {message_bytes!r}",
-                        "give e.g. 1e6 or [1e6, 1e8]") from None
+        raise SpecError(
+            "bytes",
+            f"must be a number of bytes or an array of them, got {message_bytes!r}",
+            "give e.g. 1e6 or [1e6, 1e8]",
+        ) from None
     if np.any(m < 0) or not np.all(np.isfinite(m)):
         raise SpecError("bytes", "message sizes must be finite and >= 0", "give a non-negative byte count")
     if isinstance(algorithms, str):  # the string 'ring' was read letter by letter: no match, all candidates used
-        raise SpecError("algorithms", f"must be a tuple of names, got the string {algorithms!r}",
-                        f"write algorithms=({algorithms!r},)")
+        raise SpecError(
+            "algorithms",
+            f"must be a tuple of names, got the string {algorithms!r}",
+            f"write algorithms=({algorithms!r},)",
+        )
     if algorithms is not None:  # a tuple: a generator read here was empty where the choice is made
         algorithms = tuple(algorithms) if hasattr(algorithms, "__iter__") else (algorithms,)
     if algorithms == ():  # fell back to automatic selection of every candidate, silently
-        raise SpecError("algorithms", "is empty: no candidate to choose from",
-                        f"give a tuple of {', '.join(ALGORITHMS)}, e.g. algorithms=('ring',), or None for all")
-    bad = next((a for a in (algorithms or ()) if not isinstance(a, str) or (
-        a not in ALGORITHMS and a.removeprefix("spread_") not in ALGORITHMS)), None)
+        raise SpecError(
+            "algorithms",
+            "is empty: no candidate to choose from",
+            f"give a tuple of {', '.join(ALGORITHMS)}, e.g. algorithms=('ring',), or None for all",
+        )
+    bad = next(
+        (
+            a
+            for a in (algorithms or ())
+            if not isinstance(a, str) or (a not in ALGORITHMS and a.removeprefix("spread_") not in ALGORITHMS)
+        ),
+        None,
+    )
     if bad is not None:  # 'rign' matched nothing and the fastest of all was taken, silently
-        raise UnknownNameError("algorithms", f"unknown collective algorithm {bad!r}{choice_hint(bad, ALGORITHMS)}",
-                               f"give a tuple of {', '.join(ALGORITHMS)} (optionally spread_<name>), or None")
+        raise UnknownNameError(
+            "algorithms",
+            f"unknown collective algorithm {bad!r}{choice_hint(bad, ALGORITHMS)}",
+            f"give a tuple of {', '.join(ALGORITHMS)} (optionally spread_<name>), or None",
+        )
     if group <= 1:
         return CollectiveTime(np.zeros_like(m), np.full(m.shape, "none", dtype=object), "local", "local")
     cands, outer = _candidates(kind, group, m, system, eff, placement)
@@ -217,9 +266,12 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
     if algorithms is not None:  # ('in_switch',) on a fabric without it fell back to every candidate, silently
         kept = {k: v for k, v in cands.items() if k in algorithms}
         if not kept:
-            raise SpecError("algorithms", f"none of {algorithms!r} runs a {group}-chip {kind} with {placement} "
-                            f"placement on {system.name} (its candidates: {', '.join(cands)})",
-                            "request one of those candidates, or algorithms=None to take the fastest")
+            raise SpecError(
+                "algorithms",
+                f"none of {algorithms!r} runs a {group}-chip {kind} with {placement} "
+                f"placement on {system.name} (its candidates: {', '.join(cands)})",
+                "request one of those candidates, or algorithms=None to take the fastest",
+            )
         cands = kept
     names = list(cands)
     stack = np.stack([cands[n] for n in names])
@@ -229,8 +281,9 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
     return CollectiveTime(t, alg, outer.name, outer.scope)
 
 
-def _candidates(kind: str, group: int, m: np.ndarray, system: System, eff: Efficiency,
-                placement: str) -> tuple[dict[str, np.ndarray], LinkLevel]:
+def _candidates(
+    kind: str, group: int, m: np.ndarray, system: System, eff: Efficiency, placement: str
+) -> tuple[dict[str, np.ndarray], LinkLevel]:
     """Candidate algorithm times for one placement, and the outermost level the group spans."""
     inner, outer = _levels_for(system, group)
     if placement == "spread":
@@ -309,8 +362,11 @@ def _bw(level: LinkLevel, eff: Efficiency, group: int | None = None, m: np.ndarr
     if level.scope == "scale_out":
         # the NCCL ramp (fitted on NVLink) shapes NIC collectives too (assumption): a group is
         # never faster for leaving its switch domain
-        frac = eff.scale_out_link_fraction if m is None else size_efficiency(
-            m, eff.scale_out_link_fraction, eff.link_half_bytes, eff.link_shape)
+        frac = (
+            eff.scale_out_link_fraction
+            if m is None
+            else size_efficiency(m, eff.scale_out_link_fraction, eff.link_half_bytes, eff.link_shape)
+        )
     elif m is not None:
         frac = size_efficiency(m, eff.link_fraction, eff.link_half_bytes, eff.link_shape)
     else:
@@ -321,14 +377,18 @@ def _bw(level: LinkLevel, eff: Efficiency, group: int | None = None, m: np.ndarr
 def _custom_bw(level: LinkLevel, eff: Efficiency, group: int, m: np.ndarray) -> np.ndarray:
     """Effective per-chip bandwidth of the serving engines' custom one-/two-shot all-reduce kernels
     (TensorRT-LLM / vLLM / SGLang; P2P loads and stores over the scale-up fabric) at size ``m``."""
-    return level.bandwidth_bytes_per_s * size_efficiency(m, eff.custom_ar_fraction, eff.custom_ar_half_bytes,
-                                                         eff.custom_ar_shape) * _mesh_share(level, group)
+    return (
+        level.bandwidth_bytes_per_s
+        * size_efficiency(m, eff.custom_ar_fraction, eff.custom_ar_half_bytes, eff.custom_ar_shape)
+        * _mesh_share(level, group)
+    )
 
 
 def _in_switch_bw(level: LinkLevel, eff: Efficiency, m: np.ndarray) -> np.ndarray:
     """Effective bandwidth M/t of an in-switch (NVLS/SHARP) all-reduce at message size ``m``."""
-    return level.bandwidth_bytes_per_s * size_efficiency(m, eff.in_switch_fraction, eff.in_switch_half_bytes,
-                                                         eff.in_switch_shape)
+    return level.bandwidth_bytes_per_s * size_efficiency(
+        m, eff.in_switch_fraction, eff.in_switch_half_bytes, eff.in_switch_shape
+    )
 
 
 def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> dict[str, np.ndarray]:
@@ -372,8 +432,9 @@ def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> d
     return out
 
 
-def _hierarchical(kind: str, g: int, m: np.ndarray, inner: LinkLevel, outer: LinkLevel,
-                  eff: Efficiency) -> dict[str, np.ndarray]:
+def _hierarchical(
+    kind: str, g: int, m: np.ndarray, inner: LinkLevel, outer: LinkLevel, eff: Efficiency
+) -> dict[str, np.ndarray]:
     """A group spanning ``outer`` whose pieces of ``inner.chips`` chips share a faster domain."""
     s = min(inner.chips, g)
     n_out = max(1, math.ceil(g / s))

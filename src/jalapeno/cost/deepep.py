@@ -98,9 +98,19 @@ def row_bytes(hidden: int, kind: str, fp8_dispatch: bool = True) -> float:
     return hidden * 2.0
 
 
-def deepep_call(mode: str, kind: str, ep: int, tokens_per_rank: float, hidden: int, top_k: int,
-                system: System, eff: Efficiency, fp8_dispatch: bool = True,
-                max_nodes: int | None = DEEPSEEK_MAX_NODES, nvlink_bytes_per_s: float | None = None) -> DeepEPCall:
+def deepep_call(
+    mode: str,
+    kind: str,
+    ep: int,
+    tokens_per_rank: float,
+    hidden: int,
+    top_k: int,
+    system: System,
+    eff: Efficiency,
+    fp8_dispatch: bool = True,
+    max_nodes: int | None = DEEPSEEK_MAX_NODES,
+    nvlink_bytes_per_s: float | None = None,
+) -> DeepEPCall:
     """Time and bytes of one DeepEP dispatch or combine on ``system`` (module docstring).
 
     Args:
@@ -128,14 +138,20 @@ def deepep_call(mode: str, kind: str, ep: int, tokens_per_rank: float, hidden: i
     if kind not in DEEPEP_KINDS:
         raise UnknownNameError("kind", f"unknown DeepEP call {kind!r}", f"use one of {', '.join(DEEPEP_KINDS)}")
     if ep < 2 or hidden <= 0 or top_k <= 0 or tokens_per_rank < 0:
-        raise SpecError("deepep", f"ep={ep}, hidden={hidden}, top_k={top_k}, tokens={tokens_per_rank}",
-                        "give ep >= 2, positive hidden and top_k, tokens >= 0")
+        raise SpecError(
+            "deepep",
+            f"ep={ep}, hidden={hidden}, top_k={top_k}, tokens={tokens_per_rank}",
+            "give ep >= 2, positive hidden and top_k, tokens >= 0",
+        )
     node = system.levels[0]
     s = min(node.chips, ep) if node.chips > 1 else 1
     n_nodes = math.ceil(ep / s)
     if n_nodes > 1 and len(system.levels) < 2:
-        raise SpecError("system", f"{system.name} has no level beyond its {s}-chip domain for EP{ep}",
-                        "use a system with a scale-out level")
+        raise SpecError(
+            "system",
+            f"{system.name} has no level beyond its {s}-chip domain for EP{ep}",
+            "use a system with a scale-out level",
+        )
     row = row_bytes(hidden, kind, fp8_dispatch)
     t_rows = float(tokens_per_rank) * row
     if mode == "low_latency":

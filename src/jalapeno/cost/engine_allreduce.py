@@ -49,7 +49,6 @@ from jalapeno.specs.hardware import System
 __all__ = ["ALL_REDUCE_TABLE_NAMES", "engine_all_reduce_curve", "measured_all_reduce"]
 
 
-
 def monotone_latency(latency_s: np.ndarray) -> np.ndarray:
     """The running minimum from the largest message down (module docstring): no message priced
     slower than a larger one.
@@ -68,8 +67,11 @@ def _curves() -> MappingProxyType:
         key = (c["system"], c["engine"], int(c["tp"]))
         m, t = np.asarray(c["message_bytes"], dtype=float), np.asarray(c["latency_ms"], dtype=float) * 1e-3
         if key in out or len(m) < 2 or np.any(np.diff(m) <= 0) or np.any(t <= 0):
-            raise SpecError("engine_allreduce.toml", f"curve {key}: duplicated, unsorted or non-positive",
-                            "rerun scripts/fit_engine_allreduce.py")
+            raise SpecError(
+                "engine_allreduce.toml",
+                f"curve {key}: duplicated, unsorted or non-positive",
+                "rerun scripts/fit_engine_allreduce.py",
+            )
         out[key] = (np.log(m), np.log(monotone_latency(t)), c["table"])
     return MappingProxyType(out)
 
@@ -95,8 +97,9 @@ def _root_name(system: System) -> str:
     return o.root if o is not None and o.root else system.name
 
 
-def measured_all_reduce(base: CollectiveTime, engine: str, group: int, message_bytes, system: System,
-                        placement: str = "packed") -> CollectiveTime:
+def measured_all_reduce(
+    base: CollectiveTime, engine: str, group: int, message_bytes, system: System, placement: str = "packed"
+) -> CollectiveTime:
     """``base`` (the link-hierarchy price of a TP all-reduce) with the sizes the engine's table
     covers priced from it.
 
@@ -114,13 +117,18 @@ def measured_all_reduce(base: CollectiveTime, engine: str, group: int, message_b
         SpecError: an unknown engine name.
     """
     if engine not in ALL_REDUCE_TABLE_NAMES:
-        raise SpecError("all_reduce_table", f"unknown engine {engine!r}", f"use one of {', '.join(ALL_REDUCE_TABLE_NAMES)}")
+        raise SpecError(
+            "all_reduce_table", f"unknown engine {engine!r}", f"use one of {', '.join(ALL_REDUCE_TABLE_NAMES)}"
+        )
     if engine == "none" or group <= 1 or placement != "packed" or group > system.levels[0].chips:
         return base
     root = _root_name(system)
     curve = engine_all_reduce_curve(root, engine, group)
-    if curve is None or (root != system.name or system.origin is not None and system.origin.overrides) \
-            and _catalog_levels(root) != system.levels:
+    if (
+        curve is None
+        or (root != system.name or system.origin is not None and system.origin.overrides)
+        and _catalog_levels(root) != system.levels
+    ):
         return base
     lm, lt, _ = curve
     m = np.asarray(message_bytes, dtype=float)

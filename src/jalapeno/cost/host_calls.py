@@ -97,10 +97,10 @@ GQA_MOE_TRTLLM_PART = 5
 #: triton_kernels (triton-lang/triton ``python/triton_kernels/triton_kernels``), at the commits the source index stored.
 TRITON_SOURCES = {
     "apply": "tensorrt_llm/_torch/modules/fused_moe/fused_moe_triton.py @00131d71 TritonMXFP4FusedMoEMethod.apply "
-             "(W4A16: bf16 activations) and TritonEPRouter.__call__ (ep = 1, sm_first False)",
+    "(W4A16: bf16 activations) and TritonEPRouter.__call__ (ep = 1, sm_first False)",
     "topk": "triton_kernels/topk.py @02ed6565 topk_forward, make_empty",
     "route": "triton_kernels/routing.py @04467ccf SortTokens.forward, empty_aligned, ExptData.token_offs_pad / "
-             "block_pid_map",
+    "block_pid_map",
     "mm": "triton_kernels/matmul_ogs.py @02adf8fd matmul_ogs, apply_allocation, _canonicalize_storage, reduce_grouped",
 }
 #: Every host call of the MoE part of a gpt-oss-style layer on the TRITON backend, one entry per call: (source key of
@@ -116,31 +116,59 @@ TRITON_SOURCES = {
 #: values from ``routing_from_bitmatrix``, the stored one returns four), so this counts the path's structure.
 TRITON_MOE_CALLS = (
     ("apply", "torch.nn.functional.pad of the activations (_maybe_pad_activation)"),
-    ("topk", "torch.empty y_vals"), ("topk", "torch.empty y_indx"), ("topk", "torch.empty bitmatrix"),
-    ("topk", "torch.transpose of the bitmatrix"), ("topk", "bitmatrix [:n_rows_max] slice"),
+    ("topk", "torch.empty y_vals"),
+    ("topk", "torch.empty y_indx"),
+    ("topk", "torch.empty bitmatrix"),
+    ("topk", "torch.transpose of the bitmatrix"),
+    ("topk", "bitmatrix [:n_rows_max] slice"),
     ("topk", "_topk_forward launch"),
-    ("route", "bitmatrix.sum: its partials allocation (ASSUMED)"), ("route", "bitmatrix.sum: its launch (ASSUMED)"),
-    ("route", "hist[:n_expts_tot] slice"), ("route", "torch.empty expt_offs"), ("route", "torch.empty combined_indx"),
-    ("route", "torch.empty gate_scal"), ("route", "empty_aligned token_offs_combined: torch.empty"),
-    ("route", "empty_aligned token_offs_combined: slice"), ("route", "empty_aligned block_pid_map: torch.empty"),
-    ("route", "empty_aligned block_pid_map: slice"), ("route", "combined_indx[:n_gates_pad]"),
-    ("route", "combined_indx[n_gates_pad:]"), ("route", "token_offs_combined[0]"), ("route", "token_offs_combined[1:]"),
-    ("route", "_combined_routing_memset launch"), ("route", "_combined_routing_compute launch"),
+    ("route", "bitmatrix.sum: its partials allocation (ASSUMED)"),
+    ("route", "bitmatrix.sum: its launch (ASSUMED)"),
+    ("route", "hist[:n_expts_tot] slice"),
+    ("route", "torch.empty expt_offs"),
+    ("route", "torch.empty combined_indx"),
+    ("route", "torch.empty gate_scal"),
+    ("route", "empty_aligned token_offs_combined: torch.empty"),
+    ("route", "empty_aligned token_offs_combined: slice"),
+    ("route", "empty_aligned block_pid_map: torch.empty"),
+    ("route", "empty_aligned block_pid_map: slice"),
+    ("route", "combined_indx[:n_gates_pad]"),
+    ("route", "combined_indx[n_gates_pad:]"),
+    ("route", "token_offs_combined[0]"),
+    ("route", "token_offs_combined[1:]"),
+    ("route", "_combined_routing_memset launch"),
+    ("route", "_combined_routing_compute launch"),
     # gemm1: the gather and the fused SwiGLU, no scatter (no scratchpad)
-    ("mm", "gemm1 w_scale.data.view(torch.uint8)"), ("mm", "gemm1 torch.empty output (apply_allocation)"),
-    ("mm", "gemm1 output[None, :, :]"), ("mm", "gemm1 token_offs_pad(block_m) view (ASSUMED one)"),
-    ("mm", "gemm1 block_pid_map(block_m) view (ASSUMED one)"), ("mm", "gemm1 out_matmul.view"),
-    ("mm", "gemm1 as_strided x"), ("mm", "gemm1 as_strided w"), ("mm", "gemm1 as_strided y"),
-    ("mm", "gemm1 gather_indx.src_indx // n_expts_act"), ("mm", "gemm1 _matmul_ogs launch"),
-    ("mm", "gemm1 memory['output'].squeeze(0)"), ("mm", "gemm1 reduce_grouped: x.squeeze(0) (no index)"),
+    ("mm", "gemm1 w_scale.data.view(torch.uint8)"),
+    ("mm", "gemm1 torch.empty output (apply_allocation)"),
+    ("mm", "gemm1 output[None, :, :]"),
+    ("mm", "gemm1 token_offs_pad(block_m) view (ASSUMED one)"),
+    ("mm", "gemm1 block_pid_map(block_m) view (ASSUMED one)"),
+    ("mm", "gemm1 out_matmul.view"),
+    ("mm", "gemm1 as_strided x"),
+    ("mm", "gemm1 as_strided w"),
+    ("mm", "gemm1 as_strided y"),
+    ("mm", "gemm1 gather_indx.src_indx // n_expts_act"),
+    ("mm", "gemm1 _matmul_ogs launch"),
+    ("mm", "gemm1 memory['output'].squeeze(0)"),
+    ("mm", "gemm1 reduce_grouped: x.squeeze(0) (no index)"),
     ("mm", "gemm1 out_final.squeeze(0)"),
     # gemm2: the scatter with the gate scales (a scratchpad and the grouped reduction)
-    ("mm", "gemm2 w_scale.data.view(torch.uint8)"), ("mm", "gemm2 torch.empty output"), ("mm", "gemm2 output[None]"),
-    ("mm", "gemm2 torch.empty scratchpad['matmul']"), ("mm", "gemm2 token_offs_pad(block_m) view (ASSUMED one)"),
-    ("mm", "gemm2 block_pid_map(block_m) view (ASSUMED one)"), ("mm", "gemm2 out_matmul.view"),
-    ("mm", "gemm2 as_strided x"), ("mm", "gemm2 as_strided w"), ("mm", "gemm2 as_strided y"),
-    ("mm", "gemm2 _matmul_ogs launch"), ("mm", "gemm2 torch.arange group_indx"), ("mm", "gemm2 group_indx.view"),
-    ("mm", "gemm2 memory['output'].squeeze(0)"), ("mm", "gemm2 _reduce_grouped launch"),
+    ("mm", "gemm2 w_scale.data.view(torch.uint8)"),
+    ("mm", "gemm2 torch.empty output"),
+    ("mm", "gemm2 output[None]"),
+    ("mm", "gemm2 torch.empty scratchpad['matmul']"),
+    ("mm", "gemm2 token_offs_pad(block_m) view (ASSUMED one)"),
+    ("mm", "gemm2 block_pid_map(block_m) view (ASSUMED one)"),
+    ("mm", "gemm2 out_matmul.view"),
+    ("mm", "gemm2 as_strided x"),
+    ("mm", "gemm2 as_strided w"),
+    ("mm", "gemm2 as_strided y"),
+    ("mm", "gemm2 _matmul_ogs launch"),
+    ("mm", "gemm2 torch.arange group_indx"),
+    ("mm", "gemm2 group_indx.view"),
+    ("mm", "gemm2 memory['output'].squeeze(0)"),
+    ("mm", "gemm2 _reduce_grouped launch"),
     ("mm", "gemm2 out_final.squeeze(0)"),
     ("apply", "gemm2_output[:, :hidden_size] (_maybe_remove_padding)"),
 )
@@ -161,18 +189,18 @@ COUNTED_MOE_BACKENDS = (None, "trtllm", "cutlass", "wideep", "triton")
 #: source index stored (scripts/trt_tp_host_calls.TP_CALLS lists the same calls).
 TP_EP_SOURCES = {
     "block": "models/modeling_gpt_oss.py @050b6cb9 TransformerBlock.forward: forward_tp when mapping.has_tp() and "
-             "no attention DP, else forward_normal",
+    "no attention DP, else forward_normal",
     "norm": "modules/rms_norm.py @0419019a RMSNorm.forward: one flashinfer_fused_add_rmsnorm with a residual",
     "allreduce": "distributed/ops.py @0071496d AllReduce.forward: input.contiguous() + "
-                 "torch.ops.trtllm.tunable_allreduce (RESIDUAL_RMS_NORM fused in; the 2025 versions stored make the "
-                 "one torch.ops.trtllm.allreduce call)",
+    "torch.ops.trtllm.tunable_allreduce (RESIDUAL_RMS_NORM fused in; the 2025 versions stored make the "
+    "one torch.ops.trtllm.allreduce call)",
     "ep": "modules/fused_moe/fused_moe_triton.py @00131d71 TritonEPRouter.__call__ -> prune_routing_ep when ep > 1",
     "compaction": "triton_kernels/compaction.py @27db8db5 compaction",
     "attn_dp": "models/modeling_gpt_oss.py @050b6cb9 MLPBlock.forward_attn_dp: allgather(t, dim=0) of the MoE input "
-               "for a TritonFusedMoE when mapping.tp_size > 1; modules/fused_moe/fused_moe_triton.py @00131d71 "
-               "TritonFusedMoE.forward_impl -> MoE.reducescatter_or_allreduce: reducescatter(dim=0) under use_dp",
+    "for a TritonFusedMoE when mapping.tp_size > 1; modules/fused_moe/fused_moe_triton.py @00131d71 "
+    "TritonFusedMoE.forward_impl -> MoE.reducescatter_or_allreduce: reducescatter(dim=0) under use_dp",
     "collective": "distributed/ops.py @0071496d _allgather / reducescatter of one tensor along dim 0: "
-                  "input.contiguous(), .view(-1, numel_base), the torch.ops.trtllm op, the output's .view",
+    "input.contiguous(), .view(-1, numel_base), the torch.ops.trtllm op, the output's .view",
 }
 #: The calls of one gpt-oss-style layer that depend on the layout, one entry per call: (source key of
 #: :data:`TP_EP_SOURCES`, the call, when). ``when``: "tp1" forward_normal (one attention-TP rank, or attention DP),
@@ -220,13 +248,23 @@ def tp_ep_calls(tp: int, dp: int, ep: int, moe_backend: str | None) -> int:
     (4, 15)
     """
     triton = moe_backend == "triton"
-    on = {"tp1": not (tp > 1 and dp == 1), "tp>1": tp > 1 and dp == 1, "ep>1 triton": ep > 1 and triton,
-          "dp>1 triton": dp > 1 and triton}
+    on = {
+        "tp1": not (tp > 1 and dp == 1),
+        "tp>1": tp > 1 and dp == 1,
+        "ep>1 triton": ep > 1 and triton,
+        "dp>1 triton": dp > 1 and triton,
+    }
     return sum(on[when] for _, _, when in TP_EP_CALLS)
 
 
-def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend: str | None = None,
-                     layout: tuple[int, int, int] | None = None, all_to_all: bool = False) -> int | None:
+def layer_host_calls(
+    model: ModelSpec,
+    moe_layer: bool,
+    mixed: bool,
+    moe_backend: str | None = None,
+    layout: tuple[int, int, int] | None = None,
+    all_to_all: bool = False,
+) -> int | None:
     """Host calls of one decoder layer of an eager prompt step; None where the architecture was not counted.
     ``layout``: (attention TP, attention DP, MoE EP); a gpt-oss-style MoE layer (GQA, no shared expert) then takes
     its layout-dependent calls from :func:`tp_ep_calls` in place of :data:`GQA_MOE_TP_PART`; None (or another
@@ -276,8 +314,14 @@ def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend
     return None
 
 
-def step_host_calls(model: ModelSpec, mixed: bool, mtp_passes: int = 0, moe_backend: str | None = None,
-                    layout: tuple[int, int, int] | None = None, all_to_all: bool = False) -> int | None:
+def step_host_calls(
+    model: ModelSpec,
+    mixed: bool,
+    mtp_passes: int = 0,
+    moe_backend: str | None = None,
+    layout: tuple[int, int, int] | None = None,
+    all_to_all: bool = False,
+) -> int | None:
     """Host calls of one eager prompt step through every decoder layer (the embedding, final norm and LM head, a
     handful, left out); ``mixed``: the step also carries decoding requests; ``mtp_passes``: MTP drafting passes (each
     one MoE layer plus :data:`MTP_EXTRA`); ``layout``: (attention TP, attention DP, MoE EP) and ``all_to_all`` (the

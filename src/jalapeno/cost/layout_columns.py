@@ -70,10 +70,22 @@ def layout_columns(model: ModelSpec, layouts: list[Layout], sizes: list[int]) ->
     per = {}
     for lay in dict.fromkeys(layouts):
         share = busiest_rank_share(m.num_experts, m.routing_sigma, lay.ep, lay.eplb)
-        share_d = busiest_rank_share(m.num_experts, m.decode_routing_sigma, lay.ep, lay.eplb) \
-            if m.decode_routing_sigma != m.routing_sigma else share
-        per[lay] = (lay.dp, lay.ep, lay.stage_chips, experts_per_rank(model, lay.ep, lay.eplb), share, share_d,
-                    extreme_value_tail(lay.ep), math.ceil(m.top_k / lay.ep), dispatch_ranks(m.top_k, lay.ep))
+        share_d = (
+            busiest_rank_share(m.num_experts, m.decode_routing_sigma, lay.ep, lay.eplb)
+            if m.decode_routing_sigma != m.routing_sigma
+            else share
+        )
+        per[lay] = (
+            lay.dp,
+            lay.ep,
+            lay.stage_chips,
+            experts_per_rank(model, lay.ep, lay.eplb),
+            share,
+            share_d,
+            extreme_value_tail(lay.ep),
+            math.ceil(m.top_k / lay.ep),
+            dispatch_ranks(m.top_k, lay.ep),
+        )
     rows = [per[lay] for lay in layouts]
     cols = [np.repeat(np.array(c, dtype=float), sizes) for c in zip(*rows)]
     cols[2] = cols[2].astype(int)

@@ -58,8 +58,11 @@ def _subclass(cls: type) -> type:
         return cls
     sub = _SUBCLASSES.get(cls)
     if sub is None:  # no __slots__: a __dict__ holds the pending thunks
-        sub = _SUBCLASSES[cls] = type(f"Lazy{cls.__name__}", (cls,), {"__getattr__": _pending_getattr,
-                                                                       "__reduce__": _reduce, "__module__": __name__})
+        sub = _SUBCLASSES[cls] = type(
+            f"Lazy{cls.__name__}",
+            (cls,),
+            {"__getattr__": _pending_getattr, "__reduce__": _reduce, "__module__": __name__},
+        )
     return sub
 
 
@@ -87,6 +90,7 @@ def lazy_columns(table, cols: np.ndarray):
     cls, kept, wide, kns = _prep(table)
     pending = {name: (lambda v=v: np.take(v, cols, axis=1)) for name, v in wide}
     if kns is not None:
-        pending["kn"] = lambda: tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
-                                      for kn in kns)
+        pending["kn"] = lambda: tuple(
+            tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn) for kn in kns
+        )
     return lazy_fields(cls, kept, pending)

@@ -53,8 +53,9 @@ def dispatch_ranks(top_k: int, ep: int) -> float:
     return ep * (1.0 - (1.0 - 1.0 / ep) ** top_k)
 
 
-def busiest_rank_assignments(tokens, top_k: int, ep: int, skew: float = 1.0,
-                             share: float | None = None, tail=None) -> np.ndarray:
+def busiest_rank_assignments(
+    tokens, top_k: int, ep: int, skew: float = 1.0, share: float | None = None, tail=None
+) -> np.ndarray:
     """Token-expert assignments landing on the busiest of ``ep`` expert-parallel ranks.
 
     A = T·k assignments; the busiest rank's expected share of them is q (``share``, from
@@ -114,8 +115,9 @@ def touched_fraction(tokens, num_experts: int, top_k: int, sigma: float = 0.0) -
     return np.interp(t, _TOUCH_GRID, _touched_fraction_table(num_experts, top_k, float(sigma)))
 
 
-def experts_touched_on_rank(assignments, experts_on_rank: int, num_experts: int, top_k: int,
-                            ep: int, sigma: float = 0.0) -> np.ndarray:
+def experts_touched_on_rank(
+    assignments, experts_on_rank: int, num_experts: int, top_k: int, ep: int, sigma: float = 0.0
+) -> np.ndarray:
     """Expected distinct experts among a rank's ``experts_on_rank`` hit by ``assignments`` picks.
 
     A token picks k distinct experts of E, so it misses a given expert with probability 1 − k/E
@@ -132,8 +134,9 @@ def experts_touched_on_rank(assignments, experts_on_rank: int, num_experts: int,
     return experts_on_rank * touched_fraction(tokens_equiv, num_experts, top_k, sigma)
 
 
-def mixed_touched_fraction(decode_tokens, prompt_tokens, num_experts: int, top_k: int,
-                           decode_sigma: float, prompt_sigma: float = 0.0) -> np.ndarray:
+def mixed_touched_fraction(
+    decode_tokens, prompt_tokens, num_experts: int, top_k: int, decode_sigma: float, prompt_sigma: float = 0.0
+) -> np.ndarray:
     """Fraction of a layer's experts a step of D generated and P prompt tokens touches.
 
     Generated tokens route with popularity ``decode_sigma``, prompt tokens with ``prompt_sigma``
@@ -159,4 +162,6 @@ def mixed_touched_fraction(decode_tokens, prompt_tokens, num_experts: int, top_k
         raise ValueError("mixed routing needs equal sigmas or a uniform prompt")
     if decode_sigma == 0:
         d, p, decode_sigma = p, d, prompt_sigma
-    return 1.0 - (1.0 - touched_fraction(p, num_experts, top_k)) * (1.0 - touched_fraction(d, num_experts, top_k, decode_sigma))
+    return 1.0 - (1.0 - touched_fraction(p, num_experts, top_k)) * (
+        1.0 - touched_fraction(d, num_experts, top_k, decode_sigma)
+    )

@@ -8,8 +8,9 @@ this module applies the rule to an EP group on a system (cost/step.py, cost/ops.
 from __future__ import annotations
 
 
-def moe_all_to_all_on(exchange: str, group_chips: int, scale_up_chips: int, moe_tp: int = 1,
-                      top_k: int | None = None) -> bool:
+def moe_all_to_all_on(
+    exchange: str, group_chips: int, scale_up_chips: int, moe_tp: int = 1, top_k: int | None = None
+) -> bool:
     """Whether an EP group of ``group_chips`` (experts split ``moe_tp`` ways) exchanges tokens by
     all-to-all under ``exchange``, else all-gather + reduce-scatter: always with ``all_to_all``;
     with ``all_to_all_nvfp4`` (the same, NVFP4 dispatch); with ``nvlink_all_to_all`` only inside one scale-up domain of ``scale_up_chips`` and with

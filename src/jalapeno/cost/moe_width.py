@@ -27,8 +27,9 @@ import numpy as np
 def _terms() -> MappingProxyType:
     with resources.files("jalapeno.data").joinpath("moe_width.toml").open("rb") as f:
         raw = tomllib.load(f)
-    return MappingProxyType({(e["system"], e["fmt"]): (float(e["c_elems"]), float(e["exponent"]))
-                             for e in raw.get("width", [])})
+    return MappingProxyType(
+        {(e["system"], e["fmt"]): (float(e["c_elems"]), float(e["exponent"])) for e in raw.get("width", [])}
+    )
 
 
 def width_terms(system: str) -> MappingProxyType:

@@ -58,8 +58,9 @@ def mtp_module(model: ModelSpec) -> ModelSpec:
     return replace(model, name=f"{model.name}.mtp", num_layers=1, dense_layers=() if moe_layer else (0,))
 
 
-def mtp_draft_s(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch, mtp: MTP,
-                all_to_all: bool) -> np.ndarray:
+def mtp_draft_s(
+    model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch, mtp: MTP, all_to_all: bool
+) -> np.ndarray:
     """Seconds the k drafting passes of one decode step take on one chip (module docstring).
 
     Args:
@@ -79,8 +80,9 @@ def mtp_draft_s(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pre
 
     def priced(qlen: int) -> tuple[np.ndarray, np.ndarray]:
         """(layer seconds, head seconds) of one pass whose layer sees ``qlen`` rows per sequence."""
-        ops, colls = build_step_ops(module, pricer.system.chip, layout, prec, batch, pricer.efficiency, qlen,
-                                    all_to_all)
+        ops, colls = build_step_ops(
+            module, pricer.system.chip, layout, prec, batch, pricer.efficiency, qlen, all_to_all
+        )
         t, ct = pricer.op_times(ops).time_s, pricer.collective_times(colls).time_s
         p2p = colls.pipeline_p2p
         layer = t[ops.per_stage].sum(axis=0) + ct[colls.per_stage & ~p2p].sum(axis=0)
@@ -99,7 +101,15 @@ def _eh_proj_s(model: ModelSpec, pricer: Pricer, prec: Precision, rows: np.ndarr
     mp = prec.modules["attention"]
     fmt = prec.compute_for(mp.compute, pricer.system.chip.formats, "the MTP projection")
     ob = OpBuilder(rows.shape[0])
-    ob.gemm("mtp.eh_proj", fmt, rows, 2 * h, h, mp.weight.bytes_per_elem, 1.0 if fmt in ("fp8", "fp4") else 2.0,
-            key=mp.weight.gemm_key(fmt))
+    ob.gemm(
+        "mtp.eh_proj",
+        fmt,
+        rows,
+        2 * h,
+        h,
+        mp.weight.bytes_per_elem,
+        1.0 if fmt in ("fp8", "fp4") else 2.0,
+        key=mp.weight.gemm_key(fmt),
+    )
     ops, _ = ob.build()
     return pricer.op_times(ops).time_s.sum(axis=0)

@@ -134,9 +134,25 @@ class OpBuilder:
             return a
         return np.full(self.n, float(a)) if a.ndim == 0 else np.broadcast_to(a, (self.n,))
 
-    def op(self, name: str, kind: str, fmt: str, *, flop=0.0, weight=0.0, kv=0.0, act=0.0,
-           rows=1.0, kernels: float = 1.0, count: float = 1.0, per_stage: bool = True, kernel: str = "",
-           kn: tuple[float, float] = (0.0, 0.0), key: str = "", split: float = 1.0) -> None:
+    def op(
+        self,
+        name: str,
+        kind: str,
+        fmt: str,
+        *,
+        flop=0.0,
+        weight=0.0,
+        kv=0.0,
+        act=0.0,
+        rows=1.0,
+        kernels: float = 1.0,
+        count: float = 1.0,
+        per_stage: bool = True,
+        kernel: str = "",
+        kn: tuple[float, float] = (0.0, 0.0),
+        key: str = "",
+        split: float = 1.0,
+    ) -> None:
         """Add an op; every quantity is per occurrence and is multiplied by ``count``.
 
         ``kernel``: the kernel family whose efficiency entries price it ("" = those of ``kind``);
@@ -148,12 +164,43 @@ class OpBuilder:
         if c <= 0:
             return
         if c == 1.0:  # x·1 is x: skip four array multiplications on the hot path (same values)
-            self._ops.append((name, kind, fmt, per_stage, self._arr(flop), self._arr(weight), self._arr(kv),
-                              self._arr(act), self._arr(rows), kernels * c, kernel, kn, key or fmt, float(split)))
+            self._ops.append(
+                (
+                    name,
+                    kind,
+                    fmt,
+                    per_stage,
+                    self._arr(flop),
+                    self._arr(weight),
+                    self._arr(kv),
+                    self._arr(act),
+                    self._arr(rows),
+                    kernels * c,
+                    kernel,
+                    kn,
+                    key or fmt,
+                    float(split),
+                )
+            )
             return
-        self._ops.append((name, kind, fmt, per_stage, self._times(flop, c), self._times(weight, c),
-                          self._times(kv, c), self._times(act, c), self._arr(rows), kernels * c, kernel,
-                          kn, key or fmt, float(split)))
+        self._ops.append(
+            (
+                name,
+                kind,
+                fmt,
+                per_stage,
+                self._times(flop, c),
+                self._times(weight, c),
+                self._times(kv, c),
+                self._times(act, c),
+                self._arr(rows),
+                kernels * c,
+                kernel,
+                kn,
+                key or fmt,
+                float(split),
+            )
+        )
 
     def _times(self, x, c: float) -> np.ndarray:
         """``_arr(x) * c``: a scalar multiplied first (one IEEE product per element either way; 0·c a cached row)."""
@@ -161,9 +208,22 @@ class OpBuilder:
             return self._arr(float(x) * c)
         return self._arr(x) * c
 
-    def gemm(self, name: str, fmt: str, rows, k: float, n_out: float, weight_bytes_per_elem: float,
-             act_in_bytes: float, *, count: float = 1.0, per_stage: bool = True, kernels: float = 1.0,
-             weight_elems=None, key: str = "") -> None:
+    def gemm(
+        self,
+        name: str,
+        fmt: str,
+        rows,
+        k: float,
+        n_out: float,
+        weight_bytes_per_elem: float,
+        act_in_bytes: float,
+        *,
+        count: float = 1.0,
+        per_stage: bool = True,
+        kernels: float = 1.0,
+        weight_elems=None,
+        key: str = "",
+    ) -> None:
         """A GEMM [rows, k] x [k, n_out]: 2·rows·k·n FLOPs, k·n weights, rows·(k·b_in + 2·n) act.
 
         At a point with no rows the GEMM does not run: it reads no weights and launches nothing.
@@ -172,12 +232,33 @@ class OpBuilder:
         rows = self._arr(rows)
         w_elems = k * n_out if weight_elems is None else weight_elems
         weight = np.where(rows > 0, w_elems * weight_bytes_per_elem, 0.0)
-        self.op(name, "gemm", fmt, flop=2.0 * rows * k * n_out, weight=weight,
-                act=rows * (k * act_in_bytes + 2.0 * n_out), rows=rows, kernels=kernels, count=count,
-                per_stage=per_stage, kn=(k, n_out), key=key)
+        self.op(
+            name,
+            "gemm",
+            fmt,
+            flop=2.0 * rows * k * n_out,
+            weight=weight,
+            act=rows * (k * act_in_bytes + 2.0 * n_out),
+            rows=rows,
+            kernels=kernels,
+            count=count,
+            per_stage=per_stage,
+            kn=(k, n_out),
+            key=key,
+        )
 
-    def collective(self, name: str, kind: str, group: int, message_bytes, *, count: float = 1.0,
-                   per_stage: bool = True, hidden_under: str = "", hidden_stages=np.inf) -> None:
+    def collective(
+        self,
+        name: str,
+        kind: str,
+        group: int,
+        message_bytes,
+        *,
+        count: float = 1.0,
+        per_stage: bool = True,
+        hidden_under: str = "",
+        hidden_stages=np.inf,
+    ) -> None:
         """Add a collective of ``count`` calls of ``message_bytes`` per chip over ``group`` chips.
 
         ``hidden_under``: name of an op (already added) whose time overlaps this collective;
@@ -187,35 +268,63 @@ class OpBuilder:
         """
         if type(group) is np.ndarray:  # one group per column (cost/layout_columns.py), every one > 1
             if count > 0:
-                self._colls.append((name, kind, group, per_stage, self._arr(message_bytes), float(count),
-                                    hidden_under, self._arr(hidden_stages)))
+                self._colls.append(
+                    (
+                        name,
+                        kind,
+                        group,
+                        per_stage,
+                        self._arr(message_bytes),
+                        float(count),
+                        hidden_under,
+                        self._arr(hidden_stages),
+                    )
+                )
             return
         if group <= 1 or count <= 0:
             return
-        self._colls.append((name, kind, int(group), per_stage, self._arr(message_bytes), float(count),
-                            hidden_under, self._arr(hidden_stages)))
+        self._colls.append(
+            (
+                name,
+                kind,
+                int(group),
+                per_stage,
+                self._arr(message_bytes),
+                float(count),
+                hidden_under,
+                self._arr(hidden_stages),
+            )
+        )
 
     def build(self) -> tuple[OpTable, CollectiveTable]:
         """The ops and collectives added so far as arrays: (OpTable, CollectiveTable), (n_ops, N) and (n_colls, N)."""
         ops = self._ops
         z = np.zeros((0, self.n))
         table = OpTable(
-            name=tuple(o[0] for o in ops), kind=tuple(o[1] for o in ops), fmt=tuple(o[2] for o in ops),
+            name=tuple(o[0] for o in ops),
+            kind=tuple(o[1] for o in ops),
+            fmt=tuple(o[2] for o in ops),
             per_stage=np.array([o[3] for o in ops], dtype=bool),
             flop=_rows([o[4] for o in ops]) if ops else z,
             weight_bytes=_rows([o[5] for o in ops]) if ops else z,
             kv_bytes=_rows([o[6] for o in ops]) if ops else z,
             act_bytes=_rows([o[7] for o in ops]) if ops else z,
             rows=_rows([o[8] for o in ops]) if ops else z,
-            kernels=np.array([o[9] for o in ops], dtype=float), kernel=tuple(o[10] for o in ops),
-            kn=tuple(o[11] for o in ops), key=tuple(o[12] for o in ops),
-            split=tuple(o[13] for o in ops))
+            kernels=np.array([o[9] for o in ops], dtype=float),
+            kernel=tuple(o[10] for o in ops),
+            kn=tuple(o[11] for o in ops),
+            key=tuple(o[12] for o in ops),
+            split=tuple(o[13] for o in ops),
+        )
         cs = self._colls
         colls = CollectiveTable(
-            name=tuple(c[0] for c in cs), kind=tuple(c[1] for c in cs), group=tuple(c[2] for c in cs),
+            name=tuple(c[0] for c in cs),
+            kind=tuple(c[1] for c in cs),
+            group=tuple(c[2] for c in cs),
             per_stage=np.array([c[3] for c in cs], dtype=bool),
             bytes=_rows([c[4] for c in cs]) if cs else z,
             calls=np.array([c[5] for c in cs], dtype=float),
             hidden_under=tuple(c[6] for c in cs),
-            hidden_stages=_rows([c[7] for c in cs]) if cs else z)
+            hidden_stages=_rows([c[7] for c in cs]) if cs else z,
+        )
         return table, colls

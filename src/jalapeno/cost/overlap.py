@@ -175,20 +175,37 @@ def _rows(ops: OpTable, colls: CollectiveTable) -> _Rows:
     disp = stage_c & np.array([x == "moe.dispatch" for x in colls.name], dtype=bool)
     moe_expert = st & np.array([k == "moe" for k in ops.kind], dtype=bool)
     at = np.flatnonzero  # the summed selections as row indices: ``a.take(i, axis=0)`` is ``a[mask]``, a third faster
-    out = _Rows(op_all=at(st & (op_grp == "all")), op_dense=at(st & (op_grp == "dense")),
-                op_moe_rest=at(st & (op_grp == "moe") & ~moe_expert), moe_expert=at(moe_expert),
-                moe_rows=st & (op_grp != "dense"),  # ops that run inside MoE layers (attention runs in both)
-                grp_moe=op_grp == "moe", grp_all=op_grp == "all",
-                c_all=at(blocking & (c_grp == "all")), c_dense=at(blocking & (c_grp == "dense")),
-                c_moe=at(blocking & (c_grp == "moe")), disp=at(disp), comb=at(stage_c & is_a2a & ~disp))
+    out = _Rows(
+        op_all=at(st & (op_grp == "all")),
+        op_dense=at(st & (op_grp == "dense")),
+        op_moe_rest=at(st & (op_grp == "moe") & ~moe_expert),
+        moe_expert=at(moe_expert),
+        moe_rows=st & (op_grp != "dense"),  # ops that run inside MoE layers (attention runs in both)
+        grp_moe=op_grp == "moe",
+        grp_all=op_grp == "all",
+        c_all=at(blocking & (c_grp == "all")),
+        c_dense=at(blocking & (c_grp == "dense")),
+        c_moe=at(blocking & (c_grp == "moe")),
+        disp=at(disp),
+        comb=at(stage_c & is_a2a & ~disp),
+    )
     if len(_ROWS) >= _ROWS_KEEP:
         _ROWS.clear()
     _ROWS[key] = out
     return out
 
 
-def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.ndarray,
-              layers: float, dense_layers: float, moe_layers: float, sm_fraction, parts: bool = True) -> OverlapTimes:
+def tbo_stage(
+    ops: OpTable,
+    times: OpTimes,
+    colls: CollectiveTable,
+    coll_s: np.ndarray,
+    layers: float,
+    dense_layers: float,
+    moe_layers: float,
+    sm_fraction,
+    parts: bool = True,
+) -> OverlapTimes:
     """Stage time of a two-batch-overlapped step from its micro-batch tables (module docstring).
 
     Args:
@@ -208,9 +225,13 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
 
     def per_layer(t: np.ndarray | None, sel_op, sel_c, count: float) -> np.ndarray:
         # no ops (t None) or no collectives (sel_c None): the empty sum is +0.0, and 0.0 + x == x + 0.0
-        tot = (np.add.reduce(coll_s.take(sel_c, axis=0), axis=0) + 0.0 if t is None else
-               np.add.reduce(t.take(sel_op, axis=0), axis=0) + 0.0 if sel_c is None else
-               np.add.reduce(t.take(sel_op, axis=0), axis=0) + np.add.reduce(coll_s.take(sel_c, axis=0), axis=0))
+        tot = (
+            np.add.reduce(coll_s.take(sel_c, axis=0), axis=0) + 0.0
+            if t is None
+            else np.add.reduce(t.take(sel_op, axis=0), axis=0) + 0.0
+            if sel_c is None
+            else np.add.reduce(t.take(sel_op, axis=0), axis=0) + np.add.reduce(coll_s.take(sel_c, axis=0), axis=0)
+        )
         return tot / count if count > 0 else np.zeros(n)
 
     d = per_layer(None, None, r.disp, moe_layers)
@@ -220,8 +241,9 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
         g = per_layer(t.time_s, r.op_all, r.c_all, layers)
         dense = None
         if with_dense:
-            dense = (np.add.reduce(t.time_s.take(r.op_dense, axis=0), axis=0)
-                     + np.add.reduce(coll_s.take(r.c_dense, axis=0), axis=0))
+            dense = np.add.reduce(t.time_s.take(r.op_dense, axis=0), axis=0) + np.add.reduce(
+                coll_s.take(r.c_dense, axis=0), axis=0
+            )
         a = g + per_layer(t.time_s, r.op_moe_rest, r.c_moe, moe_layers)
         m = per_layer(t.time_s, r.moe_expert, None, moe_layers)
         return g, dense, a, m
@@ -264,9 +286,16 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
     w = np.where(st, w, 0.0)[:, None]
     comp_p, mem_p, net_p = roof_parts(t_moe)
     comp_0, mem_0, net_0 = roof_parts(times)
-    return OverlapTimes(stage, compute, link, np.maximum(stage - compute, 0.0),
-                        w * comp_p + (1 - w) * comp_0, w * mem_p + (1 - w) * mem_0,
-                        w * t_moe.overhead_s + (1 - w) * times.overhead_s, w * net_p + (1 - w) * net_0)
+    return OverlapTimes(
+        stage,
+        compute,
+        link,
+        np.maximum(stage - compute, 0.0),
+        w * comp_p + (1 - w) * comp_0,
+        w * mem_p + (1 - w) * mem_0,
+        w * t_moe.overhead_s + (1 - w) * times.overhead_s,
+        w * net_p + (1 - w) * net_0,
+    )
 
 
 def roof_parts(t: OpTimes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -284,8 +313,9 @@ def roof_parts(t: OpTimes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return comp, mem, roof - comp - mem
 
 
-def tbo_layer(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, serial_layer: np.ndarray,
-               share: dict, scope_names) -> tuple[np.ndarray, np.ndarray]:
+def tbo_layer(
+    model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, serial_layer: np.ndarray, share: dict, scope_names
+) -> tuple[np.ndarray, np.ndarray]:
     """Stage time under two-batch overlap where the step can be split (serial elsewhere), and the
     all-to-all time hidden per stage, each (N,) s; rewrites ``share`` (the per-stage attribution) in place.
     Read by cost/step.py (moved here from its ``_two_batch``, round 42, module budget).
@@ -300,8 +330,17 @@ def tbo_layer(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, ser
     ct = exposed_coll_s(cts.time_s, colls, ops, times)  # a CP ring shows only where it outlasts its attention
     sh = sharding(model, layout)
     sm = np.where(batch.prefill_tokens > 0, PREFILL_COMM_SM_FRACTION, 0.0)
-    ov = tbo_stage(ops, times, colls, ct, model.num_layers * sh.layer_share,
-                   model.num_dense_layers * sh.layer_share, model.num_moe_layers * sh.layer_share, sm, share is not None)
+    ov = tbo_stage(
+        ops,
+        times,
+        colls,
+        ct,
+        model.num_layers * sh.layer_share,
+        model.num_dense_layers * sh.layer_share,
+        model.num_moe_layers * sh.layer_share,
+        sm,
+        share is not None,
+    )
     split = can_split(batch.decode_seqs, batch.prefill_tokens, layout.dp)
     if share is None:
         return np.where(split, ov.stage_s, serial_layer), None
@@ -309,12 +348,17 @@ def tbo_layer(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, ser
     tr = tbo_rows(colls, cts.scope)  # the micro-batch table's row masks, worked out once per row layout
     a2a = tr.a2a
     a2a_total = np.maximum(np.add.reduce(ct[a2a], axis=0), 1e-30)
-    tbo_share = {"compute": 2 * np.add.reduce(ov.comp_part_s[st], axis=0), "hbm_bandwidth": 2 * np.add.reduce(ov.mem_part_s[st], axis=0),
-                 "overhead": 2 * np.add.reduce(ov.overhead_s[st], axis=0),
-                 "on_die_network": 2 * np.add.reduce(ov.net_part_s[st], axis=0)}
+    tbo_share = {
+        "compute": 2 * np.add.reduce(ov.comp_part_s[st], axis=0),
+        "hbm_bandwidth": 2 * np.add.reduce(ov.mem_part_s[st], axis=0),
+        "overhead": 2 * np.add.reduce(ov.overhead_s[st], axis=0),
+        "on_die_network": 2 * np.add.reduce(ov.net_part_s[st], axis=0),
+    }
     for name in scope_names:
-        tbo_share[f"{name}_link"] = (2 * np.add.reduce(ct[tr.blocking_scope[name]], axis=0)
-                                     + ov.exposed_s * np.add.reduce(ct[tr.a2a_scope[name]], axis=0) / a2a_total)
+        tbo_share[f"{name}_link"] = (
+            2 * np.add.reduce(ct[tr.blocking_scope[name]], axis=0)
+            + ov.exposed_s * np.add.reduce(ct[tr.a2a_scope[name]], axis=0) / a2a_total
+        )
     if split.all():  # every point split (or none, below): np.where's picks without the copies
         share.update(tbo_share)
         return ov.stage_s, np.maximum(ov.link_s - ov.exposed_s, 0.0)

@@ -50,13 +50,24 @@ def moe_all_to_all(pricer: Pricer, layout: Layout, model: ModelSpec) -> bool:
     """Whether the engine (``pricer.efficiency.moe_exchange``) runs the MoE all-to-all for this
     layout's EP group on this system (cost/moe_exchange.moe_all_to_all_on, with the model's experts per
     token), else all-gather + reduce-scatter."""
-    return moe_all_to_all_on(pricer.efficiency.moe_exchange, layout.stage_chips, pricer.system.scale_up_chips,
-                             layout.moe_tp, model.moe.top_k if model.moe else None)
+    return moe_all_to_all_on(
+        pricer.efficiency.moe_exchange,
+        layout.stage_chips,
+        pricer.system.scale_up_chips,
+        layout.moe_tp,
+        model.moe.top_k if model.moe else None,
+    )
 
 
 def _batch_key(layout: Layout, qlen: int, batch: Batch) -> tuple:
-    arrays = (batch.decode_seqs, batch.decode_ctx, batch.prefill_tokens, batch.prefill_ctx, batch.prefill_seqs,
-              np.asarray(batch.pad_seqs, dtype=float))
+    arrays = (
+        batch.decode_seqs,
+        batch.decode_ctx,
+        batch.prefill_tokens,
+        batch.prefill_ctx,
+        batch.prefill_seqs,
+        np.asarray(batch.pad_seqs, dtype=float),
+    )
     return (layout, qlen, batch.pad_routing, tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays))
 
 
@@ -91,8 +102,7 @@ def _columns(prep: tuple, cols):
     for name, v in wide:
         kw[name] = v[:, cols] if isinstance(cols, slice) else np.take(v, cols, axis=1)
     if kns is not None:
-        kw["kn"] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
-                         for kn in kns)
+        kw["kn"] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn) for kn in kns)
     return cls(**kw)
 
 
@@ -101,12 +111,14 @@ def _cached(model, pricer, precision, key):
     return hit[3] if hit is not None and hit[0] is model and hit[1] is pricer and hit[2] is precision else None
 
 
-def _build(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, parts: list[Batch],
-           qlen: int) -> tuple:
+def _build(
+    model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, parts: list[Batch], qlen: int
+) -> tuple:
     """The op and collective tables of ``parts`` joined (one part: that part) and the ops' prices."""
     b = parts[0] if len(parts) == 1 else Batch.joined(*parts)
-    ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, b, pricer.efficiency, qlen,
-                                moe_all_to_all(pricer, layout, model))
+    ops, colls = build_step_ops(
+        model, pricer.system.chip, layout, precision, b, pricer.efficiency, qlen, moe_all_to_all(pricer, layout, model)
+    )
     return ops, colls, pricer.op_times(ops)
 
 
@@ -119,8 +131,9 @@ def _cut(joined: tuple, parts: list[Batch]) -> list[tuple]:
     return [tuple(_columns(prep, slice(int(a), int(z))) for prep in preps) for a, z in zip(ends[:-1], ends[1:])]
 
 
-def _price_parts(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, parts: list[Batch],
-                 qlen: int) -> list[tuple]:
+def _price_parts(
+    model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, parts: list[Batch], qlen: int
+) -> list[tuple]:
     """(ops, collectives, op times, collective times) of every batch in ``parts``, from one build of the
     joined batch (each part's columns a slice of it) or, for one part, of that part alone."""
     ops, colls, times = _build(model, pricer, layout, precision, parts, qlen)
@@ -141,8 +154,15 @@ def _trim() -> None:
         _PRICED.popitem(last=False)
 
 
-def priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
-                  qlen: int, halves: bool = False) -> tuple[tuple, tuple | None]:
+def priced_tables(
+    model: ModelSpec,
+    pricer: Pricer,
+    layout: Layout,
+    precision: Precision,
+    batch: Batch,
+    qlen: int,
+    halves: bool = False,
+) -> tuple[tuple, tuple | None]:
     """The step's op and collective tables (cost/ops.build_step_ops) priced by ``pricer``, and where
     ``halves`` those of ``batch.halved()`` (the two-batch-overlap micro-batch; None else).
 
@@ -154,8 +174,15 @@ def priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: P
     tables priced with their halves serve a step that asks without. Memoised (module docstring).
     """
     hit = _HANDOFF.get(id(batch))  # priced by this pass's price_layouts (the entry holds its objects: live ids)
-    if (hit is not None and hit[0] is batch and hit[1] is model and hit[2] is pricer and hit[3] is precision
-            and hit[4][:2] == (layout, qlen) and (hit[4][2] or not halves)):
+    if (
+        hit is not None
+        and hit[0] is batch
+        and hit[1] is model
+        and hit[2] is pricer
+        and hit[3] is precision
+        and hit[4][:2] == (layout, qlen)
+        and (hit[4][2] or not halves)
+    ):
         return hit[5] if halves == hit[4][2] else (hit[5][0], None)  # a serial step of a two-batch-overlap build
     half = batch.halved() if halves else None
     keys = [_batch_key(layout, qlen, batch)] + ([_batch_key(layout, qlen, half)] if halves else [])
@@ -206,14 +233,16 @@ def price_layouts(model: ModelSpec, pricer: Pricer, jobs: list[tuple]) -> None:
             layout, precision, parts, owners, how = members[0]
             todo.append((precision, parts, owners, how, _build(model, pricer, layout, precision, parts, how[1])))
         else:
-            todo += [(precision, parts, owners, how, built) for (_, precision, parts, owners, how), built
-                     in zip(members, _build_joint(model, pricer, members))]
+            todo += [
+                (precision, parts, owners, how, built)
+                for (_, precision, parts, owners, how), built in zip(members, _build_joint(model, pricer, members))
+            ]
     cts = collective_times_together(pricer, [built[1] for *_, built in todo])
     for (precision, parts, owners, how, built), ct in zip(todo, cts):
         outs = _cut((*built, ct), parts)
         at = 0  # each owner's batch, then its halves where priced with them
         for b, h in owners:
-            _hand(b, model, pricer, precision, (*how, h), outs[at:at + 1 + h])
+            _hand(b, model, pricer, precision, (*how, h), outs[at : at + 1 + h])
             at += 1 + h
 
 
@@ -231,9 +260,17 @@ def _build_joint(model: ModelSpec, pricer: Pricer, members: list[tuple]) -> list
     sizes = [sum(p.n for p in ps) for _, _, ps, _, _ in members]
     layout, precision, _, _, how = members[0]
     qlen = how[1]
-    ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, Batch.joined(*parts),
-                                pricer.efficiency, qlen, moe_all_to_all(pricer, layout, model),
-                                layout_columns(model, [m[0] for m in members], sizes))
+    ops, colls = build_step_ops(
+        model,
+        pricer.system.chip,
+        layout,
+        precision,
+        Batch.joined(*parts),
+        pricer.efficiency,
+        qlen,
+        moe_all_to_all(pricer, layout, model),
+        layout_columns(model, [m[0] for m in members], sizes),
+    )
     preps = [_prep(t) for t in (ops, colls, pricer.op_times(ops))]
     ends = np.cumsum([0] + sizes).tolist()
     out = []

@@ -69,8 +69,11 @@ def power_clock(compute_s: np.ndarray, eta: np.ndarray, ratio: float) -> np.ndar
         SpecError: ``ratio`` outside (0, 1].
     """
     if not 0.0 < ratio <= 1.0:
-        raise SpecError("chip.dense_clock_ratio", f"{ratio!r} is outside (0, 1]",
-                        "give the sustained clock over the calibrated one, e.g. 1230 / 1464 = 0.840")
+        raise SpecError(
+            "chip.dense_clock_ratio",
+            f"{ratio!r} is outside (0, 1]",
+            "give the sustained clock over the calibrated one, e.g. 1230 / 1464 = 0.840",
+        )
     if ratio == 1.0:
         return compute_s
     return np.where(eta >= DENSE_UTILISATION, compute_s / ratio, compute_s)
@@ -96,8 +99,9 @@ class OpTimes:
         return np.zeros_like(self.compute_s) if self.network_s is None else self.network_s
 
     @classmethod
-    def combine(cls, compute_s: np.ndarray, memory_s: np.ndarray, overhead_s: np.ndarray,
-                network_s: np.ndarray | None = None) -> "OpTimes":
+    def combine(
+        cls, compute_s: np.ndarray, memory_s: np.ndarray, overhead_s: np.ndarray, network_s: np.ndarray | None = None
+    ) -> "OpTimes":
         """Per-op times from their terms by the roofline rule: time = max(compute, memory, network) + overhead.
 
         Every pricer that changes a term (overlap, tiles, slices, kernel backends) recombines through this one
@@ -205,8 +209,9 @@ def _per_op(table: OpTable, chip: Chip, eff: Efficiency) -> _PerOp:
     entry = [eff.moe_entry(f, g) if mo else "" for f, g, mo in zip(table.fmt, table.keys, is_moe)]
 
     def per_op(gemm_fn, moe_fn) -> np.ndarray:
-        return np.array([moe_fn(e) if mo else gemm_fn(g) for e, g, mo in zip(entry, table.keys, is_moe)],
-                        dtype=float).reshape(n_ops, 1)
+        return np.array(
+            [moe_fn(e) if mo else gemm_fn(g) for e, g, mo in zip(entry, table.keys, is_moe)], dtype=float
+        ).reshape(n_ops, 1)
 
     is_gemm = np.array([k in ("gemm", "moe") for k in table.kind]).reshape(n_ops, 1)
     # an FP32 GEMM (MiniMax-M2's gate, cost/ops.py) runs on the vector FMA units at Chip.peak("fp32"): no MMA tile
@@ -216,12 +221,15 @@ def _per_op(table: OpTable, chip: Chip, eff: Efficiency) -> _PerOp:
     floors = [eff.moe_floor(e) if mo else None for e, mo in zip(entry, is_moe)]
     launch = np.array([fl / MOE_KERNELS if fl is not None else eff.kernel_launch_s for fl in floors])
     out = _PerOp(
-        peak=np.array([chip.peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1), is_gemm=is_gemm,
-        top=per_op(eff.gemm_peak, eff.moe_peak), half=np.where(vector, 0.0, per_op(eff.gemm_half, eff.moe_half)),
+        peak=np.array([chip.peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1),
+        is_gemm=is_gemm,
+        top=per_op(eff.gemm_peak, eff.moe_peak),
+        half=np.where(vector, 0.0, per_op(eff.gemm_half, eff.moe_half)),
         attn=np.array([eff.kernel_peak(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1),
         eta_m=np.where(is_gemm, per_op(eff.gemm_hbm, eff.moe_hbm), other_m),
         per_kernel_s=np.maximum(launch.reshape(n_ops, 1), kernel_floor_s(table, eff)),
-        k_block_s=tuple(_k_block_s(kind, key, eff) for kind, key in zip(table.kind, table.keys)))
+        k_block_s=tuple(_k_block_s(kind, key, eff) for kind, key in zip(table.kind, table.keys)),
+    )
     if len(_PER_OP) >= _PER_OP_KEEP:
         _PER_OP.clear()
     _PER_OP[key] = (chip, eff, out)
@@ -254,9 +262,19 @@ def _k_serial_rows(table: OpTable, k_block_s: tuple[float, ...]) -> tuple[list[i
         k = np.array([table.kn[i][0] for i in idx], dtype=float).reshape(-1, 1)  # the same arithmetic per element
         tau = np.array([k_block_s[i] for i in idx], dtype=float).reshape(-1, 1)
         return idx, np.where(table.rows[idx] > 0, k / K_BLOCK * tau * table.kernels[idx].reshape(-1, 1), 0.0)
-    return idx, np.stack([np.broadcast_to(np.where(table.rows[i] > 0, np.asarray(table.kn[i][0], dtype=float)
-                                                   / K_BLOCK * k_block_s[i] * table.kernels[i], 0.0),
-                                          table.rows[i].shape) for i in idx])
+    return idx, np.stack(
+        [
+            np.broadcast_to(
+                np.where(
+                    table.rows[i] > 0,
+                    np.asarray(table.kn[i][0], dtype=float) / K_BLOCK * k_block_s[i] * table.kernels[i],
+                    0.0,
+                ),
+                table.rows[i].shape,
+            )
+            for i in idx
+        ]
+    )
 
 
 def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpTimes:

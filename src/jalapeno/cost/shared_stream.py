@@ -56,6 +56,7 @@ import numpy as np
 from jalapeno.cost.optable import OpTable
 from jalapeno.cost.roofline import OpTimes
 
+
 @dataclass(frozen=True)
 class StreamRule:
     """When an engine runs the shared expert on its second stream (module docstring).
@@ -65,6 +66,7 @@ class StreamRule:
     by all-to-all (another MoE path); ``fuses_256_plus_1_at_ep1``: not for a model of 256 routed + 1
     shared experts at EP 1 (the engine fuses the shared expert into the routed MoE instead).
     """
+
     max_tokens: float
     decode_only: bool = False
     not_all_to_all: bool = False
@@ -104,8 +106,15 @@ def pricer_stream_rule(efficiency_source: str, system: str) -> StreamRule | None
     return stream_rule(_stack_name(efficiency_source, system))
 
 
-def stream_on(rule: StreamRule | None, tokens: np.ndarray, prefill_tokens: np.ndarray, all_to_all: bool,
-              routed_experts: int, shared_experts: int, ep: int) -> np.ndarray:
+def stream_on(
+    rule: StreamRule | None,
+    tokens: np.ndarray,
+    prefill_tokens: np.ndarray,
+    all_to_all: bool,
+    routed_experts: int,
+    shared_experts: int,
+    ep: int,
+) -> np.ndarray:
     """Bool (N,): the steps in which ``rule``'s engine runs the shared expert on its second stream.
 
     ``tokens``: rows of each step (N,); ``prefill_tokens``: its prompt rows (N,); ``all_to_all``: the MoE
@@ -142,12 +151,12 @@ def _stack_name(efficiency_source: str, system: str) -> str:
     import re
 
     from jalapeno.specs.stacks import default_stack
+
     m = re.search(r" \+ stack (\S+)", efficiency_source)
     return m.group(1) if m else default_stack(system).name
 
 
-def hidden_shared_s(ops: OpTable, times: OpTimes, stage: np.ndarray,
-                    on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def hidden_shared_s(ops: OpTable, times: OpTimes, stage: np.ndarray, on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(hidden (N,), shared (n_ops,)): the shared expert's seconds per pipeline stage the routed experts
     hide, and which ops are the shared expert's (bool mask; all False where nothing can be hidden).
 

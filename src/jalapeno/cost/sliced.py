@@ -166,8 +166,11 @@ class SlicedPricer(SystemPricer):
     def __post_init__(self) -> None:
         SystemPricer.__post_init__(self)
         if self.placement and self.placement not in PLACEMENTS:
-            raise SpecError("--placement", f"unknown placement {self.placement!r}{choice_hint(self.placement, PLACEMENTS)}",
-                            f"use one of {', '.join(PLACEMENTS)}")
+            raise SpecError(
+                "--placement",
+                f"unknown placement {self.placement!r}{choice_hint(self.placement, PLACEMENTS)}",
+                f"use one of {', '.join(PLACEMENTS)}",
+            )
 
     @property
     def die(self) -> Die:
@@ -206,15 +209,23 @@ def chip_model_pricer(pricer, chip_model: str = "flat", placement: str = ""):
             without the tile figures for ``tiled``.
     """
     if chip_model not in CHIP_MODELS:
-        raise SpecError("--chip-model", f"unknown chip model {chip_model!r}{choice_hint(chip_model, ('flat', 'sliced', 'tiled'))}", "use flat, sliced or tiled")
+        raise SpecError(
+            "--chip-model",
+            f"unknown chip model {chip_model!r}{choice_hint(chip_model, ('flat', 'sliced', 'tiled'))}",
+            "use flat, sliced or tiled",
+        )
     if chip_model != "sliced" and placement:
-        raise SpecError("--placement", "applies to the sliced chip model only",
-                        "add --chip-model sliced, or drop --placement")
+        raise SpecError(
+            "--placement", "applies to the sliced chip model only", "add --chip-model sliced, or drop --placement"
+        )
     origin = getattr(pricer.system, "origin", None)
     die_keys = [k for k, _ in getattr(origin, "overrides", ()) if k.startswith("die.")]
     if chip_model != "sliced" and die_keys:
-        raise SpecError("--set", f"{die_keys[0]} changes only the sliced chip model, and --chip-model is {chip_model}",
-                        "add --chip-model sliced (or step --slices), or drop the die.* override")
+        raise SpecError(
+            "--set",
+            f"{die_keys[0]} changes only the sliced chip model, and --chip-model is {chip_model}",
+            "add --chip-model sliced (or step --slices), or drop the die.* override",
+        )
     if chip_model == "flat":
         return pricer
     if chip_model == "tiled":
@@ -238,9 +249,12 @@ def refuse_idle_placement(pricers, placement: str) -> None:
     if not placement or not sliced or any(p.die.slices > 1 for p in sliced):
         return
     names = ", ".join(dict.fromkeys(p.system.name for p in sliced))
-    raise SpecError("--placement", f"{placement!r} places weights and KV across a chip's slices, and {names} "
-                    f"{'is' if len(sliced) == 1 else 'are'} one slice (no [die] of several): it would change nothing",
-                    "drop --placement, or price a chip with slices (e.g. b200, mi300x, jalapeno; docs/chip.md)")
+    raise SpecError(
+        "--placement",
+        f"{placement!r} places weights and KV across a chip's slices, and {names} "
+        f"{'is' if len(sliced) == 1 else 'are'} one slice (no [die] of several): it would change nothing",
+        "drop --placement, or price a chip with slices (e.g. b200, mi300x, jalapeno; docs/chip.md)",
+    )
 
 
 def slice_summary(ops: OpTable, times: OpTimes, pricer: SlicedPricer, i: int = 0) -> dict:
@@ -265,10 +279,15 @@ def slice_summary(ops: OpTable, times: OpTimes, pricer: SlicedPricer, i: int = 0
         "hbm_remote_bytes": float(tr.hbm_remote_bytes[:, i].sum() / s),
         "exchange_bytes": float(tr.exchange_bytes[:, i].sum() / s),
     }
-    net_bound = [ops.name[j] for j in range(len(ops.name))
-                 if tr.network_s[j, i] > max(times.compute_s[j, i], times.memory_s[j, i])]
+    net_bound = [
+        ops.name[j]
+        for j in range(len(ops.name))
+        if tr.network_s[j, i] > max(times.compute_s[j, i], times.memory_s[j, i])
+    ]
     return {
-        "slices": s, "topology": die.topology, "placement": pricer.placement_used,
+        "slices": s,
+        "topology": die.topology,
+        "placement": pricer.placement_used,
         "port_bandwidth_bytes_per_s": die.port_bandwidth_bytes_per_s,
         "bisection_bandwidth_bytes_per_s": die.bisection_bandwidth_bytes_per_s,
         "per_slice": [dict(row, slice=k) for k in range(s)],

@@ -48,11 +48,17 @@ def coll_rows(colls: CollectiveTable, scopes: tuple[str, ...], pp: int) -> CollR
     stage = colls.per_stage & ~is_p2p
     edge = ~colls.per_stage & ~is_p2p
     scope = np.array(scopes, dtype=object)
-    out = CollRows(is_p2p, stage, edge, scope,
-                   {s: stage & (scope == s) for s in SCOPES}, {s: ~stage & (scope == s) for s in SCOPES},
-                   np.where(is_p2p, pp - 1.0, 1.0)[:, None] if nc else None,
-                   np.where(is_p2p, pp - 1.0, np.where(colls.per_stage, float(pp), 1.0))[:, None] if nc else None,
-                   tuple(np.flatnonzero(m) for m in (is_p2p, stage, edge)))
+    out = CollRows(
+        is_p2p,
+        stage,
+        edge,
+        scope,
+        {s: stage & (scope == s) for s in SCOPES},
+        {s: ~stage & (scope == s) for s in SCOPES},
+        np.where(is_p2p, pp - 1.0, 1.0)[:, None] if nc else None,
+        np.where(is_p2p, pp - 1.0, np.where(colls.per_stage, float(pp), 1.0))[:, None] if nc else None,
+        tuple(np.flatnonzero(m) for m in (is_p2p, stage, edge)),
+    )
     for a in (out.is_p2p, out.stage, out.edge, out.scope, *out.stage_scope.values(), *out.edge_scope.values(), *out.at):
         a.flags.writeable = False
     if len(_ROWS) >= _ROWS_KEEP:

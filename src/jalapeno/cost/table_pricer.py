@@ -64,8 +64,9 @@ class KernelSurface:
         v = np.asarray(log_ratio, dtype=float)
         ok = np.isfinite(x) & np.isfinite(y) & np.isfinite(v)
         if not ok.any():
-            raise SpecError("kernel table", "no measured row with positive FLOP and weight bytes",
-                            "check the table's formats")
+            raise SpecError(
+                "kernel table", "no measured row with positive FLOP and weight bytes", "check the table's formats"
+            )
         x, y, v = x[ok], y[ok], v[ok]
         x0, y0 = np.floor(x.min() / step) * step, np.floor(y.min() / step) * step
         ix = np.floor((x - x0) / step).astype(int)
@@ -85,12 +86,19 @@ class KernelSurface:
         nx, ny = self.values.shape
         fx = np.clip((np.log2(flop_per_kernel) - self.x0) / self.step, 0, nx - 1)
         fy = np.clip((np.log2(bytes_per_kernel) - self.y0) / self.step, 0, ny - 1)
-        i0, j0 = np.minimum(np.floor(fx).astype(int), max(nx - 2, 0)), np.minimum(np.floor(fy).astype(int), max(ny - 2, 0))
+        i0, j0 = (
+            np.minimum(np.floor(fx).astype(int), max(nx - 2, 0)),
+            np.minimum(np.floor(fy).astype(int), max(ny - 2, 0)),
+        )
         i1, j1 = np.minimum(i0 + 1, nx - 1), np.minimum(j0 + 1, ny - 1)
         tx, ty = fx - i0, fy - j0
         g = self.values
-        return ((1 - tx) * (1 - ty) * g[i0, j0] + tx * (1 - ty) * g[i1, j0]
-                + (1 - tx) * ty * g[i0, j1] + tx * ty * g[i1, j1])
+        return (
+            (1 - tx) * (1 - ty) * g[i0, j0]
+            + tx * (1 - ty) * g[i1, j0]
+            + (1 - tx) * ty * g[i0, j1]
+            + tx * ty * g[i1, j1]
+        )
 
 
 def _fill(grid: np.ndarray) -> np.ndarray:
@@ -134,8 +142,11 @@ class TablePricer(SystemPricer):
         SystemPricer.__post_init__(self)
         for k in self.surfaces:
             if not (isinstance(k, tuple) and len(k) == 2):
-                raise SpecError("pricer.surfaces", f"key {k!r} is not an (op kind, format) pair",
-                                'key surfaces like ("gemm", "fp8")')
+                raise SpecError(
+                    "pricer.surfaces",
+                    f"key {k!r} is not an (op kind, format) pair",
+                    'key surfaces like ("gemm", "fp8")',
+                )
 
     def op_times(self, ops: OpTable) -> OpTimes:
         """Roofline op times (seconds, (n_ops, N)) scaled by the measured kernel surfaces where they cover an op."""
@@ -153,5 +164,3 @@ class TablePricer(SystemPricer):
             if ok.any():
                 scale[i, ok] = np.exp(surf.log_ratio(flop[ok], wb[ok]))
         return OpTimes(base.compute_s * scale, base.memory_s * scale, base.overhead_s * scale, base.time_s * scale)
-
-

@@ -71,12 +71,22 @@ def check_tile_chip(chip: Chip, where: str = "--chip-model tiled") -> None:
     Raises:
         SpecError: the chip's TOML gives no compute_units, sram_per_unit_kib or mma_tile_m.
     """
-    missing = [k for k, v in (("compute_units", chip.compute_units), ("sram_per_unit_kib", chip.sram_per_unit_bytes),
-                              ("mma_tile_m", chip.mma_tile_m)) if v is None]
+    missing = [
+        k
+        for k, v in (
+            ("compute_units", chip.compute_units),
+            ("sram_per_unit_kib", chip.sram_per_unit_bytes),
+            ("mma_tile_m", chip.mma_tile_m),
+        )
+        if v is None
+    ]
     if missing:
-        raise SpecError(where, f"{chip.name} does not publish {', '.join(missing)} (the tile model needs them)",
-                        "use a chip that gives chip.compute_units, chip.sram_per_unit_kib and chip.mma_tile_m "
-                        "(e.g. h100, b200, mi300x), or add them to its TOML with their source")
+        raise SpecError(
+            where,
+            f"{chip.name} does not publish {', '.join(missing)} (the tile model needs them)",
+            "use a chip that gives chip.compute_units, chip.sram_per_unit_kib and chip.mma_tile_m "
+            "(e.g. h100, b200, mi300x), or add them to its TOML with their source",
+        )
 
 
 def gemm_tiles(m, k, n, chip: Chip, act_bytes: float = 2.0) -> TileMap:
@@ -95,8 +105,7 @@ def gemm_tiles(m, k, n, chip: Chip, act_bytes: float = 2.0) -> TileMap:
     (64.0, 0.0152)
     """
     check_tile_chip(chip)
-    m, k, n = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(k, dtype=float),
-                                  np.asarray(n, dtype=float))
+    m, k, n = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(k, dtype=float), np.asarray(n, dtype=float))
     units, smem, tm0 = float(chip.compute_units), float(chip.sram_per_unit_bytes), float(chip.mma_tile_m)
     best = TileMap(*(np.zeros(m.shape) for _ in range(5)))
     for tm in sorted({tm0, min(2 * tm0, 256.0)}):
@@ -111,12 +120,19 @@ def gemm_tiles(m, k, n, chip: Chip, act_bytes: float = 2.0) -> TileMap:
                 waves = np.ceil(work / units)
                 eta = np.where(ok, pad * work / np.maximum(waves * units, 1e-30), 0.0)
                 better = eta > best.eta
-                best = TileMap(np.where(better, eta, best.eta), np.where(better, tm, best.tile_m),
-                               np.where(better, tn, best.tile_n), np.where(better, s, best.split_k),
-                               np.where(better, waves, best.waves))
+                best = TileMap(
+                    np.where(better, eta, best.eta),
+                    np.where(better, tm, best.tile_m),
+                    np.where(better, tn, best.tile_n),
+                    np.where(better, s, best.split_k),
+                    np.where(better, waves, best.waves),
+                )
     if np.any(m > 0) and np.all(best.tile_m[m > 0] == 0):
-        raise SpecError("chip.sram_per_unit_kib", f"{chip.name}'s {smem / 1024:g} KiB per unit holds no tile",
-                        "check the value (KiB of shared memory / LDS per SM or CU)")
+        raise SpecError(
+            "chip.sram_per_unit_kib",
+            f"{chip.name}'s {smem / 1024:g} KiB per unit holds no tile",
+            "check the value (KiB of shared memory / LDS per SM or CU)",
+        )
     return best
 
 
@@ -135,9 +151,15 @@ def op_tiles(ops: OpTable, chip: Chip) -> TileMap:
     rows = np.where(tiled, ops.rows, 0.0)
     t8 = gemm_tiles(rows, k, n, chip, 1.0)
     t16 = gemm_tiles(rows, k, n, chip, 2.0)
-    return TileMap(*(np.where(ab == 1.0, a, b) for a, b in zip(
-        (t8.eta, t8.tile_m, t8.tile_n, t8.split_k, t8.waves),
-        (t16.eta, t16.tile_m, t16.tile_n, t16.split_k, t16.waves))))
+    return TileMap(
+        *(
+            np.where(ab == 1.0, a, b)
+            for a, b in zip(
+                (t8.eta, t8.tile_m, t8.tile_n, t8.split_k, t8.waves),
+                (t16.eta, t16.tile_m, t16.tile_n, t16.split_k, t16.waves),
+            )
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -164,13 +186,17 @@ class TiledPricer(SystemPricer):
         n_ops = len(ops.name)
         peak = np.array([self.system.chip.peak(f) for f in ops.fmt], dtype=float).reshape(n_ops, 1)
         e = self.efficiency
-        top = np.array([e.moe_peak(e.moe_entry(f, g)) if kd == "moe" else e.gemm_peak(g)
-                        for f, g, kd in zip(ops.fmt, ops.keys, ops.kind)], dtype=float).reshape(n_ops, 1)
+        top = np.array(
+            [
+                e.moe_peak(e.moe_entry(f, g)) if kd == "moe" else e.gemm_peak(g)
+                for f, g, kd in zip(ops.fmt, ops.keys, ops.kind)
+            ],
+            dtype=float,
+        ).reshape(n_ops, 1)
         use = tiles.eta > 0
         compute = np.where(use, ops.flop / (peak * top * np.maximum(tiles.eta, 1e-30)), flat.compute_s)
         compute = np.maximum(compute, k_serial_s(ops, self.efficiency))  # the serial k loop (roofline.py)
         return OpTimes.combine(compute, flat.memory_s, flat.overhead_s)
-
 
 
 def tile_rows(ops: OpTable, chip: Chip, eff: Efficiency, i: int = 0) -> list[dict]:
@@ -185,8 +211,19 @@ def tile_rows(ops: OpTable, chip: Chip, eff: Efficiency, i: int = 0) -> list[dic
         half = eff.moe_half(eff.moe_entry(f, g)) if kd == "moe" else eff.gemm_half(g)
         m = float(ops.rows[j, i])
         k, n = (float(np.broadcast_to(np.asarray(x, dtype=float), ops.rows.shape[1:])[i]) for x in ops.kn[j])
-        out.append({"op": name, "format": f, "m": m, "k": k, "n": n,
-                    "tile": f"{tiles.tile_m[j, i]:.0f}x{tiles.tile_n[j, i]:.0f}", "split_k": float(tiles.split_k[j, i]),
-                    "waves": float(tiles.waves[j, i]), "eta_struct": float(tiles.eta[j, i]),
-                    "eta_tiled": float(top * tiles.eta[j, i]), "eta_calibrated": float(top * m / (m + half))})
+        out.append(
+            {
+                "op": name,
+                "format": f,
+                "m": m,
+                "k": k,
+                "n": n,
+                "tile": f"{tiles.tile_m[j, i]:.0f}x{tiles.tile_n[j, i]:.0f}",
+                "split_k": float(tiles.split_k[j, i]),
+                "waves": float(tiles.waves[j, i]),
+                "eta_struct": float(tiles.eta[j, i]),
+                "eta_tiled": float(top * tiles.eta[j, i]),
+                "eta_calibrated": float(top * m / (m + half)),
+            }
+        )
     return out

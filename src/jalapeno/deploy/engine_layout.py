@@ -64,28 +64,53 @@ class ExpertLayout:
 _VLLM = "vLLM model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights"
 LAYOUTS: dict[str, ExpertLayout] = {
     "checkpoint": ExpertLayout("checkpoint", source="checkpoint tensors (gpt-oss safetensors: bf16 biases)"),
-    "hopper_triton": ExpertLayout("hopper_triton", inter_align=64, k_align=128, n_align=256, scale_n_align=256,
-                                  bias_bytes=4.0,
-                                  source=f"{_VLLM} (Triton backend: I round_up 64, biases fp32); triton_kernels "
-                                         "hopper_value.py _padded_shape (K/2 to 64 B, N to 256) and "
-                                         "hopper_scale.py SWIZZLE_ALIGN_M = 2*num_warps*2*8 = 256"),
-    "hopper_marlin": ExpertLayout("hopper_marlin", hidden_align=256, inter_align=128,
-                                  source=f"{_VLLM} (Marlin backend, vLLM < 0.11.1 on Hopper: h round_up 256, I "
-                                         "round_up 128, biases bf16); 65.90 GiB modelled vs 65.97 GiB measured "
-                                         "(vLLM issue #23278)"),
-    "blackwell_trtllm": ExpertLayout("blackwell_trtllm", hidden_align=256, inter_align=256, bias_bytes=4.0,
-                                     source=f"{_VLLM} (SM100 FlashInfer TRT-LLM: I and h round_up 256; "
-                                            "biases fp32)"),
-    "cdna3": ExpertLayout("cdna3", hidden_align=128, inter_align=128,
-                          source=f"{_VLLM} (ROCm: get_padding_alignment() = 128)"),
-    "cdna4": ExpertLayout("cdna4", hidden_align=256, inter_align=256,
-                          source=f"{_VLLM} (ROCm gfx950: get_padding_alignment() = 256)"),
+    "hopper_triton": ExpertLayout(
+        "hopper_triton",
+        inter_align=64,
+        k_align=128,
+        n_align=256,
+        scale_n_align=256,
+        bias_bytes=4.0,
+        source=f"{_VLLM} (Triton backend: I round_up 64, biases fp32); triton_kernels "
+        "hopper_value.py _padded_shape (K/2 to 64 B, N to 256) and "
+        "hopper_scale.py SWIZZLE_ALIGN_M = 2*num_warps*2*8 = 256",
+    ),
+    "hopper_marlin": ExpertLayout(
+        "hopper_marlin",
+        hidden_align=256,
+        inter_align=128,
+        source=f"{_VLLM} (Marlin backend, vLLM < 0.11.1 on Hopper: h round_up 256, I "
+        "round_up 128, biases bf16); 65.90 GiB modelled vs 65.97 GiB measured "
+        "(vLLM issue #23278)",
+    ),
+    "blackwell_trtllm": ExpertLayout(
+        "blackwell_trtllm",
+        hidden_align=256,
+        inter_align=256,
+        bias_bytes=4.0,
+        source=f"{_VLLM} (SM100 FlashInfer TRT-LLM: I and h round_up 256; biases fp32)",
+    ),
+    "cdna3": ExpertLayout(
+        "cdna3", hidden_align=128, inter_align=128, source=f"{_VLLM} (ROCm: get_padding_alignment() = 128)"
+    ),
+    "cdna4": ExpertLayout(
+        "cdna4", hidden_align=256, inter_align=256, source=f"{_VLLM} (ROCm gfx950: get_padding_alignment() = 256)"
+    ),
 }
 
 #: Chip-name prefixes → the MXFP4 MoE layout the serving engine uses there.
-_FAMILIES = (("H100", "hopper_triton"), ("H200", "hopper_triton"), ("GH200", "hopper_triton"),
-             ("B200", "blackwell_trtllm"), ("B300", "blackwell_trtllm"), ("GB200", "blackwell_trtllm"),
-             ("GB300", "blackwell_trtllm"), ("MI300", "cdna3"), ("MI325", "cdna3"), ("MI355", "cdna4"))
+_FAMILIES = (
+    ("H100", "hopper_triton"),
+    ("H200", "hopper_triton"),
+    ("GH200", "hopper_triton"),
+    ("B200", "blackwell_trtllm"),
+    ("B300", "blackwell_trtllm"),
+    ("GB200", "blackwell_trtllm"),
+    ("GB300", "blackwell_trtllm"),
+    ("MI300", "cdna3"),
+    ("MI325", "cdna3"),
+    ("MI355", "cdna4"),
+)
 
 
 def expert_layout(system: System | None, fmt: NumberFormat, override: str | None = None) -> ExpertLayout:
@@ -132,11 +157,15 @@ def expert_bytes(model: ModelSpec, fmt: NumberFormat, layout: ExpertLayout, moe_
     val = fmt.element_bits / 8.0
     blk = fmt.block_elems
     total = 0.0
-    for k, n in ((h, 2 * inter), (inter, h)):          # gate_up, down
+    for k, n in ((h, 2 * inter), (inter, h)):  # gate_up, down
         total += _up(k, layout.k_align) * _up(n, layout.n_align) * val
         if blk:
-            total += _up(n, layout.scale_n_align) * _up(math.ceil(k / blk), 2 if layout.scale_n_align > 1 else 1) \
-                * fmt.scale_bits / 8.0
+            total += (
+                _up(n, layout.scale_n_align)
+                * _up(math.ceil(k / blk), 2 if layout.scale_n_align > 1 else 1)
+                * fmt.scale_bits
+                / 8.0
+            )
     if m.expert_bias:
         total += (2 * m.expert_intermediate / moe_tp + model.hidden_size) * layout.bias_bytes
     return total

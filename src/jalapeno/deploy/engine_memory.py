@@ -99,8 +99,11 @@ class EngineMemory:
         """The profile with a deployment's own ``max_running`` / ``max_tokens_per_step``."""
         from dataclasses import replace
 
-        return replace(self, max_num_seqs=max_num_seqs or self.max_num_seqs,
-                       max_num_batched_tokens=max_num_batched_tokens or self.max_num_batched_tokens)
+        return replace(
+            self,
+            max_num_seqs=max_num_seqs or self.max_num_seqs,
+            max_num_batched_tokens=max_num_batched_tokens or self.max_num_batched_tokens,
+        )
 
     def device_total(self, chip: Chip, measured: bool = True) -> tuple[float, bool]:
         """(driver-reported memory of ``chip`` in bytes, whether it is sourced). Chips without a
@@ -177,33 +180,54 @@ def _profile(raw: dict) -> EngineMemory:
         try:
             ratio = float(raw["init_new_token_ratio"]) * float(raw["min_new_token_ratio_factor"])
             return EngineMemory(
-                name=raw["name"], engine=raw["engine"], version=raw["version"], source=raw["source"],
-                max_num_seqs=0, max_num_batched_tokens=0,
-                gpu_memory_utilization=float(raw["mem_fraction_static"]), sampler_bytes_per_logit=(0.0, 0.0),
-                non_torch_bytes=0.0, cuda_graphs="outside", moe_layout=(),
-                device_total_bytes=_gib_pairs(raw, "device_total_gib"), rule="sglang",
+                name=raw["name"],
+                engine=raw["engine"],
+                version=raw["version"],
+                source=raw["source"],
+                max_num_seqs=0,
+                max_num_batched_tokens=0,
+                gpu_memory_utilization=float(raw["mem_fraction_static"]),
+                sampler_bytes_per_logit=(0.0, 0.0),
+                non_torch_bytes=0.0,
+                cuda_graphs="outside",
+                moe_layout=(),
+                device_total_bytes=_gib_pairs(raw, "device_total_gib"),
+                rule="sglang",
                 free_before_load_bytes=_gib_pairs(raw, "free_before_load_gib"),
-                context_bytes=float(raw["context_gib"]) * GiB, new_token_ratio=ratio,
+                context_bytes=float(raw["context_gib"]) * GiB,
+                new_token_ratio=ratio,
                 clip_max_new_tokens=int(raw["clip_max_new_tokens"]),
-                ignore_eos_admission=bool(raw["ignore_eos_admission"]))
+                ignore_eos_admission=bool(raw["ignore_eos_admission"]),
+            )
         except (KeyError, TypeError, ValueError) as e:
-            raise SpecError(where, f"malformed SGLang profile ({e!r})",
-                            "give mem_fraction_static, context_gib, init_new_token_ratio, "
-                            "min_new_token_ratio_factor, clip_max_new_tokens and ignore_eos_admission") from None
+            raise SpecError(
+                where,
+                f"malformed SGLang profile ({e!r})",
+                "give mem_fraction_static, context_gib, init_new_token_ratio, "
+                "min_new_token_ratio_factor, clip_max_new_tokens and ignore_eos_admission",
+            ) from None
     try:
         b = tuple(float(x) for x in raw["sampler_bytes_per_logit"])
         if len(b) != 2 or raw["cuda_graphs"] != "outside":
             raise ValueError
         return EngineMemory(
-            name=raw["name"], engine=raw["engine"], version=raw["version"], source=raw["source"],
-            max_num_seqs=int(raw["max_num_seqs"]), max_num_batched_tokens=int(raw["max_num_batched_tokens"]),
-            gpu_memory_utilization=float(raw["gpu_memory_utilization"]), sampler_bytes_per_logit=b,
-            non_torch_bytes=float(raw["non_torch_gib"]) * GiB, cuda_graphs=raw["cuda_graphs"],
+            name=raw["name"],
+            engine=raw["engine"],
+            version=raw["version"],
+            source=raw["source"],
+            max_num_seqs=int(raw["max_num_seqs"]),
+            max_num_batched_tokens=int(raw["max_num_batched_tokens"]),
+            gpu_memory_utilization=float(raw["gpu_memory_utilization"]),
+            sampler_bytes_per_logit=b,
+            non_torch_bytes=float(raw["non_torch_gib"]) * GiB,
+            cuda_graphs=raw["cuda_graphs"],
             moe_layout=tuple((k.upper(), v) for k, v in raw.get("moe_layout", {}).items()),
-            device_total_bytes=_gib_pairs(raw, "device_total_gib"))
+            device_total_bytes=_gib_pairs(raw, "device_total_gib"),
+        )
     except (KeyError, TypeError, ValueError) as e:
-        raise SpecError(where, f"malformed profile ({e!r})",
-                        "give every key of the file header; cuda_graphs = 'outside'") from None
+        raise SpecError(
+            where, f"malformed profile ({e!r})", "give every key of the file header; cuda_graphs = 'outside'"
+        ) from None
 
 
 @lru_cache(maxsize=1)
@@ -223,8 +247,11 @@ def get_engine_memory(name: str | None) -> EngineMemory | None:
         return None
     profiles = engine_memory_profiles()
     if name not in profiles:
-        raise UnknownNameError("--engine-memory", f"unknown engine memory profile {name!r}{choice_hint(name, profiles)}",
-                               f"use one of: none, {', '.join(profiles)}")
+        raise UnknownNameError(
+            "--engine-memory",
+            f"unknown engine memory profile {name!r}{choice_hint(name, profiles)}",
+            f"use one of: none, {', '.join(profiles)}",
+        )
     return profiles[name]
 
 

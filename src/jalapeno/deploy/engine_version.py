@@ -57,8 +57,11 @@ def recipe_stack(recipe: Recipe, system: str, stack: str | Stack | None = None) 
     Raises:
         UnknownNameError: unknown stack name. SpecError: a version that is not a release number.
     """
-    st = stack_for_framework(recipe.engine.removesuffix("-rocm"), system, "engine") if stack is None else (
-        get_stack(stack) if isinstance(stack, str) else stack)
+    st = (
+        stack_for_framework(recipe.engine.removesuffix("-rocm"), system, "engine")
+        if stack is None
+        else (get_stack(stack) if isinstance(stack, str) else stack)
+    )
     if st.version or (stack is not None and engine_family(st.name) != engine_family(recipe.engine)):
         return st
     return st.at_version(recipe_engine_version(recipe))
@@ -79,8 +82,9 @@ def engine_family(name: str) -> str:
     return next((f for f in ENGINE_FAMILIES if f in name), "")
 
 
-def point_engine_version(system: str, model: str, framework: str, precision: str, serving: str,
-                         mtp: bool | None = None) -> str:
+def point_engine_version(
+    system: str, model: str, framework: str, precision: str, serving: str, mtp: bool | None = None
+) -> str:
     """The engine release that ran a measured point: its launch recipe's (deploy/engines.launch_recipe;
     ``mtp``: whether the point runs MTP, which picks between an MTP and a plain launch script as
     launch_limits does), "" when no single recipe describes the run.
@@ -96,6 +100,8 @@ def point_engine_version(system: str, model: str, framework: str, precision: str
     found = recipe_engine_version(launch_recipe(system, model, framework, precision, serving=serving, mtp=mtp))
     if found or mtp is not None:
         return found
-    both = {recipe_engine_version(launch_recipe(system, model, framework, precision, serving=serving, mtp=m))
-            for m in (False, True)}
+    both = {
+        recipe_engine_version(launch_recipe(system, model, framework, precision, serving=serving, mtp=m))
+        for m in (False, True)
+    }
     return both.pop() if len(both) == 1 else ""

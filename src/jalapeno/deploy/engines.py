@@ -50,10 +50,12 @@ def _checkpoint(entry: list, where: str) -> tuple[str, str, str | None]:
     checkpoint released for chips that cannot run the ``substitutes`` preset (AMD's MXFP4 DeepSeek
     for the NVFP4 one: ``Supported Hardware: AMD MI350/MI355``)."""
     if len(entry) not in (2, 3):
-        raise SpecError(where, f"entry {entry!r} has {len(entry)} fields", "write [preset, source] or "
-                        "[preset, source, preset it substitutes for]")
+        raise SpecError(
+            where,
+            f"entry {entry!r} has {len(entry)} fields",
+            "write [preset, source] or [preset, source, preset it substitutes for]",
+        )
     return entry[0], entry[1], entry[2] if len(entry) == 3 else None
-
 
 
 @lru_cache(maxsize=1)
@@ -65,15 +67,26 @@ def _data() -> tuple[dict[str, Recipe], MappingProxyType, tuple[IdentifiedConfig
         if rec.name in recipes:
             raise SpecError("data/engines.toml", f"recipe {rec.name!r} given twice", "name each recipe once")
         recipes[rec.name] = rec
-    ck = MappingProxyType({m: tuple(_checkpoint(e, f"data/engines.toml: checkpoints.{m}") for e in v)
-                           for m, v in raw.get("checkpoints", {}).items()})
+    ck = MappingProxyType(
+        {
+            m: tuple(_checkpoint(e, f"data/engines.toml: checkpoints.{m}") for e in v)
+            for m, v in raw.get("checkpoints", {}).items()
+        }
+    )
     ident = tuple(_identified(r, i, recipes) for i, r in enumerate(raw.get("identified", [])))
     return recipes, ck, ident
 
 
-
-def identified_config(system: str, model: str, framework: str, precision: str, isl: int, osl: int,
-                      concurrency: float | None, mtp: bool | None = None) -> IdentifiedConfig | None:
+def identified_config(
+    system: str,
+    model: str,
+    framework: str,
+    precision: str,
+    isl: int,
+    osl: int,
+    concurrency: float | None,
+    mtp: bool | None = None,
+) -> IdentifiedConfig | None:
     """The published recipe entry a measured point is identified with, or None.
 
     A point matches an ``[[identified]]`` entry when every key (system, model, framework,
@@ -88,15 +101,28 @@ def identified_config(system: str, model: str, framework: str, precision: str, i
     return hits[0] if len(hits) == 1 else None
 
 
-def identified_candidates(system: str, model: str, framework: str, precision: str, isl: int, osl: int,
-                          concurrency: float | None, mtp: bool | None = None) -> list[IdentifiedConfig]:
+def identified_candidates(
+    system: str,
+    model: str,
+    framework: str,
+    precision: str,
+    isl: int,
+    osl: int,
+    concurrency: float | None,
+    mtp: bool | None = None,
+) -> list[IdentifiedConfig]:
     """Every ``[[identified]]`` entry that ran this point's system, model, framework, precision,
     ISL/OSL and concurrency (and agrees with its MTP use when ``mtp`` is given), in file order."""
     if concurrency is None:
         return []
     key = (system, model, framework, precision, isl, osl)
-    return [c for c in _data()[2] if (c.system, c.model, c.framework, c.precision, c.isl, c.osl) == key
-            and round(concurrency) in c.concurrency and (mtp is None or (c.mtp_draft > 0) == mtp)]
+    return [
+        c
+        for c in _data()[2]
+        if (c.system, c.model, c.framework, c.precision, c.isl, c.osl) == key
+        and round(concurrency) in c.concurrency
+        and (mtp is None or (c.mtp_draft > 0) == mtp)
+    ]
 
 
 def recipes() -> dict[str, Recipe]:
@@ -113,8 +139,11 @@ def get_recipe(name: str) -> Recipe:
     try:
         return _data()[0][name]
     except KeyError:
-        raise SpecError("--engine", f"unknown engine recipe {name!r}{choice_hint(name, _data()[0])}",  # as --system's
-                        f"use one of {', '.join(_data()[0])} (data/engines.toml)") from None
+        raise SpecError(
+            "--engine",
+            f"unknown engine recipe {name!r}{choice_hint(name, _data()[0])}",  # as --system's
+            f"use one of {', '.join(_data()[0])} (data/engines.toml)",
+        ) from None
 
 
 def deployed_recipe(system: str, model: str) -> Recipe | None:
@@ -125,8 +154,15 @@ def deployed_recipe(system: str, model: str) -> Recipe | None:
     return None
 
 
-def launch_recipe(system: str, model: str, framework: str, precision: str, serving: str = "agg",
-                  tp: int | None = None, mtp: bool | None = None) -> Recipe | None:
+def launch_recipe(
+    system: str,
+    model: str,
+    framework: str,
+    precision: str,
+    serving: str = "agg",
+    tp: int | None = None,
+    mtp: bool | None = None,
+) -> Recipe | None:
     """The recipe whose launch script ran a measured point, or None (no recipe, or more than one).
 
     A recipe matches when it lists ``system`` and serves ``model`` at ``precision`` in ``serving``
@@ -144,16 +180,34 @@ def launch_recipe(system: str, model: str, framework: str, precision: str, servi
     ['sglang-mi355x-dsr1-fp4', 'sglang-mi355x-dsr1-fp4-mtp']
     """
     fw = framework.strip().split(" ")[0].lower()
-    hits = [r for r in _data()[0].values()
-            if r.name not in RECIPES_OFF and system in r.systems and r.model == model and r.precision == precision and r.serving == serving
-            and r.engine.removesuffix("-rocm") == fw and (r.tp is None or tp is None or r.tp == tp)]
+    hits = [
+        r
+        for r in _data()[0].values()
+        if r.name not in RECIPES_OFF
+        and system in r.systems
+        and r.model == model
+        and r.precision == precision
+        and r.serving == serving
+        and r.engine.removesuffix("-rocm") == fw
+        and (r.tp is None or tp is None or r.tp == tp)
+    ]
     if len(hits) > 1 and mtp is not None:
         hits = [r for r in hits if bool(r.draft_lengths) == mtp]
     return hits[0] if len(hits) == 1 else None
 
 
-def launch_limits(system: str, model: str, framework: str, precision: str, tp: int, isl: int, osl: int,
-                  concurrency: float, serving: str = "agg", mtp: bool | None = None) -> tuple[dict, str]:
+def launch_limits(
+    system: str,
+    model: str,
+    framework: str,
+    precision: str,
+    tp: int,
+    isl: int,
+    osl: int,
+    concurrency: float,
+    serving: str = "agg",
+    mtp: bool | None = None,
+) -> tuple[dict, str]:
     """Deployment keywords of the recipe whose launch script ran a measured point (its limits and
     scheduler poll interval at this load, :func:`launch_recipe`; ``serving`` "agg" or "disagg", ``tp``
     the decode pool's; ``mtp``: the point runs MTP) and a note naming it; ``({}, "")`` when no recipe
@@ -185,8 +239,17 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
     return kw, f"engine limits of recipe {r.name} ({note})"
 
 
-def launch_budget(system: str, model: str, framework: str, precision: str, decode: Pool, isl: int, osl: int,
-                  concurrency: float, mtp: bool) -> dict:
+def launch_budget(
+    system: str,
+    model: str,
+    framework: str,
+    precision: str,
+    decode: Pool,
+    isl: int,
+    osl: int,
+    concurrency: float,
+    mtp: bool,
+) -> dict:
     """Deployment keywords for the prefill token budget of the disaggregated launch recipe that ran a
     topology-parsed point (deploy/engines.launch_recipe, serving ``disagg``, at ``isl``/``osl`` with
     that workload's overrides, at ``concurrency``): ``token_budget`` and, where the recipe counts
@@ -209,8 +272,17 @@ def with_launch_kv(precision, kw: dict):
     return precision.with_options(kv=kv) if kv is not None else precision
 
 
-def launch_mtp(system: str, model: str, framework: str, precision: str, decode: Pool,
-               concurrency: float, serving: str = "agg", isl: int | None = None, osl: int | None = None) -> MTP | None:
+def launch_mtp(
+    system: str,
+    model: str,
+    framework: str,
+    precision: str,
+    decode: Pool,
+    concurrency: float,
+    serving: str = "agg",
+    isl: int | None = None,
+    osl: int | None = None,
+) -> MTP | None:
     """The MTP (draft length, acceptance) the launch recipe of a measured MTP point runs at this load
     (:func:`launch_recipe` in ``serving`` mode, its draft rule (recipe.DraftRule) at the attention-DP degree and
     the sequences per attention rank of ``decode``, the aggregated or decode pool; at ``isl``/``osl`` with that

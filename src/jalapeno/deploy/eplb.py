@@ -68,8 +68,7 @@ def eplb_rank_shares(popularity, ep: int, redundant: int) -> np.ndarray:
     return load
 
 
-def contiguous_max_share(popularity, ep: int, samples: int = PLACEMENT_SAMPLES,
-                         seed: int = PLACEMENT_SEED) -> float:
+def contiguous_max_share(popularity, ep: int, samples: int = PLACEMENT_SAMPLES, seed: int = PLACEMENT_SEED) -> float:
     """Expected largest rank share with ceil(E/ep) experts per rank in id order, ids random.
 
     Uniform popularity gives ceil(E/ep)/E (= 1/ep when ep divides E) exactly.

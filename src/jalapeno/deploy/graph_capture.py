@@ -38,8 +38,16 @@ from jalapeno.specs.engine_versions import version_key
 TRTLLM_STEP64_SINCE = "1.3.0rc0"
 
 #: data/engines.toml ``engine`` names by the engine whose capture rule they run
-ENGINE_FAMILY = {"trt": "trtllm", "dynamo-trt": "trtllm", "sglang": "sglang", "sglang-rocm": "sglang",
-                 "sglang-disagg": "sglang", "dynamo-sglang": "sglang", "vllm": "vllm", "vllm-rocm": "vllm"}
+ENGINE_FAMILY = {
+    "trt": "trtllm",
+    "dynamo-trt": "trtllm",
+    "sglang": "sglang",
+    "sglang-rocm": "sglang",
+    "sglang-disagg": "sglang",
+    "dynamo-sglang": "sglang",
+    "vllm": "vllm",
+    "vllm-rocm": "vllm",
+}
 
 
 def trtllm_batch_sizes(max_batch: int, version: str) -> tuple[int, ...]:
@@ -90,8 +98,9 @@ def vllm_capture_sizes(max_size: int) -> tuple[int, ...]:
     return tuple(s for s in [1, 2, 4, *range(8, 256, 8), *range(256, max_size + 1, 16)] if s <= max_size)
 
 
-def captured_sizes(engine: str, version: str, max_batch: int, speculative: bool = False,
-                   padding: bool | None = None) -> tuple[int, ...] | None:
+def captured_sizes(
+    engine: str, version: str, max_batch: int, speculative: bool = False, padding: bool | None = None
+) -> tuple[int, ...] | None:
     """The decode batch sizes per attention rank ``engine`` (a data/engines.toml ``engine``) at release
     ``version`` captures and pads to when its launch sets the largest to ``max_batch``; ``speculative``: it
     runs MTP/EAGLE drafts (SGLang's list differs); ``padding``: the launch's padding switch (TensorRT-LLM
@@ -157,8 +166,11 @@ def check_padding(value, where: str) -> bool | None:
         SpecError: anything but a bool or None, naming ``where``.
     """
     if value is not None and not isinstance(value, bool):
-        raise SpecError(where, f"{value!r} is not true or false",
-                        "write cuda_graph_padding = true (the launch sets enable_padding) or false")
+        raise SpecError(
+            where,
+            f"{value!r} is not true or false",
+            "write cuda_graph_padding = true (the launch sets enable_padding) or false",
+        )
     return value
 
 
@@ -172,19 +184,31 @@ def check_graph_sizes(dep) -> None:
             integer, or a ceiling that differs from the largest size.
     """
     if dep.cuda_graph_pad_routing not in PAD_ROUTINGS:
-        raise SpecError("cuda_graph_pad_routing", f"{dep.cuda_graph_pad_routing!r} is not one of "
-                        f"{', '.join(PAD_ROUTINGS)}", "give routed, masked (SGLang, MoE EP > 1) or one_token (TensorRT-LLM)")
+        raise SpecError(
+            "cuda_graph_pad_routing",
+            f"{dep.cuda_graph_pad_routing!r} is not one of {', '.join(PAD_ROUTINGS)}",
+            "give routed, masked (SGLang, MoE EP > 1) or one_token (TensorRT-LLM)",
+        )
     sizes = dep.cuda_graph_batch_sizes
     if sizes is None:
         return
-    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__") or not len(sizes) \
-            or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in sizes):
-        raise SpecError("cuda_graph_batch_sizes", f"must be a non-empty list of positive integers, got {sizes!r}",
-                        "give the engine's captured decode batch sizes per rank, e.g. [128, 256, 384, 512]")
+    if (
+        isinstance(sizes, (str, bytes))
+        or not hasattr(sizes, "__iter__")
+        or not len(sizes)
+        or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in sizes)
+    ):
+        raise SpecError(
+            "cuda_graph_batch_sizes",
+            f"must be a non-empty list of positive integers, got {sizes!r}",
+            "give the engine's captured decode batch sizes per rank, e.g. [128, 256, 384, 512]",
+        )
     sizes = tuple(sorted(set(sizes)))
     if dep.cuda_graph_max_batch is not None and dep.cuda_graph_max_batch != sizes[-1]:
-        raise SpecError("cuda_graph_max_batch", f"{dep.cuda_graph_max_batch} differs from the largest captured "
-                        f"size {sizes[-1]} of cuda_graph_batch_sizes",
-                        "leave cuda_graph_max_batch unset or make it the largest of cuda_graph_batch_sizes")
+        raise SpecError(
+            "cuda_graph_max_batch",
+            f"{dep.cuda_graph_max_batch} differs from the largest captured size {sizes[-1]} of cuda_graph_batch_sizes",
+            "leave cuda_graph_max_batch unset or make it the largest of cuda_graph_batch_sizes",
+        )
     object.__setattr__(dep, "cuda_graph_batch_sizes", sizes)
     object.__setattr__(dep, "cuda_graph_max_batch", sizes[-1])

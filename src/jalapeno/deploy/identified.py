@@ -73,8 +73,15 @@ class IdentifiedConfig:
         precision = get_precision(self.precision)
         if rec.kv_dtype is not None:  # checked when the recipe was read (deploy/recipe._recipe)
             precision = precision.with_options(kv=rec.kv_dtype)
-        return Deployment(precision, self.decode, prefill=self.prefill, mtp=mtp,
-                          max_running=self.decode_max_batch, recipe=f"identified: {self.name} ({rec.label})", **kw)
+        return Deployment(
+            precision,
+            self.decode,
+            prefill=self.prefill,
+            mtp=mtp,
+            max_running=self.decode_max_batch,
+            recipe=f"identified: {self.name} ({rec.label})",
+            **kw,
+        )
 
 
 def _pool(raw: dict | None, where: str, allowed=("tp", "dp", "ep", "eplb", "workers", "moe_backend")) -> Pool | None:
@@ -91,14 +98,29 @@ def _concurrencies(raw, where: str) -> tuple[int, ...]:
     """An entry's ``concurrency``: one integer or a list of them (the benchmark's ``conc-list``)."""
     vals = raw if isinstance(raw, list) else [raw]
     if not vals or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in vals):
-        raise SpecError(f"{where}.concurrency", f"{raw!r} is not a positive integer or a list of them",
-                        "write e.g. concurrency = [4, 8, 12]")
+        raise SpecError(
+            f"{where}.concurrency",
+            f"{raw!r} is not a positive integer or a list of them",
+            "write e.g. concurrency = [4, 8, 12]",
+        )
     return tuple(vals)
 
 
 def _identified(raw: dict, i: int, recipes: dict) -> IdentifiedConfig:
     where = f"data/engines.toml identified {raw.get('name', i)}"
-    need = ("name", "recipe", "system", "model", "framework", "precision", "isl", "osl", "concurrency", "decode", "source")
+    need = (
+        "name",
+        "recipe",
+        "system",
+        "model",
+        "framework",
+        "precision",
+        "isl",
+        "osl",
+        "concurrency",
+        "decode",
+        "source",
+    )
     missing = [k for k in need if not raw.get(k)]
     if missing:
         raise SpecError(where, f"missing {missing}", "every identified entry needs " + ", ".join(need))
@@ -106,11 +128,25 @@ def _identified(raw: dict, i: int, recipes: dict) -> IdentifiedConfig:
         raise SpecError(f"{where}.recipe", f"unknown recipe {raw['recipe']!r}", f"use one of {', '.join(recipes)}")
     mb = raw["decode"].get("max_batch")
     if mb is not None and (isinstance(mb, bool) or not isinstance(mb, int) or mb < 1):
-        raise SpecError(f"{where}.decode.max_batch", f"{mb!r} is not a positive integer",
-                        "give the decode workers' max_batch_size from the recipe file")
-    return IdentifiedConfig(raw["name"], raw["recipe"], raw["system"], raw["model"], raw["framework"], raw["precision"],
-                            int(raw["isl"]), int(raw["osl"]), _concurrencies(raw["concurrency"], where),
-                            _pool(raw.get("prefill"), f"{where}.prefill"),
-                            _pool(raw["decode"], f"{where}.decode",
-                                  ("tp", "dp", "ep", "eplb", "workers", "max_batch", "moe_backend")),
-                            int(raw.get("mtp_draft", 0)), raw.get("token_budget"), raw["source"], mb)
+        raise SpecError(
+            f"{where}.decode.max_batch",
+            f"{mb!r} is not a positive integer",
+            "give the decode workers' max_batch_size from the recipe file",
+        )
+    return IdentifiedConfig(
+        raw["name"],
+        raw["recipe"],
+        raw["system"],
+        raw["model"],
+        raw["framework"],
+        raw["precision"],
+        int(raw["isl"]),
+        int(raw["osl"]),
+        _concurrencies(raw["concurrency"], where),
+        _pool(raw.get("prefill"), f"{where}.prefill"),
+        _pool(raw["decode"], f"{where}.decode", ("tp", "dp", "ep", "eplb", "workers", "max_batch", "moe_backend")),
+        int(raw.get("mtp_draft", 0)),
+        raw.get("token_budget"),
+        raw["source"],
+        mb,
+    )

@@ -61,8 +61,14 @@ class Layout:
         array) was refused as 'must be a positive integer, got np.int64(8)' where the rest of the API reads
         numpy scalars (tests/bad_inputs/test_good_input38.py; break52). Other values are judged by
         :func:`validate_layout`."""
-        if (type(self.tp) is int and type(self.dp) is int and type(self.ep) is int and type(self.pp) is int
-                and type(self.cp) is int and (self.eplb is None or type(self.eplb) is int)):
+        if (
+            type(self.tp) is int
+            and type(self.dp) is int
+            and type(self.ep) is int
+            and type(self.pp) is int
+            and type(self.cp) is int
+            and (self.eplb is None or type(self.eplb) is int)
+        ):
             return  # every degree an int: the path of every Layout a sweep builds, kept to a few attribute reads
         for name in ("tp", "dp", "ep", "pp", "cp", "eplb"):
             v = getattr(self, name)
@@ -108,7 +114,9 @@ class Layout:
         attn = f"attn TP{self.tp} DP{self.dp}"
         if self.moe:
             ok = isinstance(self.ep, int) and self.ep >= 1 and self.stage_chips % self.ep == 0
-            ffn = f"MoE TP{self.moe_tp if ok else '?'} EP{self.ep}" + (f" EPLB+{self.eplb}" if self.eplb is not None else "")
+            ffn = f"MoE TP{self.moe_tp if ok else '?'} EP{self.ep}" + (
+                f" EPLB+{self.eplb}" if self.eplb is not None else ""
+            )
         else:
             ffn = f"FFN TP{self.tp}"
         parts = [attn, ffn]
@@ -161,42 +169,62 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System | None, rol
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InfeasibleDeployment(name, f"must be a positive integer, got {v!r}", f"set {name} >= 1")
     if layout.dp_dispatch not in DP_DISPATCH:
-        raise InfeasibleDeployment("dp_dispatch", f"{layout.dp_dispatch!r} is not one of {', '.join(DP_DISPATCH)}"
-                                   f"{choice_hint(layout.dp_dispatch, DP_DISPATCH)}",
-                                   "give balanced (round robin), random or refill")
+        raise InfeasibleDeployment(
+            "dp_dispatch",
+            f"{layout.dp_dispatch!r} is not one of {', '.join(DP_DISPATCH)}"
+            f"{choice_hint(layout.dp_dispatch, DP_DISPATCH)}",
+            "give balanced (round robin), random or refill",
+        )
     if layout.dp_dispatch != "balanced" and (layout.dp == 1 or role == "prefill"):
-        where = "a prefill pool (its prompts are priced at the busiest rank of a balanced dispatch, cost/adp_rank.py)" \
-            if role == "prefill" else "one attention-DP rank (there is no rank to choose)"
-        raise InfeasibleDeployment("dp_dispatch", f"{layout.dp_dispatch!r} on {where} would change nothing",
-                                   "give dp_dispatch on a decode (or aggregated) pool with dp > 1, or leave it balanced")
+        where = (
+            "a prefill pool (its prompts are priced at the busiest rank of a balanced dispatch, cost/adp_rank.py)"
+            if role == "prefill"
+            else "one attention-DP rank (there is no rank to choose)"
+        )
+        raise InfeasibleDeployment(
+            "dp_dispatch",
+            f"{layout.dp_dispatch!r} on {where} would change nothing",
+            "give dp_dispatch on a decode (or aggregated) pool with dp > 1, or leave it balanced",
+        )
     heads = model.attention.num_heads
     if heads % layout.tp:
-        raise InfeasibleDeployment("tp", f"TP{layout.tp} does not divide {model.name}'s {heads} "
-                                   "attention heads", "use a TP degree that divides the head count")
+        raise InfeasibleDeployment(
+            "tp",
+            f"TP{layout.tp} does not divide {model.name}'s {heads} attention heads",
+            "use a TP degree that divides the head count",
+        )
     kv = model.attention.num_kv_heads
     if model.attention.kind != "mla" and kv % layout.tp and layout.tp % kv:
         # the engines shard GQA's KV heads over TP, or replicate them when TP exceeds them, and refuse anything
         # else (vLLM model_executor/layers/linear.py QKVParallelLinear: total_num_kv_heads % tp_size == 0 when
         # tp_size < total_num_kv_heads, else tp_size % total_num_kv_heads == 0)
-        raise InfeasibleDeployment("tp", f"TP{layout.tp} neither divides nor is a multiple of {model.name}'s {kv} KV "
-                                   "heads (GQA)", "use a TP degree that divides the KV heads or a multiple of them")
+        raise InfeasibleDeployment(
+            "tp",
+            f"TP{layout.tp} neither divides nor is a multiple of {model.name}'s {kv} KV heads (GQA)",
+            "use a TP degree that divides the KV heads or a multiple of them",
+        )
     if model.moe is None and layout.ep > 1:
-        raise InfeasibleDeployment("ep", f"{model.name} is dense; expert parallelism needs MoE layers",
-                                   "set ep = 1")
+        raise InfeasibleDeployment("ep", f"{model.name} is dense; expert parallelism needs MoE layers", "set ep = 1")
     if layout.stage_chips % layout.ep:
-        raise InfeasibleDeployment("ep", f"EP{layout.ep} does not divide tp*dp = {layout.stage_chips}",
-                                   "make ep a divisor of tp*dp")
+        raise InfeasibleDeployment(
+            "ep", f"EP{layout.ep} does not divide tp*dp = {layout.stage_chips}", "make ep a divisor of tp*dp"
+        )
     if model.moe is not None and layout.ep > model.moe.num_experts:
-        raise InfeasibleDeployment("ep", f"EP{layout.ep} exceeds {model.moe.num_experts} experts",
-                                   f"use ep <= {model.moe.num_experts}")
+        raise InfeasibleDeployment(
+            "ep", f"EP{layout.ep} exceeds {model.moe.num_experts} experts", f"use ep <= {model.moe.num_experts}"
+        )
     if layout.eplb is not None:
         check_eplb(layout, model)
     if layout.pp > model.num_layers:
-        raise InfeasibleDeployment("pp", f"PP{layout.pp} exceeds {model.num_layers} layers",
-                                   f"use pp <= {model.num_layers}")
+        raise InfeasibleDeployment(
+            "pp", f"PP{layout.pp} exceeds {model.num_layers} layers", f"use pp <= {model.num_layers}"
+        )
     if system is not None and layout.chips > system.max_chips:
-        raise InfeasibleDeployment("chips", f"{layout.label} needs {layout.chips} chips, {system.name} "
-                                   f"has at most {system.max_chips}", "use smaller parallel degrees")
+        raise InfeasibleDeployment(
+            "chips",
+            f"{layout.label} needs {layout.chips} chips, {system.name} has at most {system.max_chips}",
+            "use smaller parallel degrees",
+        )
 
 
 #: most redundant experts per routed expert that EPLB may add (R <= 1 x E; see :func:`check_eplb`)
@@ -222,19 +250,31 @@ def check_eplb(layout: Layout, model: ModelSpec) -> None:
     """
     r = layout.eplb
     if isinstance(r, bool) or not isinstance(r, int) or r < 0:
-        raise InfeasibleDeployment("eplb", f"redundant experts must be an integer >= 0, got {r!r}",
-                                   "give --eplb R with R >= 0 (or leave EPLB off)")
+        raise InfeasibleDeployment(
+            "eplb",
+            f"redundant experts must be an integer >= 0, got {r!r}",
+            "give --eplb R with R >= 0 (or leave EPLB off)",
+        )
     if model.moe is None or layout.ep < 2:
-        raise InfeasibleDeployment("eplb", "EPLB balances experts over expert-parallel ranks; "
-                                   f"{'a dense model has none' if model.moe is None else 'this layout has EP1'}",
-                                   "leave EPLB off or use ep >= 2")
+        raise InfeasibleDeployment(
+            "eplb",
+            "EPLB balances experts over expert-parallel ranks; "
+            f"{'a dense model has none' if model.moe is None else 'this layout has EP1'}",
+            "leave EPLB off or use ep >= 2",
+        )
     e = model.moe.num_experts
     most = EPLB_MAX_PER_EXPERT * e
     if r > most:
-        raise InfeasibleDeployment("eplb", f"{r} redundant experts is more than {model.name}'s {e} experts (EPLB "
-                                   "replicates the hottest; deployments run 32 for 256: DeepSeek-V3 §3.4, SGLang)",
-                                   f"use --eplb {most} or fewer (engines run 32 for 256 experts)")
+        raise InfeasibleDeployment(
+            "eplb",
+            f"{r} redundant experts is more than {model.name}'s {e} experts (EPLB "
+            "replicates the hottest; deployments run 32 for 256: DeepSeek-V3 §3.4, SGLang)",
+            f"use --eplb {most} or fewer (engines run 32 for 256 experts)",
+        )
     if (e + r) % layout.ep:
         ok = -(-(e + r) // layout.ep) * layout.ep - e
-        raise InfeasibleDeployment("eplb", f"EP{layout.ep} does not divide {e} experts + {r} redundant = {e + r} slots",
-                                   f"use --eplb {ok} (slots per rank must be equal)")
+        raise InfeasibleDeployment(
+            "eplb",
+            f"EP{layout.ep} does not divide {e} experts + {r} redundant = {e + r} slots",
+            f"use --eplb {ok} (slots per rank must be equal)",
+        )

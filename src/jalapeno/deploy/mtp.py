@@ -25,8 +25,11 @@ def check_mtp(mtp: MTP | None, model) -> None:
         SpecError: MTP on a model without one (a separate draft model is not modelled).
     """
     if mtp is not None and not model.mtp_layers:
-        raise SpecError("mtp", f"{model.name} has no MTP module (num_nextn_predict_layers = 0)",
-                        "leave MTP off for this model (draft-model speculative decoding is not modelled)")
+        raise SpecError(
+            "mtp",
+            f"{model.name} has no MTP module (num_nextn_predict_layers = 0)",
+            "leave MTP off for this model (draft-model speculative decoding is not modelled)",
+        )
 
 
 def query_len(mtp: MTP | None) -> int:
@@ -54,20 +57,35 @@ class MTP:
     def __post_init__(self) -> None:
         # numbers.Integral/Real: numpy's scalars (np.int64, np.float32) are numbers too; bool (and np.bool_,
         # which is no numbers.Number) is not
-        if isinstance(self.draft_tokens, bool) or not isinstance(self.draft_tokens, numbers.Integral) \
-                or self.draft_tokens < 1:
-            raise SpecError("mtp", f"draft length must be a positive integer, got {self.draft_tokens!r}",
-                            "give --mtp K with K >= 1 (or leave MTP off)")
+        if (
+            isinstance(self.draft_tokens, bool)
+            or not isinstance(self.draft_tokens, numbers.Integral)
+            or self.draft_tokens < 1
+        ):
+            raise SpecError(
+                "mtp",
+                f"draft length must be a positive integer, got {self.draft_tokens!r}",
+                "give --mtp K with K >= 1 (or leave MTP off)",
+            )
         if self.draft_tokens > MAX_DRAFT_TOKENS:
-            raise SpecError("mtp", f"draft length {self.draft_tokens} is beyond {MAX_DRAFT_TOKENS}",
-                            f"give --mtp K with 1 <= K <= {MAX_DRAFT_TOKENS} (engines run 1-4 MTP drafts)")
+            raise SpecError(
+                "mtp",
+                f"draft length {self.draft_tokens} is beyond {MAX_DRAFT_TOKENS}",
+                f"give --mtp K with 1 <= K <= {MAX_DRAFT_TOKENS} (engines run 1-4 MTP drafts)",
+            )
         a = self.acceptance  # '0.5' raised a TypeError from the comparison; true was read as 1
         if isinstance(a, bool) or not isinstance(a, numbers.Real):
-            raise SpecError("mtp-acceptance", f"must be a number in [0, 1), got {a!r}",
-                            "give the measured per-token acceptance rate as a number, e.g. 0.7")
+            raise SpecError(
+                "mtp-acceptance",
+                f"must be a number in [0, 1), got {a!r}",
+                "give the measured per-token acceptance rate as a number, e.g. 0.7",
+            )
         if not 0 <= a < 1:
-            raise SpecError("mtp-acceptance", f"must be in [0, 1), got {self.acceptance}",
-                            "give the measured per-token acceptance rate, e.g. 0.7")
+            raise SpecError(
+                "mtp-acceptance",
+                f"must be in [0, 1), got {self.acceptance}",
+                "give the measured per-token acceptance rate, e.g. 0.7",
+            )
 
     @property
     def tokens_per_step(self) -> float:
@@ -86,5 +104,8 @@ class MTP:
 
     def as_dict(self) -> dict:
         """MTP as JSON: draft tokens, acceptance, tokens per step."""
-        return {"draft_tokens": self.draft_tokens, "acceptance": self.acceptance,
-                "tokens_per_step": self.tokens_per_step}
+        return {
+            "draft_tokens": self.draft_tokens,
+            "acceptance": self.acceptance,
+            "tokens_per_step": self.tokens_per_step,
+        }

@@ -21,15 +21,48 @@ from jalapeno.specs.moe_backends import check_moe_backend
 
 _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precision", "serving")
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
-_OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "token_budget_by_concurrency",
-             "mtp_draft_by_seqs_per_rank", "mtp_draft_attention_dp_by_seqs_per_rank",
-             "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "cuda_graph_padding", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype", "prefill_steps",
-             "moe_backend", "attention_backend", "sized_to_load", "max_num_tokens_sized", "max_batch_dp_attention", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
+_OPTIONAL = (
+    *_LIMITS,
+    "tp",
+    "budget_per",
+    "budget_per_source",
+    "prefill_attention_dp",
+    "image",
+    "memory_fraction",
+    "recv_interval_by_concurrency",
+    "token_budget_by_concurrency",
+    "mtp_draft_by_seqs_per_rank",
+    "mtp_draft_attention_dp_by_seqs_per_rank",
+    "tep_max_seqs_per_worker",
+    "adp_balance_timeout_iters",
+    "cuda_graph_padding",
+    "max_running_is_concurrency",
+    "mtp_acceptance_single",
+    "mtp_acceptance_chain",
+    "overlap",
+    "kv_dtype",
+    "prefill_steps",
+    "moe_backend",
+    "attention_backend",
+    "sized_to_load",
+    "max_num_tokens_sized",
+    "max_batch_dp_attention",
+    "assumed",
+    "workload",
+    "default_for",
+    "search_space",
+    "engine_version",
+    "engine_version_source",
+)
 
 
 #: the by-load tables a recipe (and a workload override) may give: [[upper bound, integer value], ...]
-_TABLES = ("recv_interval_by_concurrency", "token_budget_by_concurrency", "mtp_draft_by_seqs_per_rank",
-           "mtp_draft_attention_dp_by_seqs_per_rank")
+_TABLES = (
+    "recv_interval_by_concurrency",
+    "token_budget_by_concurrency",
+    "mtp_draft_by_seqs_per_rank",
+    "mtp_draft_attention_dp_by_seqs_per_rank",
+)
 #: what a ``workload.<name>`` override may set: the limits, the memory fraction and the by-load tables but the poll's
 _WORKLOAD_KEYS = (*_LIMITS, "memory_fraction", *_TABLES[1:])
 
@@ -45,12 +78,18 @@ def _check_limits(raw, where: str) -> None:
     for key in (*_LIMITS, "adp_balance_timeout_iters", "tep_max_seqs_per_worker"):
         v = raw.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise SpecError(f"{where}.{key}", f"must be a positive whole number, got {v!r}",
-                            f"write {key} = N with N >= 1 as the launch script sets it (or drop the key)")
+            raise SpecError(
+                f"{where}.{key}",
+                f"must be a positive whole number, got {v!r}",
+                f"write {key} = N with N >= 1 as the launch script sets it (or drop the key)",
+            )
     f = raw.get("memory_fraction")
     if f is not None and (isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1):
-        raise SpecError(f"{where}.memory_fraction", f"must be in (0, 1], got {f!r}",
-                        "write the launch's share, e.g. memory_fraction = 0.85 (SGLang --mem-fraction-static)")
+        raise SpecError(
+            f"{where}.memory_fraction",
+            f"must be in (0, 1], got {f!r}",
+            "write the launch's share, e.g. memory_fraction = 0.85 (SGLang --mem-fraction-static)",
+        )
 
 
 def _table(pairs, key: str, where: str) -> tuple[tuple[float, int], ...]:
@@ -58,11 +97,16 @@ def _table(pairs, key: str, where: str) -> tuple[tuple[float, int], ...]:
     try:
         out = tuple((float(b), int(v)) for b, v in pairs)
     except (TypeError, ValueError):
-        raise SpecError(f"{where}.{key}", "not a list of [bound, integer] pairs", "write e.g. [[48, 3], [inf, 1]]") from None
+        raise SpecError(
+            f"{where}.{key}", "not a list of [bound, integer] pairs", "write e.g. [[48, 3], [inf, 1]]"
+        ) from None
     bounds = [b for b, _ in out]
     if not out or bounds != sorted(bounds) or not math.isinf(bounds[-1]) or any(v < 1 for _, v in out):
-        raise SpecError(f"{where}.{key}", "bounds must ascend and end with inf, values >= 1",
-                        "write e.g. [[48, 3], [100, 2], [inf, 1]]")
+        raise SpecError(
+            f"{where}.{key}",
+            "bounds must ascend and end with inf, values >= 1",
+            "write e.g. [[48, 3], [100, 2], [inf, 1]]",
+        )
     return out
 
 
@@ -220,8 +264,11 @@ class Recipe:
         if a is None:
             a = self.mtp_acceptance_single if k == 1 else self.mtp_acceptance_chain
         if a is None:
-            raise SpecError(f"engine recipe {self.name}", "runs MTP but gives no acceptance",
-                            "add mtp_acceptance_single / mtp_acceptance_chain to data/engines.toml")
+            raise SpecError(
+                f"engine recipe {self.name}",
+                "runs MTP but gives no acceptance",
+                "add mtp_acceptance_single / mtp_acceptance_chain to data/engines.toml",
+            )
         return MTP(k, a)
 
     def mtp_at(self, seqs_per_rank: float, attention_dp: int = 1) -> MTP | None:
@@ -276,13 +323,19 @@ class Recipe:
                 version_key(version)
             except SpecError:
                 return None  # a wrapper's release without its runtime's (engine_version): not dated, not padded
-        return captured_sizes(self.engine, version, max_batch, speculative=bool(self.draft_lengths),
-                              padding=self.cuda_graph_padding)
+        return captured_sizes(
+            self.engine, version, max_batch, speculative=bool(self.draft_lengths), padding=self.cuda_graph_padding
+        )
 
     def sourced(self) -> dict[str, str]:
         """Each value the recipe sets → where it comes from (its source, or the assumption)."""
-        keys = [k for k in ("precision", "serving", *_OPTIONAL[:-3]) if getattr(self, k, None) not in (None, (), "", False)
-                and k != "budget_per_source" and (k != "budget_per" or self.budget_per_source)]
+        keys = [
+            k
+            for k in ("precision", "serving", *_OPTIONAL[:-3])
+            if getattr(self, k, None) not in (None, (), "", False)
+            and k != "budget_per_source"
+            and (k != "budget_per" or self.budget_per_source)
+        ]
         out = {k: (f"assumed: {self.assumed[k]}" if k in self.assumed else self.source) for k in keys}
         if "budget_per" in out and "budget_per" not in self.assumed:
             out["budget_per"] = self.budget_per_source
@@ -302,16 +355,25 @@ def _check_sized_tokens(raw: dict, where: str) -> None:
     sized = raw.get("max_num_tokens_sized", False)
     check_bool(f"{where}.max_num_tokens_sized", sized, "write true or false")
     if sized and "trt" not in str(raw["engine"]).split("-"):
-        raise SpecError(f"{where}.max_num_tokens_sized", f"is true on the {raw['engine']!r} engine: the load-sized "
-                        "--max_num_tokens is TensorRT-LLM's launch script's rule",
-                        "set it only on a TensorRT-LLM recipe (engine trt or dynamo-trt), or remove it")
+        raise SpecError(
+            f"{where}.max_num_tokens_sized",
+            f"is true on the {raw['engine']!r} engine: the load-sized "
+            "--max_num_tokens is TensorRT-LLM's launch script's rule",
+            "set it only on a TensorRT-LLM recipe (engine trt or dynamo-trt), or remove it",
+        )
     mb = raw.get("max_batch_dp_attention", "")
     if not re.fullmatch(r"(conc/([1-9]\d*|dp))?", str(mb)) or not isinstance(mb, str):
-        raise SpecError(f"{where}.max_batch_dp_attention", repr(mb),
-                        'write "conc/dp" or "conc/N" with N >= 1 (the per-rank max_batch_size the script passes)')
+        raise SpecError(
+            f"{where}.max_batch_dp_attention",
+            repr(mb),
+            'write "conc/dp" or "conc/N" with N >= 1 (the per-rank max_batch_size the script passes)',
+        )
     if mb and not sized:
-        raise SpecError(f"{where}.max_batch_dp_attention", f"{mb!r} without max_num_tokens_sized = true: only the "
-                        "load-sized --max_num_tokens reads it", "add max_num_tokens_sized = true, or remove it")
+        raise SpecError(
+            f"{where}.max_batch_dp_attention",
+            f"{mb!r} without max_num_tokens_sized = true: only the load-sized --max_num_tokens reads it",
+            "add max_num_tokens_sized = true, or remove it",
+        )
 
 
 def _search_space(entries, where: str) -> tuple[tuple[int, int, int], ...]:
@@ -322,7 +384,9 @@ def _search_space(entries, where: str) -> tuple[tuple[int, int, int], ...]:
             raise SpecError(f"{where}[{i}]", f"{e!r} is not a layout", "write { tp = N, ep = M } (dp optional)")
         vals = (e["tp"], e.get("dp", 1), e.get("ep", 1))
         if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in vals):
-            raise SpecError(f"{where}[{i}]", f"{e!r}: degrees must be whole numbers >= 1", "use e.g. { tp = 8, ep = 1 }")
+            raise SpecError(
+                f"{where}[{i}]", f"{e!r}: degrees must be whole numbers >= 1", "use e.g. { tp = 8, ep = 1 }"
+            )
         out.append(vals)
     return tuple(out)
 
@@ -348,44 +412,59 @@ def _recipe(raw: dict, i: int) -> Recipe:
     if raw.get("kv_dtype") is not None:  # a KV format the engine spells (fp8_e4m3): applied to launches and entries
         get_kv_format(raw["kv_dtype"], f"{where}.kv_dtype")
     if raw.get("engine_version") and not str(raw.get("engine_version_source", "")).strip():
-        raise SpecError(f"{where}.engine_version_source", "engine_version without its source", "cite where it is stated")
+        raise SpecError(
+            f"{where}.engine_version_source", "engine_version without its source", "cite where it is stated"
+        )
     if "budget_per" in raw:
         check_budget_per(raw["budget_per"], f"{where}.budget_per")
         if not str(raw.get("budget_per_source", "")).strip():
-            raise SpecError(f"{where}.budget_per_source", "budget_per is given without its source",
-                            "cite the engine source or docs that say how the engine counts its limits")
+            raise SpecError(
+                f"{where}.budget_per_source",
+                "budget_per is given without its source",
+                "cite the engine source or docs that say how the engine counts its limits",
+            )
     assumed = raw.get("assumed", {})
-    bad = [k for k, v in assumed.items() if not (isinstance(v, str) and v.strip())
-           or k not in (*_REQUIRED, *_OPTIONAL)]
+    bad = [k for k, v in assumed.items() if not (isinstance(v, str) and v.strip()) or k not in (*_REQUIRED, *_OPTIONAL)]
     if bad:
-        raise SpecError(f"{where}.assumed", f"entries {bad} name no field or give no reason", "write field = \"why\"")
+        raise SpecError(f"{where}.assumed", f"entries {bad} name no field or give no reason", 'write field = "why"')
     kw = dict(raw)
     kw["systems"] = tuple(raw["systems"])
     kw["default_for"] = tuple(raw.get("default_for", ()))
     kw["sized_to_load"] = tuple(raw.get("sized_to_load", ()))
     kw["assumed"] = MappingProxyType(dict(assumed))
-    kw["workload"] = MappingProxyType({w: MappingProxyType({k: _table(v, k, f"{where}.workload.{w}") if k in _TABLES else v
-                                                            for k, v in o.items()})
-                                       for w, o in raw.get("workload", {}).items()})
+    kw["workload"] = MappingProxyType(
+        {
+            w: MappingProxyType({k: _table(v, k, f"{where}.workload.{w}") if k in _TABLES else v for k, v in o.items()})
+            for w, o in raw.get("workload", {}).items()
+        }
+    )
     kw["search_space"] = _search_space(raw.get("search_space", []), f"{where}.search_space")
     for key in _TABLES:
         if key in raw:
             kw[key] = _table(raw[key], key, where)
     if "mtp_draft_attention_dp_by_seqs_per_rank" in raw and "mtp_draft_by_seqs_per_rank" not in raw:
-        raise SpecError(f"{where}.mtp_draft_attention_dp_by_seqs_per_rank", "given without mtp_draft_by_seqs_per_rank "
-                        "(the draft length without attention DP)", "write e.g. mtp_draft_by_seqs_per_rank = [[inf, 3]] "
-                        "beside mtp_draft_attention_dp_by_seqs_per_rank = [[inf, 1]] (MTP=3, MTP=1 with attention DP)")
+        raise SpecError(
+            f"{where}.mtp_draft_attention_dp_by_seqs_per_rank",
+            "given without mtp_draft_by_seqs_per_rank (the draft length without attention DP)",
+            "write e.g. mtp_draft_by_seqs_per_rank = [[inf, 3]] "
+            "beside mtp_draft_attention_dp_by_seqs_per_rank = [[inf, 1]] (MTP=3, MTP=1 with attention DP)",
+        )
     for wname, over in kw["workload"].items():
         on = wname.partition("@")[2]
         if on and on not in kw["systems"]:
-            raise SpecError(f"{where}.workload.{wname}", f"system {on!r} is not one of the recipe's systems",
-                            f"use one of {', '.join(kw['systems'])} after '@'")
+            raise SpecError(
+                f"{where}.workload.{wname}",
+                f"system {on!r} is not one of the recipe's systems",
+                f"use one of {', '.join(kw['systems'])} after '@'",
+            )
         if set(over) - set(_WORKLOAD_KEYS):
-            raise SpecError(f"{where}.workload.{wname}", "overrides only limits, the memory fraction and by-load tables",
-                            f"use {', '.join(_WORKLOAD_KEYS)}")
+            raise SpecError(
+                f"{where}.workload.{wname}",
+                "overrides only limits, the memory fraction and by-load tables",
+                f"use {', '.join(_WORKLOAD_KEYS)}",
+            )
         _check_limits(over, f"{where}.workload.{wname}")
     return Recipe(**kw)
-
 
 
 def workload_key(isl: int, osl: int) -> str:

@@ -87,8 +87,7 @@ def with_vllm_fp8_moe_backend(dep: Deployment, engine: str, release: str, system
     ...  for e, r, s in (("vllm", "0.18.0", "h200"), ("vllm", "0.16.0", "b200"), ("sglang", "0.16.0", "h200"))]
     [None, None, None]
     """
-    if (engine != "vllm" or system not in HOPPER_SYSTEMS
-            or dep.precision.modules["routed_experts"].weight.name != "fp8"):
+    if engine != "vllm" or system not in HOPPER_SYSTEMS or dep.precision.modules["routed_experts"].weight.name != "fp8":
         return dep, ""
     pools = {}
     for field in ("decode", "prefill"):
@@ -100,8 +99,10 @@ def with_vllm_fp8_moe_backend(dep: Deployment, engine: str, release: str, system
             pools[field] = replace(pool, moe_backend=name)
     if not pools:
         return dep, ""
-    return replace(dep, **pools), (f"MoE backend {CUTLASS}: vLLM {release} runs 128x128-block FP8 experts on FlashInfer's "
-                                   "CUTLASS MoE on Hopper at this EP size (deploy/vllm_fp8_moe.py)")
+    return replace(dep, **pools), (
+        f"MoE backend {CUTLASS}: vLLM {release} runs 128x128-block FP8 experts on FlashInfer's "
+        "CUTLASS MoE on Hopper at this EP size (deploy/vllm_fp8_moe.py)"
+    )
 
 
 def stack_release(stack: str | None, recipe=None, system: str = "") -> tuple[str, str]:
@@ -127,8 +128,9 @@ def stack_release(stack: str | None, recipe=None, system: str = "") -> tuple[str
     return (own, recipe_engine_version(recipe)) if base in ("", own) else (base, "")
 
 
-def release_moe_backend(dep: Deployment, model: ModelSpec, profile: str, release: str,
-                        system: str) -> tuple[Deployment, str]:
+def release_moe_backend(
+    dep: Deployment, model: ModelSpec, profile: str, release: str, system: str
+) -> tuple[Deployment, str]:
     """(deployment, note): a user's vLLM run (``profile`` "vllm", :func:`stack_release`) of an MoE model on Hopper
     with FP8 routed experts given the MoE backend vLLM ``release`` runs at each pool's EP size
     (:func:`with_vllm_fp8_moe_backend`, as validation gives the aiconfigurator rows); a pool that names its own
@@ -145,25 +147,34 @@ def release_moe_backend(dep: Deployment, model: ModelSpec, profile: str, release
     >>> release_moe_backend(d, m, "vllm", "", "h200")[0].decode.moe_backend is None
     True
     """
-    if (profile != "vllm" or model.moe is None or system not in HOPPER_SYSTEMS
-            or dep.precision.modules["routed_experts"].weight.name != "fp8"):
+    if (
+        profile != "vllm"
+        or model.moe is None
+        or system not in HOPPER_SYSTEMS
+        or dep.precision.modules["routed_experts"].weight.name != "fp8"
+    ):
         return dep, ""
     if all(p is None or p.moe_backend is not None for p in (dep.decode, dep.prefill)):
         return dep, ""  # every pool names its own backend (a recipe's moe_backend): it wins
     if not release:
-        return dep, ("vLLM release not stated: which kernel runs its FP8 routed experts on Hopper depends on it "
-                     "(FlashInfer CUTLASS or Triton), so they keep the calibrated set's pricing; pin one with "
-                     "--stack vllm@VERSION (e.g. vllm@0.16.0; deploy/vllm_fp8_moe.py)")
+        return dep, (
+            "vLLM release not stated: which kernel runs its FP8 routed experts on Hopper depends on it "
+            "(FlashInfer CUTLASS or Triton), so they keep the calibrated set's pricing; pin one with "
+            "--stack vllm@VERSION (e.g. vllm@0.16.0; deploy/vllm_fp8_moe.py)"
+        )
     out, note = with_vllm_fp8_moe_backend(dep, "vllm", release, system)
     if note:
         return out, note
-    return dep, (f"vLLM {release}: its FP8 routed experts keep the calibrated set's pricing (from "
-                 f"{FIRST_HOPPER_SPLIT} Triton runs them at EP 1, no curve shipped; releases before "
-                 f"{min(CUTLASS_EVERY_LAYOUT)} are not read: deploy/vllm_fp8_moe.py)")
+    return dep, (
+        f"vLLM {release}: its FP8 routed experts keep the calibrated set's pricing (from "
+        f"{FIRST_HOPPER_SPLIT} Triton runs them at EP 1, no curve shipped; releases before "
+        f"{min(CUTLASS_EVERY_LAYOUT)} are not read: deploy/vllm_fp8_moe.py)"
+    )
 
 
-def sweep_release_note(model: ModelSpec, dep: Deployment, profile: str, release: str, system: str,
-                       disagg: bool = True) -> str:
+def sweep_release_note(
+    model: ModelSpec, dep: Deployment, profile: str, release: str, system: str, disagg: bool = True
+) -> str:
     """The note ``frontier``/``compare`` print for a sweep of vLLM on ``system`` (:func:`release_moe_backend`'s rule
     at every aggregated layout; ``dep`` any deployment of the swept precision): which layouts take FlashInfer's
     CUTLASS experts at ``release``, or why the calibrated set stays; "" where the rule does not apply. ``disagg``: the
@@ -185,6 +196,8 @@ def sweep_release_note(model: ModelSpec, dep: Deployment, profile: str, release:
     if by_ep[1] is None:
         return note
     where = "at every layout" if by_ep[0] else "at EP > 1, Triton's calibrated set at EP 1"
-    return (f"vLLM {release} on {system}: FP8 routed experts priced on FlashInfer's CUTLASS MoE (the {CUTLASS} "
-            f"curves) {where}{'; disaggregated pools keep the calibrated set' if disagg else ''} "
-            "(deploy/vllm_fp8_moe.py)")
+    return (
+        f"vLLM {release} on {system}: FP8 routed experts priced on FlashInfer's CUTLASS MoE (the {CUTLASS} "
+        f"curves) {where}{'; disaggregated pools keep the calibrated set' if disagg else ''} "
+        "(deploy/vllm_fp8_moe.py)"
+    )

@@ -57,9 +57,13 @@ def _end(r: dict, d: dict, name: str) -> str:
     against its frontier's peak tasks/h/chip), in brackets; "" where the cell is not flagged. A 20-minute ceiling
     past Vera Rubin's 17.1-minute peak printed a bare ``[at frontier end]``: the wrong end, and no side (newuser50)."""
     peak = {n: s["peak"].get("tasks_per_hour_per_chip") for n, s in d["systems"].items()}
-    row = {"at_frontier_end": r["at_frontier_end"], "status_a": r.get("status", ""),
-           "status_b": r.get("baseline_status", ""), "y_a": r.get("tasks_per_hour_per_chip"),
-           "y_b": r.get("baseline_tasks_per_hour_per_chip")}
+    row = {
+        "at_frontier_end": r["at_frontier_end"],
+        "status_a": r.get("status", ""),
+        "status_b": r.get("baseline_status", ""),
+        "y_a": r.get("tasks_per_hour_per_chip"),
+        "y_b": r.get("baseline_tasks_per_hour_per_chip"),
+    }
     flag = below_start_flag(row) or end_flag(row, (peak.get(name), peak.get(d["baseline"])), name == d["baseline"])
     return f" [{flag}]" if flag else ""
 
@@ -100,8 +104,9 @@ def precision_label(precisions: Mapping[str, Sequence[str]]) -> str:
     return "per system: " + "; ".join(f"{n} {p}" for n, p in labels.items())
 
 
-def agentic_tables(d: dict, estimated: Collection[str] = (), precisions: Mapping[str, Sequence[str]] | None = None
-                   ) -> list[Table]:
+def agentic_tables(
+    d: dict, estimated: Collection[str] = (), precisions: Mapping[str, Sequence[str]] | None = None
+) -> list[Table]:
     """Headline, per-turn breakdown, ratio and tier tables of an agentic comparison dict; the $/task figures of
     the systems named in ``estimated`` (report/cell_notes.estimated_prices) carry cell_notes.ESTIMATE_MARK,
     explained in a caption, as compare's fixed-length tables do; ``precisions``: the presets each system swept, named
@@ -112,44 +117,90 @@ def agentic_tables(d: dict, estimated: Collection[str] = (), precisions: Mapping
     def est(name: str) -> str:
         return ESTIMATE_MARK if name in estimated else ""
 
-    title = (f"{d['model']} · agentic:{wl['agentic']} ({wl['turns']} turns, context -> "
-             f"{wl['final_context_tokens']:,} tokens, think {wl['think_s']:g} s) · "
-             + (f"{prec} · " if (prec := precision_label(precisions or {})) else "")
-             + f"power: {conv} · baseline {d['baseline']}")
-    head = Table(title=title, caption=(
-        "KV bound at peak: kv_capacity:hbm (HBM holds the prefix of under 95% of returning sessions: the rest "
-        "reload from a lower tier), reload_link:LINK (reloads take >= 5% of the task or load the link >= 50%) or prefill_recompute "
-        "(evicted prefixes prefilled again), with the share of task time it costs; 'KV in T S of returns': the deepest "
-        "tier T serving >= 5% of returning sessions, and its share S (serve/sessions.py, docs/agentic.md)" + caption))
-    for col in ("system", "peak tasks/h/chip", f"tasks/h/kW ({conv})", "$/task at peak", "task min at peak (p90)",
-                "fastest task min (p90)", "tasks/h/chip at fastest", "bound at peak", "KV bound at peak",
-                "deployment at peak"):
+    title = (
+        f"{d['model']} · agentic:{wl['agentic']} ({wl['turns']} turns, context -> "
+        f"{wl['final_context_tokens']:,} tokens, think {wl['think_s']:g} s) · "
+        + (f"{prec} · " if (prec := precision_label(precisions or {})) else "")
+        + f"power: {conv} · baseline {d['baseline']}"
+    )
+    head = Table(
+        title=title,
+        caption=(
+            "KV bound at peak: kv_capacity:hbm (HBM holds the prefix of under 95% of returning sessions: the rest "
+            "reload from a lower tier), reload_link:LINK (reloads take >= 5% of the task or load the link >= 50%) or prefill_recompute "
+            "(evicted prefixes prefilled again), with the share of task time it costs; 'KV in T S of returns': the deepest "
+            "tier T serving >= 5% of returning sessions, and its share S (serve/sessions.py, docs/agentic.md)" + caption
+        ),
+    )
+    for col in (
+        "system",
+        "peak tasks/h/chip",
+        f"tasks/h/kW ({conv})",
+        "$/task at peak",
+        "task min at peak (p90)",
+        "fastest task min (p90)",
+        "tasks/h/chip at fastest",
+        "bound at peak",
+        "KV bound at peak",
+        "deployment at peak",
+    ):
         head.add_column(col, overflow="fold", no_wrap=col == "system")
     for name, s in d["systems"].items():
         pk, fa = s["peak"], s["fastest"]
-        head.add_row(name, _f(pk["tasks_per_hour_per_chip"], ",.1f"), _f(pk["tasks_per_hour_per_kw"], ",.1f"),
-                     usd_text(pk["usd_per_task"]) + est(name), f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
-                     f"{_min(fa['task_time_s'])} ({_min(fa['task_time_p90_s'])})",
-                     _f(fa["tasks_per_hour_per_chip"], ",.2f"), pk["bound"], _kv(pk), pk["deployment"])
+        head.add_row(
+            name,
+            _f(pk["tasks_per_hour_per_chip"], ",.1f"),
+            _f(pk["tasks_per_hour_per_kw"], ",.1f"),
+            usd_text(pk["usd_per_task"]) + est(name),
+            f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
+            f"{_min(fa['task_time_s'])} ({_min(fa['task_time_p90_s'])})",
+            _f(fa["tasks_per_hour_per_chip"], ",.2f"),
+            pk["bound"],
+            _kv(pk),
+            pk["deployment"],
+        )
     for name, why in d.get("infeasible", {}).items():  # compared without them, each with its reason
         head.add_row(name, "infeasible", *["-"] * 7, f"cannot run the model: {why}", style="dim")
-    turns = Table(title="per turn at peak and at the fastest point: TTFT first / mean / last turn, TPOT, "
-                        "prefix-cache hit rate")
-    for col in ("system", "point", "TTFT first s", "TTFT mean s", "TTFT last s", "TPOT ms", "hit rate",
-                "reload s/task", "KV tiers (catalog)"):
+    turns = Table(
+        title="per turn at peak and at the fastest point: TTFT first / mean / last turn, TPOT, prefix-cache hit rate"
+    )
+    for col in (
+        "system",
+        "point",
+        "TTFT first s",
+        "TTFT mean s",
+        "TTFT last s",
+        "TPOT ms",
+        "hit rate",
+        "reload s/task",
+        "KV tiers (catalog)",
+    ):
         turns.add_column(col, overflow="fold")
     for name, s in d["systems"].items():
         tiers = "; ".join(f"{k}: {v}" for k, v in s["kv_tiers"].items())
         for label, p in (("peak", s["peak"]), ("fastest", s["fastest"])):
-            turns.add_row(name if label == "peak" else "", label, _f(p["ttft_first_turn_s"], ".2f"),
-                          _f(p["ttft_mean_s"], ".2f"), _f(p["ttft_last_turn_s"], ".2f"), _f(p["tpot_s"] * 1e3, ".1f"),
-                          f"{p['hit_rate']:.1%}", _f(p["reload_s_per_task"], ".2f"), tiers if label == "peak" else "")
-    ratios = Table(title=f"ratios vs {d['baseline']} (tasks/h per chip; per kW and per $ in brackets)",
-                   caption="each ratio is the system's over the baseline's: above 1x serves more, except fastest "
-                           "task time, a time: below 1x finishes a task sooner (0.94x: 6% less time); "
-                           + RATIO_FLAGS_CAPTION
-                           + (f"\nper $ of {', '.join(sorted(estimated))}: at an estimated $/chip-hour (est. in the "
-                              "tables)" if estimated else ""))
+            turns.add_row(
+                name if label == "peak" else "",
+                label,
+                _f(p["ttft_first_turn_s"], ".2f"),
+                _f(p["ttft_mean_s"], ".2f"),
+                _f(p["ttft_last_turn_s"], ".2f"),
+                _f(p["tpot_s"] * 1e3, ".1f"),
+                f"{p['hit_rate']:.1%}",
+                _f(p["reload_s_per_task"], ".2f"),
+                tiers if label == "peak" else "",
+            )
+    ratios = Table(
+        title=f"ratios vs {d['baseline']} (tasks/h per chip; per kW and per $ in brackets)",
+        caption="each ratio is the system's over the baseline's: above 1x serves more, except fastest "
+        "task time, a time: below 1x finishes a task sooner (0.94x: 6% less time); "
+        + RATIO_FLAGS_CAPTION
+        + (
+            f"\nper $ of {', '.join(sorted(estimated))}: at an estimated $/chip-hour (est. in the tables)"
+            if estimated
+            else ""
+        ),
+    )
     ratios.add_column("system", no_wrap=True)
     ratios.add_column("peak (kW, $)")
     ratios.add_column("fastest task time (lower: sooner)")
@@ -157,21 +208,24 @@ def agentic_tables(d: dict, estimated: Collection[str] = (), precisions: Mapping
     for r in first["iso_task_time"]:
         ratios.add_column(f"@ {r['task_time_min']:g} min/task (kW, $)", overflow="fold")
     for name, c in d["ratios"].items():
-        peak = (f"{c['peak_tasks_per_hour_per_chip']:.2f}x ({c['peak_tasks_per_hour_per_kw']:.2f}x, "
-                f"{c['peak_tasks_per_usd']:.2f}x)")
+        peak = (
+            f"{c['peak_tasks_per_hour_per_chip']:.2f}x ({c['peak_tasks_per_hour_per_kw']:.2f}x, "
+            f"{c['peak_tasks_per_usd']:.2f}x)"
+        )
         cells = [peak, f"{c['fastest_task_time']:.2f}x"]
         for r in c["iso_task_time"]:
             v = r["ratio"]
             end = _end(r, d, name)
             # per kW and per $ at the same task time in brackets, as compare's fixed-length cells and this peak's
-            rest = (f" ({r['ratio_per_kw']:.2f}x, {r['ratio_per_usd']:.2f}x)" if "ratio_per_kw" in r else "")
+            rest = f" ({r['ratio_per_kw']:.2f}x, {r['ratio_per_usd']:.2f}x)" if "ratio_per_kw" in r else ""
             cells.append(_unreachable(r) if math.isnan(v) else f"{v:.2f}x{rest}{end}")
         ratios.add_row(name, *cells)
-    tiers = Table(title="operating tiers: best tasks/h per chip within a task-time ceiling, with its tasks/h/kW "
-                        "and $/task",
-                  caption=f"each cell: tasks per hour per chip @ task time (min) (the same point's tasks/h per kW, "
-                          f"{conv} power, and $ per task at the system's $/chip-hour): the deployment that runs it; "
-                          "interpolated: the ceiling falls between two frontier points, run by the deployments named" + caption)
+    tiers = Table(
+        title="operating tiers: best tasks/h per chip within a task-time ceiling, with its tasks/h/kW and $/task",
+        caption=f"each cell: tasks per hour per chip @ task time (min) (the same point's tasks/h per kW, "
+        f"{conv} power, and $ per task at the system's $/chip-hour): the deployment that runs it; "
+        "interpolated: the ceiling falls between two frontier points, run by the deployments named" + caption,
+    )
     tiers.add_column("system", no_wrap=True)
     names = list(next(iter(d["systems"].values()))["tiers"])
     for t in names:
@@ -184,11 +238,19 @@ def agentic_tables(d: dict, estimated: Collection[str] = (), precisions: Mapping
             if v["status"] == "unreachable":  # as compare's tiers cell: with the fastest it does reach
                 cells.append(unreachable_cell(f"{_min(s['fastest']['task_time_s'])} min/task"))
                 continue
-            a, b = (v.get("between") or [None, None])
-            dep = (v.get("deployment") or (f"interpolated between two points of {a}" if a == b and a
-                   else f"interpolated between {a} and {b}" if a else "interpolated"))
-            cost = (f" ({_f(v['tasks_per_hour_per_kw'], ',.1f')} tasks/h/kW, ${usd_text(v['usd_per_task'])}/task{est(name)})"
-                    if "tasks_per_hour_per_kw" in v else "")
+            a, b = v.get("between") or [None, None]
+            dep = v.get("deployment") or (
+                f"interpolated between two points of {a}"
+                if a == b and a
+                else f"interpolated between {a} and {b}"
+                if a
+                else "interpolated"
+            )
+            cost = (
+                f" ({_f(v['tasks_per_hour_per_kw'], ',.1f')} tasks/h/kW, ${usd_text(v['usd_per_task'])}/task{est(name)})"
+                if "tasks_per_hour_per_kw" in v
+                else ""
+            )
             cells.append(f"{_f(v['tasks_per_hour_per_chip'], ',.1f')} @ {_min(v['task_time_s'])} min{cost}: {dep}")
         tiers.add_row(name, *cells)
     return [head, turns, ratios, tiers]
@@ -197,14 +259,34 @@ def agentic_tables(d: dict, estimated: Collection[str] = (), precisions: Mapping
 def agentic_frontier_table(points: list[dict], title: str) -> Table:
     """Every frontier point of one system on an agentic workload."""
     t = Table(title=title)
-    for col in ("tasks/h/chip", "task min", "p90 min", "sessions", "TTFT mean s", "TPOT ms", "hit rate",
-                "KV tier (share of returns)", "bound", "KV bound (share of task)", "deployment"):
+    for col in (
+        "tasks/h/chip",
+        "task min",
+        "p90 min",
+        "sessions",
+        "TTFT mean s",
+        "TPOT ms",
+        "hit rate",
+        "KV tier (share of returns)",
+        "bound",
+        "KV bound (share of task)",
+        "deployment",
+    ):
         t.add_column(col, overflow="fold")
     for p in points:
-        t.add_row(_f(p["tasks_per_hour_per_chip"], ",.2f"), _min(p["task_time_s"]), _min(p["task_time_p90_s"]),
-                  _f(p["sessions"], ".0f"), _f(p["ttft_mean_s"], ".2f"), _f(p["tpot_s"] * 1e3, ".1f"),
-                  f"{p['hit_rate']:.1%}", _tier(p), p["bound"],
-                  f"{p['kv_bound']} {_pct(p['kv_bound_share'])}" if p["kv_bound"] else "-", p["deployment"])
+        t.add_row(
+            _f(p["tasks_per_hour_per_chip"], ",.2f"),
+            _min(p["task_time_s"]),
+            _min(p["task_time_p90_s"]),
+            _f(p["sessions"], ".0f"),
+            _f(p["ttft_mean_s"], ".2f"),
+            _f(p["tpot_s"] * 1e3, ".1f"),
+            f"{p['hit_rate']:.1%}",
+            _tier(p),
+            p["bound"],
+            f"{p['kv_bound']} {_pct(p['kv_bound_share'])}" if p["kv_bound"] else "-",
+            p["deployment"],
+        )
     return t
 
 
@@ -228,8 +310,10 @@ def agentic_rack_lines(systems, d: dict) -> list[str]:
     """
     from jalapeno.report.tables import efficiency_label
 
-    out = ["efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s['efficiency_source'])}"
-                                           for n, s in d["systems"].items())]
+    out = [
+        "efficiency sets: "
+        + "; ".join(f"{n}: {efficiency_label(s['efficiency_source'])}" for n, s in d["systems"].items())
+    ]
     from jalapeno.report.win_tables import spec_line
 
     if (spec := spec_line(systems)) is not None:
@@ -242,8 +326,10 @@ def agentic_rack_lines(systems, d: dict) -> list[str]:
             continue
         n, w, pk = rack[0].chips, s.allin_power_w_per_chip, r["peak"]
         rate = pk["tasks_per_hour_per_chip"] * n
-        text = (f"{s.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW, {rate:,.0f} tasks/h at peak, "
-                f"{rate * pk['task_time_s'] / 3600:,.0f} agents at once ({_min(pk['task_time_s'])} min a task)")
+        text = (
+            f"{s.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW, {rate:,.0f} tasks/h at peak, "
+            f"{rate * pk['task_time_s'] / 3600:,.0f} agents at once ({_min(pk['task_time_s'])} min a task)"
+        )
         for t, v in r["tiers"].items():
             if t == "batch":
                 continue
@@ -255,7 +341,9 @@ def agentic_rack_lines(systems, d: dict) -> list[str]:
                 text += f" {rate:,.0f} tasks/h, {rate * v['task_time_s'] / 3600:,.0f} agents at once"
         parts.append(text)
     if parts:
-        out.append("per rack (all-in provisioned power, the facility's; a rack's chips at the peak's tasks/h per chip and "
-                   "at each tier's; agents at once: tasks/h x the task time, Little's law: racks for N agents at a tier "
-                   "= N / agents, rounded up): " + "; ".join(parts))
+        out.append(
+            "per rack (all-in provisioned power, the facility's; a rack's chips at the peak's tasks/h per chip and "
+            "at each tier's; agents at once: tasks/h x the task time, Little's law: racks for N agents at a tier "
+            "= N / agents, rounded up): " + "; ".join(parts)
+        )
     return out

@@ -12,12 +12,12 @@ import zlib
 
 #: catalog systems → colour (Okabe-Ito first, for the systems compared by default)
 CATALOG = {
-    "jalapeno": "#D55E00",          # vermillion
-    "gb200-nvl72": "#0072B2",       # blue
-    "gb300-nvl72": "#009E73",       # bluish green
+    "jalapeno": "#D55E00",  # vermillion
+    "gb200-nvl72": "#0072B2",  # blue
+    "gb300-nvl72": "#009E73",  # bluish green
     "vera-rubin-nvl72": "#CC79A7",  # reddish purple
-    "b200": "#56B4E9",              # sky blue
-    "b300": "#E69F00",              # orange
+    "b200": "#56B4E9",  # sky blue
+    "b300": "#E69F00",  # orange
     "h100": "#7f7f7f",
     "h200": "#8c564b",
     "mi300x": "#9467bd",
@@ -25,8 +25,18 @@ CATALOG = {
     "mi355x": "#d62728",
 }
 #: D3 category10 (Plotly's default qualitative palette), for names outside the catalog
-FALLBACK = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-            "#bcbd22", "#17becf")
+FALLBACK = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 
 
 def system_color(name: str) -> str:
@@ -42,5 +52,5 @@ def rgba(color: str, alpha: float) -> str:
     >>> rgba("#0072B2", 0.2)
     'rgba(0,114,178,0.2)'
     """
-    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r},{g},{b},{alpha:g})"

@@ -20,9 +20,17 @@ def _page(title: str, parts: list[str]) -> str:
     from plotly.offline import get_plotlyjs
 
     body = "\n".join(parts)
-    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + _html.escape(title)
-            + "</title>\n<script type=\"text/javascript\">" + get_plotlyjs() + "</script>\n</head>\n<body>\n<h1>"
-            + _html.escape(title) + "</h1>\n" + body + "\n</body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>'
+        + _html.escape(title)
+        + '</title>\n<script type="text/javascript">'
+        + get_plotlyjs()
+        + "</script>\n</head>\n<body>\n<h1>"
+        + _html.escape(title)
+        + "</h1>\n"
+        + body
+        + "\n</body></html>\n"
+    )
 
 
 def explore_page(meta: dict, rows: list[dict], importance: dict, basis: str = "") -> str:
@@ -33,9 +41,11 @@ def explore_page(meta: dict, rows: list[dict], importance: dict, basis: str = ""
     metrics = meta["metrics"]
     done = [r for r in rows if r["state"] == "COMPLETE"]
     params = [k for k in (rows[0] if rows else {}) if k.startswith("param:")]
-    parts = [f"<p>{_html.escape(meta['name'])}: base {_html.escape(meta['base'])}, {len(rows)} trials "
-             f"({len(done)} feasible, {len(rows) - len(done)} pruned); scores are relative to the base "
-             f"(1.0 = base). Versions: {_html.escape(str(meta['versions']))}</p>"]
+    parts = [
+        f"<p>{_html.escape(meta['name'])}: base {_html.escape(meta['base'])}, {len(rows)} trials "
+        f"({len(done)} feasible, {len(rows) - len(done)} pruned); scores are relative to the base "
+        f"(1.0 = base). Versions: {_html.escape(str(meta['versions']))}</p>"
+    ]
     if basis:  # the designs' $/chip-hour follow the base's: say what it rests on, as the terminal does
         parts.append(f"<p>price basis: {_html.escape(basis)}</p>")
     if done:
@@ -44,26 +54,45 @@ def explore_page(meta: dict, rows: list[dict], importance: dict, basis: str = ""
             s1 = f"score:{metrics[1]}"
             pareto = set(meta.get("pareto", []))
             fig = go.Figure()
-            for name, sel in (("designs", [r for r in done if r["trial"] not in pareto]),
-                              ("Pareto set", [r for r in done if r["trial"] in pareto])):
-                fig.add_trace(go.Scatter(x=[r[s0] for r in sel], y=[r[s1] for r in sel], mode="markers", name=name,
-                                         text=[f"trial {r['trial']}" for r in sel]))
-            fig.update_layout(title="designs (scores x base)", xaxis_title=f"{metrics[0]} (x base)",
-                              yaxis_title=f"{metrics[1]} (x base)")
+            for name, sel in (
+                ("designs", [r for r in done if r["trial"] not in pareto]),
+                ("Pareto set", [r for r in done if r["trial"] in pareto]),
+            ):
+                fig.add_trace(
+                    go.Scatter(
+                        x=[r[s0] for r in sel],
+                        y=[r[s1] for r in sel],
+                        mode="markers",
+                        name=name,
+                        text=[f"trial {r['trial']}" for r in sel],
+                    )
+                )
+            fig.update_layout(
+                title="designs (scores x base)",
+                xaxis_title=f"{metrics[0]} (x base)",
+                yaxis_title=f"{metrics[1]} (x base)",
+            )
         else:
             best, run = [], float("-inf") if meta["directions"][0] == "maximize" else float("inf")
             for r in done:
                 run = max(run, r[s0]) if meta["directions"][0] == "maximize" else min(run, r[s0])
                 best.append(run)
-            fig = go.Figure([go.Scatter(x=[r["trial"] for r in done], y=[r[s0] for r in done], mode="markers",
-                                        name="designs"),
-                             go.Scatter(x=[r["trial"] for r in done], y=best, mode="lines", name="best so far")])
-            fig.update_layout(title=f"{metrics[0]} (x base) by trial", xaxis_title="trial",
-                              yaxis_title=f"{metrics[0]} (x base)")
+            fig = go.Figure(
+                [
+                    go.Scatter(x=[r["trial"] for r in done], y=[r[s0] for r in done], mode="markers", name="designs"),
+                    go.Scatter(x=[r["trial"] for r in done], y=best, mode="lines", name="best so far"),
+                ]
+            )
+            fig.update_layout(
+                title=f"{metrics[0]} (x base) by trial", xaxis_title="trial", yaxis_title=f"{metrics[0]} (x base)"
+            )
         fig.update_layout(autosize=True, height=480)
         parts.append(_fig_html(fig, "designs"))
-        dims = [dict(label=p[len("param:"):], values=[r[p] for r in done]) for p in params
-                if all(isinstance(r[p], (int, float)) for r in done)]
+        dims = [
+            dict(label=p[len("param:") :], values=[r[p] for r in done])
+            for p in params
+            if all(isinstance(r[p], (int, float)) for r in done)
+        ]
         dims += [dict(label=f"{m} (x base)", values=[r[f"score:{m}"] for r in done]) for m in metrics]
         pc = go.Figure(go.Parcoords(dimensions=dims, line=dict(color=[r[s0] for r in done], showscale=True)))
         pc.update_layout(title="parallel coordinates (feasible designs)", height=480)
@@ -84,12 +113,21 @@ def frontier_page(meta: dict, rows: list[dict]) -> str:
     fig = go.Figure()
     for sysname in sorted({r["system"] for r in rows}):
         pts = [r for r in rows if r["system"] == sysname]
-        fig.add_trace(go.Scatter(x=[r["interactivity_tok_per_s_per_user"] for r in pts],
-                                 y=[r["throughput_per_chip_tok_per_s"] for r in pts],
-                                 mode="lines+markers", name=sysname,
-                                 text=[str(r.get("deployment", "")) for r in pts]))
-    fig.update_layout(title=f"{meta['kind']}: {meta['name']}", xaxis_title="interactivity (tok/s/user)",
-                      yaxis_title="throughput per chip (tok/s)", height=520)
+        fig.add_trace(
+            go.Scatter(
+                x=[r["interactivity_tok_per_s_per_user"] for r in pts],
+                y=[r["throughput_per_chip_tok_per_s"] for r in pts],
+                mode="lines+markers",
+                name=sysname,
+                text=[str(r.get("deployment", "")) for r in pts],
+            )
+        )
+    fig.update_layout(
+        title=f"{meta['kind']}: {meta['name']}",
+        xaxis_title="interactivity (tok/s/user)",
+        yaxis_title="throughput per chip (tok/s)",
+        height=520,
+    )
     return _page(f"jalapeno {meta['kind']}: {meta['name']}", [_fig_html(fig, "frontier")])
 
 

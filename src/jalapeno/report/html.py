@@ -22,8 +22,11 @@ if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, FrontierRecord, PointRecord
 
 #: plotly.js config of every page: resizes with the window; the camera button saves a PNG
-PLOT_CONFIG = {"responsive": True, "displaylogo": False,
-               "toImageButtonOptions": {"format": "png", "filename": "jalapeno", "scale": 2}}
+PLOT_CONFIG = {
+    "responsive": True,
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "filename": "jalapeno", "scale": 2},
+}
 
 
 def hover_text(p: PointRecord) -> str:
@@ -31,11 +34,13 @@ def hover_text(p: PointRecord) -> str:
     (docs/metrics.md §1), bound, TTFT/TPOT, throughput."""
     d = p.deployment
     mtp = d.mtp
-    return (f"{_esc(d.label)}<br>chips {p.chips:.0f} · conc. cap {p.concurrency:,.0f} · in flight {p.in_flight:,.0f}"
-            f"<br>bound: {_esc(bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share))}{(' · limit: ' + _esc(p.limit)) if p.limit else ''}"
-            f"<br>TTFT {p.ttft_s * 1e3:.0f} ms · TPOT {p.tpot_s * 1e3:.1f} ms · E2E {p.e2e_s:.1f} s"
-            f"<br>{p.throughput_per_chip:.0f} tok/s/chip · {p.interactivity:.1f} tok/s/user"
-            + (f"<br>MTP k={mtp.draft_tokens} α={mtp.acceptance}" if mtp else ""))
+    return (
+        f"{_esc(d.label)}<br>chips {p.chips:.0f} · conc. cap {p.concurrency:,.0f} · in flight {p.in_flight:,.0f}"
+        f"<br>bound: {_esc(bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share))}{(' · limit: ' + _esc(p.limit)) if p.limit else ''}"
+        f"<br>TTFT {p.ttft_s * 1e3:.0f} ms · TPOT {p.tpot_s * 1e3:.1f} ms · E2E {p.e2e_s:.1f} s"
+        f"<br>{p.throughput_per_chip:.0f} tok/s/chip · {p.interactivity:.1f} tok/s/user"
+        + (f"<br>MTP k={mtp.draft_tokens} α={mtp.acceptance}" if mtp else "")
+    )
 
 
 def _esc(s: str) -> str:
@@ -48,8 +53,9 @@ def _usd_per_hour(fr: FrontierRecord) -> float:
     return h.usd_per_mtok_at_peak * h.peak_throughput_per_chip * 3600 / 1e6
 
 
-def frontier_figure(result: ComparisonRecord, bands: Mapping[str, Mapping] | None = None,
-                    floors: Sequence[tuple[str, float]] = ()):
+def frontier_figure(
+    result: ComparisonRecord, bands: Mapping[str, Mapping] | None = None, floors: Sequence[tuple[str, float]] = ()
+):
     """A plotly Figure of a comparison's frontiers.
 
     Args:
@@ -64,8 +70,11 @@ def frontier_figure(result: ComparisonRecord, bands: Mapping[str, Mapping] | Non
     fig = _panels(conv)
 
     def series(pts, usd):
-        return ([p.throughput_per_chip for p in pts], [p.tok_s_per_kw_by_convention[conv] for p in pts],
-                [p.throughput_per_chip / usd for p in pts])
+        return (
+            [p.throughput_per_chip for p in pts],
+            [p.tok_s_per_kw_by_convention[conv] for p in pts],
+            [p.throughput_per_chip / usd for p in pts],
+        )
 
     for name, s in result.systems.items():
         color = system_color(name)
@@ -77,33 +86,81 @@ def frontier_figure(result: ComparisonRecord, bands: Mapping[str, Mapping] | Non
             lo, hi = band.get("low") or s, band.get("high") or s
             for col, (y_lo, y_hi) in enumerate(zip(series(lo.frontier, usd), series(hi.frontier, usd)), start=1):
                 xs = [p.interactivity for p in hi.frontier] + [p.interactivity for p in reversed(lo.frontier)]
-                fig.add_trace(go.Scatter(x=xs, y=list(y_hi) + list(reversed(y_lo)), fill="toself", mode="lines",
-                                         line={"width": 0, "color": color}, fillcolor=rgba(color, 0.15),
-                                         name=f"{name} band", legendgroup=name, showlegend=False,
-                                         hoverinfo="skip"), row=1, col=col)
+                fig.add_trace(
+                    go.Scatter(
+                        x=xs,
+                        y=list(y_hi) + list(reversed(y_lo)),
+                        fill="toself",
+                        mode="lines",
+                        line={"width": 0, "color": color},
+                        fillcolor=rgba(color, 0.15),
+                        name=f"{name} band",
+                        legendgroup=name,
+                        showlegend=False,
+                        hoverinfo="skip",
+                    ),
+                    row=1,
+                    col=col,
+                )
         for col, y in enumerate(series(pts, usd), start=1):
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", name=name, legendgroup=name,
-                                     line={"color": color}, marker={"color": color},
-                                     showlegend=col == 1, hovertext=[hover_text(p) for p in pts],
-                                     hoverinfo="text+name"), row=1, col=col)
-    for tier, floor in (tf for tf in floors if tf[1] > 0):  # a 0 floor (--tiers slow=0, the peak) has no place on a log axis
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=y,
+                    mode="lines+markers",
+                    name=name,
+                    legendgroup=name,
+                    line={"color": color},
+                    marker={"color": color},
+                    showlegend=col == 1,
+                    hovertext=[hover_text(p) for p in pts],
+                    hoverinfo="text+name",
+                ),
+                row=1,
+                col=col,
+            )
+    for tier, floor in (
+        tf for tf in floors if tf[1] > 0
+    ):  # a 0 floor (--tiers slow=0, the peak) has no place on a log axis
         for col in (1, 2, 3):
             _vline(fig, floor, col)
-        fig.add_annotation(x=_log10(floor), y=0.01, xref="x", yref="y domain", text=_esc(f" {tier} ≥ {floor:g}"),
-                           showarrow=False, xanchor="left", yanchor="bottom", font={"size": 10, "color": "#555"})
+        fig.add_annotation(
+            x=_log10(floor),
+            y=0.01,
+            xref="x",
+            yref="y domain",
+            text=_esc(f" {tier} ≥ {floor:g}"),
+            showarrow=False,
+            xanchor="left",
+            yanchor="bottom",
+            font={"size": 10, "color": "#555"},
+        )
     if bands:
-        fig.add_annotation(x=0, y=-0.4, xref="paper", yref="paper", showarrow=False, xanchor="left",
-                           text=("shaded: the system's band (a derived system's frontiers under its low and high efficiency "
-                                 "sets; a measured one's frontier at its validate p10/p90 error)"),
-                           font={"size": 11, "color": "#555"})
+        fig.add_annotation(
+            x=0,
+            y=-0.4,
+            xref="paper",
+            yref="paper",
+            showarrow=False,
+            xanchor="left",
+            text=(
+                "shaded: the system's band (a derived system's frontiers under its low and high efficiency "
+                "sets; a measured one's frontier at its validate p10/p90 error)"
+            ),
+            font={"size": 11, "color": "#555"},
+        )
     for col in (1, 2, 3):
         fig.update_xaxes(title_text="interactivity (tok/s/user)", type="log", row=1, col=col)
         fig.update_yaxes(type="log", row=1, col=col)
     wl = result.workload
-    fig.update_layout(title=_esc(f"{result.model} · ISL {wl.isl} / OSL {wl.osl} · {result.precision}"
-                                 f" · baseline {result.baseline}"), height=560, autosize=True,
-                      hovermode="closest", margin={"l": 60, "r": 20, "t": 90, "b": 150},
-                      legend={"orientation": "h", "x": 0, "y": -0.22, "xanchor": "left"})
+    fig.update_layout(
+        title=_esc(f"{result.model} · ISL {wl.isl} / OSL {wl.osl} · {result.precision} · baseline {result.baseline}"),
+        height=560,
+        autosize=True,
+        hovermode="closest",
+        margin={"l": 60, "r": 20, "t": 90, "b": 150},
+        legend={"orientation": "h", "x": 0, "y": -0.22, "xanchor": "left"},
+    )
     return fig
 
 
@@ -111,8 +168,12 @@ def _panels(conv: str):
     """The figure's three empty panels (plotly make_subplots), titled for power convention ``conv``."""
     from plotly.subplots import make_subplots
 
-    return make_subplots(rows=1, cols=3, horizontal_spacing=0.07, subplot_titles=(
-        "throughput per chip (tok/s)", f"tok/s per kW ({conv} power)", "tok/s per ($/chip-hour)"))
+    return make_subplots(
+        rows=1,
+        cols=3,
+        horizontal_spacing=0.07,
+        subplot_titles=("throughput per chip (tok/s)", f"tok/s per kW ({conv} power)", "tok/s per ($/chip-hour)"),
+    )
 
 
 def warm_chart() -> None:
@@ -133,8 +194,16 @@ def _vline(fig, x: float, col: int) -> None:
     xref, yref = (ax.plotly_name.replace("axis", "") for ax in (sub.xaxis, sub.yaxis))
     if not any((t.xaxis or "x", t.yaxis or "y") == (xref, yref) for t in fig.data):  # add_vline skips an empty panel
         return
-    fig.add_shape(type="line", x0=x, x1=x, y0=0, y1=1, xref=xref, yref=f"{yref} domain",
-                  line={"dash": "dash", "color": "#555", "width": 1})
+    fig.add_shape(
+        type="line",
+        x0=x,
+        x1=x,
+        y0=0,
+        y1=1,
+        xref=xref,
+        yref=f"{yref} domain",
+        line={"dash": "dash", "color": "#555", "width": 1},
+    )
 
 
 def _log10(x: float) -> float:
@@ -182,8 +251,13 @@ def write_figure(fig, path: str | Path, reproduce: Sequence[str] = ()) -> Path:
     import html
 
     p = Path(path)
-    page = fig.to_html(include_plotlyjs=True, full_html=True, config=PLOT_CONFIG,
-                       default_width="100%", default_height=f"{fig.layout.height or 600}px")
+    page = fig.to_html(
+        include_plotlyjs=True,
+        full_html=True,
+        config=PLOT_CONFIG,
+        default_width="100%",
+        default_height=f"{fig.layout.height or 600}px",
+    )
     page = page.replace("</head>", f"<title>{html.escape(page_title(fig))}</title></head>", 1)
     if reproduce:
         page = page.replace("</body>", reproduce_html(reproduce) + "</body>", 1)
@@ -194,8 +268,13 @@ def write_figure(fig, path: str | Path, reproduce: Sequence[str] = ()) -> Path:
     return p
 
 
-def write_html(result: ComparisonRecord, path: str | Path, bands: Mapping[str, Mapping] | None = None,
-               floors: Sequence[tuple[str, float]] = (), reproduce: Sequence[str] = ()) -> Path:
+def write_html(
+    result: ComparisonRecord,
+    path: str | Path,
+    bands: Mapping[str, Mapping] | None = None,
+    floors: Sequence[tuple[str, float]] = (),
+    reproduce: Sequence[str] = (),
+) -> Path:
     """Write the frontier chart of ``result`` to ``path`` (:func:`write_figure`), with ``reproduce``'s lines (the
     command and data versions, cli/report_cmd.reproduce_lines) under it."""
     return write_figure(frontier_figure(result, bands, floors), path, reproduce)

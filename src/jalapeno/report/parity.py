@@ -37,22 +37,55 @@ def write_parity(rows: pd.DataFrame, path: str | Path) -> Path:
         row, col = k // 2 + 1, k % 2 + 1
         d = ok[ok.metric == m]
         for (src, system), g in d.groupby(["source", "system"]):
-            hover = [f"{_esc(r.id)}<br>{_esc(r.deployment or r.mapping)}<br>err {r.error:+.0%}"
-                     + (" (kernels calibrated)" if r.kernels_calibrated else "") for r in g.itertuples()]
+            hover = [
+                f"{_esc(r.id)}<br>{_esc(r.deployment or r.mapping)}<br>err {r.error:+.0%}"
+                + (" (kernels calibrated)" if r.kernels_calibrated else "")
+                for r in g.itertuples()
+            ]
             color = system_color(str(system))
-            fig.add_trace(go.Scatter(x=g.measured, y=g.predicted, mode="markers", name=_esc(f"{src} {system}"),
-                                     legendgroup=f"{src} {system}", showlegend=(src, system) not in shown,
-                                     marker={"color": color, "symbol": SYMBOLS.get(str(src).lower(), "diamond"),
-                                             "size": 8, "line": {"width": 1, "color": color}},
-                                     hovertext=hover, hoverinfo="text"), row=row, col=col)
+            fig.add_trace(
+                go.Scatter(
+                    x=g.measured,
+                    y=g.predicted,
+                    mode="markers",
+                    name=_esc(f"{src} {system}"),
+                    legendgroup=f"{src} {system}",
+                    showlegend=(src, system) not in shown,
+                    marker={
+                        "color": color,
+                        "symbol": SYMBOLS.get(str(src).lower(), "diamond"),
+                        "size": 8,
+                        "line": {"width": 1, "color": color},
+                    },
+                    hovertext=hover,
+                    hoverinfo="text",
+                ),
+                row=row,
+                col=col,
+            )
             shown.add((src, system))
         if not d.empty:
             lo, hi = float(min(d.measured.min(), d.predicted.min())), float(max(d.measured.max(), d.predicted.max()))
-            fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"dash": "dash", "color": "grey"},
-                                     name="parity (y = x)", showlegend=k == 0, hoverinfo="skip"), row=row, col=col)
+            fig.add_trace(
+                go.Scatter(
+                    x=[lo, hi],
+                    y=[lo, hi],
+                    mode="lines",
+                    line={"dash": "dash", "color": "grey"},
+                    name="parity (y = x)",
+                    showlegend=k == 0,
+                    hoverinfo="skip",
+                ),
+                row=row,
+                col=col,
+            )
         fig.update_xaxes(type="log", title_text=f"measured ({unit})", row=row, col=col)
         fig.update_yaxes(type="log", title_text=f"predicted ({unit})", row=row, col=col)
-    fig.update_layout(title="jalapeno validation: predicted vs measured", height=900, autosize=True,
-                      margin={"l": 60, "r": 20, "t": 70, "b": 60},
-                      legend={"orientation": "v", "x": 1.01, "y": 1, "xanchor": "left"})
+    fig.update_layout(
+        title="jalapeno validation: predicted vs measured",
+        height=900,
+        autosize=True,
+        margin={"l": 60, "r": 20, "t": 70, "b": 60},
+        legend={"orientation": "v", "x": 1.01, "y": 1, "xanchor": "left"},
+    )
     return write_figure(fig, path)

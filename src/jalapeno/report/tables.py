@@ -250,8 +250,12 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
 
     # after the three (callers index them): where each system wins over the speeds, and why there (ux51)
     extra = [t for t in (where_wins_table(d), bound_table(d)) if t is not None]
-    return [*fit_width(head, width), *fit_width(ratios, width), *fit_width(tiers, width),
-            *(x for t in extra for x in fit_width(t, width))]
+    return [
+        *fit_width(head, width),
+        *fit_width(ratios, width),
+        *fit_width(tiers, width),
+        *(x for t in extra for x in fit_width(t, width)),
+    ]
 
 
 def uncovered_lines(d) -> list[str]:

@@ -21,21 +21,37 @@ def write_tornado(sens: dict, path: str, top: int = 20) -> None:
     fig = go.Figure()
     for end, color in (("low", "#4c78a8"), ("high", "#f58518")):
         vals = [r[f"metric_at_{end}"] for r in rows]
-        fig.add_trace(go.Bar(
-            y=[r["parameter"] for r in rows], x=[v - base for v in vals], base=base, orientation="h",
-            name=f"parameter at its {end} band end", marker_color=color,
-            customdata=[[r[end], r["current"], r["band_source"]] for r in rows],
-            hovertemplate="%{y} = %{customdata[0]:.4g} (now %{customdata[1]:.4g})<br>"
-                          + sens["metric"] + " = %{x:.4g}<br>band: %{customdata[2]}<extra></extra>"))
+        fig.add_trace(
+            go.Bar(
+                y=[r["parameter"] for r in rows],
+                x=[v - base for v in vals],
+                base=base,
+                orientation="h",
+                name=f"parameter at its {end} band end",
+                marker_color=color,
+                customdata=[[r[end], r["current"], r["band_source"]] for r in rows],
+                hovertemplate="%{y} = %{customdata[0]:.4g} (now %{customdata[1]:.4g})<br>"
+                + sens["metric"]
+                + " = %{x:.4g}<br>band: %{customdata[2]}<extra></extra>",
+            )
+        )
     fig.add_vline(x=base, line_dash="dot", annotation_text=f"as priced: {base:.4g}")
     ctx = sens.get("context", {})
     # the precision and power the metric is priced at, as the terminal's title and audit's say them
-    where = [sens["system"], ctx.get("model"), ctx.get("workload"), ctx.get("precision"),
-             ctx.get("power") and f"power {ctx['power']}"]
-    fig.update_layout(barmode="overlay", height=200 + 28 * len(rows),
-                      title=" · ".join(x for x in where if x) + ": "
-                            f"{sens['metric']} ({sens['unit']}), one parameter at a time across its band",
-                      xaxis_title=f"{sens['metric']} ({sens['unit']})")
+    where = [
+        sens["system"],
+        ctx.get("model"),
+        ctx.get("workload"),
+        ctx.get("precision"),
+        ctx.get("power") and f"power {ctx['power']}",
+    ]
+    fig.update_layout(
+        barmode="overlay",
+        height=200 + 28 * len(rows),
+        title=" · ".join(x for x in where if x) + ": "
+        f"{sens['metric']} ({sens['unit']}), one parameter at a time across its band",
+        xaxis_title=f"{sens['metric']} ({sens['unit']})",
+    )
     from jalapeno.report.html import write_figure
 
     write_figure(fig, path)

@@ -18,8 +18,9 @@ import numpy as np
 ADP_CLOCK_MEAN = False
 
 
-def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int | None, slots_full,
-                       clock: bool | None = None) -> np.ndarray:
+def adp_balance_wait_s(
+    dp: int, request_rate_per_s, step_s, timeout_iters: int | None, slots_full, clock: bool | None = None
+) -> np.ndarray:
     """Wait of a new prompt for TensorRT-LLM's attention-DP context balancing (effect 5), s, (N,).
 
     With ``attention_dp_config.enable_balance`` every attention-DP rank holds its context requests

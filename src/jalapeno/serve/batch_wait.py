@@ -73,8 +73,15 @@ def prompts_to_fill(ratio: float, max_num_tokens: float, gen_tokens, mean_isl: f
     return np.clip(k, 1, MAX_WINDOW).astype(int)
 
 
-def bunched_arrivals_per_step(users, mean_per_step, osl: float, range_ratio: float, tokens_per_step: float = 1.0,
-                              cycles: float | None = None, osl_std: float | None = None) -> np.ndarray:
+def bunched_arrivals_per_step(
+    users,
+    mean_per_step,
+    osl: float,
+    range_ratio: float,
+    tokens_per_step: float = 1.0,
+    cycles: float | None = None,
+    osl_std: float | None = None,
+) -> np.ndarray:
     """The arrival rate a prompt sees in a closed loop of ``users`` (N,) started together, prompts per decode
     step (N,): the larger of ``mean_per_step`` (N,) and the arrival-weighted rate of the bunch,
     (C − 1)/(2√π·σ) with σ = √k̄·(1 − ``range_ratio``)·``osl``/√12/``tokens_per_step`` steps (module
@@ -162,5 +169,7 @@ def instance_kw(dep, layout) -> dict:
     if not dep.batch_waits or layout.dp > 1:
         return {}
     cap = dep.step_token_cap(layout) or dep.prefill_budget(layout)
-    return {"batch_wait_iters": dep.batch_wait_timeout_iters,
-            "batch_wait_tokens": dep.batch_wait_max_tokens_ratio * cap}
+    return {
+        "batch_wait_iters": dep.batch_wait_timeout_iters,
+        "batch_wait_tokens": dep.batch_wait_max_tokens_ratio * cap,
+    }

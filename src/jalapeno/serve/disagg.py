@@ -77,8 +77,16 @@ class DecodeCurve:
     cap_name: str = "kv_capacity"
 
 
-def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
-                 token_budget: int, overlap: str = "none", floor_s: float = 0.0) -> PrefillPerf:
+def prefill_perf(
+    model: ModelSpec,
+    pricer: Pricer,
+    layout: Layout,
+    precision: Precision,
+    wl: Workload,
+    token_budget: int,
+    overlap: str = "none",
+    floor_s: float = 0.0,
+) -> PrefillPerf:
     """Throughput and service time of one prefill instance at full token-budget steps.
 
     A prompt runs on one attention-DP rank and is chunked at that rank's budget b = budget/dp
@@ -105,8 +113,14 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     toks = np.array([float(token_budget), p2, *(lengths[k] for k in short)])
     seqs = np.concatenate([[token_budget / chunk, max(p2 / chunk, 1.0)], np.ones(len(short))])
     ctx = np.concatenate([[(wl.mean_isl - chunk) / 2] * 2, np.zeros(len(short))])
-    sc = step_cost(model, pricer, layout, precision, Batch.make(prefill_tokens=toks, prefill_seqs=seqs, prefill_ctx=ctx),
-                   overlap=overlap)
+    sc = step_cost(
+        model,
+        pricer,
+        layout,
+        precision,
+        Batch.make(prefill_tokens=toks, prefill_seqs=seqs, prefill_ctx=ctx),
+        overlap=overlap,
+    )
     sigma = max((float(sc.interval_s[0]) - float(sc.interval_s[1])) / (token_budget - p2), 0.0)
     tau, lat = max(float(sc.interval_s[0]), floor_s), max(float(sc.step_time_s[0]), floor_s)
     q = {k: max(float(sc.step_time_s[2 + i]), floor_s) for i, k in enumerate(short)}
@@ -114,15 +128,32 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     long = [k for k, v in lengths.items() if math.ceil(v / per_prompt) > 1]
     if long:
         tok, pre, owner = chunk_plan([lengths[k] for k in long], per_prompt)
-        cs = step_cost(model, pricer, layout, precision, Batch.make(prefill_tokens=tok, prefill_ctx=pre), overlap=overlap)
-        t = pipelined_prefill_s(np.maximum(cs.step_time_s, floor_s), np.maximum(cs.interval_s, floor_s), owner, len(long))
+        cs = step_cost(
+            model, pricer, layout, precision, Batch.make(prefill_tokens=tok, prefill_ctx=pre), overlap=overlap
+        )
+        t = pipelined_prefill_s(
+            np.maximum(cs.step_time_s, floor_s), np.maximum(cs.interval_s, floor_s), owner, len(long)
+        )
         q.update({k: float(v) for k, v in zip(long, t)})
         if feasible and not cs.feasible.all():
             feasible = False
-            reason = (f"one {max(lengths[k] for k in long):.0f}-token prompt: "
-                      f"{cs.reason[~cs.feasible][0]} (context parallelism, cp=, splits its KV)")
-    return PrefillPerf(layout, token_budget / tau, q[None], q, feasible, reason, str(sc.bound[0]), tau,
-                       max(tau - sigma * token_budget, 0.0), sigma, max(lat - tau, 0.0))
+            reason = (
+                f"one {max(lengths[k] for k in long):.0f}-token prompt: "
+                f"{cs.reason[~cs.feasible][0]} (context parallelism, cp=, splits its KV)"
+            )
+    return PrefillPerf(
+        layout,
+        token_budget / tau,
+        q[None],
+        q,
+        feasible,
+        reason,
+        str(sc.bound[0]),
+        tau,
+        max(tau - sigma * token_budget, 0.0),
+        sigma,
+        max(lat - tau, 0.0),
+    )
 
 
 def pool_prefill_perf(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload) -> PrefillPerf:
@@ -131,13 +162,29 @@ def pool_prefill_perf(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wor
     lay = dep.prefill.layout
     pr = with_pool_backends(pricer, dep.prefill, model, lay, dep.precision.kv_cache.name)
     floor = prompt_floor_s(model, dep, dep.prefill, pricer)  # an eager TensorRT-LLM prefill worker's host floor
-    return prefill_perf(model, pr, lay, dep.precision, wl, dep.prefill_budget(lay), pool_overlap(dep.overlap, model, lay),
-                        floor[0] if floor else 0.0)
+    return prefill_perf(
+        model,
+        pr,
+        lay,
+        dep.precision,
+        wl,
+        dep.prefill_budget(lay),
+        pool_overlap(dep.overlap, model, lay),
+        floor[0] if floor else 0.0,
+    )
 
 
-def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
-                 batch, mtp: MTP | None = None, limits: Deployment | None = None,
-                 overlap: str = "none") -> DecodeCurve:
+def decode_curve(
+    model: ModelSpec,
+    pricer: Pricer,
+    layout: Layout,
+    precision: Precision,
+    wl: Workload,
+    batch,
+    mtp: MTP | None = None,
+    limits: Deployment | None = None,
+    overlap: str = "none",
+) -> DecodeCurve:
     """Decode step latency of one decode instance at batches ``batch`` (K,), clipped to its cap.
 
     The cap is the KV capacity (requests counted at the tokens the engine's admission holds for each,
@@ -158,8 +205,11 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     mf = limits.memory_fraction if limits is not None else None
     prof = limits.memory_profile if limits is not None else None
     kv_ctx = decode_admission_ctx(wl, pricer.efficiency)  # the tokens the engine's admission counts a request for
-    caps = {"kv_capacity": decode_batch_cap(model, pricer.system, layout, precision, kv_ctx, pricer.efficiency, mtp,
-                                            memory_fraction=mf, engine=prof)}
+    caps = {
+        "kv_capacity": decode_batch_cap(
+            model, pricer.system, layout, precision, kv_ctx, pricer.efficiency, mtp, memory_fraction=mf, engine=prof
+        )
+    }
     if limits is not None:
         caps.update(batch_caps(limits, query_len(mtp), 0.0, layout.pp, backstop=False, layout=layout))
     cap_name = min(caps, key=caps.get)
@@ -168,15 +218,33 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     # with ``limits`` this is serve/open_loop.decode_pool_step's step, built here because the layout, precision, MTP
     # and overlap are arguments apart from ``limits`` (analysis/sweep prices a layout's "tbo" twin under its limits)
     one = Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx)
-    sc = step_cost(model, pricer, layout, precision, one if limits is None else graph_padded(limits, layout, one), mtp,
-                   memory_fraction=mf, overlap=overlap, engine_memory=prof)
+    sc = step_cost(
+        model,
+        pricer,
+        layout,
+        precision,
+        one if limits is None else graph_padded(limits, layout, one),
+        mtp,
+        memory_fraction=mf,
+        overlap=overlap,
+        engine_memory=prof,
+    )
     tau = sc.step_time_s if limits is None else decode_step_s(sc, pricer.efficiency, limits, b, layout)
-    return DecodeCurve(layout, b, tau, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),
-                       sc.reason, cap, cap_name)
+    return DecodeCurve(
+        layout, b, tau, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0), sc.reason, cap, cap_name
+    )
 
 
-def kv_transfer_s(model: ModelSpec, pricer: Pricer, precision: Precision, isl: float,
-                  prefill_chips: int, decode_chips: int, total_chips: int, copies: float | None = None) -> float:
+def kv_transfer_s(
+    model: ModelSpec,
+    pricer: Pricer,
+    precision: Precision,
+    isl: float,
+    prefill_chips: int,
+    decode_chips: int,
+    total_chips: int,
+    copies: float | None = None,
+) -> float:
     """Time to move one request's KV cache (ISL tokens) from a prefill to a decode instance, s.
 
     Sent over the link level that spans the whole deployment (a send/recv each). ``copies`` None: one
@@ -228,8 +296,9 @@ def handoff_copies(model: ModelSpec, pricer: Pricer, prefill: Layout, decode: La
     return max(1.0, decode.tp / prefill.tp)
 
 
-def prefill_workers_needed(pre: PrefillPerf, dec: DecodeCurve, wl: Workload, decode_workers: int,
-                           mtp: MTP | None = None) -> np.ndarray:
+def prefill_workers_needed(
+    pre: PrefillPerf, dec: DecodeCurve, wl: Workload, decode_workers: int, mtp: MTP | None = None
+) -> np.ndarray:
     """The fewest prefill workers that keep up with ``decode_workers`` decode instances, per decode batch, (K,).
 
     The balance :func:`disaggregated_points` applies: y decode instances at batch B finish
@@ -287,10 +356,20 @@ def _prebuilt_token_time(pricer: Pricer, dp: int, b, tau, steps: float, xs, ys, 
     return tau_t
 
 
-def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision, wl: Workload,
-                         pre: PrefillPerf, dec: DecodeCurve, prefill_workers, decode_workers,
-                         mtp: MTP | None = None, transfer_cache: dict | None = None,
-                         batch_index=None, recv_interval: int = 1) -> ServingPoints:
+def disaggregated_points(
+    model: ModelSpec,
+    pricer: Pricer,
+    precision: Precision,
+    wl: Workload,
+    pre: PrefillPerf,
+    dec: DecodeCurve,
+    prefill_workers,
+    decode_workers,
+    mtp: MTP | None = None,
+    transfer_cache: dict | None = None,
+    batch_index=None,
+    recv_interval: int = 1,
+) -> ServingPoints:
     """Closed-loop points for every (prefill workers x_m, decode workers y_m) pair and every batch.
 
     Args:
@@ -363,8 +442,7 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     # worker over y workers of the pool's cap, each away for the TTFT before its decode slot between requests
     away = pre.service_s + wait + xfer + frontend_s(eff_, wl.mean_isl)
     loop = loop + router_wait_s(eff_.disagg_router, b, dec.cap, ys, tau_t / a, wl, away)
-    ttft_q = {q: (v + wait + xfer + loop + frontend_s(eff_, isl_of[q])).ravel()
-              for q, v in pre.service_q_s.items()}
+    ttft_q = {q: (v + wait + xfer + loop + frontend_s(eff_, isl_of[q])).ravel() for q, v in pre.service_q_s.items()}
     shape = lam.shape
 
     def flat(arr):
@@ -373,15 +451,37 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     lam_f, tau_f, tok_f = lam.ravel(), flat(tau), flat(tau_t)
     c = lam_f * (ttft_q[None] + steps * tok_f)
     dec_ok = flat(col(dec.feasible))
-    reason = np.where(ok.ravel(), "", np.where(~dec_ok, flat(col(dec.reason)),
-                                               f"prefill pool saturated (utilisation >= {MAX_PREFILL_UTILISATION:.0%}): add prefill workers"))
+    reason = np.where(
+        ok.ravel(),
+        "",
+        np.where(
+            ~dec_ok,
+            flat(col(dec.reason)),
+            f"prefill pool saturated (utilisation >= {MAX_PREFILL_UTILISATION:.0%}): add prefill workers",
+        ),
+    )
     if not pre.feasible:
         reason = np.full(c.shape, f"prefill: {pre.reason}", dtype=object)
     limit = flat(col(np.where(dec.batch >= dec.cap, dec.cap_name, "")))
     n = c.shape[0]
     return ServingPoints.assemble(
-        concurrency=c, decode_batch=flat(b), request_rate_per_s=lam_f, ttft_by_quantile=ttft_q, tpot_s=tok_f / a,
-        decode_steps_per_request=steps, step_time_s=tau_f, workload=wl, chips=chips.repeat(k, axis=1).ravel(),
-        bound=flat(col(dec.bound)), bound_margin=flat(col(dec.margin)), limit=limit, feasible=ok.ravel(),
-        reason=reason, queue_s=np.zeros(n), kv_transfer_s=flat(xfer), bound_level=flat(col(dec.bound_level)),
-        prefill_bound=np.full(n, pre.bound, dtype=object), prefill_chips=(xs * cp).repeat(k, axis=1).ravel())
+        concurrency=c,
+        decode_batch=flat(b),
+        request_rate_per_s=lam_f,
+        ttft_by_quantile=ttft_q,
+        tpot_s=tok_f / a,
+        decode_steps_per_request=steps,
+        step_time_s=tau_f,
+        workload=wl,
+        chips=chips.repeat(k, axis=1).ravel(),
+        bound=flat(col(dec.bound)),
+        bound_margin=flat(col(dec.margin)),
+        limit=limit,
+        feasible=ok.ravel(),
+        reason=reason,
+        queue_s=np.zeros(n),
+        kv_transfer_s=flat(xfer),
+        bound_level=flat(col(dec.bound_level)),
+        prefill_bound=np.full(n, pre.bound, dtype=object),
+        prefill_chips=(xs * cp).repeat(k, axis=1).ravel(),
+    )

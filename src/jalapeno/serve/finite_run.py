@@ -53,8 +53,11 @@ def residual_survival(osl_tokens) -> np.ndarray:
     """
     L = np.rint(np.asarray(osl_tokens, dtype=float).ravel()).astype(np.int64)
     if L.size == 0 or L.min() < 1:
-        raise SpecError("osl_tokens", f"{L.size} lengths, smallest {L.min() if L.size else None}",
-                        "give at least one output length of 1 token or more")
+        raise SpecError(
+            "osl_tokens",
+            f"{L.size} lengths, smallest {L.min() if L.size else None}",
+            "give at least one output length of 1 token or more",
+        )
     counts = np.bincount(L)  # counts[j] requests of length j
     survive = L.size - np.cumsum(counts)  # survive[j] = #{L > j}, j = 0 … max L
     tail = np.cumsum(survive[::-1])[::-1]  # tail[k] = Σ_{j >= k} #{L > j} = Σ (L − k)+
@@ -80,8 +83,11 @@ def drain_factor(osl_tokens, queries: float, slots: float, batch_grid, step_time
     if not (queries > 0 and slots > 0):
         raise SpecError("queries/slots", f"{queries!r} requests on {slots!r} slots", "give positive counts")
     if b.size == 0 or b.shape != t.shape or np.any(np.diff(b) <= 0) or not np.all(t > 0) or b[-1] < slots * (1 - 1e-9):
-        raise SpecError("batch_grid", "the step-time grid must be non-empty, increasing, positive and reach the slots",
-                        "price the step at increasing running batches up to the engine's slots")
+        raise SpecError(
+            "batch_grid",
+            "the step-time grid must be non-empty, increasing, positive and reach the slots",
+            "price the step at increasing running batches up to the engine's slots",
+        )
     p = residual_survival(osl_tokens)
     L = np.rint(np.asarray(osl_tokens, dtype=float).ravel())
     mean_l, mean_r = float(L.mean()), float(p.sum())
@@ -119,8 +125,11 @@ class ServerRun:
         d = self.min_duration_s
         if isinstance(d, bool) or not isinstance(d, (int, float)) or not (math.isfinite(d) and d > 0):
             raise SpecError("min_duration_s", f"{d!r}", "give the run's minimum duration in seconds (> 0)")
-        check_bool("round_robin", self.round_robin, "pass True where the harness deals queries over its instances "
-                   "in turn, else False")
+        check_bool(
+            "round_robin",
+            self.round_robin,
+            "pass True where the harness deals queries over its instances in turn, else False",
+        )
 
     def queries(self, rate_per_s: float) -> int:
         """Requests of the run at ``rate_per_s`` arrivals per second: loadgen/loadgen.cc ``GenerateQueries``
@@ -141,13 +150,17 @@ class ServerRun:
         n = int(self.samples)
         scheduled = rate_per_s * self.min_duration_s / n
         if not math.isfinite(scheduled):
-            raise SpecError("rate_per_s", f"{rate_per_s!r} requests/s over {self.min_duration_s:g} s is past float "
-                            "range", "give the run's arrival rate in requests per second")
+            raise SpecError(
+                "rate_per_s",
+                f"{rate_per_s!r} requests/s over {self.min_duration_s:g} s is past float range",
+                "give the run's arrival rate in requests per second",
+            )
         return int(n * max(math.ceil(self.min_query_count / n), math.ceil(scheduled - 1e-9)))
 
 
-def server_run_factor(osl_tokens, queries: float, rate_per_s: float, running: float, batch_grid,
-                      step_time_s_grid, ttft_s: float = 0.0) -> float:
+def server_run_factor(
+    osl_tokens, queries: float, rate_per_s: float, running: float, batch_grid, step_time_s_grid, ttft_s: float = 0.0
+) -> float:
     """Throughput of a LoadGen Server run over its steady state: ``queries`` requests arrive as a
     Poisson stream at ``rate_per_s`` over T = queries / rate while ``running`` run at once (per
     instance). LoadGen divides by the time the LAST-ISSUED query completes (loadgen/loadgen.cc
@@ -168,11 +181,23 @@ def server_run_factor(osl_tokens, queries: float, rate_per_s: float, running: fl
     b = np.asarray(batch_grid, dtype=float).ravel()
     t = np.asarray(step_time_s_grid, dtype=float).ravel()
     if not (queries > 0 and rate_per_s > 0 and running > 0):
-        raise SpecError("queries/rate_per_s/running", f"{queries!r} requests at {rate_per_s!r}/s, {running!r} running",
-                        "give positive counts and rate")
-    if b.size == 0 or b.shape != t.shape or np.any(np.diff(b) <= 0) or not np.all(t > 0) or b[-1] < running * (1 - 1e-9):
-        raise SpecError("batch_grid", "the step-time grid must be non-empty, increasing, positive and reach the running",
-                        "price the decode step at increasing running batches up to the requests in flight")
+        raise SpecError(
+            "queries/rate_per_s/running",
+            f"{queries!r} requests at {rate_per_s!r}/s, {running!r} running",
+            "give positive counts and rate",
+        )
+    if (
+        b.size == 0
+        or b.shape != t.shape
+        or np.any(np.diff(b) <= 0)
+        or not np.all(t > 0)
+        or b[-1] < running * (1 - 1e-9)
+    ):
+        raise SpecError(
+            "batch_grid",
+            "the step-time grid must be non-empty, increasing, positive and reach the running",
+            "price the decode step at increasing running batches up to the requests in flight",
+        )
     L = np.rint(np.asarray(osl_tokens, dtype=float).ravel()).astype(np.int64)
     p = residual_survival(L)  # P(R > k), k = 0 … max L − 1
     longer = (L.size - np.cumsum(np.bincount(L)))[:-1] / L.size  # P(ℓ > k), k = 0 … max L − 1
@@ -201,8 +226,11 @@ def finite_run_factor(model, pricer, dep, wl, queries: float, points: int = 24) 
     if wl.spread is None:
         return 1.0
     if dep.prefill is not None or not dep.max_running:
-        raise SpecError("deployment", "a finite run's drain needs an aggregated deployment with max_running slots",
-                        "give the engine's max batch per rank (max_running)")
+        raise SpecError(
+            "deployment",
+            "a finite run's drain needs an aggregated deployment with max_running slots",
+            "give the engine's max batch per rank (max_running)",
+        )
     per_rank = dep.budget_per == "rank"
     slots = float(dep.max_running) * (dep.decode.layout.dp if per_rank else 1)
     inst = dep.decode.workers
@@ -214,5 +242,10 @@ def finite_run_factor(model, pricer, dep, wl, queries: float, points: int = 24) 
     # the requests that run with every slot taken: fewer than the slots where the KV cache caps them
     run = min(float(res.decode_batch[-1]), slots)  # decode_batch: per instance
     keep = ok & (grid < run * (1 - 1e-9))
-    return drain_factor(wl.spread.osl_tokens, queries / inst, run, np.append(grid[keep], run),
-                        np.append(res.tpot_s[keep], res.tpot_s[-1]))
+    return drain_factor(
+        wl.spread.osl_tokens,
+        queries / inst,
+        run,
+        np.append(grid[keep], run),
+        np.append(res.tpot_s[keep], res.tpot_s[-1]),
+    )

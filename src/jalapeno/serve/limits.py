@@ -101,8 +101,10 @@ def prompt_floor_s(model: ModelSpec, dep: Deployment, pool=None, pricer=None) ->
     k = dep.mtp.draft_tokens if dep.mtp else 0
     lay = (pool or dep.decode).layout
     a2a = pricer is not None and lay.dp > 1 and moe_all_to_all(pricer, lay, model)
-    calls = [step_host_calls(model, mixed, k, (pool or dep.decode).moe_backend, (lay.tp, lay.dp, lay.ep), a2a)
-             for mixed in (False, True)]
+    calls = [
+        step_host_calls(model, mixed, k, (pool or dep.decode).moe_backend, (lay.tp, lay.dp, lay.ep), a2a)
+        for mixed in (False, True)
+    ]
     if None in calls:
         return None
     return (calls[0] * dep.eager_prompt_call_s, calls[0 if dep.eager_prompt_alone else 1] * dep.eager_prompt_call_s)
@@ -186,15 +188,23 @@ def padded_to_sizes(sizes, dp: int, batch: Batch, pad_routing: str = "routed") -
         return batch
     # a batch within 1e-9 per rank above a size runs at that size: never below its own sequences (pad_seqs >= 0)
     g = np.where(pad, np.maximum(grid[np.minimum(k, grid.size - 1)] * dp, batch.decode_seqs), batch.decode_seqs)
-    ctx = np.where(pad, (batch.decode_seqs * batch.decode_ctx + (g - batch.decode_seqs)) / np.maximum(g, 1e-30),
-                   batch.decode_ctx)
-    return Batch.make(decode_seqs=g, decode_ctx=ctx, prefill_tokens=batch.prefill_tokens,
-                      prefill_ctx=batch.prefill_ctx, prefill_seqs=batch.prefill_seqs,
-                      pad_seqs=batch.pad_seqs + (g - batch.decode_seqs), pad_routing=pad_routing)
+    ctx = np.where(
+        pad, (batch.decode_seqs * batch.decode_ctx + (g - batch.decode_seqs)) / np.maximum(g, 1e-30), batch.decode_ctx
+    )
+    return Batch.make(
+        decode_seqs=g,
+        decode_ctx=ctx,
+        prefill_tokens=batch.prefill_tokens,
+        prefill_ctx=batch.prefill_ctx,
+        prefill_seqs=batch.prefill_seqs,
+        pad_seqs=batch.pad_seqs + (g - batch.decode_seqs),
+        pad_routing=pad_routing,
+    )
 
 
-def batch_caps(dep: Deployment, rows_per_seq: int, prefill_tokens_per_seq_step: float, pp: int,
-               backstop: bool = True, layout=None) -> dict[str, float]:
+def batch_caps(
+    dep: Deployment, rows_per_seq: int, prefill_tokens_per_seq_step: float, pp: int, backstop: bool = True, layout=None
+) -> dict[str, float]:
     """Decode-batch caps (sequences per instance) set by the engine limits.
 
     Args:
@@ -215,8 +225,9 @@ def batch_caps(dep: Deployment, rows_per_seq: int, prefill_tokens_per_seq_step: 
     if dep.max_running is not None or backstop:
         caps["max_running"] = float((dep.running_cap if dep.max_running is None else dep.max_running * scale) * pp)
     if dep.max_tokens_per_step is not None:
-        caps["max_tokens_per_step"] = (dep.max_tokens_per_step * scale * pp
-                                       / (rows_per_seq + prefill_tokens_per_seq_step))
+        caps["max_tokens_per_step"] = (
+            dep.max_tokens_per_step * scale * pp / (rows_per_seq + prefill_tokens_per_seq_step)
+        )
     return caps
 
 
@@ -240,8 +251,17 @@ def running_cap(model: ModelSpec, pricer, dep: Deployment, wl=None) -> dict:
     from jalapeno.deploy.memory_fit import decode_batch_cap
     from jalapeno.serve.kv_admission import decode_admission_ctx
 
-    n = decode_batch_cap(model, pricer.system, lay, dep.precision, decode_admission_ctx(wl, pricer.efficiency),
-                         pricer.efficiency, dep.mtp, memory_fraction=dep.memory_fraction, engine=dep.memory_profile)
+    n = decode_batch_cap(
+        model,
+        pricer.system,
+        lay,
+        dep.precision,
+        decode_admission_ctx(wl, pricer.efficiency),
+        pricer.efficiency,
+        dep.mtp,
+        memory_fraction=dep.memory_fraction,
+        engine=dep.memory_profile,
+    )
     return {"max_running": float(n), "source": src, "per": per}
 
 
@@ -258,7 +278,9 @@ def running_cap_text(cap: dict) -> str:
     n, src = cap["max_running"], cap["source"]
     if n is None:
         return f"its KV pool per {cap['per']} (no max_running stated)"
-    why = {"stated": "stated: --max-running or the engine recipe",
-           "kv_pool": "its KV pool at the workload mean context; no max_running stated",
-           "default": "the default backstop; no max_running stated"}[src]
+    why = {
+        "stated": "stated: --max-running or the engine recipe",
+        "kv_pool": "its KV pool at the workload mean context; no max_running stated",
+        "default": "the default backstop; no max_running stated",
+    }[src]
     return f"{n:,.0f} requests per {cap['per']} ({why})"

@@ -30,13 +30,22 @@ from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.layout import for_model
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.serve.admission_waits import running_slots
-from jalapeno.serve.analytic import ServingPoints, agg_head, agg_plan, agg_points, agg_tail, aggregated_batch_cap, requeue
+from jalapeno.serve.analytic import (
+    ServingPoints,
+    agg_head,
+    agg_plan,
+    agg_points,
+    agg_tail,
+    aggregated_batch_cap,
+    requeue,
+)
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
 
-def solve_concurrencies(model: ModelSpec, pricer: Pricer, deps: list[Deployment], wl: Workload, concurrency,
-                        iterations: int = 8) -> list[ServingPoints]:
+def solve_concurrencies(
+    model: ModelSpec, pricer: Pricer, deps: list[Deployment], wl: Workload, concurrency, iterations: int = 8
+) -> list[ServingPoints]:
     """serve/analytic.solve_concurrency of every deployment in ``deps`` at the concurrencies (N,), in order.
 
     A deployment whose batches a pass returns bitwise unchanged has reached its fixed point: the
@@ -57,8 +66,16 @@ def solve_concurrencies(model: ModelSpec, pricer: Pricer, deps: list[Deployment]
     for it in range(iterations + 1):
         todo = [i for i, f in enumerate(fixed) if not f]
         last = it == iterations
-        finish = _at_unique_batches(model, pricer, [deps[i] for i in todo], wl, [bs[i] for i in todo],
-                                    [fulls[i] for i in todo], [caps[i] for i in todo], not last)
+        finish = _at_unique_batches(
+            model,
+            pricer,
+            [deps[i] for i in todo],
+            wl,
+            [bs[i] for i in todo],
+            [fulls[i] for i in todo],
+            [caps[i] for i in todo],
+            not last,
+        )
         for k, (i, p) in enumerate(zip(todo, finish)):
             if last:
                 pts[i] = p
@@ -102,12 +119,25 @@ class _Finish:
         """Deployment ``k``'s points in full (analytic.agg_points), at every one of its batches."""
         model, pricer, deps, wl, plans, fulls, invs = self.args
         pts, inv = agg_points(model, pricer, deps[k], wl, plans[k], fulls[k]), invs[k]
-        return pts if inv is None else ServingPoints(**{f.name: (v[inv] if np.ndim(v) else v)
-                                                        for f in fields(pts) for v in (getattr(pts, f.name),)})
+        return (
+            pts
+            if inv is None
+            else ServingPoints(
+                **{f.name: (v[inv] if np.ndim(v) else v) for f in fields(pts) for v in (getattr(pts, f.name),)}
+            )
+        )
 
 
-def _at_unique_batches(model: ModelSpec, pricer: Pricer, deps: list[Deployment], wl: Workload, bs: list,
-                       fulls: list, caps: list, times_only: bool = False) -> _Finish:
+def _at_unique_batches(
+    model: ModelSpec,
+    pricer: Pricer,
+    deps: list[Deployment],
+    wl: Workload,
+    bs: list,
+    fulls: list,
+    caps: list,
+    times_only: bool = False,
+) -> _Finish:
     """analytic.aggregated_by_batch of each deployment at its batches ``bs[i]`` (N,), each distinct batch
     priced once: every concurrency past the instance's cap clips to the same batch, so a long explicit
     list (``-c 1..20000``) prices far fewer rows. Exact: a point depends on its batch only. Where the
@@ -117,7 +147,7 @@ def _at_unique_batches(model: ModelSpec, pricer: Pricer, deps: list[Deployment],
     plans, invs = [], []
     for d, b, full, cap in zip(deps, bs, fulls, caps):
         if full is not None or b.size < 2 or bool(np.all(b[1:] > b[:-1])):  # already distinct and sorted:
-            u, inv = b, None                                                   # np.unique would return it
+            u, inv = b, None  # np.unique would return it
         else:
             u, inv = np.unique(b, return_inverse=True)
             inv = None if u.size == b.size and np.array_equal(u, b) else inv
@@ -138,6 +168,14 @@ def _price_shared(model: ModelSpec, pricer: Pricer, deps: list[Deployment], batc
     for (lay, _, qlen), members in groups.items():
         lay = for_model(lay, model)
         ep = has_ep_all_to_all(model, lay)  # the overlap halves only for the deployments that read them (step_cost)
-        jobs.append((lay, members[0][0].precision, [b.distinct()[0] for _, b in members], qlen, ep,
-                     tuple(ep and pool_overlap(d.overlap, model, lay) == "tbo" for d, _ in members)))
+        jobs.append(
+            (
+                lay,
+                members[0][0].precision,
+                [b.distinct()[0] for _, b in members],
+                qlen,
+                ep,
+                tuple(ep and pool_overlap(d.overlap, model, lay) == "tbo" for d, _ in members),
+            )
+        )
     price_layouts(model, pricer, jobs)

@@ -39,8 +39,10 @@ from jalapeno.specs.workload import Workload
 #: two calls a layout, so it pays from several hundred chunk steps on; ``compare`` (8k1k: K' <= 32) stays joined.
 SPLIT_MIN_CHUNK_STEPS = 1024
 
-def faster_by_point(model: ModelSpec, pricer: Pricer, variants: list[Deployment], wl: Workload,
-                    batches) -> list[tuple[Deployment, ServingPoints]]:
+
+def faster_by_point(
+    model: ModelSpec, pricer: Pricer, variants: list[Deployment], wl: Workload, batches
+) -> list[tuple[Deployment, ServingPoints]]:
     """The serial deployment ``variants[0]`` and its two-batch-overlap variant ``variants[1]`` (the same layout)
     at decode batches ``batches`` (N,), each clipped to the instance's cap and each distinct clipped batch once
     (in order of first appearance): (deployment, its points) for the serial variant at the batches where it
@@ -52,8 +54,13 @@ def faster_by_point(model: ModelSpec, pricer: Pricer, variants: list[Deployment]
     first = np.sort(first)
     n, kd = plans[0][0].shape[0], _distinct_chunks(plans[0])
     split = first.size * kd >= SPLIT_MIN_CHUNK_STEPS
-    if kd and not split:  # few chunk steps: priced beside the step kinds (one call a variant), as aggregated_by_batch does
-        plans = [p[:-1] + (Batch.joined(p[-1], long_chunks(d, p[8], p[7], wl.decode_ctx)[1]),) for d, p in zip(variants, plans)]
+    if (
+        kd and not split
+    ):  # few chunk steps: priced beside the step kinds (one call a variant), as aggregated_by_batch does
+        plans = [
+            p[:-1] + (Batch.joined(p[-1], long_chunks(d, p[8], p[7], wl.decode_ctx)[1]),)
+            for d, p in zip(variants, plans)
+        ]
     # the overlap variant first: its call builds the batch's tables and their halves at once, the serial one reuses them
     heads = [agg_head(model, pricer, d, wl, p) for d, p in zip(variants[::-1], plans[::-1])][::-1]
     off, on = ({k: v[first] for k, v in h.items()} for h, _ in heads)
@@ -62,8 +69,11 @@ def faster_by_point(model: ModelSpec, pricer: Pricer, variants: list[Deployment]
     for d, plan_, head, (_, long_s), sel in zip(variants, plans, (off, on), heads, (~use, use)):
         if sel.any():
             rows = np.flatnonzero(sel)
-            long_s = _long_steps(model, pricer, d, wl, plan_, first[rows]) if split else \
-                tuple(a.reshape(n, -1)[first[rows]].ravel() if kd else a for a in long_s)
+            long_s = (
+                _long_steps(model, pricer, d, wl, plan_, first[rows])
+                if split
+                else tuple(a.reshape(n, -1)[first[rows]].ravel() if kd else a for a in long_s)
+            )
             out.append((d, agg_tail(pricer, d, wl, plan_, {k: v[rows] for k, v in head.items()}, long_s)))
     return out
 
@@ -73,8 +83,9 @@ def _distinct_chunks(plan_: tuple) -> int:
     return int(plan_[10][3].max()) + 1 if plan_[9] else 0
 
 
-def _long_steps(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple,
-                rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _long_steps(
+    model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The floored step times and intervals (s) of the long-prompt chunk steps of the plan's points ``rows``
     ((M·K',) each, point major, as agg_head gives them from a joined batch; empty where no prompt is that long)."""
     b_pre, lengths, long = plan_[7], plan_[8], plan_[9]
@@ -83,5 +94,6 @@ def _long_steps(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
     lay = dep.decode.layout
     chunks = long_chunks(dep, lengths, b_pre[rows], wl.decode_ctx)[1]
     step_s, interval_s = pool_step_times(model, pricer, dep, lay, chunks)
-    return floored_steps(step_s, chunks.decode_seqs - 1, chunks.prefill_tokens,
-                         prompt_floor_s(model, dep, pricer=pricer)), interval_s
+    return floored_steps(
+        step_s, chunks.decode_seqs - 1, chunks.prefill_tokens, prompt_floor_s(model, dep, pricer=pricer)
+    ), interval_s

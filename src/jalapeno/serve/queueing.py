@@ -153,8 +153,16 @@ def agg_queue_s(chunk_cost_s, chunks_per_step, step_s, concurrency) -> np.ndarra
 IDLE_ARRIVAL_POLL = False
 
 
-def poll_wait_s(recv_interval, step_s, concurrency, chunk_cost_s=0.0, chunks_per_step=0.0, decode_step_s=None,
-                prefill_step_s=None, busy_probability=None) -> np.ndarray:
+def poll_wait_s(
+    recv_interval,
+    step_s,
+    concurrency,
+    chunk_cost_s=0.0,
+    chunks_per_step=0.0,
+    decode_step_s=None,
+    prefill_step_s=None,
+    busy_probability=None,
+) -> np.ndarray:
     """Wait of an arrival for the scheduler to admit it and run its step (effect 4), s, (N,).
 
     A poll every step (n = 1): τ/2, the step in progress. With n > 1 and other users keeping the
@@ -247,8 +255,9 @@ def first_wave_s(prompts, isl: float, budget: float, step0_s, per_token_s) -> li
     return out
 
 
-def idle_start(ttft_ss: dict, waves: list[np.ndarray], extra_s, burst_fraction: float | None = None,
-               stall_s=0.0) -> dict:
+def idle_start(
+    ttft_ss: dict, waves: list[np.ndarray], extra_s, burst_fraction: float | None = None, stall_s=0.0
+) -> dict:
     """Run-level TTFT (mean and :data:`REQUESTS_PER_USER`-weighted quantiles) after an idle start.
 
     Args:
@@ -317,8 +326,17 @@ def _wave_steps(n: int, isl: float, budget: float) -> tuple[np.ndarray, np.ndarr
     return m.astype(int), w
 
 
-def fixed_cycle_s(prompts, isl: float, budget: float, decode_steps: int, front_s, step0_s, per_token_s,
-                  decode_step_s, recv_interval: int = 1) -> list[np.ndarray | None]:
+def fixed_cycle_s(
+    prompts,
+    isl: float,
+    budget: float,
+    decode_steps: int,
+    front_s,
+    step0_s,
+    per_token_s,
+    decode_step_s,
+    recv_interval: int = 1,
+) -> list[np.ndarray | None]:
     """Each prompt's TTFT in the periodic regime of a fixed-length closed loop (effect 6), per point.
 
     Args:
@@ -344,8 +362,9 @@ def fixed_cycle_s(prompts, isl: float, budget: float, decode_steps: int, front_s
     """
     n_all = np.maximum(np.rint(np.asarray(prompts, dtype=float)), 1).astype(int)
     shape = n_all.shape
-    f_all, t0_all, sig_all = (np.broadcast_to(np.asarray(v, dtype=float), shape)
-                              for v in (front_s, step0_s, per_token_s))
+    f_all, t0_all, sig_all = (
+        np.broadcast_to(np.asarray(v, dtype=float), shape) for v in (front_s, step0_s, per_token_s)
+    )
     every = max(int(recv_interval), 1)
     out: list[np.ndarray | None] = []
     for i, (n, f, t0, sig) in enumerate(zip(n_all.tolist(), f_all.tolist(), t0_all.tolist(), sig_all.tolist())):
@@ -379,8 +398,9 @@ def fixed_cycle_s(prompts, isl: float, budget: float, decode_steps: int, front_s
     return out
 
 
-def locked_cycle_s(prompts, isl: float, budget: float, step0_s: float, per_token_s: float,
-                   waves: int = REQUESTS_PER_USER - 1) -> list[np.ndarray]:
+def locked_cycle_s(
+    prompts, isl: float, budget: float, step0_s: float, per_token_s: float, waves: int = REQUESTS_PER_USER - 1
+) -> list[np.ndarray]:
     """Each prompt's time on a disaggregated prefill worker in the waves after the first of a
     fixed-length loop (effect 6), s: ``waves`` waves of n values each, per point.
 
@@ -435,8 +455,12 @@ def run_of_waves(first: np.ndarray, cycle: np.ndarray, extra: float) -> dict:
     (1.1, 1.0)
     """
     vals = np.concatenate([first + extra, cycle])
-    wts = np.concatenate([np.full(first.size, 1.0 / (REQUESTS_PER_USER * first.size)),
-                          np.full(cycle.size, (REQUESTS_PER_USER - 1.0) / (REQUESTS_PER_USER * cycle.size))])
+    wts = np.concatenate(
+        [
+            np.full(first.size, 1.0 / (REQUESTS_PER_USER * first.size)),
+            np.full(cycle.size, (REQUESTS_PER_USER - 1.0) / (REQUESTS_PER_USER * cycle.size)),
+        ]
+    )
     order = np.argsort(vals)
     vals, cum = vals[order], np.cumsum(wts[order])
     out = {None: float(np.sum(vals * wts[order]))}

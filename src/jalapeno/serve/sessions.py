@@ -128,8 +128,11 @@ def _tier_chain(model, pricer, dep) -> list[tuple[str, str, float, float, float]
     lay = dep.decode.layout
     kv1 = float(kv_bytes_per_seq_per_chip(model, lay, dep.precision, 1.0))
     tokens_per_byte = lay.dp * lay.cp / kv1  # a token's KV lives on chips/dp chips of the instance
-    return [(t.name, t.link, t.capacity_bytes * tokens_per_byte, t.bandwidth_bytes_per_s, t.latency_s)
-            for t in pricer.system.kv_tiers if t.usable]
+    return [
+        (t.name, t.link, t.capacity_bytes * tokens_per_byte, t.bandwidth_bytes_per_s, t.latency_s)
+        for t in pricer.system.kv_tiers
+        if t.usable
+    ]
 
 
 def placement(volume, hbm_free, capacities) -> np.ndarray:
@@ -153,8 +156,15 @@ def placement(volume, hbm_free, capacities) -> np.ndarray:
     return np.stack(shares, axis=1)
 
 
-def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: AgenticSpec, decode_batch,
-                      use_tiers: bool = True, iterations: int = 40) -> SessionPoints:
+def sessions_by_batch(
+    model: ModelSpec,
+    pricer: Pricer,
+    dep: Deployment,
+    spec: AgenticSpec,
+    decode_batch,
+    use_tiers: bool = True,
+    iterations: int = 40,
+) -> SessionPoints:
     """Agentic points of one aggregated instance at decode batches ``decode_batch`` (N,).
 
     ``use_tiers=False`` keeps only HBM (a prefix evicted from it is recomputed). Points whose
@@ -169,8 +179,11 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
     from jalapeno.errors import SpecError
 
     if dep.prefill is not None:
-        raise SpecError("serving", "agentic sessions are modelled on aggregated instances",
-                        "use --serving agg (the prefix cache lives with the instance that prefills)")
+        raise SpecError(
+            "serving",
+            "agentic sessions are modelled on aggregated instances",
+            "use --serving agg (the prefix cache lives with the instance that prefills)",
+        )
     eff, lay, prec = pricer.efficiency, dep.decode.layout, dep.precision
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
     K, r, theta = spec.turns, float(spec.reply_tokens), float(spec.think_s)
@@ -180,13 +193,28 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
     budget = float(dep.prefill_budget(lay))
     pb = float(dep.prompt_budget(lay))  # one prompt's tokens a step, on its attention-DP rank (cost/adp_rank.py)
     ctx_ref = spec.final_context_tokens / 2
-    cap_tokens = decode_batch_cap(model, pricer.system, lay, prec, ctx_ref, eff, dep.mtp, budget,
-                                  memory_fraction=dep.memory_fraction, engine=dep.memory_profile) * ctx_ref
+    cap_tokens = (
+        decode_batch_cap(
+            model,
+            pricer.system,
+            lay,
+            prec,
+            ctx_ref,
+            eff,
+            dep.mtp,
+            budget,
+            memory_fraction=dep.memory_fraction,
+            engine=dep.memory_profile,
+        )
+        * ctx_ref
+    )
     chain = _tier_chain(model, pricer, dep) if use_tiers else []
     nbar0 = float(new0.mean())
-    caps = {"kv_capacity": cap_tokens / (ctx_dec + nbar0),
-            "prefill_budget": budget * D / nbar0 * lay.pp,
-            **batch_caps(dep, query_len(dep.mtp), nbar0 / D, lay.pp, layout=lay)}
+    caps = {
+        "kv_capacity": cap_tokens / (ctx_dec + nbar0),
+        "prefill_budget": budget * D / nbar0 * lay.pp,
+        **batch_caps(dep, query_len(dep.mtp), nbar0 / D, lay.pp, layout=lay),
+    }
     cap_name = min(caps, key=caps.get)
     b_req = np.atleast_1d(np.asarray(decode_batch, dtype=float))
     b_all = np.minimum(b_req, max(caps[cap_name], 0.0))
@@ -214,31 +242,58 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
         # each in prefill for its n̄/chunk steps of t_p (the one-chunk step): m = (p/chunk)·t_p/t_d
         g = np.ones_like(p_mb)
         if lay.dp > 1:
-            t1 = pool_step_cost(model, pricer, dep, lay, graph_padded(dep, lay, Batch.make(
-                decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx_dec,
-                prefill_tokens=np.concatenate([np.zeros(n), chunk]), prefill_ctx=np.concatenate([np.zeros(n), w_ctx]),
-                prefill_seqs=np.concatenate([np.zeros(n), np.ones(n)])))).step_time_s
+            t1 = pool_step_cost(
+                model,
+                pricer,
+                dep,
+                lay,
+                graph_padded(
+                    dep,
+                    lay,
+                    Batch.make(
+                        decode_seqs=np.concatenate([b_mb, b_mb]),
+                        decode_ctx=ctx_dec,
+                        prefill_tokens=np.concatenate([np.zeros(n), chunk]),
+                        prefill_ctx=np.concatenate([np.zeros(n), w_ctx]),
+                        prefill_seqs=np.concatenate([np.zeros(n), np.ones(n)]),
+                    ),
+                ),
+            ).step_time_s
             m = p_mb / chunk * t1[n:] / np.maximum(t1[:n], 1e-12)
             g = np.minimum(np.where(m > 1e-12, m / np.maximum(-np.expm1(-m), 1e-12), 1.0), float(lay.dp))
         p_big = np.minimum(np.maximum(p_mb, g * chunk), budget)
         ks = samp.size
         ch_k = np.minimum(new[:, samp], pb)
         # the decode-only rows (first n) priced in one call with the prompt-carrying ones, as serve/analytic.agg_plan
-        sc = pool_step_cost(model, pricer, dep, lay, graph_padded(dep, lay, Batch.make(
-            decode_seqs=np.concatenate([b_mb, b_mb, np.repeat(b_mb, ks), np.repeat(b_mb, ks)]),
-            decode_ctx=ctx_dec,
-            prefill_tokens=np.concatenate([np.zeros(n), p_big, ch_k.ravel(), np.full(n * ks, pb)]),
-            prefill_ctx=np.concatenate([np.zeros(n), w_ctx, (pre_ctx[:, samp] + ch_k / 2).ravel(),
-                                        np.tile(prefix[samp] / 2, n)]),
-            prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)]))))
+        sc = pool_step_cost(
+            model,
+            pricer,
+            dep,
+            lay,
+            graph_padded(
+                dep,
+                lay,
+                Batch.make(
+                    decode_seqs=np.concatenate([b_mb, b_mb, np.repeat(b_mb, ks), np.repeat(b_mb, ks)]),
+                    decode_ctx=ctx_dec,
+                    prefill_tokens=np.concatenate([np.zeros(n), p_big, ch_k.ravel(), np.full(n * ks, pb)]),
+                    prefill_ctx=np.concatenate(
+                        [np.zeros(n), w_ctx, (pre_ctx[:, samp] + ch_k / 2).ravel(), np.tile(prefix[samp] / 2, n)]
+                    ),
+                    prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)]),
+                ),
+            ),
+        )
         t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
         f = np.minimum(p_mb / p_big, 1.0)
-        tau = (1 - f) * t_dec + f * sc.step_time_s[n:2 * n]
+        tau = (1 - f) * t_dec + f * sc.step_time_s[n : 2 * n]
+
         def interp(y):
             return np.stack([np.interp(kk, samp, row) for row in y])
-        chunk_s = sc.step_time_s[2 * n:2 * n + n * ks].reshape(n, ks)
+
+        chunk_s = sc.step_time_s[2 * n : 2 * n + n * ks].reshape(n, ks)
         prefill_s = interp(chunk_s * np.ceil(new[:, samp] / pb))
-        recompute_s = interp(sc.step_time_s[2 * n + n * ks:].reshape(n, ks)) * prefix[None, :] / pb
+        recompute_s = interp(sc.step_time_s[2 * n + n * ks :].reshape(n, ks)) * prefix[None, :] / pb
         lam = np.where(b > 0, b / (D * tau), 0.0)
         X = lam / K
         volume = X * theta * (isl + r).sum()
@@ -246,17 +301,36 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
         w = placement(volume, np.maximum(cap_tokens - running, 0.0), [c[2] for c in chain])
         # per lower tier and turn: reload (latency + bytes/bandwidth) or recompute, whichever is faster
         reload = np.stack([c[4] + kv_pc / c[3] for c in chain]) if chain else np.zeros((0, K))  # (T, K)
-        use = reload[None, :, :] < recompute_s[:, None, :]                                      # (n, T, K)
+        use = reload[None, :, :] < recompute_s[:, None, :]  # (n, T, K)
         use[:, :, 0] = False
-        share = w[:, 1:-1, None]                                                                 # (n, T, 1)
-        target = w[:, -1:] + (share * ~use).sum(axis=1)                                          # (n, K)
+        share = w[:, 1:-1, None]  # (n, T, 1)
+        target = w[:, -1:] + (share * ~use).sum(axis=1)  # (n, K)
         target[:, 0] = 0.0
-        rho = (X[:, None] * (share[:, :, 0:1] * use * kv_pc[None, None, :]).sum(axis=2)
-               / np.array([c[3] for c in chain])[None, :] / lay.dp) if chain else np.zeros((n, 0))
-        wait = np.where(rho < 1, rho / (2 * np.maximum(1 - rho, 1e-9)), np.inf)                   # (n, T)
-        reload_k = (share * use * reload[None, :, :] * (1 + wait[:, :, None])).sum(axis=1)       # (n, K)
-        return {"b": b, "sc": sc, "f": f, "tau": tau, "prefill_s": prefill_s, "recompute_s": recompute_s, "X": X, "w": w,
-                "target": target, "reload_k": reload_k, "rho": rho.max(axis=1) if chain else np.zeros(n)}
+        rho = (
+            (
+                X[:, None]
+                * (share[:, :, 0:1] * use * kv_pc[None, None, :]).sum(axis=2)
+                / np.array([c[3] for c in chain])[None, :]
+                / lay.dp
+            )
+            if chain
+            else np.zeros((n, 0))
+        )
+        wait = np.where(rho < 1, rho / (2 * np.maximum(1 - rho, 1e-9)), np.inf)  # (n, T)
+        reload_k = (share * use * reload[None, :, :] * (1 + wait[:, :, None])).sum(axis=1)  # (n, K)
+        return {
+            "b": b,
+            "sc": sc,
+            "f": f,
+            "tau": tau,
+            "prefill_s": prefill_s,
+            "recompute_s": recompute_s,
+            "X": X,
+            "w": w,
+            "target": target,
+            "reload_k": reload_k,
+            "rho": rho.max(axis=1) if chain else np.zeros(n),
+        }
 
     n = b_u.shape[0]
     miss = np.zeros((n, K))
@@ -282,16 +356,17 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
         e = evaluate(b_u[idx], m)
         ev = {k: _put(ev[k], idx, e[k]) for k in ev if k != "sc"} | {"sc": ev["sc"], "sc_spill": (idx, e["sc"])}
     sc, f, tau = ev["sc"], ev["f"], ev["tau"]
-    attr = np.stack([(1 - f) * sc.attribution_s[k][:n] + f * sc.attribution_s[k][n:2 * n] for k in BOUNDS])
-    fits = sc.feasible[:n] & sc.feasible[n:2 * n]
-    reason = np.where(sc.feasible[:n], sc.reason[n:2 * n], sc.reason[:n]).astype(object)
+    attr = np.stack([(1 - f) * sc.attribution_s[k][:n] + f * sc.attribution_s[k][n : 2 * n] for k in BOUNDS])
+    fits = sc.feasible[:n] & sc.feasible[n : 2 * n]
+    reason = np.where(sc.feasible[:n], sc.reason[n : 2 * n], sc.reason[:n]).astype(object)
     if "sc_spill" in ev:
         idx, s2 = ev["sc_spill"]
         m2 = idx.size
-        attr[:, idx] = np.stack([(1 - f[idx]) * s2.attribution_s[k][:m2] + f[idx] * s2.attribution_s[k][m2:2 * m2]
-                                 for k in BOUNDS])
-        fits[idx] = s2.feasible[:m2] & s2.feasible[m2:2 * m2]
-        reason[idx] = np.where(s2.feasible[:m2], s2.reason[m2:2 * m2], s2.reason[:m2])
+        attr[:, idx] = np.stack(
+            [(1 - f[idx]) * s2.attribution_s[k][:m2] + f[idx] * s2.attribution_s[k][m2 : 2 * m2] for k in BOUNDS]
+        )
+        fits[idx] = s2.feasible[:m2] & s2.feasible[m2 : 2 * m2]
+        reason[idx] = np.where(s2.feasible[:m2], s2.reason[m2 : 2 * m2], s2.reason[:m2])
     bound, margin = rank_bounds(attr)
     X, w, rho = ev["X"], ev["w"], ev["rho"]
     wait = dep.recv_interval * tau / 2
@@ -319,17 +394,35 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
     share = np.where(rec, rec_loss, np.where(spilled, reload_total / task, 0.0))
     fits &= b_u > 0
     ok_link = rho < MAX_LINK_UTILISATION
-    reason = np.where(~fits, np.where(b_u > 0, reason, "no sequence fits in the KV cache; shard wider"),
-                      np.where(ok_link, "", "the KV reload link is saturated (utilisation >= 0.95); "
-                               "fewer sessions or a faster tier"))
+    reason = np.where(
+        ~fits,
+        np.where(b_u > 0, reason, "no sequence fits in the KV cache; shard wider"),
+        np.where(ok_link, "", "the KV reload link is saturated (utilisation >= 0.95); fewer sessions or a faster tier"),
+    )
     pts = SessionPoints(
-        sessions=X * task, decode_batch=ev["b"], tasks_per_s=X, task_time_s=task, task_time_p90_s=task + Z90 * sd,
-        ttft_turn_s=ttft, tpot_s=tau / a, step_time_s=tau, reload_s_per_task=reload_total,
-        recompute_tokens_per_task=(miss * prefix[None, :]).sum(axis=1), hit_rate=hit, kv_tier=tier,
-        kv_tier_share=w[np.arange(n), deepest], link_utilisation=rho, kv_bound=kv_bound, kv_bound_share=share, bound=np.where(fits, bound, "hbm_capacity"),
-        bound_margin=margin, chips=np.full(n, float(lay.chips)),
+        sessions=X * task,
+        decode_batch=ev["b"],
+        tasks_per_s=X,
+        task_time_s=task,
+        task_time_p90_s=task + Z90 * sd,
+        ttft_turn_s=ttft,
+        tpot_s=tau / a,
+        step_time_s=tau,
+        reload_s_per_task=reload_total,
+        recompute_tokens_per_task=(miss * prefix[None, :]).sum(axis=1),
+        hit_rate=hit,
+        kv_tier=tier,
+        kv_tier_share=w[np.arange(n), deepest],
+        link_utilisation=rho,
+        kv_bound=kv_bound,
+        kv_bound_share=share,
+        bound=np.where(fits, bound, "hbm_capacity"),
+        bound_margin=margin,
+        chips=np.full(n, float(lay.chips)),
         limit=np.where(ev["b"] < b_u * (1 - 1e-9), "prefill_budget", "").astype(object),
-        feasible=fits & ok_link, reason=reason.astype(object))
+        feasible=fits & ok_link,
+        reason=reason.astype(object),
+    )
     out = pts.take(inv)
     return replace(out, limit=np.where(b_req > caps[cap_name], cap_name, out.limit).astype(object))
 
@@ -340,8 +433,9 @@ def _put(base: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
     return out
 
 
-def sessions_at(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: AgenticSpec, sessions,
-                use_tiers: bool = True) -> SessionPoints:
+def sessions_at(
+    model: ModelSpec, pricer: Pricer, dep: Deployment, spec: AgenticSpec, sessions, use_tiers: bool = True
+) -> SessionPoints:
     """Points at requested sessions in flight (N,) per instance: N(B) tabulated on a geometric grid
     of decode batches, inverted log-log and refined by secant steps; beyond the batch cap the extra
     sessions wait for admission (task time grows by the wait, throughput stays flat)."""

@@ -78,21 +78,35 @@ class AgenticSpec:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise SpecError(f"agentic.{k}", f"must be a positive integer, got {v!r}", f"give {k} >= 1")
         if self.turns > MAX_TURNS:
-            raise SpecError("agentic.turns", f"{self.turns:,} turns per session is over {MAX_TURNS:,} (a plausibility "
-                            "bound; agent trajectories run tens of turns)", "give the turns of one task, e.g. 40")
+            raise SpecError(
+                "agentic.turns",
+                f"{self.turns:,} turns per session is over {MAX_TURNS:,} (a plausibility "
+                "bound; agent trajectories run tens of turns)",
+                "give the turns of one task, e.g. 40",
+            )
         if self.final_context_tokens > MAX_CONTEXT_TOKENS:
-            raise SpecError("agentic.turns", f"the last turn's context, system_prompt_tokens + turns x (tool_output_tokens "
-                            f"+ reply_tokens) = {self.final_context_tokens:,} tokens, is over {MAX_CONTEXT_TOKENS:,} "
-                            "(the longest public model context)", "give fewer turns or shorter tool outputs and replies")
+            raise SpecError(
+                "agentic.turns",
+                f"the last turn's context, system_prompt_tokens + turns x (tool_output_tokens "
+                f"+ reply_tokens) = {self.final_context_tokens:,} tokens, is over {MAX_CONTEXT_TOKENS:,} "
+                "(the longest public model context)",
+                "give fewer turns or shorter tool outputs and replies",
+            )
         if self.reply_tokens < 2:
             raise SpecError("agentic.reply_tokens", "TPOT needs at least 2 output tokens", "give reply_tokens >= 2")
         if not (isinstance(self.think_s, (int, float)) and np.isfinite(self.think_s) and self.think_s >= 0):
-            raise SpecError("agentic.think_s", f"must be a finite number >= 0, got {self.think_s!r}",
-                            "give the seconds between turns (0 for none)")
+            raise SpecError(
+                "agentic.think_s",
+                f"must be a finite number >= 0, got {self.think_s!r}",
+                "give the seconds between turns (0 for none)",
+            )
         if self.think_s > MAX_THINK_S:  # think_s = 1e12 ran: tasks of 3e12 s, a KV prefix held for millennia
-            raise SpecError("agentic.think_s", f"{self.think_s:g} s between turns is over {MAX_THINK_S:,} s (one day): "
-                            "turns that far apart are separate sessions, not one whose prefix a KV cache holds",
-                            "give the seconds between turns (tool execution, user time; the presets use 2-20)")
+            raise SpecError(
+                "agentic.think_s",
+                f"{self.think_s:g} s between turns is over {MAX_THINK_S:,} s (one day): "
+                "turns that far apart are separate sessions, not one whose prefix a KV cache holds",
+                "give the seconds between turns (tool execution, user time; the presets use 2-20)",
+            )
         if not (0 <= self.jitter < 1):
             raise SpecError("agentic.jitter", f"must be in [0, 1), got {self.jitter!r}", "use e.g. 0.2")
 
@@ -111,8 +125,9 @@ class AgenticSpec:
         142800
         """
         top = 1 + self.jitter
-        return self.system_prompt_tokens + self.turns * (int(self.tool_output_tokens * top + 1e-9)
-                                                         + max(2, int(self.reply_tokens * top + 1e-9)))
+        return self.system_prompt_tokens + self.turns * (
+            int(self.tool_output_tokens * top + 1e-9) + max(2, int(self.reply_tokens * top + 1e-9))
+        )
 
     def turn_isl(self) -> np.ndarray:
         """(K,) mean input tokens of each turn: S + (k + 1)·u + k·r."""
@@ -136,40 +151,82 @@ class AgenticSpec:
 
     def as_dict(self) -> dict:
         """The spec as JSON (its fields and the final context, tokens; think time in s)."""
-        return {"agentic": self.name, "turns": self.turns, "system_prompt_tokens": self.system_prompt_tokens,
-                "tool_output_tokens": self.tool_output_tokens, "reply_tokens": self.reply_tokens,
-                "think_s": self.think_s, "jitter": self.jitter, "final_context_tokens": self.final_context_tokens}
+        return {
+            "agentic": self.name,
+            "turns": self.turns,
+            "system_prompt_tokens": self.system_prompt_tokens,
+            "tool_output_tokens": self.tool_output_tokens,
+            "reply_tokens": self.reply_tokens,
+            "think_s": self.think_s,
+            "jitter": self.jitter,
+            "final_context_tokens": self.final_context_tokens,
+        }
 
 
-_SWE = ("median SWE-agent trajectory length 29-78 steps per task (nilenso SWE-Bench Pro trajectory analysis, "
-        "2,920 trajectories of 4 models; nilenso.github.io/swe-bench-pro-cost-token-time-analysis)")
+_SWE = (
+    "median SWE-agent trajectory length 29-78 steps per task (nilenso SWE-Bench Pro trajectory analysis, "
+    "2,920 trajectories of 4 models; nilenso.github.io/swe-bench-pro-cost-token-time-analysis)"
+)
 
 #: Presets. Turn counts are sourced where a public figure exists; token sizes and think times
 #: are named assumptions (docs/agentic.md §2 gives the reasoning for each).
 AGENTIC_PRESETS = {
     "coding-agent": AgenticSpec(
-        "coding-agent", 40, 6000, 2500, 350, 2.0,
+        "coding-agent",
+        40,
+        6000,
+        2500,
+        350,
+        2.0,
         description="40 turns, context 6K -> ~120K tokens, 2 s tool time",
         source=f"turns: {_SWE}; 6K system prompt + tool schemas, ~2.5K-token tool outputs (file reads, test logs), "
-               "~350-token replies (one tool call or edit) and 2 s tool execution are assumptions"),
+        "~350-token replies (one tool call or edit) and 2 s tool execution are assumptions",
+    ),
     "research-agent": AgenticSpec(
-        "research-agent", 20, 3000, 4000, 500, 3.0,
+        "research-agent",
+        20,
+        3000,
+        4000,
+        500,
+        3.0,
         description="20 turns, context 3K -> ~93K tokens, 3 s search/fetch time",
         source="assumption: a browsing agent that searches and reads ~20 pages per question, each page trimmed "
-               "to ~4K tokens, ~500-token replies (reasoning + next query), ~3 s per web search/fetch"),
+        "to ~4K tokens, ~500-token replies (reasoning + next query), ~3 s per web search/fetch",
+    ),
     "long-memory-chat": AgenticSpec(
-        "long-memory-chat", 12, 16000, 300, 600, 20.0,
+        "long-memory-chat",
+        12,
+        16000,
+        300,
+        600,
+        20.0,
         description="12 turns over a 16K-token memory, context 16K -> ~27K, 20 s between user messages",
         source="assumption: a chat assistant with ~16K tokens of retrieved long-term memory + system prompt, "
-               "~300-token user messages, ~600-token replies, a user who reads and types for ~20 s"),
+        "~300-token user messages, ~600-token replies, a user who reads and types for ~20 s",
+    ),
     "chat-agent": AgenticSpec(
-        "chat-agent", 8, 1500, 600, 300, 5.0,
+        "chat-agent",
+        8,
+        1500,
+        600,
+        300,
+        5.0,
         description="8 turns, context 1.5K -> ~8.7K tokens, 5 s user/tool time",
-        source="assumption (the simulator's original short chat preset)"),
+        source="assumption (the simulator's original short chat preset)",
+    ),
 }
 
-_KEYS = {"turns": int, "system_prompt_tokens": int, "tool_output_tokens": int, "reply_tokens": int,
-         "think_s": float, "jitter": float, "description": str, "source": str, "name": str}
+_KEYS = {
+    "turns": int,
+    "system_prompt_tokens": int,
+    "tool_output_tokens": int,
+    "reply_tokens": int,
+    "think_s": float,
+    "jitter": float,
+    "description": str,
+    "source": str,
+    "name": str,
+}
 
 
 def agentic_from_toml(path: str | Path) -> AgenticSpec:
@@ -181,33 +238,46 @@ def agentic_from_toml(path: str | Path) -> AgenticSpec:
     from jalapeno.specs.files import parse_toml, read_user_text, toml_syntax_fix
 
     p = Path(path)
-    text = read_user_text(p, "an agentic workload TOML file",
-                          f"use a preset ({', '.join(AGENTIC_PRESETS)}) or the path of a TOML file")
+    text = read_user_text(
+        p, "an agentic workload TOML file", f"use a preset ({', '.join(AGENTIC_PRESETS)}) or the path of a TOML file"
+    )
     try:
         data = parse_toml(text)
     except tomllib.TOMLDecodeError as e:
-        raise SpecError(str(p), f"malformed TOML: {e}", toml_syntax_fix(text, p, "turns = 40 (docs/agentic.md)")) from None
+        raise SpecError(
+            str(p), f"malformed TOML: {e}", toml_syntax_fix(text, p, "turns = 40 (docs/agentic.md)")
+        ) from None
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
-        raise SpecError(f"{p.name}: {unknown[0]}", f"unknown key{choice_hint(unknown[0], _KEYS)}",
-                        f"use only {', '.join(_KEYS)}")  # 'turn = 40' named no key meant (break50)
+        raise SpecError(
+            f"{p.name}: {unknown[0]}", f"unknown key{choice_hint(unknown[0], _KEYS)}", f"use only {', '.join(_KEYS)}"
+        )  # 'turn = 40' named no key meant (break50)
     for k in ("turns", "system_prompt_tokens", "tool_output_tokens", "reply_tokens", "think_s"):
         if k not in data:
             raise SpecError(f"{p.name}: {k}", "missing", f"add {k} = <number> (docs/agentic.md §2)")
     kw = {}
     for k, v in data.items():
         typ = _KEYS[k]
-        ok = (isinstance(v, int) and not isinstance(v, bool)) if typ is int else (
-            isinstance(v, (int, float)) and not isinstance(v, bool)) if typ is float else isinstance(v, str)
+        ok = (
+            (isinstance(v, int) and not isinstance(v, bool))
+            if typ is int
+            else (isinstance(v, (int, float)) and not isinstance(v, bool))
+            if typ is float
+            else isinstance(v, str)
+        )
         if not ok:
             # was 'expected int ... write turns as a int'
             kind, example = {int: ("a whole number", f"{k} = 40"), float: ("a number", f"{k} = 2.5")}.get(
-                typ, ("text in double quotes", f'{k} = "..."'))
+                typ, ("text in double quotes", f'{k} = "..."')
+            )
             raise SpecError(f"{p.name}: {k}", f"must be {kind}, got {as_written(v)}", f"write e.g. {example}")
         kw[k] = float(v) if typ is float else v
     if not kw.get("name", "x").strip():  # name = "" titled every table 'agentic:' with no name
-        raise SpecError(f"{p.name}: name", f"is empty ({kw['name']!r})", f'write name = "{p.stem}", or leave it out '
-                        "for the file's name")
+        raise SpecError(
+            f"{p.name}: name",
+            f"is empty ({kw['name']!r})",
+            f'write name = "{p.stem}", or leave it out for the file\'s name',
+        )
     kw.setdefault("name", p.stem)
     kw.setdefault("source", f"user file {p.name}")
     try:
@@ -225,11 +295,17 @@ def get_agentic(name: str) -> AgenticSpec:
     """
     key = name.removeprefix("agentic:").strip()
     if not key:  # 'agentic:' ran the coding-agent preset, silently
-        raise SpecError("--workload", "'agentic:' names no agentic preset or file",
-                        f"write agentic:{'|agentic:'.join(AGENTIC_PRESETS)} or agentic:path/to/agent.toml")
+        raise SpecError(
+            "--workload",
+            "'agentic:' names no agentic preset or file",
+            f"write agentic:{'|agentic:'.join(AGENTIC_PRESETS)} or agentic:path/to/agent.toml",
+        )
     if key in AGENTIC_PRESETS:
         return AGENTIC_PRESETS[key]
     if key.lower().endswith(".toml") or Path(key).exists():  # A.TOML too (round 32 read an existing one only)
         return agentic_from_toml(key)
-    raise UnknownNameError("--workload", f"unknown agentic preset {key!r}{choice_hint(key, AGENTIC_PRESETS)}",
-                           f"use agentic:{'|agentic:'.join(AGENTIC_PRESETS)} or agentic:path/to/agent.toml")
+    raise UnknownNameError(
+        "--workload",
+        f"unknown agentic preset {key!r}{choice_hint(key, AGENTIC_PRESETS)}",
+        f"use agentic:{'|agentic:'.join(AGENTIC_PRESETS)} or agentic:path/to/agent.toml",
+    )

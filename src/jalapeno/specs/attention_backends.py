@@ -25,8 +25,14 @@ from types import MappingProxyType
 from jalapeno.errors import SpecError
 
 #: backend names a recipe may give: vLLM's attention backends (``--attention-backend``, lower case)
-ATTENTION_BACKENDS: tuple[str, ...] = ("rocm_aiter_unified_attn", "rocm_aiter_fa", "rocm_attn", "triton_attn",
-                                       "flash_attn", "flashinfer")
+ATTENTION_BACKENDS: tuple[str, ...] = (
+    "rocm_aiter_unified_attn",
+    "rocm_aiter_fa",
+    "rocm_attn",
+    "triton_attn",
+    "flash_attn",
+    "flashinfer",
+)
 _KEYS = {"backend", "systems", "decode_hbm_fraction", "decode_extra_s", "kv_formats", "source", "assumed"}
 
 
@@ -42,8 +48,11 @@ def check_attention_backend(value, field: str = "attention_backend") -> None:
         SpecError: ``value`` is not None and not one of :data:`ATTENTION_BACKENDS`.
     """
     if value is not None and value not in ATTENTION_BACKENDS:
-        raise SpecError(field, f"unknown attention backend {value!r}",
-                        f"use one of {', '.join(ATTENTION_BACKENDS)} (vLLM --attention-backend, lower case)")
+        raise SpecError(
+            field,
+            f"unknown attention backend {value!r}",
+            f"use one of {', '.join(ATTENTION_BACKENDS)} (vLLM --attention-backend, lower case)",
+        )
 
 
 def parse_attention_backends(raw: dict, where: str = "attention_backends.toml") -> MappingProxyType:
@@ -58,33 +67,50 @@ def parse_attention_backends(raw: dict, where: str = "attention_backends.toml") 
     for i, e in enumerate(raw.get("entry", [])):
         w = f"{where}: entry[{i}]"
         if not isinstance(e, dict) or set(e) - _KEYS:
-            raise SpecError(w, f"unknown keys {sorted(set(e) - _KEYS) if isinstance(e, dict) else e!r}",
-                            f"use {', '.join(sorted(_KEYS))}")
+            raise SpecError(
+                w,
+                f"unknown keys {sorted(set(e) - _KEYS) if isinstance(e, dict) else e!r}",
+                f"use {', '.join(sorted(_KEYS))}",
+            )
         check_attention_backend(e.get("backend"), f"{w}.backend")
         f = e.get("decode_hbm_fraction")
         if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0.0 < f <= 1.0:
-            raise SpecError(f"{w}.decode_hbm_fraction", f"{f!r}", "give the achieved fraction of the HBM peak, in (0, 1]")
+            raise SpecError(
+                f"{w}.decode_hbm_fraction", f"{f!r}", "give the achieved fraction of the HBM peak, in (0, 1]"
+            )
         x = e.get("decode_extra_s", 0.0)
         if isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0.0:
-            raise SpecError(f"{w}.decode_extra_s", f"{x!r}",
-                            "give the backend's extra fixed latency per decode attention call in seconds, >= 0")
+            raise SpecError(
+                f"{w}.decode_extra_s",
+                f"{x!r}",
+                "give the backend's extra fixed latency per decode attention call in seconds, >= 0",
+            )
         if not str(e.get("source", "")).strip():
             raise SpecError(f"{w}.source", "no source", "cite the published timing and the arithmetic")
         for s in e.get("systems", ()):
             for kv in e.get("kv_formats", ("",)):
                 if (s, e["backend"], kv) in out:
-                    raise SpecError(f"{w}.systems", f"{s!r} has two entries for {e['backend']}"
-                                    + (f" with KV {kv}" if kv else ""), "keep one")
-                out[(s, e["backend"], kv)] = MappingProxyType({
-                    "decode_hbm_fraction": float(f), "decode_extra_s": float(x), "source": e["source"],
-                    "assumed": e.get("assumed", "")})
+                    raise SpecError(
+                        f"{w}.systems",
+                        f"{s!r} has two entries for {e['backend']}" + (f" with KV {kv}" if kv else ""),
+                        "keep one",
+                    )
+                out[(s, e["backend"], kv)] = MappingProxyType(
+                    {
+                        "decode_hbm_fraction": float(f),
+                        "decode_extra_s": float(x),
+                        "source": e["source"],
+                        "assumed": e.get("assumed", ""),
+                    }
+                )
     return MappingProxyType(out)
 
 
 @lru_cache(maxsize=1)
 def _data() -> MappingProxyType:
     return parse_attention_backends(
-        tomllib.loads((resources.files("jalapeno") / "data" / "attention_backends.toml").read_text()))
+        tomllib.loads((resources.files("jalapeno") / "data" / "attention_backends.toml").read_text())
+    )
 
 
 def attention_backend_entry(system: str, backend: str, kv_format: str | None = None) -> MappingProxyType | None:

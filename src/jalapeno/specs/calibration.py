@@ -43,14 +43,20 @@ def _calibration_path(which: str, system: str) -> Path | None:
     if p.suffix.lower() == ".toml":  # MY.TOML was 'a file but not a calibration .toml'
         return p
     if p.is_file():  # ``--efficiency points.csv`` was "points.csv/h200.toml not found"
-        raise UnknownNameError("efficiency", f"{which} is a file but not a calibration .toml",
-                               "give a set name (calibrated, low, high, spec), a calibration .toml file or a "
-                               "directory written by `jalapeno calibrate --out-dir DIR` (holding <system>.toml)")
+        raise UnknownNameError(
+            "efficiency",
+            f"{which} is a file but not a calibration .toml",
+            "give a set name (calibrated, low, high, spec), a calibration .toml file or a "
+            "directory written by `jalapeno calibrate --out-dir DIR` (holding <system>.toml)",
+        )
     if "/" in which or "\\" in which or p.is_dir():
         if not p.is_dir():  # was "DIR/h200.toml not found" for a folder that does not exist
-            raise UnknownNameError("efficiency", f"the folder {which} does not exist",
-                                   "give a set name (calibrated, low, high, spec), an existing directory written by "
-                                   "`jalapeno calibrate --out-dir DIR` (holding <system>.toml) or a calibration .toml file")
+            raise UnknownNameError(
+                "efficiency",
+                f"the folder {which} does not exist",
+                "give a set name (calibrated, low, high, spec), an existing directory written by "
+                "`jalapeno calibrate --out-dir DIR` (holding <system>.toml) or a calibration .toml file",
+            )
         f = p / f"{Path(system).stem}.toml"
         if not f.is_file():
             raise _missing_in_folder(which, p, Path(system).stem)
@@ -66,11 +72,20 @@ def _missing_in_folder(which: str, folder: Path, stem: str) -> UnknownNameError:
 
     held = sorted(f.stem for f in folder.glob("*.toml"))
     holds = f"it holds {', '.join(held)}" if held else "it holds no calibration .toml"
-    only = f", or price only the systems it holds ({', '.join(held)}; validate and compare take --systems)" if held else ""
-    write = (f"write {stem}'s with `jalapeno calibrate -s {stem} --out-dir {which}`" if stem in list_systems() else
-             f"give the calibration .toml file itself (--efficiency FILE.toml), or copy one there as {stem}.toml")
-    return UnknownNameError("efficiency", f"{folder / (stem + '.toml')} not found: {holds} (`jalapeno calibrate "
-                            "--out-dir DIR` writes the systems its --systems names)", write + only)
+    only = (
+        f", or price only the systems it holds ({', '.join(held)}; validate and compare take --systems)" if held else ""
+    )
+    write = (
+        f"write {stem}'s with `jalapeno calibrate -s {stem} --out-dir {which}`"
+        if stem in list_systems()
+        else f"give the calibration .toml file itself (--efficiency FILE.toml), or copy one there as {stem}.toml"
+    )
+    return UnknownNameError(
+        "efficiency",
+        f"{folder / (stem + '.toml')} not found: {holds} (`jalapeno calibrate "
+        "--out-dir DIR` writes the systems its --systems names)",
+        write + only,
+    )
 
 
 def _read_calibration_file(path: Path) -> dict:
@@ -80,15 +95,21 @@ def _read_calibration_file(path: Path) -> dict:
         UnknownNameError: the file does not exist. SpecError: not TOML, not UTF-8, unreadable.
     """
     if not path.is_file():
-        raise UnknownNameError("efficiency", f"{path} not found",
-                               "give a set name (calibrated, low, high, spec), a directory written by "
-                               "`jalapeno calibrate --out-dir DIR` (holding <system>.toml) or a calibration .toml file")
+        raise UnknownNameError(
+            "efficiency",
+            f"{path} not found",
+            "give a set name (calibrated, low, high, spec), a directory written by "
+            "`jalapeno calibrate --out-dir DIR` (holding <system>.toml) or a calibration .toml file",
+        )
     text = read_user_text(path, "a calibration TOML", "pass a file written by `jalapeno calibrate --out-dir DIR`")
     try:
         return parse_toml(text)
     except tomllib.TOMLDecodeError as e:
-        raise SpecError("efficiency", f"{path} is not a readable calibration TOML ({e})",  # was the class name only
-                        "fix its TOML, or pass a file written by `jalapeno calibrate --out-dir DIR`") from None
+        raise SpecError(
+            "efficiency",
+            f"{path} is not a readable calibration TOML ({e})",  # was the class name only
+            "fix its TOML, or pass a file written by `jalapeno calibrate --out-dir DIR`",
+        ) from None
 
 
 #: ``kind`` of a calibration file (fit/calibrate.py writes one of these)
@@ -111,40 +132,64 @@ def _check_calibration_file(cal: dict, path: Path, system: str) -> None:
 
     kind, fitted = cal.get("kind"), cal.get("system")
     if kind is None:
-        raise SpecError("efficiency", f"{path} has no top-level `kind` key (a calibration file starts with "
-                        f"system = ..., kind = one of {', '.join(KINDS)}, then [parameters])",
-                        "pass a file written by `jalapeno calibrate --out-dir DIR`, or use `--set "
-                        "efficiency.NAME=VALUE` to change single efficiency parameters")
+        raise SpecError(
+            "efficiency",
+            f"{path} has no top-level `kind` key (a calibration file starts with "
+            f"system = ..., kind = one of {', '.join(KINDS)}, then [parameters])",
+            "pass a file written by `jalapeno calibrate --out-dir DIR`, or use `--set "
+            "efficiency.NAME=VALUE` to change single efficiency parameters",
+        )
     if kind not in KINDS:
-        raise SpecError("efficiency", f"{path}: kind {kind!r} is not one of {', '.join(KINDS)}",
-                        "pass a file written by `jalapeno calibrate --out-dir DIR`")
+        raise SpecError(
+            "efficiency",
+            f"{path}: kind {kind!r} is not one of {', '.join(KINDS)}",
+            "pass a file written by `jalapeno calibrate --out-dir DIR`",
+        )
     if system in list_systems() and fitted is None:  # was "fitted for system None"
-        raise SpecError("efficiency", f"{path} names no system (a calibration file starts with system = ..., "
-                        "kind = ...)", f"add system = \"{system}\" if it was fitted for {system}, or pass "
-                        f"{system}'s calibration (a directory holding {system}.toml, or that file)")
+        raise SpecError(
+            "efficiency",
+            f"{path} names no system (a calibration file starts with system = ..., kind = ...)",
+            f'add system = "{system}" if it was fitted for {system}, or pass '
+            f"{system}'s calibration (a directory holding {system}.toml, or that file)",
+        )
     if system in list_systems() and fitted != system:
-        raise SpecError("efficiency", f"{path} was fitted for system {fitted!r}, not {system}",
-                        f"pass {system}'s calibration (a directory holding {system}.toml, or that file)")
+        raise SpecError(
+            "efficiency",
+            f"{path} was fitted for system {fitted!r}, not {system}",
+            f"pass {system}'s calibration (a directory holding {system}.toml, or that file)",
+        )
     # a misspelt [parameters] table priced every op with the documented defaults, labelled as this
     # file's calibrated set; a stray top-level key was ignored alike
     unknown = sorted(set(cal) - set(FILE_KEYS))
     if unknown:
         near = difflib.get_close_matches(unknown[0], FILE_KEYS, n=1)
-        raise SpecError("efficiency", f"{path}: {unknown[0]!r} is not a key of a calibration file"
-                        + (f" (did you mean {near[0]!r}?)" if near else ""),
-                        f"use only {', '.join(FILE_KEYS)} (as `jalapeno calibrate --out-dir DIR` writes them)")
+        raise SpecError(
+            "efficiency",
+            f"{path}: {unknown[0]!r} is not a key of a calibration file"
+            + (f" (did you mean {near[0]!r}?)" if near else ""),
+            f"use only {', '.join(FILE_KEYS)} (as `jalapeno calibrate --out-dir DIR` writes them)",
+        )
     for key in ("parameters", "low", "high", "provenance", "report"):
         if key in cal and not isinstance(cal[key], dict):
-            raise SpecError("efficiency", f"{path}: {key} must be a table, got {cal[key]!r}",
-                            f"write it as [{key}] with key = value lines")
+            raise SpecError(
+                "efficiency",
+                f"{path}: {key} must be a table, got {cal[key]!r}",
+                f"write it as [{key}] with key = value lines",
+            )
     for key in ("package", "derived_from"):  # named in the set's source label: `package = 2` raised TypeError
         v = cal.get("provenance", {}).get(key)
         if v is not None and not isinstance(v, str):
-            raise SpecError("efficiency", f"{path}: provenance.{key} must be text, got {as_written(v)}",
-                            f'write {key} = "<text>" in [provenance] (as `jalapeno calibrate --out-dir DIR` writes it)')
+            raise SpecError(
+                "efficiency",
+                f"{path}: provenance.{key} must be text, got {as_written(v)}",
+                f'write {key} = "<text>" in [provenance] (as `jalapeno calibrate --out-dir DIR` writes it)',
+            )
     if not cal.get("parameters"):
-        raise SpecError("efficiency", f"{path} has no [parameters] table (no fitted value to price with)",
-                        "pass a file written by `jalapeno calibrate --out-dir DIR` (its [parameters] table holds the fit)")
+        raise SpecError(
+            "efficiency",
+            f"{path} has no [parameters] table (no fitted value to price with)",
+            "pass a file written by `jalapeno calibrate --out-dir DIR` (its [parameters] table holds the fit)",
+        )
 
 
 #: how a wholly derived set's source names its donor family (``calibrated (derived from gb300-nvl72; …)``)
@@ -154,8 +199,14 @@ DERIVED_PREFIX = "derived from "
 #: Systems whose GPU is the same silicon as another's in another board (NVIDIA: GB200 NVL72 carries the
 #: B200 GPU, GB300 NVL72 the B300 Blackwell Ultra GPU; H100 and H200 are the same GH100 die with other
 #: HBM). A left-out system's tables are withheld together with its twin's: the twin's kernels are its own.
-SAME_SILICON = {"b200": "gb200-nvl72", "gb200-nvl72": "b200", "b300": "gb300-nvl72", "gb300-nvl72": "b300",
-                "h100": "h200", "h200": "h100"}
+SAME_SILICON = {
+    "b200": "gb200-nvl72",
+    "gb200-nvl72": "b200",
+    "b300": "gb300-nvl72",
+    "gb300-nvl72": "b300",
+    "h100": "h200",
+    "h200": "h100",
+}
 
 
 def withheld_systems(name: str) -> frozenset:
@@ -179,7 +230,7 @@ def derived_from(source: str) -> str | None:
     True
     """
     head = "calibrated (" + DERIVED_PREFIX
-    return source[len(head):].split(";")[0].strip() if source.startswith(head) else None
+    return source[len(head) :].split(";")[0].strip() if source.startswith(head) else None
 
 
 def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
@@ -200,8 +251,11 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
         _check_calibration_file(cal, path, system)
         which_label, where = "calibrated", str(path)
     elif which not in EFFICIENCY_SETS:
-        raise UnknownNameError("efficiency", f"unknown efficiency set {which!r}{choice_hint(which, EFFICIENCY_SETS)}",
-                               f"use one of {', '.join(EFFICIENCY_SETS)}, or a calibration directory/.toml path")
+        raise UnknownNameError(
+            "efficiency",
+            f"unknown efficiency set {which!r}{choice_hint(which, EFFICIENCY_SETS)}",
+            f"use one of {', '.join(EFFICIENCY_SETS)}, or a calibration directory/.toml path",
+        )
     else:
         cal, which_label, where = load_calibration(system), which, f"data/calibration/{system}.toml"
     which = which_label
@@ -212,13 +266,18 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
         params.update(flatten_params(cal.get(which, {})))
     prov = cal.get("provenance", {})
     kind = cal.get("kind")
-    what = ("measured kernels" if kind == "measured" else
-            f"measured kernels ({prov.get('package', '?')}) + derived from {prov.get('derived_from', '?')}"
-            if kind == "partial" else f"{DERIVED_PREFIX}{prov.get('derived_from', '?')}")
+    what = (
+        "measured kernels"
+        if kind == "measured"
+        else f"measured kernels ({prov.get('package', '?')}) + derived from {prov.get('derived_from', '?')}"
+        if kind == "partial"
+        else f"{DERIVED_PREFIX}{prov.get('derived_from', '?')}"
+    )
     parts = [what, prov.get("package", ""), f"set {which}", where]
     src = "calibrated (" + "; ".join(p for p in parts if p) + ")"
     eff = DEFAULT_EFFICIENCY.with_overrides({**nest_params(params), "source": src}, where=f"calibration {system}")
     # W4A16 experts by the chip's own measured W4A16 MoE kernel where it has one (specs/w4a16_moe.py, shipped on, round 41)
     # (a derived set's low/high take the form at the ends of its held-out error: specs/w4a16_moe.band_form)
-    return with_w4a16_form(eff, system, prov.get("derived_from") if kind not in ("measured", "partial") else None,
-                           which)
+    return with_w4a16_form(
+        eff, system, prov.get("derived_from") if kind not in ("measured", "partial") else None, which
+    )

@@ -38,8 +38,11 @@ def list_models() -> list[str]:
 
 def _looks_like_path(s: str, ext: str) -> bool:
     if not isinstance(s, str):
-        raise UnknownNameError("name", f"expected a name or a path, got {type(s).__name__}",
-                               "pass a catalog name (`jalapeno hardware list`, `jalapeno models list`) or a file path")
+        raise UnknownNameError(
+            "name",
+            f"expected a name or a path, got {type(s).__name__}",
+            "pass a catalog name (`jalapeno hardware list`, `jalapeno models list`) or a file path",
+        )
     return "/" in s or "\\" in s or s.lower().endswith(ext)  # MY.TOML too (agentic:A.TOML and X.CSV were read)
 
 
@@ -64,31 +67,48 @@ def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameErr
     ext, what = {"system": (".toml", "a system TOML"), "model": (".json", "a config.json")}[kind]
     if kind == "system" and name and _is_file(name) and Path(name).suffix.lower() in (".yaml", ".yml"):
         # was "pass it as ./my.yaml (read as a system TOML)", which then failed as malformed TOML (newuser51)
-        return UnknownNameError(kind, f"{name!r} is a YAML file, and a system is read from a TOML file (no YAML "
-                                "reader)", f"write it as TOML, e.g. {TOML_EXAMPLE}, and pass that .toml")
+        return UnknownNameError(
+            kind,
+            f"{name!r} is a YAML file, and a system is read from a TOML file (no YAML reader)",
+            f"write it as TOML, e.g. {TOML_EXAMPLE}, and pass that .toml",
+        )
     if name and _is_file(name):  # ``hardware show my.cfg``: a file, read as a name for its suffix
-        return UnknownNameError(kind, f"{name!r} is a file but not a catalog {kind}, and a file is read as "
-                                f"{what} only when its path ends in {ext} or holds a folder",
-                                f"pass it as ./{name} (read as {what}), or rename it to end in {ext}")
+        return UnknownNameError(
+            kind,
+            f"{name!r} is a file but not a catalog {kind}, and a file is read as "
+            f"{what} only when its path ends in {ext} or holds a folder",
+            f"pass it as ./{name} (read as {what}), or rename it to end in {ext}",
+        )
     if name and _is_dir(name):  # ``-m Llama-3.3-70B`` (a model's folder, here) was 'unknown model', as any typo
         inner = Path(name) / "config.json"
         meant = f"./{inner}" if kind == "model" and inner.is_file() else f"the path of {what} in it"
-        return UnknownNameError(kind, f"{name!r} is a folder here, not a catalog {kind} (a {kind} file is read "
-                                f"from its path)", f"pass {meant}")
+        return UnknownNameError(
+            kind,
+            f"{name!r} is a folder here, not a catalog {kind} (a {kind} file is read from its path)",
+            f"pass {meant}",
+        )
     parts = [p.strip() for p in name.split(",") if p.strip()]
     if len(parts) > 1:  # ``frontier -s h200,h100`` was 'unknown system ... (did you mean 'h200'?)'
         several = "; `jalapeno compare --systems A,B` compares several" if kind == "system" else ""
-        return UnknownNameError(kind, f"unknown {kind} {name!r}: a comma-separated list where one {kind} is taken",
-                                f"give one {kind}, e.g. {parts[0]}{several}")
-    other, other_cmd, others = ("model", "models", list_models()) if kind == "system" else (
-        "system", "hardware", list_systems())
+        return UnknownNameError(
+            kind,
+            f"unknown {kind} {name!r}: a comma-separated list where one {kind} is taken",
+            f"give one {kind}, e.g. {parts[0]}{several}",
+        )
+    other, other_cmd, others = (
+        ("model", "models", list_models()) if kind == "system" else ("system", "hardware", list_systems())
+    )
     if name in others:  # `-s llama-3.3-70b -m h200`: was 'unknown model 'h200'' with the model list only (break50)
-        return UnknownNameError(kind, f"{name!r} is a catalog {other}, not a {kind}",
-                                f"give a {kind} here (one of {', '.join(known)}) and {name} where a {other} goes "
-                                f"(`jalapeno {other_cmd} show {name}`)")
+        return UnknownNameError(
+            kind,
+            f"{name!r} is a catalog {other}, not a {kind}",
+            f"give a {kind} here (one of {', '.join(known)}) and {name} where a {other} goes "
+            f"(`jalapeno {other_cmd} show {name}`)",
+        )
     hint = _did_you_mean(name, known)
-    return UnknownNameError(kind, f"unknown {kind} {name!r}{hint}",
-                            f"use one of {', '.join(known)} (`jalapeno {cmd} list`) or a file path")
+    return UnknownNameError(
+        kind, f"unknown {kind} {name!r}{hint}", f"use one of {', '.join(known)} (`jalapeno {cmd} list`) or a file path"
+    )
 
 
 def _did_you_mean(name: str, known: list[str]) -> str:
@@ -106,7 +126,7 @@ def _did_you_mean(name: str, known: list[str]) -> str:
     n = name.strip().lower()
     rules = (
         lambda k: k == n,
-        lambda k: k.startswith(n) and k[len(n):len(n) + 1] in ("-", "."),
+        lambda k: k.startswith(n) and k[len(n) : len(n) + 1] in ("-", "."),
         lambda k: n.startswith(f"{k}-"),
         lambda k: n in k.replace(".", "-").split("-"),
     )

@@ -17,28 +17,35 @@ from jalapeno.specs.schema_errors import json_written as _js
 
 # ---- field readers -----------------------------------------------------------------------
 
+
 def _req(cfg: dict, key: str, src: str, kind: type = int) -> Any:
     if key not in cfg or cfg[key] is None:
-        raise SpecError(f"{src}: {key}", "missing required field",
-                        f"add \"{key}\" to the config.json (see the model's Hugging Face config)")
+        raise SpecError(
+            f"{src}: {key}",
+            "missing required field",
+            f'add "{key}" to the config.json (see the model\'s Hugging Face config)',
+        )
     v = cfg[key]
     if kind is int:
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise SpecError(f"{src}: {key}", f"must be a positive integer, got {_js(v)}",
-                            f"set \"{key}\" to a positive integer")
+            raise SpecError(
+                f"{src}: {key}", f"must be a positive integer, got {_js(v)}", f'set "{key}" to a positive integer'
+            )
     return v
 
 
-def _opt_int(cfg: dict, key: str, src: str, default: int | None = 0, minimum: int = 0,
-             removed: str = " or remove it") -> int | None:
+def _opt_int(
+    cfg: dict, key: str, src: str, default: int | None = 0, minimum: int = 0, removed: str = " or remove it"
+) -> int | None:
     """An integer >= ``minimum``, or ``default`` when the key is absent or null."""
     v = cfg.get(key, default)
     if v is None:
         return default
     if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
         kind = "non-negative" if minimum == 0 else "positive"
-        raise SpecError(f"{src}: {key}", f"must be a {kind} integer, got {_js(v)}",
-                        f"set \"{key}\" to a {kind} integer{removed}")
+        raise SpecError(
+            f"{src}: {key}", f"must be a {kind} integer, got {_js(v)}", f'set "{key}" to a {kind} integer{removed}'
+        )
     return v
 
 
@@ -53,7 +60,7 @@ def _flag(cfg: dict, key: str, src: str, default: bool) -> bool:
     if v is None:
         return default
     if not isinstance(v, bool):
-        raise SpecError(f"{src}: {key}", f"must be true or false, got {_js(v)}", f"write \"{key}\": true or false")
+        raise SpecError(f"{src}: {key}", f"must be true or false, got {_js(v)}", f'write "{key}": true or false')
     return v
 
 
@@ -82,30 +89,47 @@ def _minimax_attention(cfg: dict, src: str, layers: int, head_dim: int) -> tuple
     types = cfg.get("attn_type_list")
     if types is not None:
         if not isinstance(types, list) or len(types) != layers:
-            raise SpecError(f"{src}: attn_type_list", f"must list one attention type per layer ({layers})",
-                            "give num_hidden_layers entries (1 = softmax attention)")
+            raise SpecError(
+                f"{src}: attn_type_list",
+                f"must list one attention type per layer ({layers})",
+                "give num_hidden_layers entries (1 = softmax attention)",
+            )
         if any(t != 1 for t in types):
-            raise SpecError(f"{src}: attn_type_list", "linear (lightning) attention layers (type 0) are not "
-                            "modelled", "use a config whose every layer is softmax attention (type 1), as "
-                            "MiniMax-M2/M2.5")
+            raise SpecError(
+                f"{src}: attn_type_list",
+                "linear (lightning) attention layers (type 0) are not modelled",
+                "use a config whose every layer is softmax attention (type 1), as MiniMax-M2/M2.5",
+            )
     qk_norm = _flag(cfg, "use_qk_norm", src, False)
     if qk_norm and cfg.get("qk_norm_type", "per_layer") != "per_layer":
-        raise SpecError(f"{src}: qk_norm_type", f"{cfg.get('qk_norm_type')!r} is not modelled",
-                        "use \"per_layer\" (MiniMax-M2/M2.5), or use_qk_norm false")
+        raise SpecError(
+            f"{src}: qk_norm_type",
+            f"{cfg.get('qk_norm_type')!r} is not modelled",
+            'use "per_layer" (MiniMax-M2/M2.5), or use_qk_norm false',
+        )
     rot = _opt_pos(cfg, "rotary_dim", src)
     frac = cfg.get("partial_rotary_factor")
     if frac is not None:
         if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac <= 1:
-            raise SpecError(f"{src}: partial_rotary_factor", f"must be in (0, 1], got {frac!r}",
-                            "give the rotated fraction of head_dim (MiniMax-M2.5: 0.5)")
+            raise SpecError(
+                f"{src}: partial_rotary_factor",
+                f"must be in (0, 1], got {frac!r}",
+                "give the rotated fraction of head_dim (MiniMax-M2.5: 0.5)",
+            )
         from_frac = round(frac * head_dim)
         if rot is not None and rot != from_frac:
-            raise SpecError(f"{src}: rotary_dim", f"{rot} disagrees with partial_rotary_factor {frac} x head_dim "
-                            f"{head_dim} = {from_frac}", "give one of them, or values that agree")
+            raise SpecError(
+                f"{src}: rotary_dim",
+                f"{rot} disagrees with partial_rotary_factor {frac} x head_dim {head_dim} = {from_frac}",
+                "give one of them, or values that agree",
+            )
         rot = from_frac
     if rot is not None and (rot > head_dim or rot % 2):
-        raise SpecError(f"{src}: rotary_dim", f"must be an even number <= head_dim {head_dim}, got {rot}",
-                        "give the rotated dimensions of one head")
+        raise SpecError(
+            f"{src}: rotary_dim",
+            f"must be an even number <= head_dim {head_dim}, got {rot}",
+            "give the rotated dimensions of one head",
+        )
     return qk_norm, qk_norm, 0 if rot in (None, head_dim) else rot
 
 
@@ -128,15 +152,21 @@ def _topk_method(cfg: dict, src: str, mt: str) -> str | None:
         return None
     if "topk_method" not in cfg or cfg["topk_method"] is None:
         if mt in V3_TYPES:
-            raise SpecError(f"{src}: topk_method", "is missing (DeepSeek-V3's configuration_deepseek.py would fill in "
-                            "noaux_tc, the auxiliary-loss-free router; it is not guessed here)",
-                            'add "topk_method" from the model\'s config.json (DeepSeek-V3/R1, Kimi K2: "noaux_tc")')
+            raise SpecError(
+                f"{src}: topk_method",
+                "is missing (DeepSeek-V3's configuration_deepseek.py would fill in "
+                "noaux_tc, the auxiliary-loss-free router; it is not guessed here)",
+                'add "topk_method" from the model\'s config.json (DeepSeek-V3/R1, Kimi K2: "noaux_tc")',
+            )
         return "greedy"
     tm = cfg["topk_method"]
     if tm not in TOPK_METHODS:
-        raise SpecError(f"{src}: topk_method", f"unknown top-k method {_js(tm)}{choice_hint(tm, TOPK_METHODS)} "
-                        "(any other than noaux_tc would be priced as an auxiliary-loss router)",
-                        f"use one of {', '.join(TOPK_METHODS)} (DeepSeek-V3/R1, Kimi K2: noaux_tc)")
+        raise SpecError(
+            f"{src}: topk_method",
+            f"unknown top-k method {_js(tm)}{choice_hint(tm, TOPK_METHODS)} "
+            "(any other than noaux_tc would be priced as an auxiliary-loss router)",
+            f"use one of {', '.join(TOPK_METHODS)} (DeepSeek-V3/R1, Kimi K2: noaux_tc)",
+        )
     return tm
 
 
@@ -147,8 +177,11 @@ def _minimax_mtp(cfg: dict, src: str) -> int:
         return 0
     depth = _opt_int(cfg, "mtp_transformer_layers", src, 1, 1)
     if depth != 1:
-        raise SpecError(f"{src}: mtp_transformer_layers", f"MTP modules of {depth} layers are not modelled",
-                        "use 1 (MiniMax-M2.5), or use_mtp false")
+        raise SpecError(
+            f"{src}: mtp_transformer_layers",
+            f"MTP modules of {depth} layers are not modelled",
+            "use 1 (MiniMax-M2.5), or use_mtp false",
+        )
     return _opt_int(cfg, "num_mtp_modules", src, 1, 1)
 
 
@@ -173,9 +206,15 @@ def _check_indexer_fields(cfg: dict, src: str) -> None:
     bad = next((k for k in _INDEXER_FIELDS if not cfg.get(k)), None)
     if bad is not None:
         what = "missing" if cfg.get(bad) is None else f"{_js(cfg[bad])}"
-        raise SpecError(f"{src}: {bad}", f"is {what} while {', '.join(given)} "
-                        "set a DSA indexer (DeepSeek-V3.2: index_n_heads 64, index_head_dim 128, index_topk 2048); "
-                        + ("without index_topk the indexer would be dropped, silently" if bad == "index_topk" else
-                           "an indexer without its heads or head size would be priced at no cost"),
-                        "give all three of index_n_heads, index_head_dim and index_topk as positive integers "
-                        "(the checkpoint's config.json), or none of them for dense MLA")
+        raise SpecError(
+            f"{src}: {bad}",
+            f"is {what} while {', '.join(given)} "
+            "set a DSA indexer (DeepSeek-V3.2: index_n_heads 64, index_head_dim 128, index_topk 2048); "
+            + (
+                "without index_topk the indexer would be dropped, silently"
+                if bad == "index_topk"
+                else "an indexer without its heads or head size would be priced at no cost"
+            ),
+            "give all three of index_n_heads, index_head_dim and index_topk as positive integers "
+            "(the checkpoint's config.json), or none of them for dense MLA",
+        )

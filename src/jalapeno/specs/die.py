@@ -72,11 +72,13 @@ class Die:
         if self.topology not in TOPOLOGIES:
             raise SpecError("die.topology", f"unknown topology {self.topology!r}", f"use one of {TOPOLOGIES}")
         if self.placement not in ("local_first", "striped"):
-            raise SpecError("die.placement", f"unknown placement {self.placement!r}",
-                            "use local_first or striped")
+            raise SpecError("die.placement", f"unknown placement {self.placement!r}", "use local_first or striped")
         if not (self.link_bandwidth_bytes_per_s > 0 and self.hop_latency_s >= 0):
-            raise SpecError("die.link_bandwidth", "needs a positive bandwidth and a non-negative latency",
-                            "give link_bandwidth_tb_per_s > 0 and hop_latency_ns >= 0")
+            raise SpecError(
+                "die.link_bandwidth",
+                "needs a positive bandwidth and a non-negative latency",
+                "give link_bandwidth_tb_per_s > 0 and hop_latency_ns >= 0",
+            )
         _check_shape(self.topology, self.slices, self.mesh_shape)
 
     @property
@@ -127,16 +129,25 @@ def _links(topology: str, s: int, shape: tuple[int, ...]) -> tuple[float, float,
 def _check_shape(topology: str, slices: int, shape) -> None:
     if topology == "mesh2d":
         if not shape or len(shape) != 2 or any(int(x) < 1 for x in shape):
-            raise SpecError("die.mesh_shape", f"mesh2d needs [rows, columns], got {list(shape) if shape else shape}",
-                            "add e.g. mesh_shape = [2, 3]")
+            raise SpecError(
+                "die.mesh_shape",
+                f"mesh2d needs [rows, columns], got {list(shape) if shape else shape}",
+                "add e.g. mesh_shape = [2, 3]",
+            )
         if shape[0] * shape[1] != slices:
-            raise SpecError("die.mesh_shape", f"{list(shape)} holds {shape[0] * shape[1]} slices but the die "
-                            f"has {slices}", "make rows x columns equal slices")
+            raise SpecError(
+                "die.mesh_shape",
+                f"{list(shape)} holds {shape[0] * shape[1]} slices but the die has {slices}",
+                "make rows x columns equal slices",
+            )
     elif shape:
         raise SpecError("die.mesh_shape", f"is only for mesh2d (topology is {topology!r})", "remove mesh_shape")
     if topology == "pair" and slices not in (1, 2):
-        raise SpecError("die.topology", f"pair joins 2 slices, the die has {slices}",
-                        "use ring, mesh2d or full_mesh for more than 2 slices")
+        raise SpecError(
+            "die.topology",
+            f"pair joins 2 slices, the die has {slices}",
+            "use ring, mesh2d or full_mesh for more than 2 slices",
+        )
 
 
 #: the flat chip: one slice, no on-die network
@@ -149,7 +160,7 @@ def auto_mesh(slices: int) -> tuple[int, int]:
     >>> auto_mesh(6), auto_mesh(8), auto_mesh(7)
     ((2, 3), (2, 4), (1, 7))
     """
-    rows = max(r for r in range(1, int(slices ** 0.5) + 1) if slices % r == 0)
+    rows = max(r for r in range(1, int(slices**0.5) + 1) if slices % r == 0)
     return rows, slices // rows
 
 
@@ -178,8 +189,11 @@ def die_from_file(f: DieFile, hbm_stacks: int, where: str = "system") -> Die:
     if s != int(s):
         raise SpecError(f"{where}: die.slices", f"must be a whole number, got {s}", "give e.g. 2")
     if hbm_stacks % int(s):
-        raise SpecError(f"{where}: die.slices", f"{int(s)} slices cannot each own whole HBM stacks of the "
-                        f"chip's {hbm_stacks}", "make chip.hbm_stacks a multiple of die.slices")
+        raise SpecError(
+            f"{where}: die.slices",
+            f"{int(s)} slices cannot each own whole HBM stacks of the chip's {hbm_stacks}",
+            "make chip.hbm_stacks a multiple of die.slices",
+        )
     if int(s) == 1:
         return replace(ONE_SLICE, placement=f.placement)
     bands = {}
@@ -188,14 +202,22 @@ def die_from_file(f: DieFile, hbm_stacks: int, where: str = "system") -> Die:
         bands[key] = lo, hi = (v.low if v.low is not None else v.value, v.high if v.high is not None else v.value)
         # the file's band holds its value; a --set what-if moves the value alone (its source records the override)
         if not lo <= v.value <= hi and not v.source.startswith("override "):
-            raise SpecError(f"{where}: die.{key}", f"value {v.value:g} lies outside its band {lo:g} to {hi:g}",
-                            "give low <= value <= high (the band sensitivity and audit sweep), or move the band")
+            raise SpecError(
+                f"{where}: die.{key}",
+                f"value {v.value:g} lies outside its band {lo:g} to {hi:g}",
+                "give low <= value <= high (the band sensitivity and audit sweep), or move the band",
+            )
     try:
         shape = tuple(f.mesh_shape or ()) or (auto_mesh(int(s)) if f.topology == "mesh2d" else ())
-        return Die(slices=int(s), topology=f.topology, mesh_shape=shape,
-                   link_bandwidth_bytes_per_s=f.link_bandwidth_tb_per_s.value * units.TB,
-                   hop_latency_s=f.hop_latency_ns.value * 1e-9, placement=f.placement,
-                   compute_dies=int(f.compute_dies.value) if f.compute_dies else 0,
-                   bands=MappingProxyType(bands))
+        return Die(
+            slices=int(s),
+            topology=f.topology,
+            mesh_shape=shape,
+            link_bandwidth_bytes_per_s=f.link_bandwidth_tb_per_s.value * units.TB,
+            hop_latency_s=f.hop_latency_ns.value * 1e-9,
+            placement=f.placement,
+            compute_dies=int(f.compute_dies.value) if f.compute_dies else 0,
+            bands=MappingProxyType(bands),
+        )
     except SpecError as e:
         raise SpecError(f"{where}: {e.field}", e.problem, e.fix) from None

@@ -44,8 +44,13 @@ KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
 #: ``all_to_all_nvfp4``: DeepEP's all-to-all with the dispatch in NVFP4 for FP4 experts (SGLang's
 #: ``SGLANG_MOE_NVFP4_DISPATCH=1``: "Use nvfp4 for moe dispatch (on flashinfer_cutlass or flashinfer_cutedsl moe
 #: runner backend)", sgl-project/sglang docs/references/environment_variables.md), the combine BF16; set per pool.
-MOE_EXCHANGE_NAMES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all", "nvlink_all_to_all_above_top_k",
-                                       "nvfp4_all_gather", "all_to_all_nvfp4")
+MOE_EXCHANGE_NAMES: tuple[str, ...] = (
+    "all_to_all",
+    "nvlink_all_to_all",
+    "nvlink_all_to_all_above_top_k",
+    "nvfp4_all_gather",
+    "all_to_all_nvfp4",
+)
 #: the exchanges that gather NVFP4 activations already quantised when the experts run FP4 (cost/ops.py)
 NVFP4_GATHER_EXCHANGES: tuple[str, ...] = ("nvlink_all_to_all", "nvlink_all_to_all_above_top_k", "nvfp4_all_gather")
 #: ``moe`` entries beyond the compute formats and GEMM kernel keys: ``w4a16``, weight-only INT4 routed experts'
@@ -77,29 +82,38 @@ DISAGG_ROUTER_NAMES: tuple[str, ...] = ("load_aware", "round_robin")
 #: sequences wait a step; priced only with serve/prebuilt_skip.PREBUILT_SKIP_ON)
 DISAGG_PREBUILT_NAMES: tuple[str, ...] = ("merge", "skip")
 #: the text parameters and their allowed values (() = any string)
-_TEXT_NAMES: dict[str, tuple[str, ...]] = {"source": (), "moe_exchange": MOE_EXCHANGE_NAMES,
-                                           "all_reduce_table": ALL_REDUCE_TABLE_NAMES,
-                                           "allreduce_rms_rule": ALLREDUCE_RMS_RULE_NAMES,
-                                           "disagg_handshake": DISAGG_HANDSHAKE_NAMES,
-                                           "disagg_router": DISAGG_ROUTER_NAMES,
-                                           "disagg_prebuilt": DISAGG_PREBUILT_NAMES}
+_TEXT_NAMES: dict[str, tuple[str, ...]] = {
+    "source": (),
+    "moe_exchange": MOE_EXCHANGE_NAMES,
+    "all_reduce_table": ALL_REDUCE_TABLE_NAMES,
+    "allreduce_rms_rule": ALLREDUCE_RMS_RULE_NAMES,
+    "disagg_handshake": DISAGG_HANDSHAKE_NAMES,
+    "disagg_router": DISAGG_ROUTER_NAMES,
+    "disagg_prebuilt": DISAGG_PREBUILT_NAMES,
+}
 
 
 #: The boolean parameters (engine switches) and what ``true`` means, for the error that asks for one.
-SWITCHES = {"moe_width_term": "price the routed experts' per-rank width term, cost/moe_width.py",
-            "gemm_allreduce_fusion": "the engine fuses the GEMM with its TP all-reduce",
-            "allreduce_rms_fusion": "the engine fuses the TP all-reduce with the residual add + RMSNorm after it",
-            "tp_rank_step_dp": "the per-TP-rank step cost counts the attention-DP ranks too, cost/step.step_overhead",
-            "fused_a_prefetch": "the MoE all-reduce hides under the next layer's BF16 fused-A GEMM at <= 16 tokens, "
-                                "cost/ops.fused_a_cover",
-            "kv_handoff_fanout": "the KV hand-off sends an MLA cache whole to every decode attention-TP rank, "
-                                 "serve/disagg.handoff_copies",
-            "admission_lag_with_mtp": "the engine keeps its overlap loop (admission_lag_steps) with MTP, "
-                                      "serve/overlap_loop.lag_steps"}
+SWITCHES = {
+    "moe_width_term": "price the routed experts' per-rank width term, cost/moe_width.py",
+    "gemm_allreduce_fusion": "the engine fuses the GEMM with its TP all-reduce",
+    "allreduce_rms_fusion": "the engine fuses the TP all-reduce with the residual add + RMSNorm after it",
+    "tp_rank_step_dp": "the per-TP-rank step cost counts the attention-DP ranks too, cost/step.step_overhead",
+    "fused_a_prefetch": "the MoE all-reduce hides under the next layer's BF16 fused-A GEMM at <= 16 tokens, "
+    "cost/ops.fused_a_cover",
+    "kv_handoff_fanout": "the KV hand-off sends an MLA cache whole to every decode attention-TP rank, "
+    "serve/disagg.handoff_copies",
+    "admission_lag_with_mtp": "the engine keeps its overlap loop (admission_lag_steps) with MTP, "
+    "serve/overlap_loop.lag_steps",
+}
 
 
-def checked_overrides(overrides: Mapping[str, Any], names: set[str], tables: dict[str, dict[str, KernelEfficiency]],
-                      where: str = "efficiency") -> dict[str, Any]:
+def checked_overrides(
+    overrides: Mapping[str, Any],
+    names: set[str],
+    tables: dict[str, dict[str, KernelEfficiency]],
+    where: str = "efficiency",
+) -> dict[str, Any]:
     """``overrides`` (the TOML form, as ``Efficiency.with_overrides`` takes it) validated into the
     fields to replace: each scalar parameter of ``names`` checked, the kernel tables (``tables``: op kind →
     {format: entry}, the current ones, updated in place) merged and returned as FormatTables.
@@ -112,33 +126,46 @@ def checked_overrides(overrides: Mapping[str, Any], names: set[str], tables: dic
         if k in _TEXT_NAMES:  # the text parameters
             allowed = _TEXT_NAMES[k]
             if not isinstance(v, str) or allowed and v not in allowed:  # an unknown name, or not text at all
-                raise SpecError(f"{where}.{k}", f"unknown {k} {v!r}" if isinstance(v, str) else f"must be a string, got {v!r}",
-                                f"use one of {', '.join(allowed)}" if allowed else "quote it")
+                raise SpecError(
+                    f"{where}.{k}",
+                    f"unknown {k} {v!r}" if isinstance(v, str) else f"must be a string, got {v!r}",
+                    f"use one of {', '.join(allowed)}" if allowed else "quote it",
+                )
             clean[k] = v
             continue
         if k in SWITCHES:
             if not isinstance(v, bool):
-                raise SpecError(f"{where}.{k}", f"must be true or false, got {v!r}",
-                                f"write {k} = true ({SWITCHES[k]}) or false")
+                raise SpecError(
+                    f"{where}.{k}", f"must be true or false, got {v!r}", f"write {k} = true ({SWITCHES[k]}) or false"
+                )
             clean[k] = v
             continue
         if k in KERNEL_FIELDS:
             _kernel_overrides(k, v, tables[k], where)
             continue
         if k == "comm_overlap":
-            raise SpecError(f"{where}.comm_overlap", "the scalar overlap fraction was removed: communication "
-                            "overlap is a deployment option, not an efficiency", "delete it; model two-batch "
-                            "overlap with --overlap tbo (Deployment.overlap; docs/model.md §6)")
+            raise SpecError(
+                f"{where}.comm_overlap",
+                "the scalar overlap fraction was removed: communication "
+                "overlap is a deployment option, not an efficiency",
+                "delete it; model two-batch overlap with --overlap tbo (Deployment.overlap; docs/model.md §6)",
+            )
         if k not in names:
             new = _RENAMED.get(k)
             if new is not None:
                 op, fmt, name = new.split(".")
-                raise SpecError(f"{where}.{k}", f"{k} is now {new}",
-                                f"write {name} = ... in a [{op}.{fmt}] sub-table: [efficiency.{op}.{fmt}] "
-                                f"in a system TOML, [parameters.{op}.{fmt}] in a calibration file")
-            raise SpecError(f"{where}.{k}", f"unknown efficiency parameter{choice_hint(k, names)}",
-                            f"use one of {', '.join(sorted(names))}, or the per-format tables "
-                            + ", ".join(f"{op}.<format>.{{{','.join(fs)}}}" for op, fs in KERNEL_FIELDS.items()))
+                raise SpecError(
+                    f"{where}.{k}",
+                    f"{k} is now {new}",
+                    f"write {name} = ... in a [{op}.{fmt}] sub-table: [efficiency.{op}.{fmt}] "
+                    f"in a system TOML, [parameters.{op}.{fmt}] in a calibration file",
+                )
+            raise SpecError(
+                f"{where}.{k}",
+                f"unknown efficiency parameter{choice_hint(k, names)}",
+                f"use one of {', '.join(sorted(names))}, or the per-format tables "
+                + ", ".join(f"{op}.<format>.{{{','.join(fs)}}}" for op, fs in KERNEL_FIELDS.items()),
+            )
         clean[k] = _checked(f"{where}.{k}", k, v)
     for op, t in tables.items():
         clean[op] = FormatTable(t)
@@ -149,26 +176,42 @@ def _kernel_overrides(op: str, table: Any, current: dict[str, KernelEfficiency],
     """Validate ``overrides[op]`` ({format: {field: value}}) into ``current`` (updated in place)."""
     allowed = KERNEL_FIELDS[op]
     if not isinstance(table, Mapping):
-        raise SpecError(f"{where}.{op}", f"must be a table of compute formats, got {table!r}",
-                        f"give [{op}.<format>] sub-tables (<format> one of {', '.join(COMPUTE_FORMATS)}) "
-                        f"with some of {', '.join(allowed)}")
+        raise SpecError(
+            f"{where}.{op}",
+            f"must be a table of compute formats, got {table!r}",
+            f"give [{op}.<format>] sub-tables (<format> one of {', '.join(COMPUTE_FORMATS)}) "
+            f"with some of {', '.join(allowed)}",
+        )
     for fmt, entry in table.items():
         if op == "attention" and fmt == BASE_FORMAT:
-            raise SpecError(f"{where}.attention.bf16", "the BF16 attention fraction has its own name",
-                            "write attention_peak_fraction = ... instead of [attention.bf16]")
-        keys = (*COMPUTE_FORMATS, *GEMM_KEYS, *(MOE_KEYS if op == "moe" else ())) if op in ("gemm", "moe") \
+            raise SpecError(
+                f"{where}.attention.bf16",
+                "the BF16 attention fraction has its own name",
+                "write attention_peak_fraction = ... instead of [attention.bf16]",
+            )
+        keys = (
+            (*COMPUTE_FORMATS, *GEMM_KEYS, *(MOE_KEYS if op == "moe" else ()))
+            if op in ("gemm", "moe")
             else COMPUTE_FORMATS
+        )
         if fmt not in keys:
-            raise SpecError(f"{where}.{op}.{fmt}", f"unknown compute format{' or kernel key' if op in ('gemm', 'moe') else ''}"
-                            f" {fmt!r}", f"use one of {', '.join(keys)}")
+            raise SpecError(
+                f"{where}.{op}.{fmt}",
+                f"unknown compute format{' or kernel key' if op in ('gemm', 'moe') else ''} {fmt!r}",
+                f"use one of {', '.join(keys)}",
+            )
         if not isinstance(entry, Mapping):
-            raise SpecError(f"{where}.{op}.{fmt}", f"must be a table of {op} parameters, got {entry!r}",
-                            f"give some of {', '.join(allowed)}, one key each (--set efficiency.{op}.{fmt}.<key>=<value>)")
+            raise SpecError(
+                f"{where}.{op}.{fmt}",
+                f"must be a table of {op} parameters, got {entry!r}",
+                f"give some of {', '.join(allowed)}, one key each (--set efficiency.{op}.{fmt}.<key>=<value>)",
+            )
         changes = {}
         for name, v in entry.items():
             if name not in allowed:
-                raise SpecError(f"{where}.{op}.{fmt}.{name}", f"unknown {op} parameter",
-                                f"use one of {', '.join(allowed)}")
+                raise SpecError(
+                    f"{where}.{op}.{fmt}.{name}", f"unknown {op} parameter", f"use one of {', '.join(allowed)}"
+                )
             changes[name] = _checked(f"{where}.{op}.{fmt}.{name}", name, v)
         current[fmt] = replace(current.get(fmt, KernelEfficiency()), **changes)
 
@@ -184,35 +227,53 @@ def _checked(key: str, name: str, v: Any) -> float:
     if frac and not 0.0 < v <= 1.0:
         raise SpecError(key, f"must be in (0, 1], got {v}", "give a fraction above 0 and at most 1")
     if name.endswith(_RATE_FRACTIONS) and v < MIN_RATE_FRACTION:
-        raise SpecError(key, f"{v:g} of the hardware's peak is below the {MIN_RATE_FRACTION:g} plausibility floor "
-                        "(shipped fits: 0.089 to 1)", "give the achieved share of peak as a fraction, "
-                        "e.g. 0.6 for 60% (not 0.006)")
+        raise SpecError(
+            key,
+            f"{v:g} of the hardware's peak is below the {MIN_RATE_FRACTION:g} plausibility floor "
+            "(shipped fits: 0.089 to 1)",
+            "give the achieved share of peak as a fraction, e.g. 0.6 for 60% (not 0.006)",
+        )
     if not frac and v < 0:
         raise SpecError(key, f"must be >= 0, got {v}", "give a non-negative value")
     cap = _UPPER.get(name)
     if cap is not None and v > cap[0]:
         raise SpecError(key, f"{v:g} is beyond {cap[0]:g} ({cap[1]})", f"give it in {cap[1]}")
     if name == "mla_decode_tile_rows" and (v < 1 or v != int(v)):  # 1.5 rows was priced (break50)
-        raise SpecError(key, f"must be a whole number >= 1 of rows, got {v:g}",
-                        "give the kernel tile's query rows per sequence, e.g. 64")
+        raise SpecError(
+            key,
+            f"must be a whole number >= 1 of rows, got {v:g}",
+            "give the kernel tile's query rows per sequence, e.g. 64",
+        )
     # the values a stack profile may give them (specs/stacks.py), which --set and a system's [efficiency] skipped:
     # admission_lag_steps 0.5 ran as no lag (serve/overlap_loop.lag_steps rounds) and 1e9 as a year's TTFT;
     # logits_bytes_per_elem 0 priced the LM head's all-gather free, 3 is no dtype's size
     if name == "admission_lag_steps" and v not in (0.0, 1.0, 2.0):
-        raise SpecError(key, f"must be a whole number of steps 0-2, got {v:g}",
-                        "write 1 for an overlap loop (it launches the next batch before it reads the last result), "
-                        "0 for a loop that launches what it reads")
+        raise SpecError(
+            key,
+            f"must be a whole number of steps 0-2, got {v:g}",
+            "write 1 for an overlap loop (it launches the next batch before it reads the last result), "
+            "0 for a loop that launches what it reads",
+        )
     if name == "logits_bytes_per_elem" and v not in (1.0, 2.0, 4.0):
-        raise SpecError(key, f"{v:g} is not a logit element size",
-                        "give 1 (FP8 logits), 2 (BF16/FP16, cast to FP32 after the gather) or 4 (FP32)")
+        raise SpecError(
+            key,
+            f"{v:g} is not a logit element size",
+            "give 1 (FP8 logits), 2 (BF16/FP16, cast to FP32 after the gather) or 4 (FP32)",
+        )
     if name == "torus_congestion" and v < 1:
         raise SpecError(key, f"must be >= 1, got {v}", "give 1 (ideal routing) or more")
     return v
 
 
 #: Fractions of a hardware peak (FLOP/s, HBM or link bandwidth) that a time is divided by.
-_RATE_FRACTIONS = ("peak_fraction", "hbm_fraction", "link_fraction", "in_switch_fraction", "all_to_all_fraction",
-                   "custom_ar_fraction")
+_RATE_FRACTIONS = (
+    "peak_fraction",
+    "hbm_fraction",
+    "link_fraction",
+    "in_switch_fraction",
+    "all_to_all_fraction",
+    "custom_ar_fraction",
+)
 #: Least achieved share of a peak accepted, a named plausibility floor (not a measurement): the shipped
 #: fits span 0.089 (the least: a MoE backend kernel's fitted peak_fraction, data/moe_backend_kernels.toml; the
 #: least in data/calibration/*.toml is 0.140, gfx9's MLA decode) to 1, and this is ~100x below the least of them.
@@ -222,23 +283,42 @@ MIN_RATE_FRACTION = 1e-3
 #: Sanity ceilings (value, unit hint) that catch unit slips (µs written as s): a kernel or
 #: collective launch above 1 ms, a step overhead above 1 s, a front-end cost above a minute.
 #: Keyed by the parameter's (or kernel field's) name.
-_UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launch_s": (1e-3, "seconds"),
-          "moe_floor_s": (1e-3, "seconds"), "step_overhead_s": (1.0, "seconds"), "all_to_all_latency_s": (1e-3, "s"),
-          "request_overhead_s": (60.0, "seconds"), "prompt_overhead_s_per_token": (1e-3, "seconds per token"),
-          # as step_overhead_s and prompt_overhead_s_per_token: 1e30 of either was priced, a TPOT of 1e31 s (break50)
-          "tp_rank_step_s": (1.0, "seconds"), "prompt_step_s_per_token": (1e-3, "seconds per token"),
-          "first_wave_stall_s": (600.0, "seconds"), "floor_s": (1e-3, "seconds: 1.5e-5 is 15 µs"),
-          "logits_bytes_per_elem": (8.0, "bytes per element: 2 = BF16, 4 = FP32"),
-          "half_rows": (1e6, "rows"), "token_passes": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
-          "torus_congestion": (100.0, "a multiplier"), "mla_decode_tile_rows": (1024.0, "query rows per sequence"), "k_block_s": (1e-5, "seconds per 128 of k: 1.5e-7 is 0.15 µs"),
-          **{f"{f}_{k}": cap for f in ("link", "in_switch", "custom_ar")
-             for k, cap in (("half_bytes", (1e11, "bytes")), ("shape", (4.0, "an exponent")))},
-          "memory_reserve_fraction": (0.5, "a fraction of usable HBM; engines keep well under half")}
+_UPPER = {
+    "kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"),
+    "collective_launch_s": (1e-3, "seconds"),
+    "moe_floor_s": (1e-3, "seconds"),
+    "step_overhead_s": (1.0, "seconds"),
+    "all_to_all_latency_s": (1e-3, "s"),
+    "request_overhead_s": (60.0, "seconds"),
+    "prompt_overhead_s_per_token": (1e-3, "seconds per token"),
+    # as step_overhead_s and prompt_overhead_s_per_token: 1e30 of either was priced, a TPOT of 1e31 s (break50)
+    "tp_rank_step_s": (1.0, "seconds"),
+    "prompt_step_s_per_token": (1e-3, "seconds per token"),
+    "first_wave_stall_s": (600.0, "seconds"),
+    "floor_s": (1e-3, "seconds: 1.5e-5 is 15 µs"),
+    "logits_bytes_per_elem": (8.0, "bytes per element: 2 = BF16, 4 = FP32"),
+    "half_rows": (1e6, "rows"),
+    "token_passes": (1e3, "passes"),
+    "moe_load_skew": (100.0, "a multiplier"),
+    "torus_congestion": (100.0, "a multiplier"),
+    "mla_decode_tile_rows": (1024.0, "query rows per sequence"),
+    "k_block_s": (1e-5, "seconds per 128 of k: 1.5e-7 is 0.15 µs"),
+    **{
+        f"{f}_{k}": cap
+        for f in ("link", "in_switch", "custom_ar")
+        for k, cap in (("half_bytes", (1e11, "bytes")), ("shape", (4.0, "an exponent")))
+    },
+    "memory_reserve_fraction": (0.5, "a fraction of usable HBM; engines keep well under half"),
+}
 
 #: Former flat names (``gemm_peak_fraction_fp8``) → their nested spelling (``gemm.fp8.peak_fraction``),
 #: for the error that points a stale file at the new form.
-_RENAMED = {f"{op}_{name}{'' if fmt == BASE_FORMAT else '_' + fmt}": f"{op}.{fmt}.{name}"
-            for op, names in KERNEL_FIELDS.items() for name in names for fmt in ("bf16", "fp8", "fp4")}
+_RENAMED = {
+    f"{op}_{name}{'' if fmt == BASE_FORMAT else '_' + fmt}": f"{op}.{fmt}.{name}"
+    for op, names in KERNEL_FIELDS.items()
+    for name in names
+    for fmt in ("bf16", "fp8", "fp4")
+}
 
 
 def flatten_params(params: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from jalapeno.errors import SpecError
 #: it (deploy/vllm_fp8_moe.release_moe_backend)
 DEPLOYMENT_RELEASE_RULES = {
     "vllm": "the MoE backend of FP8 routed experts on Hopper by release (deploy/vllm_fp8_moe.py: FlashInfer CUTLASS "
-            "at every layout in 0.16.0, at EP > 1 from 0.17.0)",
+    "at every layout in 0.16.0, at EP > 1 from 0.17.0)",
 }
 
 #: each number at most 12 digits: a 5,000-digit one raised Python's int-digit limit, a traceback (break50)
@@ -42,8 +42,11 @@ def version_key(version: str, where: str = "version") -> tuple:
     """
     m = _VERSION.match(str(version).strip())
     if not m:
-        raise SpecError(where, f"{version!r} is not a release number",
-                        "give it as the engine prints it, e.g. 1.2.0rc6.post3 or 0.5.9")
+        raise SpecError(
+            where,
+            f"{version!r} is not a release number",
+            "give it as the engine prints it, e.g. 1.2.0rc6.post3 or 0.5.9",
+        )
     rel = tuple(int(x) for x in m.group(1).split("."))
     rel = rel + (0,) * (4 - len(rel))
     pre = (0, "abrc".index(m.group(2)[0]), int(m.group(3))) if m.group(2) else (1, 0, 0)
@@ -76,8 +79,9 @@ class VersionRule:
 
     def holds(self, key: tuple) -> bool:
         """Whether the rule applies at a version of :func:`version_key` ``key``."""
-        return ((self._since_key is None or self._since_key <= key)
-                and (self._before_key is None or key < self._before_key))
+        return (self._since_key is None or self._since_key <= key) and (
+            self._before_key is None or key < self._before_key
+        )
 
     @property
     def span(self) -> str:
@@ -85,8 +89,9 @@ class VersionRule:
         return ", ".join(x for x in (self.since and f">= {self.since}", self.before and f"< {self.before}") if x)
 
 
-def parse_version_rules(raw, where: str, rule_fields: tuple[str, ...],
-                        check_value: Callable[[str, object, str], object]) -> tuple[VersionRule, ...]:
+def parse_version_rules(
+    raw, where: str, rule_fields: tuple[str, ...], check_value: Callable[[str, object, str], object]
+) -> tuple[VersionRule, ...]:
     """The ``version_rules`` list of a profile (``where`` names it in errors) as rules.
 
     ``rule_fields``: the fields a rule may set; ``check_value(field, value, key)`` returns the
@@ -107,8 +112,11 @@ def parse_version_rules(raw, where: str, rule_fields: tuple[str, ...],
         v = check_value(f, r.get("value"), f"{w}.value")
         since, before = str(r.get("since", "")), str(r.get("before", ""))
         if not (since or before) or not str(r.get("source", "")).strip():
-            raise SpecError(w, "needs a version bound (since/before) and a source",
-                            "give since = \"A\" and/or before = \"B\" and where the behaviour is documented")
+            raise SpecError(
+                w,
+                "needs a version bound (since/before) and a source",
+                'give since = "A" and/or before = "B" and where the behaviour is documented',
+            )
         for b, name in ((since, "since"), (before, "before")):
             if b:
                 version_key(b, f"{w}.{name}")

@@ -94,8 +94,10 @@ def _set_twice(msg: str, text: str) -> str:
     key = line.split("=", 1)[0].strip() if "=" in line else ""
     what = f"the key {key!r}" if key else "a key"
     if msg.startswith("Cannot mutate immutable namespace"):  # 'a = {x = 1}' then 'a.y = 2': nothing is set twice
-        return (f"{what} adds to an inline table, which is closed once written (line {at[1]}: {shown}): put the "
-                f"key inside its braces, or write the table as [name] ({msg})")
+        return (
+            f"{what} adds to an inline table, which is closed once written (line {at[1]}: {shown}): put the "
+            f"key inside its braces, or write the table as [name] ({msg})"
+        )
     if msg.startswith("Cannot overwrite a value"):
         under = f", or a key it is under ({key.rsplit('.', 1)[0]!r}) is a value already" if "." in key else ""
         return f"{what} is set twice{under} (line {at[1]}: {shown}): give each key once ({msg})"
@@ -124,8 +126,11 @@ def read_user_text(path: str | Path, what: str, fix: str) -> str:
         raise SpecError(str(p), f"is a directory, not {what}", fix)
     if not p.exists():
         if p.is_symlink():  # exists() follows the link: a dangling one, or one that loops back on itself
-            raise SpecError(str(p), "is a symbolic link that leads to no file (broken, or looping back "
-                            "on itself)", f"point the link at a real file, or {fix[:1].lower()}{fix[1:]}")
+            raise SpecError(
+                str(p),
+                "is a symbolic link that leads to no file (broken, or looping back on itself)",
+                f"point the link at a real file, or {fix[:1].lower()}{fix[1:]}",
+            )
         raise SpecError(str(p), "file not found", fix)
     try:
         if p.is_file():
@@ -136,11 +141,17 @@ def read_user_text(path: str | Path, what: str, fix: str) -> str:
                 data = f.read(MAX_USER_FILE_BYTES + 1)
             size = len(data)
         if size > MAX_USER_FILE_BYTES:
-            raise SpecError(str(p), f"is larger than {MAX_USER_FILE_BYTES // 2**20} MiB: not {what} "
-                            "(a device or a wrong file?)", fix)
+            raise SpecError(
+                str(p),
+                f"is larger than {MAX_USER_FILE_BYTES // 2**20} MiB: not {what} (a device or a wrong file?)",
+                fix,
+            )
     except PermissionError:
-        raise SpecError(str(p), "permission denied (the file cannot be read)",
-                        "make the file readable (chmod u+r) or pass another file") from None
+        raise SpecError(
+            str(p),
+            "permission denied (the file cannot be read)",
+            "make the file readable (chmod u+r) or pass another file",
+        ) from None
     except OSError as e:
         raise SpecError(str(p), f"cannot be read ({e.strerror or type(e).__name__})", fix) from None
     try:
@@ -246,8 +257,11 @@ def csv_rows(text: str, where: str) -> list[dict[str, str]]:
     try:
         for row in reader:
             if None in row:  # more cells than the header has columns
-                raise SpecError(f"{where}: line {reader.line_num}", "more cells than the header has columns",
-                                "give one value per column (quote a value that contains a comma)")
+                raise SpecError(
+                    f"{where}: line {reader.line_num}",
+                    "more cells than the header has columns",
+                    "give one value per column (quote a value that contains a comma)",
+                )
             # fewer: DictReader filled the rest with None, silently (the point was then skipped as 'isl/osl
             # None/None missing', break48); a header's unnamed column (a trailing comma) may go without its cell
             # (review48: a header ending in a comma over rows without one read before break48 and is read again)
@@ -255,17 +269,23 @@ def csv_rows(text: str, where: str) -> list[dict[str, str]]:
                 if not any((v or "").strip() for v in row.values()):
                     continue  # a line of blanks, as DictReader skips an empty one
                 n = sum(v is not None for v in row.values())
-                raise SpecError(f"{where}: line {reader.line_num}", f"{n} cell(s) where the header has {len(row)} "
-                                "columns: a row cut short (its missing cells would read as blank)",
-                                "give one value per column, an empty cell (two commas) where a value is unknown")
+                raise SpecError(
+                    f"{where}: line {reader.line_num}",
+                    f"{n} cell(s) where the header has {len(row)} "
+                    "columns: a row cut short (its missing cells would read as blank)",
+                    "give one value per column, an empty cell (two commas) where a value is unknown",
+                )
             rows.append(row)
     except csv.Error as e:
         msg = str(e)
         if "field larger than field limit" in msg:
-            msg = (f"a field is longer than {CSV_FIELD_LIMIT:,} characters (an unterminated quote "
-                   "runs to the end of the file)")
-        raise SpecError(f"{where}: line {reader.line_num}", f"malformed CSV: {msg}",
-                        "close every quoted field with a matching \"") from None
+            msg = (
+                f"a field is longer than {CSV_FIELD_LIMIT:,} characters (an unterminated quote "
+                "runs to the end of the file)"
+            )
+        raise SpecError(
+            f"{where}: line {reader.line_num}", f"malformed CSV: {msg}", 'close every quoted field with a matching "'
+        ) from None
     if reader.fieldnames:
         names = [k.strip() for k in reader.fieldnames if k is not None]
         dup = [k for k in dict.fromkeys(names) if names.count(k) > 1]

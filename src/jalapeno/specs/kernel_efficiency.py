@@ -102,7 +102,8 @@ class FormatTable(Mapping[str, KernelEfficiency]):
             if not isinstance(k, str) or not isinstance(v, KernelEfficiency):
                 raise TypeError(f"FormatTable maps a format name to a KernelEfficiency, got {k!r}: {v!r}")
         self._items: tuple[tuple[str, KernelEfficiency], ...] = tuple(
-            sorted(((k, v) for k, v in d.items() if not v.is_empty()), key=lambda kv: _format_order(kv[0])))
+            sorted(((k, v) for k, v in d.items() if not v.is_empty()), key=lambda kv: _format_order(kv[0]))
+        )
 
     def __getitem__(self, fmt: str) -> KernelEfficiency:
         for k, v in self._items:

@@ -98,20 +98,57 @@ class KVCacheFormat:
         return 2.0 * kv_heads * self.vector_bytes(head_dim)
 
 
-KV_FORMATS: MappingProxyType[str, KVCacheFormat] = MappingProxyType({
-    "bf16": KVCacheFormat("bf16", 16, 0, 0, 0, False, "", "BF16",
-                          "engines' default KV dtype (vLLM/SGLang 'auto', TensorRT-LLM default)"),
-    "fp8": KVCacheFormat("fp8", 8, 0, 0, 0, False, "", "FP8 e4m3 (per-tensor scale)",
-                         "vLLM 'Quantized KV Cache' docs; SGLang --kv-cache-dtype fp8_e4m3; TensorRT-LLM "
-                         "kv_cache_config.dtype fp8"),
-    "fp8_e5m2": KVCacheFormat("fp8_e5m2", 8, 0, 0, 0, False, "", "FP8 e5m2",
-                              "vLLM/SGLang --kv-cache-dtype fp8_e5m2"),
-    "fp8_ds_mla": KVCacheFormat("fp8_ds_mla", 8, 128, 32, 16, True, "", "FP8 e4m3 latent with fp32 scale per "
-                                "128 and BF16 rope (656 B/token/layer for DeepSeek)",
-                                "deepseek-ai/FlashMLA README, FP8 KV cache of DeepSeek-V3.2; vLLM fp8_ds_mla"),
-    "nvfp4": KVCacheFormat("nvfp4", 4, 16, 8, 0, False, "fp4", "NVFP4 (e4m3 scale per 16)",
-                           "TensorRT-LLM NVFP4 KV cache (ModelOpt kv_cache_quant_algo NVFP4), Blackwell"),
-})
+KV_FORMATS: MappingProxyType[str, KVCacheFormat] = MappingProxyType(
+    {
+        "bf16": KVCacheFormat(
+            "bf16",
+            16,
+            0,
+            0,
+            0,
+            False,
+            "",
+            "BF16",
+            "engines' default KV dtype (vLLM/SGLang 'auto', TensorRT-LLM default)",
+        ),
+        "fp8": KVCacheFormat(
+            "fp8",
+            8,
+            0,
+            0,
+            0,
+            False,
+            "",
+            "FP8 e4m3 (per-tensor scale)",
+            "vLLM 'Quantized KV Cache' docs; SGLang --kv-cache-dtype fp8_e4m3; TensorRT-LLM kv_cache_config.dtype fp8",
+        ),
+        "fp8_e5m2": KVCacheFormat(
+            "fp8_e5m2", 8, 0, 0, 0, False, "", "FP8 e5m2", "vLLM/SGLang --kv-cache-dtype fp8_e5m2"
+        ),
+        "fp8_ds_mla": KVCacheFormat(
+            "fp8_ds_mla",
+            8,
+            128,
+            32,
+            16,
+            True,
+            "",
+            "FP8 e4m3 latent with fp32 scale per 128 and BF16 rope (656 B/token/layer for DeepSeek)",
+            "deepseek-ai/FlashMLA README, FP8 KV cache of DeepSeek-V3.2; vLLM fp8_ds_mla",
+        ),
+        "nvfp4": KVCacheFormat(
+            "nvfp4",
+            4,
+            16,
+            8,
+            0,
+            False,
+            "fp4",
+            "NVFP4 (e4m3 scale per 16)",
+            "TensorRT-LLM NVFP4 KV cache (ModelOpt kv_cache_quant_algo NVFP4), Blackwell",
+        ),
+    }
+)
 
 #: Engine spellings accepted for ``--kv-dtype`` (vLLM/SGLang names) → catalog name.
 KV_ALIASES = {"fp8_e4m3": "fp8", "auto": "bf16", "bfloat16": "bf16"}
@@ -127,5 +164,8 @@ def get_kv_format(name: str, field: str = "--kv-dtype") -> KVCacheFormat:
     try:
         return KV_FORMATS[key]
     except KeyError:
-        raise UnknownNameError(field, f"unknown KV-cache dtype {name!r}{choice_hint(name, KV_FORMATS)}",
-                               f"use one of {', '.join(KV_FORMATS)}") from None
+        raise UnknownNameError(
+            field,
+            f"unknown KV-cache dtype {name!r}{choice_hint(name, KV_FORMATS)}",
+            f"use one of {', '.join(KV_FORMATS)}",
+        ) from None

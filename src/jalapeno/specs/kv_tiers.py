@@ -50,8 +50,10 @@ class TierFile(_Strict):
         if self.usable_fraction is not None and self.usable_fraction.value > 1:
             v = self.usable_fraction.value  # 75 was meant as a percent: name it and its fraction
             # a value just above 1 (1.2) is a share mistyped, not a percent: no "write 0.012 for 1.2%"
-            raise ValueError(f"usable_fraction must be <= 1 (a share of the tier's capacity), got {v:g}"
-                             + (f": write {v / 100:g} for {v:g}%" if 2 <= v <= 100 else ""))
+            raise ValueError(
+                f"usable_fraction must be <= 1 (a share of the tier's capacity), got {v:g}"
+                + (f": write {v / 100:g} for {v:g}%" if 2 <= v <= 100 else "")
+            )
         return self
 
 
@@ -110,8 +112,15 @@ def parse_kv_tiers(f: TiersFile | None) -> tuple[tuple[KVTier, ...], tuple[str, 
         if t is None:
             continue
         frac = t.usable_fraction.value if t.usable_fraction else 1.0
-        tiers.append(KVTier(name, t.link, t.capacity_gb_per_chip.value * units.GB * frac,
-                            t.bandwidth_gb_per_s.value * units.GB, t.latency_us.value * units.US))
+        tiers.append(
+            KVTier(
+                name,
+                t.link,
+                t.capacity_gb_per_chip.value * units.GB * frac,
+                t.bandwidth_gb_per_s.value * units.GB,
+                t.latency_us.value * units.US,
+            )
+        )
     return tuple(tiers), tuple(f.none)
 
 
@@ -123,8 +132,10 @@ def tier_status(system) -> dict[str, str]:
     for name in TIER_NAMES:
         if name in have:
             t = have[name]
-            out[name] = (f"{t.capacity_bytes / units.GB:,.0f} GB/chip over {t.link} at "  # 3,456 as hardware show's
-                         f"{t.bandwidth_bytes_per_s / units.GB:,.0f} GB/s")  # other figures (was 3456 GB/chip)
+            out[name] = (
+                f"{t.capacity_bytes / units.GB:,.0f} GB/chip over {t.link} at "  # 3,456 as hardware show's
+                f"{t.bandwidth_bytes_per_s / units.GB:,.0f} GB/s"
+            )  # other figures (was 3456 GB/chip)
         elif name in system.kv_tiers_absent:
             out[name] = "none"
         else:

@@ -48,25 +48,31 @@ reached through the same ports)
     if any(b <= a for a, b in zip(sizes, sizes[1:])):
         raise ValueError(f"levels: must grow in chips from innermost to outermost, got {sizes}")
     scopes = [lv.scope for lv in levels]
-    if "scale_out" in scopes and "scale_up" in scopes[scopes.index("scale_out"):]:
+    if "scale_out" in scopes and "scale_up" in scopes[scopes.index("scale_out") :]:
         first_out = scopes.index("scale_out")
         out = levels[first_out]
         up = next(lv for lv in levels[first_out:] if lv.scope == "scale_up")
-        raise ValueError(f"levels: the scale_up level {up.name!r} ({up.chips} chips) lies outside the scale_out "
-                         f"level {out.name!r} ({out.chips} chips); scale-up levels come first, innermost to "
-                         "outermost, then scale-out ones: reorder them, or make the outer fabric scope = "
-                         "\"scale_out\"")
+        raise ValueError(
+            f"levels: the scale_up level {up.name!r} ({up.chips} chips) lies outside the scale_out "
+            f"level {out.name!r} ({out.chips} chips); scale-up levels come first, innermost to "
+            "outermost, then scale-out ones: reorder them, or make the outer fabric scope = "
+            '"scale_out"'
+        )
     ups = [lv for lv in levels if lv.scope == "scale_up"]
     for inner, outer in zip(ups, ups[1:]):
         if outer.chips % inner.chips:
             lo, hi = outer.chips // inner.chips * inner.chips, -(-outer.chips // inner.chips) * inner.chips
-            raise ValueError(f"levels: the scale_up level {outer.name!r} ({outer.chips} chips) is not a whole number of "
-                             f"{inner.name!r} domains ({inner.chips} chips each); set its chips to a multiple of "
-                             f"{inner.chips} (e.g. {lo or hi} or {hi}), or make it scope = \"scale_out\"")
+            raise ValueError(
+                f"levels: the scale_up level {outer.name!r} ({outer.chips} chips) is not a whole number of "
+                f"{inner.name!r} domains ({inner.chips} chips each); set its chips to a multiple of "
+                f'{inner.chips} (e.g. {lo or hi} or {hi}), or make it scope = "scale_out"'
+            )
     if levels and getattr(levels[0], "shares_ports_with_inner", False):
-        raise ValueError(f"levels: the innermost level {levels[0].name!r} sets shares_ports_with_inner = true, but no "
-                         "level lies inside it to share ports with (its ports would drop out of the link power); "
-                         "remove it there (it belongs on an outer level reached through the same ports)")
+        raise ValueError(
+            f"levels: the innermost level {levels[0].name!r} sets shares_ports_with_inner = true, but no "
+            "level lies inside it to share ports with (its ports would drop out of the link power); "
+            "remove it there (it belongs on an outer level reached through the same ports)"
+        )
     names = [lv.name for lv in levels]
     twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if twice is not None:

@@ -196,11 +196,17 @@ class ModelSpec:
         # 1e23 typed as digits printed as 99999999999999991611392 (a float's .0f): past 1e15, 3 digits
         what = what or (f"{tokens:.0f} tokens" if tokens < 1e15 else f"{tokens:.3g} tokens")
         if unknown:
-            raise SpecError(field, f"{what} is beyond any model's context (at most "
-                            f"{MAX_CONTEXT_TOKENS:,} accepted; {self.name}'s config gives no max_position_embeddings)",
-                            fix or "use shorter requests, or add max_position_embeddings to the config")
-        raise SpecError(field, f"{what} exceed {self.name}'s context of {self.max_context} tokens "
-                        f"({self.context_from})", fix or "use shorter requests or a model with a longer context")
+            raise SpecError(
+                field,
+                f"{what} is beyond any model's context (at most "
+                f"{MAX_CONTEXT_TOKENS:,} accepted; {self.name}'s config gives no max_position_embeddings)",
+                fix or "use shorter requests, or add max_position_embeddings to the config",
+            )
+        raise SpecError(
+            field,
+            f"{what} exceed {self.name}'s context of {self.max_context} tokens ({self.context_from})",
+            fix or "use shorter requests or a model with a longer context",
+        )
 
     # ---- per-module parameter counts (elements) ------------------------------------------
     @property
@@ -218,8 +224,11 @@ class ModelSpec:
         a, h = self.attention, self.hidden_size
         if a.kind == "mla":
             n = a.num_heads
-            q = (h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * n * a.qk_head_dim
-                 if a.q_lora_rank else h * n * a.qk_head_dim)
+            q = (
+                h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * n * a.qk_head_dim
+                if a.q_lora_rank
+                else h * n * a.qk_head_dim
+            )
             kv_a = h * (a.kv_lora_rank + a.qk_rope_dim) + a.kv_lora_rank
             kv_b = a.kv_lora_rank * n * (a.qk_nope_dim + a.v_head_dim)
             o = n * a.v_head_dim * h
@@ -227,8 +236,12 @@ class ModelSpec:
             if a.has_indexer:
                 # DSA lightning indexer: wq_b (q_lora -> heads*d), wk (h -> d), k norm,
                 # weights_proj (h -> heads). DeepSeek-V3.2-Exp inference/model.py shapes.
-                p += (a.q_lora_rank * a.index_heads * a.index_head_dim
-                      + h * a.index_head_dim + 2 * a.index_head_dim + h * a.index_heads)
+                p += (
+                    a.q_lora_rank * a.index_heads * a.index_head_dim
+                    + h * a.index_head_dim
+                    + 2 * a.index_head_dim
+                    + h * a.index_heads
+                )
             return p
         d = a.head_dim
         p = h * (a.num_heads + 2 * a.num_kv_heads) * d + a.num_heads * d * h
@@ -283,8 +296,13 @@ class ModelSpec:
         """All weights of one MoE layer (attention + router + every expert + shared)."""
         m = self.moe
         assert m is not None
-        return (self.attention_params() + self.router_params() + m.num_experts * self.expert_params()
-                + self.shared_expert_params() + self._layer_norms())
+        return (
+            self.attention_params()
+            + self.router_params()
+            + m.num_experts * self.expert_params()
+            + self.shared_expert_params()
+            + self._layer_norms()
+        )
 
     def dense_layer_params(self) -> int:
         """Weights of one dense layer: attention + dense FFN + its two norms."""
@@ -304,8 +322,13 @@ class ModelSpec:
         act = self.num_dense_layers * self.dense_layer_params()
         m = self.moe
         if m:
-            per = (self.attention_params() + self.router_params() + m.top_k * self.expert_params()
-                   + self.shared_expert_params() + self._layer_norms())
+            per = (
+                self.attention_params()
+                + self.router_params()
+                + m.top_k * self.expert_params()
+                + self.shared_expert_params()
+                + self._layer_norms()
+            )
             act += self.num_moe_layers * per
         head = self.lm_head_params() or self.embedding_params()
         return act + head + self.hidden_size
@@ -353,7 +376,10 @@ class ModelSpec:
     @property
     def window_counts(self) -> tuple[tuple[int, int], ...]:
         """(window, number of layers) pairs; window 0 = full attention."""
-        key = (tuple(self.attention.windows), self.num_layers)  # what layer_windows reads (memo: :data:`_WINDOW_COUNTS`)
+        key = (
+            tuple(self.attention.windows),
+            self.num_layers,
+        )  # what layer_windows reads (memo: :data:`_WINDOW_COUNTS`)
         hit = _WINDOW_COUNTS.get(key)
         if hit is not None:
             return hit
@@ -406,7 +432,9 @@ class ModelSpec:
             "attention_detail": self.attention_label,
             "num_heads": self.attention.num_heads,
             "num_kv_heads": self.attention.num_kv_heads,
-            "moe": None if not self.moe else {
+            "moe": None
+            if not self.moe
+            else {
                 "num_experts": self.moe.num_experts,
                 "top_k": self.moe.top_k,
                 "num_shared": self.moe.num_shared,
@@ -420,8 +448,15 @@ class ModelSpec:
             "kv_bytes_per_token": self.kv_bytes_per_token(kv),
             "kv_bytes_per_token_at_8k": self.kv_bytes_per_token(kv, 8192),
             "max_context": self.max_context,
-            **({"max_context_from": "none: the config gives no max_position_embeddings, so no context check is made "
-                "(up to the plausibility bound, specs/model_plausibility.MAX_CONTEXT_TOKENS)"} if not self.max_context
-               else {} if self.context_from == "max_position_embeddings" else {"max_context_from": self.context_from}),
+            **(
+                {
+                    "max_context_from": "none: the config gives no max_position_embeddings, so no context check is made "
+                    "(up to the plausibility bound, specs/model_plausibility.MAX_CONTEXT_TOKENS)"
+                }
+                if not self.max_context
+                else {}
+                if self.context_from == "max_position_embeddings"
+                else {"max_context_from": self.context_from}
+            ),
             "source": self.source,
         }

@@ -33,24 +33,34 @@ def load_model_file(path: Path, name: str | None = None) -> ModelSpec:
         UnsupportedModelError: the architecture is not supported.
     """
     path = Path(path)
-    text = read_user_text(path, "a Hugging Face config.json", "pass a model name from `jalapeno models list` "
-                          "or the path of a config.json")
+    text = read_user_text(
+        path, "a Hugging Face config.json", "pass a model name from `jalapeno models list` or the path of a config.json"
+    )
     try:
         cfg = json.loads(text, object_pairs_hook=unique_keys)
     except DuplicateKeyError as e:
-        raise SpecError(f"{path}: {e.key}", "is given twice in one object (JSON would keep the last, silently)",
-                        "give each key once, with the value the model has") from None
+        raise SpecError(
+            f"{path}: {e.key}",
+            "is given twice in one object (JSON would keep the last, silently)",
+            "give each key once, with the value the model has",
+        ) from None
     except RecursionError:
         raise SpecError(str(path), "JSON nested too deeply", "pass a Hugging Face config.json") from None
     except json.JSONDecodeError as e:
         if not text.strip():  # was "malformed JSON at line 1 column 1: Expecting value" (break48)
             raise SpecError(str(path), "is empty", "give the model's Hugging Face config.json") from None
         if path.suffix.lower() == ".toml":  # a system or agentic TOML given to --model: was "malformed JSON"
-            raise SpecError(str(path), "is a TOML file, and a model is read from a Hugging Face config.json (JSON)",
-                            "pass a config.json or a name from `jalapeno models list`; a system TOML goes "
-                            "to --system, an agentic one to --workload agentic:FILE.toml") from None
-        raise SpecError(str(path), f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}",
-                        "fix the JSON syntax of the config file") from None
+            raise SpecError(
+                str(path),
+                "is a TOML file, and a model is read from a Hugging Face config.json (JSON)",
+                "pass a config.json or a name from `jalapeno models list`; a system TOML goes "
+                "to --system, an agentic one to --workload agentic:FILE.toml",
+            ) from None
+        raise SpecError(
+            str(path),
+            f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}",
+            "fix the JSON syntax of the config file",
+        ) from None
     except ValueError as e:  # after JSONDecodeError, a ValueError too: a 5,000-digit integer (break50)
         if not too_many_digits(e):
             raise

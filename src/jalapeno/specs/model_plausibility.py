@@ -96,14 +96,28 @@ def check_model_sizes(cfg: dict, src: str) -> None:
     for key, (hi, largest) in MODEL_BOUNDS.items():
         v = cfg.get(key)
         if isinstance(v, int) and not isinstance(v, bool) and v > hi:
-            raise SpecError(f"{src}: {key}", f"{v:,} is beyond any decoder (at most {hi:,} accepted; the largest "
-                            f"released is {largest})", "check the value against the model's Hugging Face "
-                            "config.json (a slip of extra zeros?)")
+            raise SpecError(
+                f"{src}: {key}",
+                f"{v:,} is beyond any decoder (at most {hi:,} accepted; the largest released is {largest})",
+                "check the value against the model's Hugging Face config.json (a slip of extra zeros?)",
+            )
 
 
 #: keys a text_config may give otherwise than its wrapper without changing the model priced (names, token ids, dtype)
-_NOT_SHAPES = frozenset({"model_type", "architectures", "_name_or_path", "auto_map", "transformers_version",
-                         "torch_dtype", "dtype", "bos_token_id", "eos_token_id", "pad_token_id"})
+_NOT_SHAPES = frozenset(
+    {
+        "model_type",
+        "architectures",
+        "_name_or_path",
+        "auto_map",
+        "transformers_version",
+        "torch_dtype",
+        "dtype",
+        "bos_token_id",
+        "eos_token_id",
+        "pad_token_id",
+    }
+)
 
 
 def check_text_config_agrees(cfg: dict, src: str, supported: bool) -> None:
@@ -124,9 +138,12 @@ def check_text_config_agrees(cfg: dict, src: str, supported: bool) -> None:
         return
     for k, v in tc.items():
         if k in cfg and k not in _NOT_SHAPES and v is not None and cfg[k] != v:
-            raise SpecError(f"{src}: text_config.{k}", f"is {_js(v)} and the top-level {k} {_js(cfg[k])}: the top "
-                            "level is read here, the nested text_config by vLLM (transformers' get_text_config)",
-                            "give the text model's fields once: drop text_config, or pass it as its own config.json")
+            raise SpecError(
+                f"{src}: text_config.{k}",
+                f"is {_js(v)} and the top-level {k} {_js(cfg[k])}: the top "
+                "level is read here, the nested text_config by vLLM (transformers' get_text_config)",
+                "give the text model's fields once: drop text_config, or pass it as its own config.json",
+            )
 
 
 def check_expert_groups(cfg: dict, src: str, n_exp: int, top_k: int) -> None:
@@ -145,18 +162,30 @@ def check_expert_groups(cfg: dict, src: str, n_exp: int, top_k: int) -> None:
     groups = {k: cfg.get(k) for k in ("n_group", "topk_group") if cfg.get(k) is not None}
     for k, v in groups.items():
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise SpecError(f"{src}: {k}", f"must be a positive integer, got {_js(v)}",
-                            f"give {k} as a whole number of expert groups (DeepSeek-V3: n_group 8, topk_group 4)")
+            raise SpecError(
+                f"{src}: {k}",
+                f"must be a positive integer, got {_js(v)}",
+                f"give {k} as a whole number of expert groups (DeepSeek-V3: n_group 8, topk_group 4)",
+            )
     ng, tg = groups.get("n_group"), groups.get("topk_group")
     if ng is None:
         return
     if tg is not None and tg > ng:
-        raise SpecError(f"{src}: topk_group", f"{tg} groups kept of n_group {ng}: the gate keeps topk_group of its "
-                        "n_group expert groups", f"set topk_group <= n_group {ng} (DeepSeek-V3: 4 of 8)")
+        raise SpecError(
+            f"{src}: topk_group",
+            f"{tg} groups kept of n_group {ng}: the gate keeps topk_group of its n_group expert groups",
+            f"set topk_group <= n_group {ng} (DeepSeek-V3: 4 of 8)",
+        )
     if n_exp % ng:
-        raise SpecError(f"{src}: n_group", f"{n_exp} routed experts do not split into {ng} equal groups",
-                        f"give an n_group that divides n_routed_experts {n_exp} (DeepSeek-V3: 256 experts in 8 groups)")
+        raise SpecError(
+            f"{src}: n_group",
+            f"{n_exp} routed experts do not split into {ng} equal groups",
+            f"give an n_group that divides n_routed_experts {n_exp} (DeepSeek-V3: 256 experts in 8 groups)",
+        )
     if tg is not None and top_k > tg * (n_exp // ng):
-        raise SpecError(f"{src}: topk_group", f"{tg} kept group(s) of {n_exp // ng} experts hold fewer than the "
-                        f"{top_k} experts a token is routed to (num_experts_per_tok)",
-                        f"keep at least {-(-top_k // (n_exp // ng))} groups (topk_group), or route to fewer experts")
+        raise SpecError(
+            f"{src}: topk_group",
+            f"{tg} kept group(s) of {n_exp // ng} experts hold fewer than the "
+            f"{top_k} experts a token is routed to (num_experts_per_tok)",
+            f"keep at least {-(-top_k // (n_exp // ng))} groups (topk_group), or route to fewer experts",
+        )

@@ -25,8 +25,17 @@ from jalapeno.errors import SpecError
 #: Marlin MoE, ``VLLM_MXFP4_USE_MARLIN=1``; ``flashinfer_trtllm``: vLLM's FlashInfer TRT-LLM-gen FP8 block-scale and
 #: NVFP4 MoE, ``--moe-backend flashinfer_trtllm``, measured by vLLM's own tables: fit/moe_backends.VLLM_TABLES,
 #: VLLM_NVFP4_TABLES)
-MOE_BACKENDS: tuple[str, ...] = ("trtllm", "cutlass", "cutedsl", "deepgemm", "wideep", "triton", "vanilla", "marlin",
-                                 "flashinfer_trtllm")
+MOE_BACKENDS: tuple[str, ...] = (
+    "trtllm",
+    "cutlass",
+    "cutedsl",
+    "deepgemm",
+    "wideep",
+    "triton",
+    "vanilla",
+    "marlin",
+    "flashinfer_trtllm",
+)
 #: Backends whose routed experts run another backend's kernels, priced by that one's measurements.
 #: TensorRT-LLM's ``WIDEEP`` (``WideEPMoE``) computes its experts with the CUTLASS fused-MoE op
 #: (``torch.ops.trtllm.fused_moe`` through ``NVFP4CutlassFusedMoEMethod`` /
@@ -48,9 +57,12 @@ def check_moe_backend(value, field: str = "moe_backend") -> None:
         SpecError: ``value`` is not None and not one of :data:`MOE_BACKENDS`.
     """
     if value is not None and value not in MOE_BACKENDS:
-        raise SpecError(field, f"unknown MoE backend {value!r}",
-                        f"use one of {', '.join(MOE_BACKENDS)} (TensorRT-LLM moe_config.backend, lower case, or "
-                        "marlin / flashinfer_trtllm: vLLM's Marlin / FlashInfer TRT-LLM MoE)")
+        raise SpecError(
+            field,
+            f"unknown MoE backend {value!r}",
+            f"use one of {', '.join(MOE_BACKENDS)} (TensorRT-LLM moe_config.backend, lower case, or "
+            "marlin / flashinfer_trtllm: vLLM's Marlin / FlashInfer TRT-LLM MoE)",
+        )
 
 
 @lru_cache(maxsize=1)
@@ -63,14 +75,21 @@ def _data() -> MappingProxyType:
         got = curves.setdefault(key, {})
         if kind in got:  # one kernel per backend, layout and format
             raise SpecError("moe_backends.toml", f"two curves for {key} in {kind}", "rerun scripts/fit_moe_backends.py")
-        got[kind] = (c["fmt"], c.get("weights", ""), tuple(c["tokens"]), tuple(v * 1e-3 for v in c["latency_ms"]),
-                     f"{c['system']} {c['backend']} {c['table']}")
-    return MappingProxyType({"curves": MappingProxyType({k: tuple(v.values()) for k, v in curves.items()}),
-                             "report": raw.get("report", {})})
+        got[kind] = (
+            c["fmt"],
+            c.get("weights", ""),
+            tuple(c["tokens"]),
+            tuple(v * 1e-3 for v in c["latency_ms"]),
+            f"{c['system']} {c['backend']} {c['table']}",
+        )
+    return MappingProxyType(
+        {"curves": MappingProxyType({k: tuple(v.values()) for k, v in curves.items()}), "report": raw.get("report", {})}
+    )
 
 
-def moe_backend_curves(system: str, backend: str, hidden: int, inter: int, experts: int, top_k: int, moe_tp: int,
-                       ep: int) -> tuple[tuple[str, str, tuple[float, ...], tuple[float, ...], str], ...]:
+def moe_backend_curves(
+    system: str, backend: str, hidden: int, inter: int, experts: int, top_k: int, moe_tp: int, ep: int
+) -> tuple[tuple[str, str, tuple[float, ...], tuple[float, ...], str], ...]:
     """Every measured curve of ``backend``'s routed-expert block (its kernels' backend's, :data:`KERNELS_OF`) on
     ``system`` at one shape (``inter``: the full expert intermediate size; ``moe_tp``: tensor parallelism inside each
     expert), one per kernel format, each (compute format, stored weight format where it names kernels of its own
@@ -83,8 +102,9 @@ def moe_backend_curves(system: str, backend: str, hidden: int, inter: int, exper
     """
     check_moe_backend(backend)
     backend = KERNELS_OF.get(backend, backend)
-    return _data()["curves"].get((system, backend, int(hidden), int(inter), int(experts), int(top_k), int(moe_tp),
-                                  int(ep)), ())
+    return _data()["curves"].get(
+        (system, backend, int(hidden), int(inter), int(experts), int(top_k), int(moe_tp), int(ep)), ()
+    )
 
 
 def moe_backend_report(system: str, backend: str) -> dict:

@@ -49,30 +49,80 @@ class Term:
 
 
 #: The constants of the component model; each sourced or a named assumption, with a band.
-POWER_TERMS: MappingProxyType = MappingProxyType({
-    "idle_fraction": Term(0.12, 0.08, 0.20, "of TDP", "assumption informed by measurement: an idle H200 draws "
-                          "~80 W of 700 (11%) and memory-bound decode 137-300 W (Ma et al., arXiv 2605.11999, 2026)"),
-    "hbm3_pj_per_bit": Term(3.9, 3.0, 5.0, "pJ/bit", "Samsung: HBM3E at 3.9 pJ/bit (stated with its HBM4E target of "
-                            "more than twice the efficiency, 2025); band spans HBM3 to HBM3E parts"),
-    "hbm4_pj_per_bit": Term(2.8, 2.0, 3.9, "pJ/bit", "SK hynix: HBM4 power efficiency improved by more than 40% over "
-                            "HBM3E (Sept. 2025 mass-production release): 3.9 / 1.4 = 2.8; high end = no gain"),
-    "hbm4_min_tb_per_s_per_stack": Term(1.5, 1.5, 1.5, "TB/s per stack", "HBM3E tops out at ~1.2-1.3 TB/s per stack "
-                                        "(9.6-9.8 Gb/s x 1024 bits); above 1.5 TB/s per stack the chip uses HBM4"),
-    "hbm_stack_background_w": Term(3.0, 1.5, 6.0, "W per stack", "assumption: refresh and PHY standby of one stack"),
-    "serdes_pj_per_bit": Term(5.0, 3.0, 8.0, "pJ/bit", "assumption: long-reach 112-224 Gb/s electrical SerDes of a "
-                              "scale-up fabric (short-reach die-to-die links are ~1 pJ/bit, optics more)"),
-    "pue": Term(1.25, 1.1, 1.4, "x", "assumption: the facility multiplier of the catalog's all-in estimates "
-                "(data/systems/jalapeno.toml [power])"),
-    "hbm_usd_per_gb": Term(15.0, 10.0, 25.0, "$/GB", "assumption: HBM3E/HBM4 contract prices reported at roughly "
-                           "$10-25 per GB (industry press, 2024-2025)"),
-    "usd_per_kwh": Term(0.08, 0.05, 0.15, "$/kWh", "assumption: US industrial electricity ~0.08 $/kWh (EIA 2024)"),
-    "tco_usd_per_hour_per_capex_usd": Term(2.21 / 46_500, 1.6 / 46_500, 2.8 / 46_500, "$/h per $ capex",
-                                           "InferenceX GB200 costh 2.21 $/GPU-hour (SemiAnalysisAI/InferenceX-app "
-                                           "constants.ts, Apr 2026) over ~$46.5k capex per GPU (third-party "
-                                           "GB200 NVL72 rack price ~$3-3.5M = $44-49k/GPU, AshitaOrbis/"
-                                           "inference-margins site/engine.js notes), as the catalog's "
-                                           "Jalapeño cost estimate"),
-})
+POWER_TERMS: MappingProxyType = MappingProxyType(
+    {
+        "idle_fraction": Term(
+            0.12,
+            0.08,
+            0.20,
+            "of TDP",
+            "assumption informed by measurement: an idle H200 draws "
+            "~80 W of 700 (11%) and memory-bound decode 137-300 W (Ma et al., arXiv 2605.11999, 2026)",
+        ),
+        "hbm3_pj_per_bit": Term(
+            3.9,
+            3.0,
+            5.0,
+            "pJ/bit",
+            "Samsung: HBM3E at 3.9 pJ/bit (stated with its HBM4E target of "
+            "more than twice the efficiency, 2025); band spans HBM3 to HBM3E parts",
+        ),
+        "hbm4_pj_per_bit": Term(
+            2.8,
+            2.0,
+            3.9,
+            "pJ/bit",
+            "SK hynix: HBM4 power efficiency improved by more than 40% over "
+            "HBM3E (Sept. 2025 mass-production release): 3.9 / 1.4 = 2.8; high end = no gain",
+        ),
+        "hbm4_min_tb_per_s_per_stack": Term(
+            1.5,
+            1.5,
+            1.5,
+            "TB/s per stack",
+            "HBM3E tops out at ~1.2-1.3 TB/s per stack "
+            "(9.6-9.8 Gb/s x 1024 bits); above 1.5 TB/s per stack the chip uses HBM4",
+        ),
+        "hbm_stack_background_w": Term(
+            3.0, 1.5, 6.0, "W per stack", "assumption: refresh and PHY standby of one stack"
+        ),
+        "serdes_pj_per_bit": Term(
+            5.0,
+            3.0,
+            8.0,
+            "pJ/bit",
+            "assumption: long-reach 112-224 Gb/s electrical SerDes of a "
+            "scale-up fabric (short-reach die-to-die links are ~1 pJ/bit, optics more)",
+        ),
+        "pue": Term(
+            1.25,
+            1.1,
+            1.4,
+            "x",
+            "assumption: the facility multiplier of the catalog's all-in estimates "
+            "(data/systems/jalapeno.toml [power])",
+        ),
+        "hbm_usd_per_gb": Term(
+            15.0,
+            10.0,
+            25.0,
+            "$/GB",
+            "assumption: HBM3E/HBM4 contract prices reported at roughly $10-25 per GB (industry press, 2024-2025)",
+        ),
+        "usd_per_kwh": Term(0.08, 0.05, 0.15, "$/kWh", "assumption: US industrial electricity ~0.08 $/kWh (EIA 2024)"),
+        "tco_usd_per_hour_per_capex_usd": Term(
+            2.21 / 46_500,
+            1.6 / 46_500,
+            2.8 / 46_500,
+            "$/h per $ capex",
+            "InferenceX GB200 costh 2.21 $/GPU-hour (SemiAnalysisAI/InferenceX-app "
+            "constants.ts, Apr 2026) over ~$46.5k capex per GPU (third-party "
+            "GB200 NVL72 rack price ~$3-3.5M = $44-49k/GPU, AshitaOrbis/"
+            "inference-margins site/engine.js notes), as the catalog's "
+            "Jalapeño cost estimate",
+        ),
+    }
+)
 
 #: System-file keys a variant may state itself; a stated one is not re-derived from components.
 POWER_KEYS = ("chip.tdp_w", "chip.sustained_w", "power.allin_kw_per_chip", "cost.usd_per_chip_hour")
@@ -118,8 +168,14 @@ class ChipPower:
 
     def as_dict(self) -> dict[str, float]:
         """The power parts as JSON, W."""
-        return {"idle_w": self.idle_w, "hbm_background_w": self.hbm_background_w, "hbm_w": self.hbm_w,
-                "link_w": self.link_w, "compute_w": self.compute_w, "tdp_w": self.tdp_w}
+        return {
+            "idle_w": self.idle_w,
+            "hbm_background_w": self.hbm_background_w,
+            "hbm_w": self.hbm_w,
+            "link_w": self.link_w,
+            "compute_w": self.compute_w,
+            "tdp_w": self.tdp_w,
+        }
 
 
 def _hbm_pj_per_bit(chip, terms) -> float:
@@ -131,9 +187,9 @@ def _hbm_pj_per_bit(chip, terms) -> float:
 def scale_up_bytes_per_s(system) -> float:
     """Per-chip scale-up bandwidth per direction over the levels with their own ports (B/s): the
     line rate the SerDes power ``P_link`` is priced at."""
-    return sum(lv.bandwidth_bytes_per_s for lv in system.levels
-               if lv.scope == "scale_up" and not lv.shares_ports_with_inner)
-
+    return sum(
+        lv.bandwidth_bytes_per_s for lv in system.levels if lv.scope == "scale_up" and not lv.shares_ports_with_inner
+    )
 
 
 def _peak(chip) -> float:
@@ -164,9 +220,12 @@ def chip_power(system, root=None, terms=None) -> ChipPower:
     idle = term("idle_fraction", terms) * anchor.chip.tdp_w
     compute_root = anchor.chip.tdp_w - idle - a_bg - a_hbm - a_link
     if compute_root <= 0:
-        raise SpecError(f"{anchor.name}: chip.tdp_w", f"{anchor.chip.tdp_w:.0f} W is below its modelled idle, HBM "
-                        f"and link power ({idle + a_bg + a_hbm + a_link:.0f} W)",
-                        "check the TDP and bandwidths, or the power terms (specs/power.py)")
+        raise SpecError(
+            f"{anchor.name}: chip.tdp_w",
+            f"{anchor.chip.tdp_w:.0f} W is below its modelled idle, HBM "
+            f"and link power ({idle + a_bg + a_hbm + a_link:.0f} W)",
+            "check the TDP and bandwidths, or the power terms (specs/power.py)",
+        )
     if root is None:
         return ChipPower(idle, a_bg, a_hbm, a_link, compute_root)
     bg, hbm, link = _fixed_parts(system, terms)
@@ -215,9 +274,11 @@ def follow_variant(system, root, stated: set[str], terms=None):
     if abs(d_w) < 1e-9 and abs(d_gb) < 1e-9:
         return system
     src = dict(system.sources)
-    how = (f"follows the variant's components (specs/power.py): {root.name} {root.chip.tdp_w:.0f} W "
-           f"{'+' if d_w >= 0 else '-'} {abs(d_w):.1f} W (HBM {cp.hbm_w:.0f} W, HBM background "
-           f"{cp.hbm_background_w:.0f} W, links {cp.link_w:.0f} W, compute {cp.compute_w:.0f} W)")
+    how = (
+        f"follows the variant's components (specs/power.py): {root.name} {root.chip.tdp_w:.0f} W "
+        f"{'+' if d_w >= 0 else '-'} {abs(d_w):.1f} W (HBM {cp.hbm_w:.0f} W, HBM background "
+        f"{cp.hbm_background_w:.0f} W, links {cp.link_w:.0f} W, compute {cp.compute_w:.0f} W)"
+    )
     chip = system.chip
     if "chip.tdp_w" not in stated:
         chip = replace(chip, tdp_w=chip.tdp_w + d_w)
@@ -231,12 +292,16 @@ def follow_variant(system, root, stated: set[str], terms=None):
         src["power.allin_kw_per_chip"] = f"+ chip power change x PUE {term('pue', terms):g}; " + how
     usd = system.usd_per_chip_hour
     if "cost.usd_per_chip_hour" not in stated:
-        usd += (d_gb * term("hbm_usd_per_gb", terms) * term("tco_usd_per_hour_per_capex_usd", terms)
-                + (allin - system.allin_power_w_per_chip) / 1000 * term("usd_per_kwh", terms))
-        src["cost.usd_per_chip_hour"] = (f"+ HBM capex {d_gb:+.0f} GB x {term('hbm_usd_per_gb', terms):g} $/GB over "
-                                         f"the TCO/capex ratio + energy at {term('usd_per_kwh', terms):g} $/kWh")
+        usd += d_gb * term("hbm_usd_per_gb", terms) * term("tco_usd_per_hour_per_capex_usd", terms) + (
+            allin - system.allin_power_w_per_chip
+        ) / 1000 * term("usd_per_kwh", terms)
+        src["cost.usd_per_chip_hour"] = (
+            f"+ HBM capex {d_gb:+.0f} GB x {term('hbm_usd_per_gb', terms):g} $/GB over "
+            f"the TCO/capex ratio + energy at {term('usd_per_kwh', terms):g} $/kWh"
+        )
     for k in POWER_KEYS:  # a figure that follows an estimate stays one (plan called a variant's $/h a price)
         if src.get(k) != system.sources.get(k) and "(estimate)" in system.sources.get(k, ""):
             src[k] += " (estimate)"
-    return replace(system, chip=chip, allin_power_w_per_chip=allin, usd_per_chip_hour=usd,
-                   sources=MappingProxyType(src))
+    return replace(
+        system, chip=chip, allin_power_w_per_chip=allin, usd_per_chip_hour=usd, sources=MappingProxyType(src)
+    )

@@ -89,19 +89,29 @@ def _modelopt(q: dict, field: str, mla: bool, moe: bool) -> str:
     """
     nested = isinstance(q.get("quantization"), dict)
     if "quantization" in q and not nested:
-        raise SpecError(f"{field}.quantization", f"must be an object (hf_quant_config.json's), got {_js(q['quantization'])}",
-                        "give {\"quant_algo\": \"NVFP4\", \"kv_cache_quant_algo\": \"FP8\", ...} as ModelOpt writes it")
+        raise SpecError(
+            f"{field}.quantization",
+            f"must be an object (hf_quant_config.json's), got {_js(q['quantization'])}",
+            'give {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", ...} as ModelOpt writes it',
+        )
     c, at = (q["quantization"], f"{field}.quantization") if nested else (q, field)
     supported = ", ".join(MODELOPT_ALGOS)
     algo = c.get("quant_algo")
     if not isinstance(algo, str) or not algo.strip():
-        raise SpecError(f"{at}.quant_algo", f"is {'missing' if algo is None else 'not a name: ' + _js(algo)} (a modelopt "
-                        "checkpoint names its algorithm)", f"give the checkpoint's quant_algo, one of {supported}")
+        raise SpecError(
+            f"{at}.quant_algo",
+            f"is {'missing' if algo is None else 'not a name: ' + _js(algo)} (a modelopt "
+            "checkpoint names its algorithm)",
+            f"give the checkpoint's quant_algo, one of {supported}",
+        )
     algo = algo.strip().upper()
     if algo in MODELOPT_UNMODELLED:
-        raise SpecError(f"{at}.quant_algo", f"ModelOpt {algo} is not modelled (no precision preset stores it)",
-                        f"use a checkpoint with quant_algo {supported}, or remove quantization_config and pass -p with "
-                        "a preset (`jalapeno models show` lists them)")
+        raise SpecError(
+            f"{at}.quant_algo",
+            f"ModelOpt {algo} is not modelled (no precision preset stores it)",
+            f"use a checkpoint with quant_algo {supported}, or remove quantization_config and pass -p with "
+            "a preset (`jalapeno models show` lists them)",
+        )
     if algo not in MODELOPT_ALGOS:
         raise SpecError(f"{at}.quant_algo", f"unknown ModelOpt algorithm {algo!r}", f"use one of {supported}")
     kv_key = "kv_cache_quant_algo"
@@ -110,31 +120,47 @@ def _modelopt(q: dict, field: str, mla: bool, moe: bool) -> str:
         kv_key, ks = "kv_cache_scheme", c["kv_cache_scheme"]
         fp8 = isinstance(ks, dict) and str(ks.get("type", "")).lower() == "float" and ks.get("num_bits") == 8
         if not fp8:  # vLLM reads only float 8-bit here; anything else was its BF16 KV, silently
-            raise SpecError(f"{at}.kv_cache_scheme", f"only {{type: float, num_bits: 8}} (FP8 KV) is read, got {_js(ks)}",
-                            "write {\"type\": \"float\", \"num_bits\": 8} for an FP8 KV cache, or null for 16-bit KV")
+            raise SpecError(
+                f"{at}.kv_cache_scheme",
+                f"only {{type: float, num_bits: 8}} (FP8 KV) is read, got {_js(ks)}",
+                'write {"type": "float", "num_bits": 8} for an FP8 KV cache, or null for 16-bit KV',
+            )
         kv = "FP8"
     if kv is not None and (not isinstance(kv, str) or kv.strip().upper() not in MODELOPT_KV):
-        raise SpecError(f"{at}.{kv_key}", f"unknown KV-cache algorithm {_js(kv)}",
-                        f"use one of {', '.join(MODELOPT_KV)}, or null for a 16-bit KV cache")
+        raise SpecError(
+            f"{at}.{kv_key}",
+            f"unknown KV-cache algorithm {_js(kv)}",
+            f"use one of {', '.join(MODELOPT_KV)}, or null for a 16-bit KV cache",
+        )
     kv_suffix = MODELOPT_KV[kv.strip().upper()] if kv is not None else ("" if mla else ",kv=bf16")
     if algo != "NVFP4":
         return MODELOPT_ALGOS[algo] + kv_suffix
     group = c.get("group_size")
     if group is not None and (type(group) is not int or group != 16):
-        raise SpecError(f"{at}.group_size", f"NVFP4 scales every 16 elements (one e4m3 scale per 16), got {_js(group)}",
-                        "write \"group_size\": 16 (or leave it out), or pass -p with a preset")
+        raise SpecError(
+            f"{at}.group_size",
+            f"NVFP4 scales every 16 elements (one e4m3 scale per 16), got {_js(group)}",
+            'write "group_size": 16 (or leave it out), or pass -p with a preset',
+        )
     ex_key = "exclude_modules" if nested else "ignore"
     excluded = c.get(ex_key) or []
     if not (isinstance(excluded, list) and all(isinstance(x, str) for x in excluded)):
-        raise SpecError(f"{at}.{ex_key}", f"must be a list of module names or patterns, got {_js(excluded)}",
-                        "give a list, e.g. [\"lm_head\", \"model.layers.*.self_attn*\"] as ModelOpt writes it")
+        raise SpecError(
+            f"{at}.{ex_key}",
+            f"must be a list of module names or patterns, got {_js(excluded)}",
+            'give a list, e.g. ["lm_head", "model.layers.*.self_attn*"] as ModelOpt writes it',
+        )
     if not any("attn" in x.lower() for x in excluded):
         return "nvfp4" + kv_suffix
     if moe:
         return "fp4" + kv_suffix
-    raise SpecError(f"{at}.{ex_key}", "keeps the attention unquantised beside NVFP4 MLPs on a dense model: no preset "
-                    "stores that (nvfp4 quantises every linear layer)", "pass -p nvfp4 (attention NVFP4 too: fewer bytes "
-                    "than the checkpoint) or -p bf16 / fp8-tensor as a bound, after removing quantization_config")
+    raise SpecError(
+        f"{at}.{ex_key}",
+        "keeps the attention unquantised beside NVFP4 MLPs on a dense model: no preset "
+        "stores that (nvfp4 quantises every linear layer)",
+        "pass -p nvfp4 (attention NVFP4 too: fewer bytes "
+        "than the checkpoint) or -p bf16 / fp8-tensor as a bound, after removing quantization_config",
+    )
 
 
 def _fp8(q: dict, mla: bool, block: bool) -> str:
@@ -151,8 +177,11 @@ def _w4(group: Any, field: str) -> str:
         SpecError: a group size that is not a whole number >= 1 or -1 (it was read as 128, silently).
     """
     if not isinstance(group, int) or isinstance(group, bool) or not (group >= 1 or group == -1):
-        raise SpecError(field, f"must be a whole number of weights per scale (or -1, per channel), got {_js(group)}",
-                        "give the checkpoint's group size, e.g. 128 (AutoAWQ's and GPTQ's default), or -1")
+        raise SpecError(
+            field,
+            f"must be a whole number of weights per scale (or -1, per channel), got {_js(group)}",
+            "give the checkpoint's group size, e.g. 128 (AutoAWQ's and GPTQ's default), or -1",
+        )
     if group == -1 or group >= 128:
         return "w4a16"
     return "w4a16-g64" if group >= 64 else "w4a16-g32"
@@ -177,9 +206,12 @@ def _check_dtype_keys(cfg: dict, src: str) -> None:
     if cfg.get("torch_dtype") is None or cfg.get("dtype") is None:
         return
     if _norm_dtype(cfg["torch_dtype"]) != _norm_dtype(cfg["dtype"]):
-        raise SpecError(f"{src}: dtype", f"{cfg['dtype']!r} disagrees with torch_dtype {cfg['torch_dtype']!r} "
-                        "(transformers names the same field dtype since 4.56)",
-                        "keep one of them, or give both the checkpoint's dtype")
+        raise SpecError(
+            f"{src}: dtype",
+            f"{cfg['dtype']!r} disagrees with torch_dtype {cfg['torch_dtype']!r} "
+            "(transformers names the same field dtype since 4.56)",
+            "keep one of them, or give both the checkpoint's dtype",
+        )
 
 
 def _check_dtype(cfg: dict, src: str) -> None:
@@ -189,9 +221,11 @@ def _check_dtype(cfg: dict, src: str) -> None:
     if d is None:
         return
     if not isinstance(d, str) or d.strip().lower().removeprefix("torch.") not in SIXTEEN_BIT_DTYPES:
-        raise SpecError(f"{src}: {key}", f"{d!r} without a quantization_config is not modelled (the "
-                        "weights' scaling cannot be read)", f"use one of {', '.join(SIXTEEN_BIT_DTYPES)}, "
-                        "or add the checkpoint's quantization_config")
+        raise SpecError(
+            f"{src}: {key}",
+            f"{d!r} without a quantization_config is not modelled (the weights' scaling cannot be read)",
+            f"use one of {', '.join(SIXTEEN_BIT_DTYPES)}, or add the checkpoint's quantization_config",
+        )
 
 
 def with_compression_config(cfg: dict) -> dict:
@@ -249,8 +283,15 @@ def precision_origin(cfg: dict) -> str:
     if d is None:
         return "assumed bf16: config.json has no quantization_config and no torch_dtype"
     d = str(d).strip().lower().removeprefix("torch.")
-    served = "" if d == "bfloat16" else (", served in 16 bits as engines' --dtype auto does" if d == "float32"
-                                          else ", priced as bf16: same bytes and tensor-core rate")
+    served = (
+        ""
+        if d == "bfloat16"
+        else (
+            ", served in 16 bits as engines' --dtype auto does"
+            if d == "float32"
+            else ", priced as bf16: same bytes and tensor-core rate"
+        )
+    )
     return f"config.json {_dtype_key(cfg)} {d} (no quantization_config{served})"
 
 
@@ -274,24 +315,36 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool, moe: bool = False) -> s
     q = cfg.get("quantization_config")
     field = f"{src}: {quant_key(cfg)}"
     if q == {}:  # was read as no quantization_config: 16-bit weights (transformers refuses it: no quant_method)
-        raise SpecError(field, "is empty ({}): it names no quant_method, so the weights' storage is unknown",
-                        "give the checkpoint's quantization_config (its quant_method and fields), or remove "
-                        "it (or write null) for 16-bit weights")
+        raise SpecError(
+            field,
+            "is empty ({}): it names no quant_method, so the weights' storage is unknown",
+            "give the checkpoint's quantization_config (its quant_method and fields), or remove "
+            "it (or write null) for 16-bit weights",
+        )
     q = q or {}
     method = str(q.get("quant_method", "")).strip().lower()
     if not method and q:  # {"bits": 4, ...} without its method was read as BF16 weights (4x INT4's bytes)
-        raise SpecError(f"{field}.quant_method", f"is missing (the table gives {', '.join(map(str, q))})",
-                        f"add the checkpoint's quant_method (one of {', '.join(KNOWN_METHODS)}), or remove "
-                        "quantization_config for 16-bit weights")
+        raise SpecError(
+            f"{field}.quant_method",
+            f"is missing (the table gives {', '.join(map(str, q))})",
+            f"add the checkpoint's quant_method (one of {', '.join(KNOWN_METHODS)}), or remove "
+            "quantization_config for 16-bit weights",
+        )
     if not method:
         _check_dtype(cfg, src)
         return "bf16"
     if method in ("fp8", "fbgemm_fp8"):
         block = q.get("weight_block_size")
-        if block is not None and not (isinstance(block, list) and len(block) == 2 and all(
-                isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
-            raise SpecError(f"{field}.weight_block_size", f"must be two positive integers or null, got {_js(block)}",
-                            "give the block shape, e.g. [128, 128] (DeepSeek-V3), or null for per-tensor scales")
+        if block is not None and not (
+            isinstance(block, list)
+            and len(block) == 2
+            and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)
+        ):
+            raise SpecError(
+                f"{field}.weight_block_size",
+                f"must be two positive integers or null, got {_js(block)}",
+                "give the block shape, e.g. [128, 128] (DeepSeek-V3), or null for per-tensor scales",
+            )
         return _fp8(q, mla, method == "fp8" and bool(block))
     if method == "mxfp4":
         return "mxfp4"
@@ -299,79 +352,125 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool, moe: bool = False) -> s
         return _modelopt(q, field, mla, moe)
     if method in ("awq", "gptq"):
         if method == "gptq" and "bits" not in q:  # transformers' GPTQConfig takes bits with no default
-            raise SpecError(f"{field}.bits", "a gptq quantization_config without bits (GPTQConfig has no default: "
-                            "2, 3, 4 and 8 are all written by GPTQ tools)",
-                            "add the checkpoint's \"bits\": 4 (only 4-bit is modelled), or pass -p with a preset")
+            raise SpecError(
+                f"{field}.bits",
+                "a gptq quantization_config without bits (GPTQConfig has no default: "
+                "2, 3, 4 and 8 are all written by GPTQ tools)",
+                'add the checkpoint\'s "bits": 4 (only 4-bit is modelled), or pass -p with a preset',
+            )
         # AutoAWQ / transformers' AwqConfig: bits defaults to 4 (older AutoAWQ files write w_bit)
         bits_key = "bits" if "bits" in q else "w_bit"
         bits = q.get("bits", q.get("w_bit", 4))
         if type(bits) is not int:  # "4" printed '4-bit weights are not modelled (4-bit only)'
-            raise SpecError(f"{field}.{bits_key}", f"must be a whole number of bits, got {_js(bits)}",
-                            f"write \"{bits_key}\": 4 (a whole number: not a string, no decimal point)")
+            raise SpecError(
+                f"{field}.{bits_key}",
+                f"must be a whole number of bits, got {_js(bits)}",
+                f'write "{bits_key}": 4 (a whole number: not a string, no decimal point)',
+            )
         if bits != 4:
-            raise SpecError(f"{field}.{bits_key}", f"{method} with {bits}-bit weights is not modelled (4-bit only)",
-                            "use a 4-bit checkpoint or pass -p with a preset (`jalapeno models show` lists them)")
+            raise SpecError(
+                f"{field}.{bits_key}",
+                f"{method} with {bits}-bit weights is not modelled (4-bit only)",
+                "use a 4-bit checkpoint or pass -p with a preset (`jalapeno models show` lists them)",
+            )
         key = "group_size" if "group_size" in q else "q_group_size"
         return _w4(q.get(key, 128), f"{field}.{key}")
     if method == "bitsandbytes":
         flags = {k: q.get(k, False) for k in ("load_in_4bit", "load_in_8bit")}
         for k, v in flags.items():
             if type(v) is not bool:  # "false" is truthy: it read as a 4-bit checkpoint
-                raise SpecError(f"{field}.{k}", f"must be true or false, got {_js(v)}", f"write \"{k}\": true or false")
+                raise SpecError(f"{field}.{k}", f"must be true or false, got {_js(v)}", f'write "{k}": true or false')
         if all(flags.values()):  # transformers' BitsAndBytesConfig refuses the pair too
-            raise SpecError(f"{field}.load_in_4bit", "and load_in_8bit are both true: a checkpoint is one or the "
-                            "other", "keep the one the checkpoint was saved with (only load_in_4bit is modelled)")
+            raise SpecError(
+                f"{field}.load_in_4bit",
+                "and load_in_8bit are both true: a checkpoint is one or the other",
+                "keep the one the checkpoint was saved with (only load_in_4bit is modelled)",
+            )
         if flags["load_in_4bit"]:
             return "w4a16-g32"
         if not flags["load_in_8bit"]:
-            raise SpecError(f"{field}.load_in_4bit", "a bitsandbytes quantization_config with neither load_in_4bit "
-                            "nor load_in_8bit true names no storage", "set \"load_in_4bit\": true for a 4-bit "
-                            "(NF4/FP4) checkpoint, or remove quantization_config for 16-bit weights")
-        raise SpecError(f"{field}.load_in_8bit", "bitsandbytes 8-bit (LLM.int8) weights are not modelled",
-                        "use a 4-bit (load_in_4bit) or FP8 checkpoint, or pass -p with a preset")
+            raise SpecError(
+                f"{field}.load_in_4bit",
+                "a bitsandbytes quantization_config with neither load_in_4bit nor load_in_8bit true names no storage",
+                'set "load_in_4bit": true for a 4-bit '
+                "(NF4/FP4) checkpoint, or remove quantization_config for 16-bit weights",
+            )
+        raise SpecError(
+            f"{field}.load_in_8bit",
+            "bitsandbytes 8-bit (LLM.int8) weights are not modelled",
+            "use a 4-bit (load_in_4bit) or FP8 checkpoint, or pass -p with a preset",
+        )
     if method == "compressed-tensors":
         groups = q.get("config_groups") or {}
         if not isinstance(groups, dict):  # 'int' object has no attribute 'values', naming no field
-            raise SpecError(f"{field}.config_groups", f"must be an object of named groups, got {_js(groups)}",
-                            "give {\"group_0\": {\"targets\": [...], \"weights\": {...}}} as llm-compressor writes it")
+            raise SpecError(
+                f"{field}.config_groups",
+                f"must be an object of named groups, got {_js(groups)}",
+                'give {"group_0": {"targets": [...], "weights": {...}}} as llm-compressor writes it',
+            )
         for name, g in groups.items():
             t = g.get("targets") if isinstance(g, dict) else None
             if t is not None and not (isinstance(t, list) and all(isinstance(x, str) for x in t)):
                 # a string was read letter by letter ('re:.*experts' matched no 'expert'); a number raised TypeError
-                raise SpecError(f"{field}.config_groups.{name}.targets", f"must be a list of module names, got {_js(t)}",
-                                "give a list, e.g. [\"Linear\"] or [\"re:.*mlp.experts.*\"] as llm-compressor writes it")
-        schemes = {n: g["weights"] for n, g in groups.items() if isinstance(g, dict) and isinstance(g.get("weights"), dict)}
-        shown = {n: tuple(str(w.get(k)).lower() for k in ("type", "num_bits", "strategy", "group_size"))
-                 for n, w in schemes.items()}
+                raise SpecError(
+                    f"{field}.config_groups.{name}.targets",
+                    f"must be a list of module names, got {_js(t)}",
+                    'give a list, e.g. ["Linear"] or ["re:.*mlp.experts.*"] as llm-compressor writes it',
+                )
+        schemes = {
+            n: g["weights"] for n, g in groups.items() if isinstance(g, dict) and isinstance(g.get("weights"), dict)
+        }
+        shown = {
+            n: tuple(str(w.get(k)).lower() for k in ("type", "num_bits", "strategy", "group_size"))
+            for n, w in schemes.items()
+        }
         if len(set(shown.values())) > 1:  # the first group's scheme priced every layer, silently (break49)
-            kinds = "; ".join(f"{n}: {w.get('type')} {w.get('num_bits')}-bit" + (f" {w['strategy']}" if w.get("strategy")
-                                                                                 else "") for n, w in schemes.items())
-            raise SpecError(f"{field}.config_groups", f"the groups store their weights in different schemes ({kinds}); "
-                            "one preset prices every layer in one", "remove quantization_config and pass -p with the preset "
-                            "nearest the checkpoint (`jalapeno models show` lists them)")
+            kinds = "; ".join(
+                f"{n}: {w.get('type')} {w.get('num_bits')}-bit" + (f" {w['strategy']}" if w.get("strategy") else "")
+                for n, w in schemes.items()
+            )
+            raise SpecError(
+                f"{field}.config_groups",
+                f"the groups store their weights in different schemes ({kinds}); one preset prices every layer in one",
+                "remove quantization_config and pass -p with the preset "
+                "nearest the checkpoint (`jalapeno models show` lists them)",
+            )
         w = next(iter(schemes.values()), None)
         if not isinstance(w, dict):
-            raise SpecError(f"{field}.config_groups", "compressed-tensors without a weights scheme",
-                            "give config_groups.<group>.weights {type, num_bits} as llm-compressor writes it")
+            raise SpecError(
+                f"{field}.config_groups",
+                "compressed-tensors without a weights scheme",
+                "give config_groups.<group>.weights {type, num_bits} as llm-compressor writes it",
+            )
         for k in ("type", "num_bits"):  # a missing one printed 'float None-bit weights are not modelled'
             if w.get(k) is None:
-                raise SpecError(f"{field}.config_groups.weights.{k}", "is missing, so the weights' storage is unknown",
-                                "give the checkpoint's weights {type, num_bits} as llm-compressor writes it, e.g. "
-                                "\"type\": \"float\", \"num_bits\": 8 (FP8) or \"int\", 4 (INT4)")
+                raise SpecError(
+                    f"{field}.config_groups.weights.{k}",
+                    "is missing, so the weights' storage is unknown",
+                    "give the checkpoint's weights {type, num_bits} as llm-compressor writes it, e.g. "
+                    '"type": "float", "num_bits": 8 (FP8) or "int", 4 (INT4)',
+                )
         kind, bits = str(w.get("type", "")).lower(), w.get("num_bits")
         if kind == "float" and bits == 8:
             return _fp8(q, mla, str(w.get("strategy", "")).lower() == "block")
         if kind == "int" and bits == 4:
-            targets = " ".join(str(t) for g in groups.values() if isinstance(g, dict)
-                               for t in g.get("targets", []) or []).lower()
+            targets = " ".join(
+                str(t) for g in groups.values() if isinstance(g, dict) for t in g.get("targets", []) or []
+            ).lower()
             if "expert" in targets and "linear" not in targets:
                 return "int4"
             g = w.get("group_size")  # null with the per-channel strategy (one scale per output row)
             g = -1 if g is None and str(w.get("strategy", "")).lower() == "channel" else g
             return _w4(g, f"{field}.config_groups.weights.group_size")
-        raise SpecError(f"{field}.config_groups", f"compressed-tensors {kind or '?'} {bits}-bit weights are not "
-                        "modelled (FP8 and INT4 are)", "pass -p with a preset (`jalapeno models show` lists them)")
-    raise SpecError(f"{field}.quant_method", f"unknown quantization method {method!r} (its storage cannot be "
-                    "guessed: reading it as BF16 would be 4x the bytes of INT4)",
-                    f"use a checkpoint quantised with one of {', '.join(KNOWN_METHODS)}, or remove "
-                    "quantization_config and pass -p with a preset")
+        raise SpecError(
+            f"{field}.config_groups",
+            f"compressed-tensors {kind or '?'} {bits}-bit weights are not modelled (FP8 and INT4 are)",
+            "pass -p with a preset (`jalapeno models show` lists them)",
+        )
+    raise SpecError(
+        f"{field}.quant_method",
+        f"unknown quantization method {method!r} (its storage cannot be "
+        "guessed: reading it as BF16 would be 4x the bytes of INT4)",
+        f"use a checkpoint quantised with one of {', '.join(KNOWN_METHODS)}, or remove "
+        "quantization_config and pass -p with a preset",
+    )

@@ -73,9 +73,12 @@ def rope_context(cfg: dict, src: str, max_pos: int | None) -> tuple[int | None, 
         return got
     new = _parameters(rp, f"{src}: rope_parameters", max_pos)
     if rs is not None and new[0] != got[0]:  # one of the two would be ignored, silently
-        raise SpecError(f"{src}: rope_parameters", f"gives a context of {new[0]} tokens and rope_scaling {got[0]} "
-                        "(transformers v5 renamed rope_scaling rope_parameters: one field, two values)",
-                        "keep one of them, or give both the checkpoint's scaling")
+        raise SpecError(
+            f"{src}: rope_parameters",
+            f"gives a context of {new[0]} tokens and rope_scaling {got[0]} "
+            "(transformers v5 renamed rope_scaling rope_parameters: one field, two values)",
+            "keep one of them, or give both the checkpoint's scaling",
+        )
     return new
 
 
@@ -88,8 +91,11 @@ def _parameters(rp, field: str, max_pos: int | None) -> tuple[int | None, str]:
         return got["full_attention"]
     if len({g[0] for g in got.values()}) > 1:
         shown = ", ".join(f"{k} {g[0]}" for k, g in got.items())
-        raise SpecError(field, f"its layer types give different contexts ({shown}) and none is full_attention",
-                        "give the full-attention layers' parameters under \"full_attention\"")
+        raise SpecError(
+            field,
+            f"its layer types give different contexts ({shown}) and none is full_attention",
+            'give the full-attention layers\' parameters under "full_attention"',
+        )
     return next(iter(got.values()))
 
 
@@ -98,41 +104,61 @@ def _scaled(rs, field: str, max_pos: int | None, default_type: bool) -> tuple[in
     plain = (max_pos, "max_position_embeddings")
     name = field.rsplit(": ", 1)[-1]
     if not isinstance(rs, dict):
-        raise SpecError(field, f"must be an object or null, got {rs!r}",
-                        "give the checkpoint's object, e.g. {\"rope_type\": \"yarn\", \"factor\": 4.0, "
-                        "\"original_max_position_embeddings\": 32768}, or null")
+        raise SpecError(
+            field,
+            f"must be an object or null, got {rs!r}",
+            'give the checkpoint\'s object, e.g. {"rope_type": "yarn", "factor": 4.0, '
+            '"original_max_position_embeddings": 32768}, or null',
+        )
     kind = rs.get("rope_type", rs.get("type", "default" if default_type else None))
     if not isinstance(kind, str) or not kind.strip():
-        raise SpecError(f"{field}.rope_type", f"is missing or not a name (got {kind!r}); the scaling cannot be read",
-                        "add \"rope_type\": \"yarn\" (or linear, dynamic, llama3, longrope, default)")
+        raise SpecError(
+            f"{field}.rope_type",
+            f"is missing or not a name (got {kind!r}); the scaling cannot be read",
+            'add "rope_type": "yarn" (or linear, dynamic, llama3, longrope, default)',
+        )
     kind = kind.strip().lower()
     if kind not in KNOWN_TYPES:  # 'wibble' multiplied the context by its factor
-        raise SpecError(f"{field}.rope_type", f"unknown type {kind!r}: how it extends the context cannot be read",
-                        f"use one of {', '.join(KNOWN_TYPES)}, or remove {name} (null)")
+        raise SpecError(
+            f"{field}.rope_type",
+            f"unknown type {kind!r}: how it extends the context cannot be read",
+            f"use one of {', '.join(KNOWN_TYPES)}, or remove {name} (null)",
+        )
     if kind in ("linear", "dynamic", "yarn") and "factor" not in rs:  # yarn read as factor 1: 4,096 tokens, silently
-        raise SpecError(f"{field}.factor", f"is missing: {kind} scaling extends the context by it (transformers' "
-                        "modeling_rope_utils requires it: a config without it does not load)",
-                        "give the checkpoint's factor, e.g. \"factor\": 4.0, or remove " + name + " (null)")
+        raise SpecError(
+            f"{field}.factor",
+            f"is missing: {kind} scaling extends the context by it (transformers' "
+            "modeling_rope_utils requires it: a config without it does not load)",
+            'give the checkpoint\'s factor, e.g. "factor": 4.0, or remove ' + name + " (null)",
+        )
     factor = rs.get("factor", 1.0)
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not (math.isfinite(factor) and factor > 0):
-        raise SpecError(f"{field}.factor", f"must be a positive number, got {factor!r}",
-                        "write the context-extension factor as a number, e.g. \"factor\": 4.0")
+        raise SpecError(
+            f"{field}.factor",
+            f"must be a positive number, got {factor!r}",
+            'write the context-extension factor as a number, e.g. "factor": 4.0',
+        )
     if kind in UNSCALED_TYPES or kind == "default":
         return plain
     base, base_name = max_pos, "max_position_embeddings"
     if kind == "yarn":
         base, base_name = rs.get("original_max_position_embeddings"), "original_max_position_embeddings"
         if isinstance(base, bool) or not isinstance(base, int) or base < 1:
-            raise SpecError(f"{field}.original_max_position_embeddings",
-                            f"must be a positive integer for yarn scaling, got {base!r}",
-                            "give the pre-training context, e.g. 32768 (Qwen3) or 4096 (DeepSeek-V3)")
+            raise SpecError(
+                f"{field}.original_max_position_embeddings",
+                f"must be a positive integer for yarn scaling, got {base!r}",
+                "give the pre-training context, e.g. 32768 (Qwen3) or 4096 (DeepSeek-V3)",
+            )
     if base is None:
         return plain
     if base * factor > MAX_CONTEXT_TOKENS:  # an extra few zeros in the factor read as a 1e11-token context
-        raise SpecError(f"{field}.factor", f"{base_name} {base:,} x factor {factor:g} = {base * factor:.3g} tokens is "
-                        f"beyond any decoder (at most {MAX_CONTEXT_TOKENS:,} accepted; the longest released "
-                        "context is 10,485,760, Llama 4 Scout)", "check the factor and the original length "
-                        "against the model's Hugging Face config.json")
+        raise SpecError(
+            f"{field}.factor",
+            f"{base_name} {base:,} x factor {factor:g} = {base * factor:.3g} tokens is "
+            f"beyond any decoder (at most {MAX_CONTEXT_TOKENS:,} accepted; the longest released "
+            "context is 10,485,760, Llama 4 Scout)",
+            "check the factor and the original length against the model's Hugging Face config.json",
+        )
     tokens = int(base * factor)
     if tokens == max_pos:  # the stated length (every shipped config)
         return plain

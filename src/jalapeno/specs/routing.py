@@ -64,9 +64,11 @@ MEASURED_ROUTING_SIGMA = 1.03
 #: every token, or for generated tokens only (the prompt uniform)
 ROUTING_MODES = ("uniform", "measured", "generated")
 #: the CLI help of ``--routing`` (one text for every command)
-ROUTING_HELP = ("MoE expert popularity: uniform (default; InferenceX prompts are random tokens), measured "
-                "(DeepSeek-R1 on natural text, TRT-LLM tech blog 4; aux-loss-free routers only) or generated "
-                "(measured for the tokens decode generates, uniform for the prompt).")
+ROUTING_HELP = (
+    "MoE expert popularity: uniform (default; InferenceX prompts are random tokens), measured "
+    "(DeepSeek-R1 on natural text, TRT-LLM tech blog 4; aux-loss-free routers only) or generated "
+    "(measured for the tokens decode generates, uniform for the prompt)."
+)
 
 
 @lru_cache(maxsize=64)
@@ -113,13 +115,26 @@ def with_routing(model, mode: str):
         SpecError: an unknown mode (names ``--routing`` and the valid modes).
     """
     if mode not in ROUTING_MODES:
-        raise SpecError("--routing", f"unknown routing {mode!r}{choice_hint(mode, ROUTING_MODES)}", f"use one of {', '.join(ROUTING_MODES)}")
+        raise SpecError(
+            "--routing",
+            f"unknown routing {mode!r}{choice_hint(mode, ROUTING_MODES)}",
+            f"use one of {', '.join(ROUTING_MODES)}",
+        )
     if mode != "uniform" and (model.moe is None or not model.moe.aux_loss_free):
-        what = "is dense" if model.moe is None else "has an auxiliary-loss router, for which no routing skew is published"
-        raise SpecError("--routing", f"{mode} routing applies to auxiliary-loss-free MoE routers (DeepSeek-V3 family); "
-                        f"{model.name} {what}", "leave --routing at uniform for this model")
+        what = (
+            "is dense" if model.moe is None else "has an auxiliary-loss router, for which no routing skew is published"
+        )
+        raise SpecError(
+            "--routing",
+            f"{mode} routing applies to auxiliary-loss-free MoE routers (DeepSeek-V3 family); {model.name} {what}",
+            "leave --routing at uniform for this model",
+        )
     if model.moe is None:
         return model
     sigma = family_routing_sigma(model.moe) if mode != "uniform" else 0.0
-    return dataclasses.replace(model, moe=dataclasses.replace(model.moe, routing_sigma=sigma if mode == "measured" else 0.0,
-                                                              decode_routing_sigma=sigma))
+    return dataclasses.replace(
+        model,
+        moe=dataclasses.replace(
+            model.moe, routing_sigma=sigma if mode == "measured" else 0.0, decode_routing_sigma=sigma
+        ),
+    )

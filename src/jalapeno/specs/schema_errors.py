@@ -20,8 +20,15 @@ THOUSANDS = re.compile(r"\s*\d{1,3}(,\d{3})+(\.\d+)?\s*")
 
 _SOURCED = ("Sourced", "Banded")  # a number that carries its source (specs/sourced.py)
 _TABLE = ("model_type", "dict_type", "model_attributes_type")
-_NUMBER = ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_float",
-           "decimal_type", "decimal_parsing")
+_NUMBER = (
+    "float_type",
+    "float_parsing",
+    "int_type",
+    "int_parsing",
+    "int_from_float",
+    "decimal_type",
+    "decimal_parsing",
+)
 
 
 def as_written(x: Any) -> str:
@@ -88,19 +95,23 @@ def _number_with_unit(x: Any, whole: bool, loc: str = "") -> tuple[str, str] | N
     """
     import re
 
-    m = re.fullmatch(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z%/][A-Za-z%/ ]*)", x) \
-        if isinstance(x, str) else None
+    m = (
+        re.fullmatch(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z%/][A-Za-z%/ ]*)", x)
+        if isinstance(x, str)
+        else None
+    )
     if m is None or (bare := _quoted_number(m.group(1), whole)) is None:
         return None
     typed = [w for w in re.split(r"[^a-z0-9]+", m.group(2).lower()) if w]
     # the key's words without "per" (hbm_bandwidth_tb_per_s -> ..., tb, s), segment by segment (peak_dense_tflops.bf16)
     names = [[w for w in seg.split("_") if w != "per"] for seg in loc.removesuffix(".value").lower().split(".")]
-    own = bool(typed) and any(len(ws) > len(typed) and ws[-len(typed):] == typed for ws in names)
+    own = bool(typed) and any(len(ws) > len(typed) and ws[-len(typed) :] == typed for ws in names)
     return bare, "" if own else m.group(2).strip()
 
 
-def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = None,
-             whole: bool = False) -> tuple[str, str]:
+def describe(
+    e: dict[str, Any], loc: str, schema_doc: str, option: str | None = None, whole: bool = False
+) -> tuple[str, str]:
     """``(problem, fix)`` for one pydantic error entry, in the project's words.
 
     Args:
@@ -121,8 +132,10 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = 
     got = _got(e)
     see = f"(see {schema_doc} for the schema)"
     if kind in _TABLE and ctx.get("class_name") in _SOURCED:
-        return (f"must be a number with its source{got}",
-                f'write {loc} = {{ value = <number>, source = "<where it comes from>" }}')
+        return (
+            f"must be a number with its source{got}",
+            f'write {loc} = {{ value = <number>, source = "<where it comes from>" }}',
+        )
     if kind in _TABLE:
         return f"must be a table of its keys{got}", f"write {loc} as a table ([{loc}] in the file) {see}"
     if kind in _NUMBER:
@@ -140,13 +153,16 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = 
             example, unit = typed[0], " without its unit (the key's name gives the unit)"
             if typed[1]:  # "1.2kW" for tdp_w: 1.2 would be 1.2 W
                 k = loc.removesuffix(".value")
-                fix = (f"write the number in the unit the key's name gives ({k}), without a unit: {typed[1]!r} is not "
-                       f"it, so convert first, e.g. ")
-                return (f"must be a {number}{got}",
-                        fix + (f"{option} {k}=<number>" if option else f"{loc} = <number>"))
+                fix = (
+                    f"write the number in the unit the key's name gives ({k}), without a unit: {typed[1]!r} is not "
+                    f"it, so convert first, e.g. "
+                )
+                return (f"must be a {number}{got}", fix + (f"{option} {k}=<number>" if option else f"{loc} = <number>"))
         if option:  # --set chip.hbm_stacks=eight: the key as typed (no .value), the option's syntax
-            return (f"must be a {number}{got}",
-                    f"write a {number}{unit}, e.g. {option} {loc.removesuffix('.value')}={example}")
+            return (
+                f"must be a {number}{got}",
+                f"write a {number}{unit}, e.g. {option} {loc.removesuffix('.value')}={example}",
+            )
         return f"must be a {number}{got}", f"write a {number}{unit or ' without quotes'}, e.g. {loc} = {example}"
     if kind in ("bool_type", "bool_parsing"):
         return f"must be true or false{got}", f"write {loc} = true or {loc} = false"
@@ -160,33 +176,42 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = 
         return "is not a key this table knows", f"remove {loc} or correct its spelling {see}"
     if kind == "finite_number":
         return f"must be a finite number{got}", f"write a finite number for {loc} (not nan or inf)"
-    for bound, words in (("greater_than_equal", "at least"), ("less_than_equal", "at most"),
-                         ("greater_than", "greater than"), ("less_than", "less than")):
+    for bound, words in (
+        ("greater_than_equal", "at least"),
+        ("less_than_equal", "at most"),
+        ("greater_than", "greater than"),
+        ("less_than", "less than"),
+    ):
         if kind == bound:
             limit = next(iter(ctx.values()), "?")
             key = loc.removesuffix(".value")  # --set chip.hbm_stacks=0 names chip.hbm_stacks, as typed
             if bound == "greater_than" and limit == 0 and key.startswith("chip.peak_dense_tflops."):
                 # an FP4-only what-if wrote fp8 = 0 and was told only to give a positive value (newuser52)
                 fmt = key.rsplit(".", 1)[1]
-                return (f"must be positive{got}",
-                        f"give {key} a positive value, or leave {fmt} out for a chip without {fmt} units (as "
-                        "a100-sxm.toml leaves fp8 out); a variant or --set cannot drop a format its base states: "
-                        "copy the base's file without it, with calibration = \"<base>\" to keep the base's efficiency "
-                        "set (docs/catalog.md, 'Variants')")
+                return (
+                    f"must be positive{got}",
+                    f"give {key} a positive value, or leave {fmt} out for a chip without {fmt} units (as "
+                    "a100-sxm.toml leaves fp8 out); a variant or --set cannot drop a format its base states: "
+                    "copy the base's file without it, with calibration = \"<base>\" to keep the base's efficiency "
+                    "set (docs/catalog.md, 'Variants')",
+                )
             if bound == "greater_than" and limit == 0:
                 return f"must be positive{got}", f"give {key} a positive value"
             return f"must be {words} {limit}{got}", f"give {key} a value {words} {limit}"
     if kind in ("too_short", "too_long"):
         n = ctx.get("min_length" if kind == "too_short" else "max_length", "?")
-        return (f"must have {'at least' if kind == 'too_short' else 'at most'} {n} item(s){got}",
-                f"give {loc} {'at least' if kind == 'too_short' else 'at most'} {n} item(s)")
+        return (
+            f"must have {'at least' if kind == 'too_short' else 'at most'} {n} item(s){got}",
+            f"give {loc} {'at least' if kind == 'too_short' else 'at most'} {n} item(s)",
+        )
     if kind in ("string_too_short", "string_too_long"):
         n = ctx.get("min_length" if kind == "string_too_short" else "max_length", "?")
-        return (f"must be {'at least' if kind == 'string_too_short' else 'at most'} {n} character(s){got}",
-                f"write a {'longer' if kind == 'string_too_short' else 'shorter'} {loc}")
+        return (
+            f"must be {'at least' if kind == 'string_too_short' else 'at most'} {n} character(s){got}",
+            f"write a {'longer' if kind == 'string_too_short' else 'shorter'} {loc}",
+        )
     if kind in ("literal_error", "enum"):
-        return (f"must be one of {ctx.get('expected', '?')}{got}",
-                f"write one of {ctx.get('expected', '?')} for {loc}")
+        return (f"must be one of {ctx.get('expected', '?')}{got}", f"write one of {ctx.get('expected', '?')} for {loc}")
     if kind in ("value_error", "assertion_error"):
         msg = str(e.get("msg", "")).removeprefix("Value error, ").removeprefix("Assertion failed, ")
         return msg, f"correct {loc} {see}"

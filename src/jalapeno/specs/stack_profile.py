@@ -37,9 +37,16 @@ from jalapeno.specs.engine_versions import VersionRule, version_key
 
 #: Fixed-cost fields a stack may set, each an :class:`~jalapeno.specs.efficiency.Efficiency` field
 #: of the same name (seconds; seconds per prompt token).
-COST_FIELDS: tuple[str, ...] = ("kernel_launch_s", "collective_launch_s", "step_overhead_s", "tp_rank_step_s",
-                                "request_overhead_s", "prompt_overhead_s_per_token", "first_wave_stall_s",
-                                "prompt_step_s_per_token")
+COST_FIELDS: tuple[str, ...] = (
+    "kernel_launch_s",
+    "collective_launch_s",
+    "step_overhead_s",
+    "tp_rank_step_s",
+    "request_overhead_s",
+    "prompt_overhead_s_per_token",
+    "first_wave_stall_s",
+    "prompt_step_s_per_token",
+)
 #: Numeric fields with bands: the fixed costs and the fusion factor.
 BAND_FIELDS: tuple[str, ...] = (*COST_FIELDS, "fusion")
 #: The profile every system runs with unless told otherwise (the efficiency sets' own fixed costs).
@@ -64,12 +71,23 @@ _VERSION_COPIES: dict[tuple[int, str], tuple] = {}
 #: Stack.with_gemm_allreduce_fusion
 _FUSION_COPIES: dict[tuple[int, str], tuple] = {}
 #: Behaviour fields a profile may state, each copied onto the Efficiency field of the same name (Stack.apply)
-_BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
-                                      "gemm_allreduce_fusion", "allreduce_rms_fusion", "allreduce_rms_rule",
-                                      "moe_width_term", "disagg_handshake", "disagg_router", "disagg_prebuilt",
-                                      "tp_rank_step_dp",
-                                      "kv_handoff_fanout", "fused_a_prefetch", "admission_lag_steps",
-                                      "admission_lag_with_mtp")
+_BEHAVIOUR_FIELDS: tuple[str, ...] = (
+    "moe_exchange",
+    "all_reduce_table",
+    "logits_bytes_per_elem",
+    "gemm_allreduce_fusion",
+    "allreduce_rms_fusion",
+    "allreduce_rms_rule",
+    "moe_width_term",
+    "disagg_handshake",
+    "disagg_router",
+    "disagg_prebuilt",
+    "tp_rank_step_dp",
+    "kv_handoff_fanout",
+    "fused_a_prefetch",
+    "admission_lag_steps",
+    "admission_lag_with_mtp",
+)
 
 
 def memo_copy(cache: dict, key: Hashable, profile: T, make: Callable[[], T]) -> T:
@@ -219,8 +237,14 @@ class Stack:
         def make() -> Stack:
             rules = [r for r in self.version_rules if r.holds(key)]
             srcs = {**self.sources, **{r.field: f"{self.name} {r.span}: {r.source}" for r in rules}}
-            return replace(self, name=f"{self.name}@{version}", version=version, sources=MappingProxyType(srcs),
-                           **{r.field: r.value for r in rules})
+            return replace(
+                self,
+                name=f"{self.name}@{version}",
+                version=version,
+                sources=MappingProxyType(srcs),
+                **{r.field: r.value for r in rules},
+            )
+
         return memo_copy(_VERSION_COPIES, version, self, make)
 
     def rules_at(self, version: str) -> tuple[VersionRule, ...]:
@@ -259,8 +283,10 @@ class Stack:
             return f"{self.name}@{version} takes no version rule ({self.name}'s rules: {named}): the profile's newest behaviour"
         off = {r.field: "NOT CHARGED: its switch is off; " if r.field in off_fields else "" for r in rules}
         applied = "; ".join(f"{r.field} = {r.value} ({off[r.field]}{self.name} {r.span})" for r in rules)
-        return (f"{self.name}@{version} takes the version rule{'s' if len(rules) > 1 else ''} {applied}; its other "
-                "fields are the profile's newest behaviour")
+        return (
+            f"{self.name}@{version} takes the version rule{'s' if len(rules) > 1 else ''} {applied}; its other "
+            "fields are the profile's newest behaviour"
+        )
 
     def for_client(self, client: str) -> Stack:
         """This profile with the front end measured through benchmark client ``client`` (its
@@ -273,9 +299,21 @@ class Stack:
         front = self.clients.get(client)
         if not front:
             return self
-        return memo_copy(_CLIENT_COPIES, client, self, lambda: replace(self, **front, sources=MappingProxyType(
-            {**self.sources, **{f: f"client {client}: {self.sources.get(f'clients.{client}', 'fitted')}"
-                                for f in front}})))
+        return memo_copy(
+            _CLIENT_COPIES,
+            client,
+            self,
+            lambda: replace(
+                self,
+                **front,
+                sources=MappingProxyType(
+                    {
+                        **self.sources,
+                        **{f: f"client {client}: {self.sources.get(f'clients.{client}', 'fitted')}" for f in front},
+                    }
+                ),
+            ),
+        )
 
     def with_gemm_allreduce_fusion(self, on: bool) -> Stack:
         """This profile with the GEMM + TP all-reduce fusion switched ``on`` (one copy per profile
@@ -288,8 +326,13 @@ class Stack:
         Raises:
             SpecError: ``on`` is not a bool.
         """
-        return self._switched("gemm_allreduce_fusion", "+gemm_ar", "on", on,
-                              "pass True where the engine build declares the fused GEMM + all-reduce, else False")
+        return self._switched(
+            "gemm_allreduce_fusion",
+            "+gemm_ar",
+            "on",
+            on,
+            "pass True where the engine build declares the fused GEMM + all-reduce, else False",
+        )
 
     def with_allreduce_rms_fusion(self, on: bool) -> Stack:
         """This profile with the all-reduce + residual add + RMSNorm fusion switched ``on`` (vLLM's
@@ -303,8 +346,13 @@ class Stack:
         Raises:
             SpecError: ``on`` is not a bool.
         """
-        return self._switched("allreduce_rms_fusion", "+ar_rms", "ar_rms_on", on,
-                              "pass True where the launch script sets pass_config.fuse_allreduce_rms, else False")
+        return self._switched(
+            "allreduce_rms_fusion",
+            "+ar_rms",
+            "ar_rms_on",
+            on,
+            "pass True where the launch script sets pass_config.fuse_allreduce_rms, else False",
+        )
 
     def _switched(self, field: str, suffix: str, memo: str, on: bool, fix: str) -> Stack:
         """This profile with the engine switch ``field`` set to ``on``, ``suffix`` on its name when on (one
@@ -316,8 +364,12 @@ class Stack:
         check_bool(field, on, fix)
         if bool(getattr(self, field)) == on:
             return self
-        return memo_copy(_FUSION_COPIES, memo if on else memo.removesuffix("on") + "off", self, lambda: replace(
-            self, name=f"{self.name}{suffix}" if on else self.name.removesuffix(suffix), **{field: on}))
+        return memo_copy(
+            _FUSION_COPIES,
+            memo if on else memo.removesuffix("on") + "off",
+            self,
+            lambda: replace(self, name=f"{self.name}{suffix}" if on else self.name.removesuffix(suffix), **{field: on}),
+        )
 
     def costs(self, which: str = "calibrated") -> dict[str, float]:
         """The fixed costs the profile sets (``which``: calibrated, low or high), kernel launch
@@ -351,8 +403,10 @@ class Stack:
         if self.name == DEFAULT_STACK and which == "calibrated" or not costs:
             return eff
         base = _STACK_TAG.split(eff.source)[0]
-        return replace(eff.with_overrides(costs, f"stack {self.name}"),
-                       source=f"{base} + stack {self.name}" + ("" if which == "calibrated" else f" ({which})"))
+        return replace(
+            eff.with_overrides(costs, f"stack {self.name}"),
+            source=f"{base} + stack {self.name}" + ("" if which == "calibrated" else f" ({which})"),
+        )
 
     def acceptance(self, model: str, draft_tokens: int) -> float | None:
         """MTP per-token acceptance on ``model`` at ``draft_tokens`` drafts (None: not given)."""
@@ -365,5 +419,8 @@ class Stack:
     def has_band(self) -> bool:
         """True when the profile's low or high band differs from its value (the ``default``
         profile's band is data for sensitivity and audit, not swept by ``compare --bands``)."""
-        return self.name != DEFAULT_STACK and any(self.low.get(f, getattr(self, f)) != getattr(self, f)
-                   or self.high.get(f, getattr(self, f)) != getattr(self, f) for f in BAND_FIELDS)
+        return self.name != DEFAULT_STACK and any(
+            self.low.get(f, getattr(self, f)) != getattr(self, f)
+            or self.high.get(f, getattr(self, f)) != getattr(self, f)
+            for f in BAND_FIELDS
+        )

@@ -55,8 +55,11 @@ def parse_sets(items: Iterable[str], option: str = "--set") -> Overrides:
         key, eq, text = item.partition("=")
         key = key.strip()
         if not eq or not key or any(not p for p in key.split(".")):
-            raise SpecError(option, f"{item!r} is not KEY=VALUE",
-                            f"write e.g. {option} chip.hbm_stacks=8 (dotted keys as in the system TOML)")
+            raise SpecError(
+                option,
+                f"{item!r} is not KEY=VALUE",
+                f"write e.g. {option} chip.hbm_stacks=8 (dotted keys as in the system TOML)",
+            )
         try:
             value = parse_toml(f"v = {text.strip()}")["v"]
         except tomllib.TOMLDecodeError:
@@ -94,10 +97,14 @@ def check_pairs(where: str, overrides: Any) -> Overrides:
         pairs = None if isinstance(overrides, (str, bytes, Mapping)) else () if overrides is None else tuple(overrides)
     except TypeError:  # not iterable (4)
         pairs = None
-    if pairs is None or any(not (isinstance(o, (tuple, list)) and len(o) == 2 and isinstance(o[0], str))
-                            for o in pairs):
-        raise SpecError(where, f"must be (key, value) pairs, got {overrides!r:.60}",
-                        'pass e.g. (("chip.hbm_stacks", 4),), or specs/system_overrides.parse_sets(["chip.hbm_stacks=4"])')
+    if pairs is None or any(
+        not (isinstance(o, (tuple, list)) and len(o) == 2 and isinstance(o[0], str)) for o in pairs
+    ):
+        raise SpecError(
+            where,
+            f"must be (key, value) pairs, got {overrides!r:.60}",
+            'pass e.g. (("chip.hbm_stacks", 4),), or specs/system_overrides.parse_sets(["chip.hbm_stacks=4"])',
+        )
     # list and table values read as parse_sets reads them (a table's keys as dotted leaves, values hashable):
     # (("levels.global.torus_dims", [8, 16, 16]),) raised TypeError: unhashable type: 'list' from the loaders'
     # caches (break52)
@@ -110,8 +117,11 @@ def _set_leaves(key: str, value: Any, option: str) -> list[tuple[str, Any]]:
     if not isinstance(value, dict) or (_is_sourced(value) and not key.startswith("efficiency")):
         return [(key, value)]
     if not value:
-        raise SpecError(f"{option}: {key}", "an empty inline table sets nothing",
-                        f"give the keys to change, e.g. {option} {key}.<field>=<value> (or {key}={{<field> = <value>}})")
+        raise SpecError(
+            f"{option}: {key}",
+            "an empty inline table sets nothing",
+            f"give the keys to change, e.g. {option} {key}.<field>=<value> (or {key}={{<field> = <value>}})",
+        )
     return [leaf for k, v in value.items() for leaf in _set_leaves(f"{key}.{k}", v, option)]
 
 
@@ -220,15 +230,21 @@ def _close_keys(key: str, known: list[str]) -> list[str]:
 def _unknown_key(key: str, where: str, data: Mapping[str, Any]) -> SpecError:
     head, colon, rest = key.partition(":")
     if colon and where == "--set" and rest.split(".")[0] in SystemFile.model_fields:  # was 'unknown system field'
-        return SpecError(f"{where}: {key}", f"{head + ':'!r} picks one of several systems (compare and report "
-                         "take --set NAME:KEY=VALUE); this command prices one system",
-                         f"drop {head + ':'!r}: --set {rest}=...")
+        return SpecError(
+            f"{where}: {key}",
+            f"{head + ':'!r} picks one of several systems (compare and report "
+            "take --set NAME:KEY=VALUE); this command prices one system",
+            f"drop {head + ':'!r}: --set {rest}=...",
+        )
     close = _close_keys(key, _known_keys(data))
     hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
-    return SpecError(f"{where}: {key}", f"unknown system field{hint}",
-                     "use a dotted key of the system TOML (docs/catalog.md), e.g. chip.hbm_stacks, "
-                     "chip.peak_dense_tflops.fp8, levels.rack.bandwidth_gb_per_s, power.allin_kw_per_chip, "
-                     "efficiency.kernel_launch_s")
+    return SpecError(
+        f"{where}: {key}",
+        f"unknown system field{hint}",
+        "use a dotted key of the system TOML (docs/catalog.md), e.g. chip.hbm_stacks, "
+        "chip.peak_dense_tflops.fp8, levels.rack.bandwidth_gb_per_s, power.allin_kw_per_chip, "
+        "efficiency.kernel_launch_s",
+    )
 
 
 def _level(levels: list, p: str, key: str, where: str) -> dict:
@@ -238,8 +254,9 @@ def _level(levels: list, p: str, key: str, where: str) -> dict:
     if p.isdigit() and int(p) < len(levels):
         return levels[int(p)]
     names = ", ".join(str(lv.get("name")) for lv in levels if isinstance(lv, Mapping))
-    raise SpecError(f"{where}: {key}", f"no link level named {p!r}",
-                    f"use one of {names} (or an index 0-{len(levels) - 1})")
+    raise SpecError(
+        f"{where}: {key}", f"no link level named {p!r}", f"use one of {names} (or an index 0-{len(levels) - 1})"
+    )
 
 
 def _apply_one(data: dict, key: str, value: Any, where: str) -> None:
@@ -263,32 +280,51 @@ def _apply_one(data: dict, key: str, value: Any, where: str) -> None:
         if kind == "list" and sub is None:  # kv_tiers.none.0=host was read as a link level: 'no link level named
             # '0'. Fix: use one of  (or an index 0--1)', naming no level (break52)
             k = ".".join(parts[: i + 1])
-            raise SpecError(f"{where}: {key}", f"{k} is a list of values: its items are not set one by one",
-                            f"write the whole list, e.g. {k}=[...] (as in the system TOML)")
+            raise SpecError(
+                f"{where}: {key}",
+                f"{k} is a list of values: its items are not set one by one",
+                f"write the whole list, e.g. {k}=[...] (as in the system TOML)",
+            )
         if kind == "list":
             node, model, i = _level(node.setdefault(p, []), parts[i + 1], key, where), sub, i + 2
             if i >= len(parts):
-                raise SpecError(f"{where}: {key}", "names a link level, not one of its fields",
-                                f"write e.g. {key}.bandwidth_gb_per_s=<value>")
+                raise SpecError(
+                    f"{where}: {key}",
+                    "names a link level, not one of its fields",
+                    f"write e.g. {key}.bandwidth_gb_per_s=<value>",
+                )
             continue
         if _is_sourced_model(sub) or kind != "model":
             k = ".".join(parts[: i + 1])  # chip.sram_mib.source=...: the sourced entry is set whole
-            raise SpecError(f"{where}: {key}", f"{k} is a value, not a table",
-                            f"write {k}=<value>" + (f' (its source then records the override), or {k}={{value = <number>, '
-                                                    f'source = "<where it comes from>"}}' if _is_sourced_model(sub)
-                                                    else ""))
+            raise SpecError(
+                f"{where}: {key}",
+                f"{k} is a value, not a table",
+                f"write {k}=<value>"
+                + (
+                    f" (its source then records the override), or {k}={{value = <number>, "
+                    f'source = "<where it comes from>"}}'
+                    if _is_sourced_model(sub)
+                    else ""
+                ),
+            )
         node, model, i = node.setdefault(p, {}), sub, i + 1
     if kind == "dict" and len(parts) == i + 1 and not isinstance(value, Mapping):  # chip.peak_dense_tflops=3400
         keys = sorted(node[p], key=lambda k: (k != "fp8", k)) if isinstance(node.get(p), Mapping) else ["<key>"]
-        raise SpecError(f"{where}: {key}", f"{key} is a table (one value per key: {', '.join(keys)}), not a single "
-                        "value", f"set one of its keys, e.g. {key}.{keys[0]}=<value>")
+        raise SpecError(
+            f"{where}: {key}",
+            f"{key} is a table (one value per key: {', '.join(keys)}), not a single value",
+            f"set one of its keys, e.g. {key}.{keys[0]}=<value>",
+        )
     if kind == "dict":  # peak_dense_tflops.fp8: the key inside the table is the schema's to check
         node, p = node.setdefault(p, {}), parts[-1]
     if _is_sourced_model(sub) and not isinstance(value, Mapping):
         old = node.get(p)
         if _is_sourced(old):
-            value = {**old, "value": value,
-                     "source": f"override {key} = {value!r} ({where}; was {old['value']!r}: {old.get('source', '')})"}
+            value = {
+                **old,
+                "value": value,
+                "source": f"override {key} = {value!r} ({where}; was {old['value']!r}: {old.get('source', '')})",
+            }
         else:
             value = {"value": value, "source": f"override {key} = {value!r} ({where})", "estimate": True}
     node[p] = copy.deepcopy(value)
@@ -318,11 +354,17 @@ def apply_overrides(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]
         if twin is not None:  # --set chip.hbm_capacity_gib=X on h200 (which gives _gb): 'give exactly one of'
             out.get("chip", {}).pop(twin, None)
         if key in VARIANT_KEYS:
-            raise SpecError(f"{where}: {key}", f"{key} names where a system comes from, not a field",
-                            "pass the base as --system (or write base = ... in a TOML file)")
+            raise SpecError(
+                f"{where}: {key}",
+                f"{key} names where a system comes from, not a field",
+                "pass the base as --system (or write base = ... in a TOML file)",
+            )
         if key == "efficiency" and not isinstance(value, Mapping):
-            raise SpecError(f"{where}: efficiency", "is a table of parameters",
-                            "write efficiency.<parameter>=<value>, e.g. efficiency.kernel_launch_s=2.5e-7")
+            raise SpecError(
+                f"{where}: efficiency",
+                "is a table of parameters",
+                "write efficiency.<parameter>=<value>, e.g. efficiency.kernel_launch_s=2.5e-7",
+            )
         _apply_one(out, key, _thawed(value), where)
     return out
 
@@ -332,7 +374,7 @@ def split_overrides(overrides: Iterable[tuple[str, Any]]) -> tuple[Overrides, Ov
     hw, eff = [], []
     for k, v in overrides:
         if k.startswith("efficiency."):
-            eff.append((k[len("efficiency."):], v))
+            eff.append((k[len("efficiency.") :], v))
         else:
             hw.append((k, v))
     return tuple(hw), tuple(eff)
@@ -347,6 +389,7 @@ def _suffix(overrides: Overrides) -> str:
     >>> _suffix(parse_sets(["vendor_verified=false"]))
     '+vendor_verified=false'
     """
+
     def shown(v: Any) -> str:
         v = _thawed(v)
         if isinstance(v, dict):
@@ -354,6 +397,7 @@ def _suffix(overrides: Overrides) -> str:
         if isinstance(v, list):
             return "[" + ", ".join(shown(x) for x in v) + "]"
         return str(v).lower() if isinstance(v, bool) else str(v)  # vendor_verified=false, as typed (was False)
+
     return "+" + ",".join(f"{k}={shown(v)}" for k, v in overrides)
 
 
@@ -378,6 +422,8 @@ def value_types(overrides: Overrides) -> tuple:
     >>> value_types((("a", True), ("b", 1), ("c", (1.0, "x"))))
     ('bool', 'int', ('float', 'str'))
     """
+
     def one(v: Any) -> Any:
         return tuple(one(x) for x in v) if isinstance(v, tuple) else type(v).__name__
+
     return tuple(one(v) for _, v in overrides)

@@ -71,8 +71,11 @@ def _leaf_overrides(d: Mapping[str, Any], prefix: str = "", where: str = "") -> 
     for k, v in d.items():
         key = f"{prefix}{k}"
         if isinstance(v, Mapping) and not v and k != "efficiency":
-            raise SpecError(f"{where}: {key}", "an empty table sets nothing",
-                            f"give the keys to change, e.g. {key}.<field> = <value>, or drop it")
+            raise SpecError(
+                f"{where}: {key}",
+                "an empty table sets nothing",
+                f"give the keys to change, e.g. {key}.<field> = <value>, or drop it",
+            )
         if isinstance(v, Mapping) and not _is_sourced(v) and k != "efficiency":
             out.extend(_leaf_overrides(v, key + ".", where))
         else:
@@ -102,10 +105,14 @@ def _check_levels_list(levels: Any, base_levels: Any, where: str, base: str) -> 
         missing = [k for k in _LEVEL_REQUIRED if k not in lv] if isinstance(lv, Mapping) else []
         if missing and lv.get("name") in names:
             given = next((k for k in lv if k != "name"), "<key>")
-            raise SpecError(f"{where}: levels", f"[[levels]] replaces all of {base}'s levels ({', '.join(names)}), and "
-                            f"its entry {lv['name']!r} gives no {missing[0]}: a variant changes a field of its base's "
-                            "level by the dotted key", f"write levels.{lv['name']}.{given} = ... (no [[levels]]), or "
-                            "give every level in full to replace the hierarchy")
+            raise SpecError(
+                f"{where}: levels",
+                f"[[levels]] replaces all of {base}'s levels ({', '.join(names)}), and "
+                f"its entry {lv['name']!r} gives no {missing[0]}: a variant changes a field of its base's "
+                "level by the dotted key",
+                f"write levels.{lv['name']}.{given} = ... (no [[levels]]), or "
+                "give every level in full to replace the hierarchy",
+            )
 
 
 def levels_replaced_note(system: System, overrides: Iterable[tuple[str, Any]] = ()) -> str | None:
@@ -121,13 +128,18 @@ def levels_replaced_note(system: System, overrides: Iterable[tuple[str, Any]] = 
     root = load_variant(o.root)
     own = {lv.name: lv for lv in system.levels}
     lost = [f"{lv.name} ({lv.chips:,} chips, {lv.scope})" for lv in root.levels if lv.name not in own]
-    lost += [f"{lv.name}'s in-switch reduction (in_network_reduction)" for lv in root.levels
-             if lv.in_network_reduction and lv.name in own and not own[lv.name].in_network_reduction]
+    lost += [
+        f"{lv.name}'s in-switch reduction (in_network_reduction)"
+        for lv in root.levels
+        if lv.in_network_reduction and lv.name in own and not own[lv.name].in_network_reduction
+    ]
     if not lost:
         return None
-    return (f"{who} replaces all of {root.name}'s link levels, and leaves out {', '.join(lost)}: the variant is priced "
-            f"on {', '.join(own)} alone; to change one field of a level, write levels.<name>.<key> = ... instead "
-            "(docs/catalog.md, Variants)")
+    return (
+        f"{who} replaces all of {root.name}'s link levels, and leaves out {', '.join(lost)}: the variant is priced "
+        f"on {', '.join(own)} alone; to change one field of a level, write levels.<name>.<key> = ... instead "
+        "(docs/catalog.md, Variants)"
+    )
 
 
 def _check_name(name: Any, path: Path, stated: bool) -> None:
@@ -144,9 +156,11 @@ def _check_name(name: Any, path: Path, stated: bool) -> None:
         return
     word = name.strip().replace(":", "-")
     fix = f'write name = "{word}" (no colon)' if stated else f'add name = "{word}" to the file'
-    raise SpecError(f"{path.name}: name",
-                    f"{name!r} holds a colon: --set NAME:KEY=VALUE splits at the first ':', so the name cannot be "
-                    "targeted", fix)
+    raise SpecError(
+        f"{path.name}: name",
+        f"{name!r} holds a colon: --set NAME:KEY=VALUE splits at the first ':', so the name cannot be targeted",
+        fix,
+    )
 
 
 def _unknown_base(path: Path, base: str, e: UnknownNameError) -> UnknownNameError:
@@ -156,10 +170,13 @@ def _unknown_base(path: Path, base: str, e: UnknownNameError) -> UnknownNameErro
     from jalapeno.specs.catalog import list_systems
 
     hint = e.problem.split(f"unknown system {base!r}", 1)[1] if e.problem.startswith("unknown system") else ""
-    return UnknownNameError(f"{path.name}: base", f"unknown system {base!r}{hint}, and not a system TOML path (a "
-                            "path ends in .toml or holds a folder, and is read relative to this file's folder)",
-                            f"base takes a catalog name ({', '.join(list_systems())}; `jalapeno hardware list`) or "
-                            'the path of a system TOML, e.g. base = "./my-system.toml"')
+    return UnknownNameError(
+        f"{path.name}: base",
+        f"unknown system {base!r}{hint}, and not a system TOML path (a "
+        "path ends in .toml or holds a folder, and is read relative to this file's folder)",
+        f"base takes a catalog name ({', '.join(list_systems())}; `jalapeno hardware list`) or "
+        'the path of a system TOML, e.g. base = "./my-system.toml"',
+    )
 
 
 def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tuple[dict, SystemOrigin]:
@@ -180,8 +197,11 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
     data = read_system_toml(path)  # first: a missing file or a looping link is refused by name (resolve() raised)
     key = str(path.resolve())
     if key in _chain:
-        raise SpecError(f"{path.name}: base", "the base chain loops back to this file",
-                        "point base at a catalog system or a file that does not name this one")
+        raise SpecError(
+            f"{path.name}: base",
+            "the base chain loops back to this file",
+            "point base at a catalog system or a file that does not name this one",
+        )
     if not isinstance(data, dict):
         raise SpecError(path.name, "not a TOML table", "pass a system TOML file")
     if shipped:
@@ -192,25 +212,38 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
     _check_name(data.get("name", path.stem if "base" in data else None), path, "name" in data)
     base = data.pop("base", None)
     calibration = data.pop("calibration", None)
-    if calibration is not None and (not isinstance(calibration, str) or
-                                    (calibration != SPEC and calibration not in list_systems())):
-        raise SpecError(f"{path.name}: calibration", f"unknown calibration {calibration!r}",
-                        f"name a catalog system whose calibration to use ({', '.join(list_systems())}) or \"spec\"")
+    if calibration is not None and (
+        not isinstance(calibration, str) or (calibration != SPEC and calibration not in list_systems())
+    ):
+        raise SpecError(
+            f"{path.name}: calibration",
+            f"unknown calibration {calibration!r}",
+            f'name a catalog system whose calibration to use ({", ".join(list_systems())}) or "spec"',
+        )
     own_eff = data.pop("efficiency", {}) or {}
     if not isinstance(own_eff, Mapping):
-        raise SpecError(f"{path.name}: efficiency", "must be a table",
-                        "write it as [efficiency] with key = value lines")
+        raise SpecError(
+            f"{path.name}: efficiency", "must be a table", "write it as [efficiency] with key = value lines"
+        )
     # a quoted dotted key ("efficiency.gemm.fp8_block.k_block_s" = ...) is the same override as the
     # [efficiency] table's entry; it was merged into the hardware dict and dropped with it
-    quoted = tuple((k[len("efficiency."):], data.pop(k)) for k in [k for k in data if k.startswith("efficiency.")])
+    quoted = tuple((k[len("efficiency.") :], data.pop(k)) for k in [k for k in data if k.startswith("efficiency.")])
     own = tuple(flatten_params(own_eff).items()) + quoted
     if base is None:
         cal = None if calibration in (None, SPEC) else calibration
-        return data, SystemOrigin(calibration=cal, efficiency=own, where=path.name,
-                                  explicit=calibration is not None or bool(own), root=str(path))
+        return data, SystemOrigin(
+            calibration=cal,
+            efficiency=own,
+            where=path.name,
+            explicit=calibration is not None or bool(own),
+            root=str(path),
+        )
     if not isinstance(base, str) or not base:
-        raise SpecError(f"{path.name}: base", f"must be a system name or path, got {base!r}",
-                        'write base = "jalapeno" (a catalog name) or a TOML path')
+        raise SpecError(
+            f"{path.name}: base",
+            f"must be a system name or path, got {base!r}",
+            'write base = "jalapeno" (a catalog name) or a TOML path',
+        )
     base_ref = base_reference(path, base)
     try:
         bdata, borigin = resolve_system_data(base_ref, _chain + (key,))
@@ -221,9 +254,12 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
     except SpecError as e:  # was 'b.toml: file not found', naming neither this file nor where the path was read from
         if e.field != base_ref or e.problem != "file not found":
             raise
-        raise SpecError(f"{path.name}: base", f"{base!r} is read as {base_ref} (a path is relative to this "
-                        "file's folder): file not found", "give a catalog name (`jalapeno hardware list`) or the "
-                        "path of an existing TOML, relative to this file or absolute") from None
+        raise SpecError(
+            f"{path.name}: base",
+            f"{base!r} is read as {base_ref} (a path is relative to this file's folder): file not found",
+            "give a catalog name (`jalapeno hardware list`) or the "
+            "path of an existing TOML, relative to this file or absolute",
+        ) from None
     _check_levels_list(data.get("levels"), bdata.get("levels"), path.name, base)
     leaves = _leaf_overrides(data, where=path.name)
     merged = apply_overrides(bdata, leaves, where=path.name)
@@ -236,14 +272,24 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
         cal, eff = borigin.calibration, borigin.efficiency + own
     else:
         cal, eff = (None if calibration == SPEC else calibration), own
-    return merged, SystemOrigin(calibration=cal, efficiency=eff, base=base, where=path.name, explicit=True,
-                                overrides=borigin.overrides + tuple((k, v) for k, v in leaves
-                                                                    if k not in ("name", "description")),
-                                root=borigin.root)
+    return merged, SystemOrigin(
+        calibration=cal,
+        efficiency=eff,
+        base=base,
+        where=path.name,
+        explicit=True,
+        overrides=borigin.overrides + tuple((k, v) for k, v in leaves if k not in ("name", "description")),
+        root=borigin.root,
+    )
 
 
-def build_variant(data: Mapping[str, Any], origin: SystemOrigin, overrides: Iterable[tuple[str, Any]] = (),
-                  where: str = "--set", rename: bool = True) -> System:
+def build_variant(
+    data: Mapping[str, Any],
+    origin: SystemOrigin,
+    overrides: Iterable[tuple[str, Any]] = (),
+    where: str = "--set",
+    rename: bool = True,
+) -> System:
     """A :class:`System` from a resolved dict and origin with dotted ``overrides`` applied.
 
     Hardware overrides change the dict (then the schema validates it); ``efficiency.*`` overrides
@@ -347,8 +393,13 @@ def variant_efficiency(system: System, which: str = "calibrated") -> Efficiency:
     return _efficiency_from(system.origin, which)
 
 
-def with_overrides(system: System, overrides: Sequence[tuple[str, Any]], which: str = "calibrated",
-                   where: str = "--set", rename: bool = True) -> tuple[System, Efficiency]:
+def with_overrides(
+    system: System,
+    overrides: Sequence[tuple[str, Any]],
+    which: str = "calibrated",
+    where: str = "--set",
+    rename: bool = True,
+) -> tuple[System, Efficiency]:
     """``system`` with dotted-key ``overrides`` applied, and the efficiency set ``which`` it then
     has — the public entry point for what-ifs (sensitivity, audit, design search).
 
@@ -363,8 +414,11 @@ def with_overrides(system: System, overrides: Sequence[tuple[str, Any]], which: 
     if origin is None or origin.data is None:
         hw, eff = split_overrides(overrides)
         if hw:
-            raise SpecError(f"{where}: {hw[0][0]}", f"{system.name} was built in code, not read from a file",
-                            "load it with load_system(name or path) to override hardware fields")
+            raise SpecError(
+                f"{where}: {hw[0][0]}",
+                f"{system.name} was built in code, not read from a file",
+                "load it with load_system(name or path) to override hardware fields",
+            )
         origin = (origin or SystemOrigin()).extended(eff, overrides)
         return replace(system, origin=origin), _efficiency_from(origin, which)
     new = build_variant(origin.data, origin, overrides, where, rename)
@@ -406,8 +460,14 @@ def moved_together(system: System, overrides: Mapping[str, float]) -> dict[str, 
     levels = system.levels
     for i, lv in enumerate(levels[1:], 1):
         inner = levels[i - 1]
-        mine = next((overrides[k] for k in (f"levels.{lv.name}.bandwidth_gb_per_s", f"levels.{i}.bandwidth_gb_per_s")
-                     if k in overrides), None)
+        mine = next(
+            (
+                overrides[k]
+                for k in (f"levels.{lv.name}.bandwidth_gb_per_s", f"levels.{i}.bandwidth_gb_per_s")
+                if k in overrides
+            ),
+            None,
+        )
         inner_keys = (f"levels.{inner.name}.bandwidth_gb_per_s", f"levels.{i - 1}.bandwidth_gb_per_s")
         if not lv.shares_ports_with_inner or mine is None or any(k in overrides for k in inner_keys):
             continue
@@ -422,6 +482,8 @@ def efficiency_note(system: System) -> str | None:
     o = system.origin
     if o is None or o.calibration is not None or o.explicit:
         return None
-    return (f"{o.where or system.name} has no base and no [efficiency]: priced with the documented default "
-            "efficiencies (set 'spec', no calibration); add base = \"<catalog system>\" to inherit a "
-            "calibrated set, or calibration = \"<catalog system>\" to borrow one")
+    return (
+        f"{o.where or system.name} has no base and no [efficiency]: priced with the documented default "
+        "efficiencies (set 'spec', no calibration); add base = \"<catalog system>\" to inherit a "
+        'calibrated set, or calibration = "<catalog system>" to borrow one'
+    )

@@ -63,14 +63,20 @@ W4A16_KERNELS = ("mxint4", "marlin")
 #: expert); the per-layer floor in seconds, at most 1 ms (the fitted floors are 26-50 µs: a floor written in µs is
 #: 10^6 too big; the same bound as ``--set efficiency.moe.*.floor_s``)
 #: (lowest, whether the lowest is allowed, highest, what it is)
-_FORM_RANGES = {"peak_fraction": (0.0, False, 1.0, "a fraction of the chip's BF16 peak in (0, 1]"),
-                "half_rows": (0.0, True, math.inf, "rows per expert to half the peak fraction, >= 0"),
-                "hbm_fraction": (0.0, False, 1.0, "a fraction of the HBM bandwidth in (0, 1]"),
-                "floor_s": (0.0, True, 1e-3, "seconds per layer in [0, 1e-3], e.g. 2.7e-5 (27 µs)"),
-                # not priced, but the audit's and sensitivity's band of the form (:func:`w4a16_band`): a missing one
-                # raised KeyError there, a negative one swapped the band's ends, "0.08" was read as a number (break42)
-                "held_out_median_ape": (0.0, True, 1.0, "the held-out median error as a fraction in [0, 1], e.g. "
-                                        "0.076 (7.6%), not a percentage")}
+_FORM_RANGES = {
+    "peak_fraction": (0.0, False, 1.0, "a fraction of the chip's BF16 peak in (0, 1]"),
+    "half_rows": (0.0, True, math.inf, "rows per expert to half the peak fraction, >= 0"),
+    "hbm_fraction": (0.0, False, 1.0, "a fraction of the HBM bandwidth in (0, 1]"),
+    "floor_s": (0.0, True, 1e-3, "seconds per layer in [0, 1e-3], e.g. 2.7e-5 (27 µs)"),
+    # not priced, but the audit's and sensitivity's band of the form (:func:`w4a16_band`): a missing one
+    # raised KeyError there, a negative one swapped the band's ends, "0.08" was read as a number (break42)
+    "held_out_median_ape": (
+        0.0,
+        True,
+        1.0,
+        "the held-out median error as a fraction in [0, 1], e.g. 0.076 (7.6%), not a percentage",
+    ),
+}
 
 
 def parse_w4a16_forms(text: str, where: str = "data/w4a16_moe_forms.toml") -> dict:
@@ -103,8 +109,12 @@ def parse_w4a16_forms(text: str, where: str = "data/w4a16_moe_forms.toml") -> di
             raise SpecError(f"{at}.kernel", f"{f.get('kernel')!r} is not one of {', '.join(W4A16_KERNELS)}", regen)
         for key, (lo, lo_ok, hi, what) in _FORM_RANGES.items():
             v = f.get(key)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not (
-                    lo < v <= hi or (lo_ok and v == lo)):
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or not math.isfinite(v)
+                or not (lo < v <= hi or (lo_ok and v == lo))
+            ):
                 raise SpecError(f"{at}.{key}", f"must be {what}, got {v!r}", regen)
         if (name, f["kernel"]) in out:
             raise SpecError(at, "given twice", f"keep one form per system and kernel; {regen}")

@@ -54,16 +54,25 @@ def check_concurrency(values, option: str = "--concurrency", rate: str = "--rate
     """
     for v in values:
         if not (v >= 1):
-            raise SpecError(option, f"{v:g} is not a closed-loop concurrency (requests in flight, >= 1)",
-                            f"give whole numbers of requests >= 1, e.g. 1,4,16,64; for a request rate use {rate}")
+            raise SpecError(
+                option,
+                f"{v:g} is not a closed-loop concurrency (requests in flight, >= 1)",
+                f"give whole numbers of requests >= 1, e.g. 1,4,16,64; for a request rate use {rate}",
+            )
         if v > MAX_CONCURRENCY:
-            raise SpecError(option, f"{v:g} requests in flight is beyond what any benchmark measures (limit "
-                            f"{MAX_CONCURRENCY:,}; InferenceX sweeps 1-16,384): the result would be only queueing",
-                            "use a concurrency up to the thousands (the deployment's batch is far smaller)")
+            raise SpecError(
+                option,
+                f"{v:g} requests in flight is beyond what any benchmark measures (limit "
+                f"{MAX_CONCURRENCY:,}; InferenceX sweeps 1-16,384): the result would be only queueing",
+                "use a concurrency up to the thousands (the deployment's batch is far smaller)",
+            )
         if v != int(v):  # predict -c 1.5 priced 1.5 requests in flight; a closed loop holds whole requests
-            raise SpecError(option, f"{v:g} is not a whole number of requests in flight",
-                            "give whole numbers of requests >= 1, e.g. 1,4,16,64; for a fractional mean "
-                            f"load use {rate} (requests/s)")
+            raise SpecError(
+                option,
+                f"{v:g} is not a whole number of requests in flight",
+                "give whole numbers of requests >= 1, e.g. 1,4,16,64; for a fractional mean "
+                f"load use {rate} (requests/s)",
+            )
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,12 +96,18 @@ class LengthSpread:
     def __post_init__(self) -> None:
         isl, osl = (np.asarray(v, dtype=float).ravel() for v in (self.isl_tokens, self.osl_tokens))
         if isl.size == 0 or isl.shape != osl.shape:
-            raise SpecError("spread", f"{isl.size} input and {osl.size} output lengths",
-                            "give one (ISL, OSL) pair per request, at least one")
+            raise SpecError(
+                "spread",
+                f"{isl.size} input and {osl.size} output lengths",
+                "give one (ISL, OSL) pair per request, at least one",
+            )
         for k, v, lo in (("spread.isl_tokens", isl, 1), ("spread.osl_tokens", osl, 2)):
             if not (np.all(np.isfinite(v)) and v.min() >= lo):
-                raise SpecError(k, f"lengths must be finite and >= {lo}, got min {v.min():g}",
-                                f"drop requests shorter than {lo} tokens")
+                raise SpecError(
+                    k,
+                    f"lengths must be finite and >= {lo}, got min {v.min():g}",
+                    f"drop requests shorter than {lo} tokens",
+                )
         object.__setattr__(self, "isl_tokens", isl)
         object.__setattr__(self, "osl_tokens", osl)
 
@@ -139,8 +154,10 @@ class LengthSpread:
     def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``n`` requests drawn with replacement, pairs kept together: (ISL, OSL) int arrays (n,)."""
         k = rng.integers(0, self.isl_tokens.size, size=n)
-        return (np.maximum(np.rint(self.isl_tokens[k]), 1).astype(int),
-                np.maximum(np.rint(self.osl_tokens[k]), 2).astype(int))
+        return (
+            np.maximum(np.rint(self.isl_tokens[k]), 1).astype(int),
+            np.maximum(np.rint(self.osl_tokens[k]), 2).astype(int),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +189,11 @@ class Workload:
                 model's context; range_ratio outside (0, 1]; an unknown arrival; a spread with range_ratio != 1.
         """
         if not isinstance(self.name, str) or not self.name.strip():  # '' was accepted: a nameless row in every table
-            raise SpecError("Workload: name", f"must be a non-empty label, got {self.name!r}",
-                            "give a preset name or an isl/osl label, e.g. name='1024/1024', or use get_workload(isl=..., osl=...)")
+            raise SpecError(
+                "Workload: name",
+                f"must be a non-empty label, got {self.name!r}",
+                "give a preset name or an isl/osl label, e.g. name='1024/1024', or use get_workload(isl=..., osl=...)",
+            )
         for k in ("isl", "osl"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -181,16 +201,22 @@ class Workload:
         if self.osl < 2:
             raise SpecError("osl", "TPOT needs at least 2 output tokens", "give --osl >= 2")
         if self.isl + self.osl > MAX_CONTEXT_TOKENS:  # checked for models whose config gives no context too
-            raise SpecError("isl/osl", f"{self.isl:,} + {self.osl:,} tokens is beyond any model's context (at most "
-                            f"{MAX_CONTEXT_TOKENS:,} accepted; the longest released is 10,485,760, Llama 4 Scout)",
-                            "give --isl/--osl of a real request (InferenceX: 1,024-8,192 in, 1,024-8,192 out)")
+            raise SpecError(
+                "isl/osl",
+                f"{self.isl:,} + {self.osl:,} tokens is beyond any model's context (at most "
+                f"{MAX_CONTEXT_TOKENS:,} accepted; the longest released is 10,485,760, Llama 4 Scout)",
+                "give --isl/--osl of a real request (InferenceX: 1,024-8,192 in, 1,024-8,192 out)",
+            )
         if not 0 < self.range_ratio <= 1:
             raise SpecError("range_ratio", f"must be in (0, 1], got {self.range_ratio}", "use 0.8 or 1")
         if self.arrival not in ("closed", "open"):
             raise SpecError("arrival", f"unknown arrival {self.arrival!r}", "use closed or open")
         if self.spread is not None and self.range_ratio != 1.0:
-            raise SpecError("range_ratio", f"{self.range_ratio} with a length spread: the spread's pairs are the "
-                            "lengths", "use range_ratio 1.0 with a spread")
+            raise SpecError(
+                "range_ratio",
+                f"{self.range_ratio} with a length spread: the spread's pairs are the lengths",
+                "use range_ratio 1.0 with a spread",
+            )
 
     @property
     def mean_isl(self) -> float:
@@ -231,8 +257,13 @@ class Workload:
 
     def as_dict(self) -> dict:
         """The workload as JSON: name, isl, osl (tokens), range ratio, arrival and any spread."""
-        d = {"name": self.name, "isl": self.isl, "osl": self.osl, "range_ratio": self.range_ratio,
-             "arrival": self.arrival}
+        d = {
+            "name": self.name,
+            "isl": self.isl,
+            "osl": self.osl,
+            "range_ratio": self.range_ratio,
+            "arrival": self.arrival,
+        }
         return d | ({"spread": self.spread.name} if self.spread is not None else {})
 
 
@@ -262,8 +293,9 @@ def context_fix(max_context: int) -> str:
     return head + f"--isl/--osl summing to at most {max_context:,} tokens"
 
 
-def get_workload(name: str | None = None, isl: int | None = None, osl: int | None = None,
-                 fixed: bool = False) -> Workload:
+def get_workload(
+    name: str | None = None, isl: int | None = None, osl: int | None = None, fixed: bool = False
+) -> Workload:
     """A preset by name, or a custom ISL/OSL (InferenceX distribution unless ``fixed``).
 
     Raises:
@@ -273,8 +305,11 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
             ``fixed`` that is not a bool.
     """
     if name is not None and not isinstance(name, str):  # 5 raised AttributeError ('int' has no 'removeprefix')
-        raise SpecError("workload", f"expected a preset name, got {type(name).__name__} {name!r:.40}",
-                        f"pass one of {', '.join(PRESETS)}, or isl=N, osl=N")
+        raise SpecError(
+            "workload",
+            f"expected a preset name, got {type(name).__name__} {name!r:.40}",
+            f"pass one of {', '.join(PRESETS)}, or isl=N, osl=N",
+        )
     if name is not None and not name.strip():  # '' ran 8k1k, the default, silently
         raise SpecError("workload", "is an empty name", f"pass one of {', '.join(PRESETS)}, or leave it out for 8k1k")
     # fixed='no' read as true: fixed lengths, not InferenceX's spread
@@ -284,9 +319,11 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
     if name is not None and (isl is not None or osl is not None) and not same:
         # `compare -w 1k1k --isl 8192 --osl 1024` ran 8192/1024 with no word (round 26): the preset was dropped
         lengths = " ".join(f"--{k} {v}" for k, v in (("isl", isl), ("osl", osl)) if v is not None)
-        raise SpecError("workload", f"{name} and {lengths} both give the request lengths; "
-                        "one of them would be ignored", f"drop --workload {name} (lengths --isl N --osl N), "
-                        "or drop --isl/--osl (the preset's lengths)")
+        raise SpecError(
+            "workload",
+            f"{name} and {lengths} both give the request lengths; one of them would be ignored",
+            f"drop --workload {name} (lengths --isl N --osl N), or drop --isl/--osl (the preset's lengths)",
+        )
     if isl is not None or osl is not None:
         if isl is None or osl is None:
             raise SpecError("isl/osl", "give both --isl and --osl", "pass both, or a --workload preset")
@@ -299,31 +336,44 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
         # an agent preset reaching here is a command that sweeps fixed lengths (predict, audit, report,
         # explore), or a bare preset name where compare/frontier take agentic:NAME
         preset = agent if name.startswith("agentic:") or agent in AGENTIC_PRESETS else "coding-agent"
-        raise UnknownNameError("workload", f"{name!r} names an agentic (multi-turn) workload, not a fixed-length one",
-                               f"compare, frontier, plan and simulate take it as --workload agentic:{preset} "
-                               "(docs/agentic.md); for fixed lengths use one of "
-                               f"{', '.join(PRESETS)} or --isl N --osl N")
+        raise UnknownNameError(
+            "workload",
+            f"{name!r} names an agentic (multi-turn) workload, not a fixed-length one",
+            f"compare, frontier, plan and simulate take it as --workload agentic:{preset} "
+            "(docs/agentic.md); for fixed lengths use one of "
+            f"{', '.join(PRESETS)} or --isl N --osl N",
+        )
     fixed_lengths = f"{', '.join(PRESETS)} or --isl N --osl N"
     if name.lower().endswith((".csv", ".jsonl", ".json")):  # was 'unknown workload' for a file that exists
-        raise UnknownNameError("workload", f"{name!r} is a request trace (a file), which only simulate replays",
-                               f"run `jalapeno simulate --workload {name}`; here give one of {fixed_lengths}")
+        raise UnknownNameError(
+            "workload",
+            f"{name!r} is a request trace (a file), which only simulate replays",
+            f"run `jalapeno simulate --workload {name}`; here give one of {fixed_lengths}",
+        )
     if name.lower().endswith(".toml"):
-        raise UnknownNameError("workload", f"{name!r} is a file: an agentic session file is written agentic:FILE.toml",
-                               f"compare, frontier and simulate take --workload agentic:{name}; for fixed lengths use "
-                               f"one of {fixed_lengths}")
+        raise UnknownNameError(
+            "workload",
+            f"{name!r} is a file: an agentic session file is written agentic:FILE.toml",
+            f"compare, frontier and simulate take --workload agentic:{name}; for fixed lengths use "
+            f"one of {fixed_lengths}",
+        )
     if name not in PRESETS and os.path.isfile(name):  # trace.tsv, lengths.txt: was 'unknown workload'
-        raise UnknownNameError("workload", f"{name!r} is a file, not a workload preset: only simulate reads a file "
-                               "(a request trace, .csv or .jsonl)",
-                               f"for a trace run `jalapeno simulate --workload FILE.csv`; here give one of "
-                               f"{fixed_lengths}")
+        raise UnknownNameError(
+            "workload",
+            f"{name!r} is a file, not a workload preset: only simulate reads a file (a request trace, .csv or .jsonl)",
+            f"for a trace run `jalapeno simulate --workload FILE.csv`; here give one of {fixed_lengths}",
+        )
     if name not in PRESETS:
         near = "".join(name.lower().split()).replace("/", "").replace("-", "")  # 8K1K, 8k/1k: did you mean
         fix = f"use one of {fixed_lengths}"
         nk = re.fullmatch(r"(\d{1,9})k(\d{1,9})k", near)  # 2k1k, 16k1k: a preset's k is 1,024 tokens (8k1k = 8192/1024)
         if near not in PRESETS and nk and int(nk[1]) > 0 and int(nk[2]) > 0:
-            fix = (f"give the lengths: --isl {int(nk[1]) * 1024} --osl {int(nk[2]) * 1024} (k = 1,024 tokens, as 8k1k "
-                   f"is 8192/1024), or a preset: {', '.join(PRESETS)}")
-        raise UnknownNameError("workload", f"unknown workload {name!r}"
-                               + (f" (did you mean {near!r}?)" if near in PRESETS else ""), fix)
+            fix = (
+                f"give the lengths: --isl {int(nk[1]) * 1024} --osl {int(nk[2]) * 1024} (k = 1,024 tokens, as 8k1k "
+                f"is 8192/1024), or a preset: {', '.join(PRESETS)}"
+            )
+        raise UnknownNameError(
+            "workload", f"unknown workload {name!r}" + (f" (did you mean {near!r}?)" if near in PRESETS else ""), fix
+        )
     w = PRESETS[name]
     return Workload(w.name, w.isl, w.osl, ratio)

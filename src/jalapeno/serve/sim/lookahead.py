@@ -39,8 +39,11 @@ def play_forward(inst: Instance, steps: int = LOOKAHEAD_STEPS) -> np.ndarray:
     slots = inst.max_running - len(inst.prefilling) - len(inst.decoding)
     queue = [[r.prefill_needed, r.cached_tokens + r.prefill_done] for r in inst.waiting]
     dec = inst.decoding  # a preempted request's heap entry is stale (Instance.complete skips it)
-    finishes = sorted(f - inst.step_index for f, rid in inst.finish
-                      if f - inst.step_index <= steps and rid in dec and dec[rid].finish_step == f)
+    finishes = sorted(
+        f - inst.step_index
+        for f, rid in inst.finish
+        if f - inst.step_index <= steps and rid in dec and dec[rid].finish_step == f
+    )
     arriving = iter(inst.upcoming(len(finishes)) if inst.upcoming is not None else ())
     dt_dec, dt_tok = inst._dt_decode_s, inst._dt_prefill_token_s
     # a step whose inputs the timer has priced lasts its priced time; others the estimate above

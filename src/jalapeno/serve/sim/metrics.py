@@ -15,11 +15,20 @@ QUANTILES = (50, 90, 99)
 
 
 #: (column, Request attribute, dtype) of the per-request frame
-_FRAME_COLUMNS = (("id", "id", np.int64), ("session", "session", np.int64), ("turn", "turn", np.int64),
-                  ("instance", "instance", np.int64), ("arrival_s", "arrival_s", float),
-                  ("first_scheduled_s", "first_scheduled_s", float), ("first_token_s", "first_token_s", float),
-                  ("done_s", "done_s", float), ("input_tokens", "isl", np.int64), ("output_tokens", "osl", np.int64),
-                  ("cached_tokens", "cached_tokens", np.int64), ("preemptions", "preemptions", np.int64))
+_FRAME_COLUMNS = (
+    ("id", "id", np.int64),
+    ("session", "session", np.int64),
+    ("turn", "turn", np.int64),
+    ("instance", "instance", np.int64),
+    ("arrival_s", "arrival_s", float),
+    ("first_scheduled_s", "first_scheduled_s", float),
+    ("first_token_s", "first_token_s", float),
+    ("done_s", "done_s", float),
+    ("input_tokens", "isl", np.int64),
+    ("output_tokens", "osl", np.int64),
+    ("cached_tokens", "cached_tokens", np.int64),
+    ("preemptions", "preemptions", np.int64),
+)
 
 
 def request_frame(requests) -> pd.DataFrame:
@@ -27,8 +36,9 @@ def request_frame(requests) -> pd.DataFrame:
     counted = [r for r in requests if r.counted]
     n = len(counted)
     # column by column (np.fromiter), not a list of row tuples: a million requests stay ~0.1 GB
-    df = pd.DataFrame({col: np.fromiter((getattr(r, attr) for r in counted), dtype=dt, count=n)
-                       for col, attr, dt in _FRAME_COLUMNS})
+    df = pd.DataFrame(
+        {col: np.fromiter((getattr(r, attr) for r in counted), dtype=dt, count=n) for col, attr, dt in _FRAME_COLUMNS}
+    )
     df["ttft_s"] = df.first_token_s - df.arrival_s
     df["tpot_s"] = (df.done_s - df.first_token_s) / (df.output_tokens - 1).clip(lower=1)
     df["e2e_s"] = df.done_s - df.arrival_s
@@ -51,12 +61,16 @@ def summarize(df: pd.DataFrame, chips: int, tasks: pd.DataFrame | None = None) -
     tokens_in, tokens_out = float(df.input_tokens.sum()), float(df.output_tokens.sum())
     prompt_total = tokens_in
     out = {
-        "requests": int(len(df)), "duration_s": dur, "chips": chips,
+        "requests": int(len(df)),
+        "duration_s": dur,
+        "chips": chips,
         "throughput_per_chip": (tokens_in + tokens_out) / dur / chips,
         "output_throughput_per_chip": tokens_out / dur / chips,
         "request_rate_per_s": len(df) / dur,
-        "ttft_s": _stats(df.ttft_s.to_numpy()), "tpot_s": _stats(df.tpot_s.to_numpy()),
-        "e2e_s": _stats(df.e2e_s.to_numpy()), "queue_s": _stats(df.queue_s.to_numpy()),
+        "ttft_s": _stats(df.ttft_s.to_numpy()),
+        "tpot_s": _stats(df.tpot_s.to_numpy()),
+        "e2e_s": _stats(df.e2e_s.to_numpy()),
+        "queue_s": _stats(df.queue_s.to_numpy()),
         "interactivity": 1.0 / float(df.tpot_s.median()) if float(df.tpot_s.median()) > 0 else float("nan"),
         "preemptions": int(df.preemptions.sum()),
         "prefill_tokens": float(prompt_total - df.cached_tokens.sum()),

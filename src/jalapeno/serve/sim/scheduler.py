@@ -77,12 +77,28 @@ def _key(req: Request) -> int:
 class Instance:
     """One model instance (a replica, or a prefill/decode worker) and its scheduler state."""
 
-    def __init__(self, idx: int, role: str, timer: StepTimer, chips: int, capacity_tokens: float,
-                 max_running: int, token_budget: int, prefix_cache: PrefixCache, mtp: MTP | None,
-                 rng: np.random.Generator, max_tokens_per_step: int | None = None, recv_interval: int = 1,
-                 reserve_outputs: bool = False, prefill_first: bool = False, batch_wait_iters: int = 0,
-                 batch_wait_tokens: float = 0.0, prebuilt: bool = False, admission_lag: int = 0,
-                 adp_gate: AdpGate | None = None) -> None:
+    def __init__(
+        self,
+        idx: int,
+        role: str,
+        timer: StepTimer,
+        chips: int,
+        capacity_tokens: float,
+        max_running: int,
+        token_budget: int,
+        prefix_cache: PrefixCache,
+        mtp: MTP | None,
+        rng: np.random.Generator,
+        max_tokens_per_step: int | None = None,
+        recv_interval: int = 1,
+        reserve_outputs: bool = False,
+        prefill_first: bool = False,
+        batch_wait_iters: int = 0,
+        batch_wait_tokens: float = 0.0,
+        prebuilt: bool = False,
+        admission_lag: int = 0,
+        adp_gate: AdpGate | None = None,
+    ) -> None:
         self.id, self.role, self.timer, self.chips = idx, role, timer, chips
         self.capacity = float(capacity_tokens)
         self.rows = 1 + mtp.draft_tokens if mtp else 1  # decode rows per sequence per step
@@ -155,8 +171,14 @@ class Instance:
     def load(self) -> int:
         """Requests routed to this instance and not finished, those whose KV is still on its way in
         (``incoming``, a decode worker) included."""
-        return (self.incoming + len(self.inbox) + sum(map(len, self.staged)) + len(self.waiting) + len(self.prefilling)
-                + len(self.decoding))
+        return (
+            self.incoming
+            + len(self.inbox)
+            + sum(map(len, self.staged))
+            + len(self.waiting)
+            + len(self.prefilling)
+            + len(self.decoding)
+        )
 
     def enqueue(self, req: Request) -> None:
         """Route ``req`` to this instance: into its inbox, polled at the next step."""

@@ -54,8 +54,9 @@ def agentic_turns(spec: AgenticSpec, session: int, rng: np.random.Generator) -> 
     return out
 
 
-def open_loop_arrivals(n: int, rate_per_s: float, process: str, rng: np.random.Generator,
-                       cv: float = 2.0, burst_size: int = 32) -> np.ndarray:
+def open_loop_arrivals(
+    n: int, rate_per_s: float, process: str, rng: np.random.Generator, cv: float = 2.0, burst_size: int = 32
+) -> np.ndarray:
     """Arrival times (s) of ``n`` requests at mean ``rate_per_s``.
 
     ``poisson``: exponential gaps; ``gamma``: gamma gaps with coefficient of variation ``cv``
@@ -68,12 +69,19 @@ def open_loop_arrivals(n: int, rate_per_s: float, process: str, rng: np.random.G
     if not (rate_per_s > 0 and math.isfinite(rate_per_s)):
         raise SpecError("--rate", f"must be > 0, got {rate_per_s}", "give a request rate in requests/s")
     if rate_per_s > MAX_RATE_PER_S:
-        raise SpecError("--rate", f"{rate_per_s:g} requests/s is beyond any deployment (limit {MAX_RATE_PER_S:,.0f}; a "
-                        "GB200 NVL72 rack serves ~1,000 requests/s at 1k1k): the run would be only queueing",
-                        "give the rate in requests per second, e.g. --rate 2 (or a concurrency: --concurrency 64)")
+        raise SpecError(
+            "--rate",
+            f"{rate_per_s:g} requests/s is beyond any deployment (limit {MAX_RATE_PER_S:,.0f}; a "
+            "GB200 NVL72 rack serves ~1,000 requests/s at 1k1k): the run would be only queueing",
+            "give the rate in requests per second, e.g. --rate 2 (or a concurrency: --concurrency 64)",
+        )
     if n / rate_per_s > MAX_SPAN_S:  # --rate 1e-9 simulated 1e12 s of an idle server (14 s of wall time)
-        raise SpecError("--rate", f"{n:,} requests at {rate_per_s:g} requests/s span {n / rate_per_s:.3g} s (over "
-                        f"{MAX_SPAN_S:.0e} s, 3 years)", "give the rate in requests per SECOND, e.g. --rate 2")
+        raise SpecError(
+            "--rate",
+            f"{n:,} requests at {rate_per_s:g} requests/s span {n / rate_per_s:.3g} s (over "
+            f"{MAX_SPAN_S:.0e} s, 3 years)",
+            "give the rate in requests per SECOND, e.g. --rate 2",
+        )
     if process == "poisson":
         gaps = rng.exponential(1 / rate_per_s, size=n)
     elif process == "gamma":
