@@ -246,13 +246,10 @@ def page_notes(rec, syss, bands: bool, band_frontiers=None) -> list[str]:
     (report/win_tables.rack_line, each tier's figures with their band under --bands, ``band_frontiers``; None without a
     rack level) and, without --bands, the pointer to the bands."""
     from jalapeno.cli.serving_cmds import BANDS_HINT
-    from jalapeno.report.tables import efficiency_label
+    from jalapeno.report.tables import efficiency_sets_line
     from jalapeno.report.win_tables import rack_line, spec_line
 
-    lines = [
-        "efficiency sets: "
-        + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}" for n, s in rec.systems.items())
-    ]
+    lines = [efficiency_sets_line({n: s.headline.efficiency_source for n, s in rec.systems.items()})]
     if (spec := spec_line(s.system for s in syss)) is not None:
         lines.append(spec)
     if (rack := rack_line([s.system for s in syss], rec, band_frontiers)) is not None:

@@ -308,26 +308,22 @@ def agentic_rack_lines(systems, d: dict) -> list[str]:
     >>> print(agentic_rack_lines([s], d)[1])  # doctest: +ELLIPSIS
     per rack (...): x 10 chips x 1,000 W = 10 kW, 120 tasks/h at peak, 60 agents at once (30.0 min a task), at fast (<= 10 min) 60 tasks/h, 10 agents at once
     """
-    from jalapeno.report.tables import efficiency_label
+    from jalapeno.report.tables import efficiency_sets_line
+    from jalapeno.report.win_tables import rack_power, spec_line
 
-    out = [
-        "efficiency sets: "
-        + "; ".join(f"{n}: {efficiency_label(s['efficiency_source'])}" for n, s in d["systems"].items())
-    ]
-    from jalapeno.report.win_tables import spec_line
-
+    out = [efficiency_sets_line({n: s["efficiency_source"] for n, s in d["systems"].items()})]
     if (spec := spec_line(systems)) is not None:
         out.append(spec)
     parts = []
     for s in systems:
-        rack = [lv for lv in s.levels if lv.name == "rack"]
+        rack = rack_power(s)
         r = d["systems"].get(s.name)
-        if not rack or r is None:
+        if rack is None or r is None:
             continue
-        n, w, pk = rack[0].chips, s.allin_power_w_per_chip, r["peak"]
+        (n, head), pk = rack, r["peak"]
         rate = pk["tasks_per_hour_per_chip"] * n
         text = (
-            f"{s.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW, {rate:,.0f} tasks/h at peak, "
+            f"{head}, {rate:,.0f} tasks/h at peak, "
             f"{rate * pk['task_time_s'] / 3600:,.0f} agents at once ({_min(pk['task_time_s'])} min a task)"
         )
         for t, v in r["tiers"].items():

@@ -103,6 +103,13 @@ def power_caption(d: ComparisonRecord) -> str:
     )
 
 
+def efficiency_sets_line(sources) -> str:
+    """The ``efficiency sets: NAME: LABEL; ...`` line compare's headline caption, the report page's notes and the
+    agentic compare print: ``sources`` maps each system's name to its efficiency set's ``source``
+    (:func:`efficiency_label` shortens each)."""
+    return "efficiency sets: " + "; ".join(f"{n}: {efficiency_label(src)}" for n, src in sources.items())
+
+
 def efficiency_label(source: str) -> str:
     """A short name of an efficiency set from its ``source`` (specs/calibration.py,
     specs/variants.py): ``calibrated: derived from gb300-nvl72``, ``spec (documented defaults)``,
@@ -232,9 +239,7 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
                     + tier_deployments(v, d.systems[name].frontier)
                 )
         tiers.add_row(name, *cells)
-    sets = "efficiency sets: " + "; ".join(
-        f"{n}: {efficiency_label(s.headline.efficiency_source)}" for n, s in d.systems.items()
-    )
+    sets = efficiency_sets_line({n: s.headline.efficiency_source for n, s in d.systems.items()})
     head.caption = sets + "\n" + TOKENS_CAPTION + "\n" + power_caption(d) + "\n" + CONCURRENCY_CAPTION
     if (line := power_ratio_line(d)) is not None:  # per kW under every convention, not only --power's (ux51)
         head.caption += "\n" + line

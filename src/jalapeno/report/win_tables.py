@@ -313,24 +313,37 @@ def rack_caption(bands: bool) -> str:
     )
 
 
+def rack_power(system) -> tuple[int, str] | None:
+    """A rack of ``system`` and its all-in (facility, provisioned) power: ``(chips, "NAME C chips x W W = K kW")``,
+    chips from the system file's ``rack`` level x :attr:`~jalapeno.specs.hardware.System.allin_power_w_per_chip`;
+    None without a rack level (8-GPU nodes). The head of :func:`rack_parts`' and the agentic compare's rack lines.
+
+    >>> from types import SimpleNamespace as N
+    >>> rack_power(N(name="x", levels=[N(name="rack", chips=72)], allin_power_w_per_chip=2100.0))
+    (72, 'x 72 chips x 2,100 W = 151 kW')
+    """
+    rack = [lv for lv in system.levels if lv.name == "rack"]
+    if not rack:
+        return None
+    n, w = rack[0].chips, system.allin_power_w_per_chip
+    return n, f"{system.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW"
+
+
 def rack_parts(systems, d: ComparisonRecord, band_frontiers: Mapping | None = None) -> dict[str, str]:
     """:func:`rack_line`'s figures, one text per system with a rack level and a frontier, in ``systems``' order:
     ``{name: "NAME C chips x W W = K kW, T M tok/s at peak, at TIER ..."}`` (compare --json's ``per_rack``, and the
     multi-workload compare's per-workload rack lines, followup52)."""
     parts = {}
     for s in systems:
-        rack = [lv for lv in s.levels if lv.name == "rack"]
+        rack = rack_power(s)
         fr = d.systems.get(s.name)
-        if not rack or fr is None:
+        if rack is None or fr is None:
             continue
-        n, w = rack[0].chips, s.allin_power_w_per_chip
+        n, head = rack
         tput = fr.headline.peak_throughput_per_chip * n
-        parts[s.name] = (
-            f"{s.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW, {tput / 1e6:,.2f} M tok/s at peak"
-            + "".join(
-                _rack_tier(t, v, n, fr.headline, _band_tiers((band_frontiers or {}).get(s.name), t, v))
-                for t, v in _floor_tiers(d, s.name)
-            )
+        parts[s.name] = f"{head}, {tput / 1e6:,.2f} M tok/s at peak" + "".join(
+            _rack_tier(t, v, n, fr.headline, _band_tiers((band_frontiers or {}).get(s.name), t, v))
+            for t, v in _floor_tiers(d, s.name)
         )
     return parts
 
