@@ -175,15 +175,38 @@ def wheel_tables(wheel: Path) -> tuple[dict, dict]:
     return tuple({int(m): tuple(c[k] for k in keys) for m, c in t.items() if int(m) <= 128} for t in raw)
 
 
+def hump52():
+    """scripts/h200_decode_hump52.py, loaded in-process (its sweep reader, model step and what-if)."""
+    path = Path(__file__).with_name("h200_decode_hump52.py")
+    spec = importlib.util.spec_from_file_location("h200_decode_hump52", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+#: Part 5's context: the v0.5.12 1k/1k sweep's mean (0.9 x (1,024 + 1,024 / 2), round 52)
+WHAT_IF_CTX = 1382
+#: Part 5's rows whose excess sets the latency: the T <= 16 rows (T >= 32 read faster than HBM peak)
+WHAT_IF_ROWS = (4, 8, 16)
+
+
+def form_shift_ms(latency_us: float) -> dict[int, float]:
+    """Part 5: {C: ms} the step's routed experts lose when priced as their bytes' stream at 4.8 TB/s + ``latency_us`` a
+    MoE layer instead of the model's price (context :data:`WHAT_IF_CTX`)."""
+    mod = hump52()
+    out = {}
+    for c in ROWS:
+        st = mod.model_step(c, WHAT_IF_CTX)
+        out[c] = st["experts"] - (st["experts_bytes"] / HBM_B_S * 1e3 + MOE_LAYERS * latency_us * 1e-3)
+    return out
+
+
 def implied_rates(csv_path: Path) -> dict[str, dict[int, tuple[float, float]]]:
     """Round 52's Part 5 by C: {sweep label or "model": {C: (stream rate as a share of 4.8 TB/s, time above the
     routed bytes' stream at 4.8 TB/s, µs a MoE layer)}} for the v0.5.9 1k/8k and v0.5.12 1k/1k sweeps (implied: every
     other term of the model's step taken as right) and the model's own routed-expert price; read in-process from
     scripts/h200_decode_hump52.py. Raises SpecError on an unreadable CSV."""
-    path = Path(__file__).with_name("h200_decode_hump52.py")
-    spec = importlib.util.spec_from_file_location("h200_decode_hump52", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = hump52()
     sweeps = mod.sweep_rows(mod.read_rows(csv_path))
     out: dict[str, dict[int, tuple[float, float]]] = {}
     for label, src, stack, isl, osl in mod.IMPLIED_SWEEPS:
@@ -310,6 +333,26 @@ def main(argv: list[str] | None = None) -> int:
         peak_us = e * per_expert / HBM_B_S * 1e6
         cells = "".join(f"{aic[v][m]:12.1f} ({aic[v][m] - peak_us:+6.1f})" if m in aic[v] else " " * 22 for v in aic)
         print(f"{m:4d}{e:9d}{cells}")
+    newest = max(aic, key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()), default=None)
+    if not args.validate_csv or newest is None:
+        return 0
+    per = [aic[newest][m] - balanced_experts(m) * per_expert / HBM_B_S * 1e6 for m in WHAT_IF_ROWS if m in aic[newest]]
+    latency = sum(per) / len(per)
+    shift = form_shift_ms(latency)
+    mod = hump52()
+    rows_csv = mod.read_rows(args.validate_csv)
+    print(
+        f"\nPart 5. What-if: routed experts at the stream + {latency:.1f} us a layer ({newest}, T {WHAT_IF_ROWS});"
+        " v0.5.12 DeepSeek-R1 TPOT lowered by (ms): " + " / ".join(f"{shift[c]:.2f}" for c in ROWS)
+    )
+    for name, hump in (("all C", shift), ("C <= 16", {c: v for c, v in shift.items() if c <= 16})):
+        base, moved = mod.what_if_errors(rows_csv, hump)
+        f0 = mod.goal_figures([100 * e for e in base])
+        f1 = mod.goal_figures([100 * e for e in moved])
+        print(
+            f"  held-out InferenceX H200 interactivity ({name}): {f0[0]:.1f} / {f0[1]:.1f} / {f0[2]:+.1f}"
+            f" -> {f1[0]:.1f} / {f1[1]:.1f} / {f1[2]:+.1f}"
+        )
     return 0
 
 

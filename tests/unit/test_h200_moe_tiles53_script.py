@@ -99,3 +99,12 @@ def test_balanced_routing_expert_count():
     assert [t.balanced_experts(n) for n in (1, 4, 16, 32, 64)] == [8, 32, 128, 256, 256]
     # a toy with 8 experts, top-2 (stride 4): 2 tokens start at 0 and 2 -> {0, 4, 2, 6}
     assert t.balanced_experts(2, experts=8, top_k=2) == 4
+
+
+def test_form_shift_moves_by_the_latency_times_the_moe_layers():
+    # priced as stream + L a layer, the routed experts of DeepSeek-R1's 58 MoE layers cost 58 x L more: raising L from
+    # 10 to 30 us lowers the saving at every C by 58 x 20 us = 1.16 ms
+    lo, hi = t.form_shift_ms(10.0), t.form_shift_ms(30.0)
+    assert set(lo) == set(t.ROWS)
+    for c in t.ROWS:
+        assert lo[c] - hi[c] == pytest.approx(1.16)
