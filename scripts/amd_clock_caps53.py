@@ -189,7 +189,12 @@ def main(run_scan: bool) -> None:
         r0 = zero_crossing(RATIOS, errs)
         system = base.loc[i].system
         cap = CLOCK_CAPS.get((system, _scenario(i)), (None,))[0]
-        clock = f"{implied_table_clock(cap, r0):,.0f}" if cap else f"none set ({BOOST_MHZ[system] * r0:,.0f} at boost)"
+        if _scenario(i) == "Interactive":  # frontier@limits, two different engines (round 43): no clock read
+            clock = "- (Interactive: frontier@limits, not the run's engine)"
+        elif cap:
+            clock = f"{implied_table_clock(cap, r0):,.0f}"
+        else:
+            clock = f"none set ({BOOST_MHZ[system] * r0:,.0f} at boost)"
         errs_s = " / ".join(f"{100 * e:+.1f}" for e in errs)
         print(f"| {i.removeprefix('mlperf51_')} | {errs_s} | {r0:.3f} | {cap or '-'} | {clock} |")
 

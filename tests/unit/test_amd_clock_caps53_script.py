@@ -75,3 +75,15 @@ def test_pair_table_measured_ratio_by_hand():
     assert rows["Offline"][3] == pytest.approx(6.0 / 5.3)
     assert rows["Offline"][4] == pytest.approx(1464 / 1230)  # AMD MAF blog, Table 1
     assert rows["Server"][1] == pytest.approx(1.3)
+
+
+def test_clock_factor_restores_the_switch_and_the_pricer_on_error():
+    import jalapeno.cost.roofline as roofline
+    import jalapeno.fit.table_lookup as table_lookup
+
+    before = (roofline.POWER_CLOCK, table_lookup.load_any_pricer)
+    with pytest.raises(RuntimeError), cc.clock_factor(0.8):
+        assert roofline.POWER_CLOCK is True
+        assert table_lookup.load_any_pricer is not before[1]
+        raise RuntimeError("inside")
+    assert (roofline.POWER_CLOCK, table_lookup.load_any_pricer) == before
