@@ -188,6 +188,7 @@ def check_floors(f: Findings, where: str, model, system, res, wl) -> None:
         comp = 2.0 * model.active_params * tokens / (chips * peak)
         step = float(p.step_time_s[i])
         f.count("1 floor")
+        f.tightest = min(getattr(f, "tightest", (np.inf, "")), (step / max(hbm, comp), f"{where} {dep.label}"))
         if step < max(hbm, comp) * (1 - FLOOR_TOL):
             f.add(
                 "1 floor",
@@ -565,6 +566,8 @@ def main(argv: list[str] | None = None, quiet: bool = False) -> Findings:
     for check in sorted((set(f.checked) | set(f.by_check)) - {"events"}):
         print(f"  {check}: {f.checked.get(check, 0):,} checked, {len(f.by_check.get(check, []))} violations")
     print(f"  moves named by an event (not violations): {f.checked.get('events', 0)}")
+    if hasattr(f, "tightest"):
+        print(f"  tightest decode step over its floor: x{f.tightest[0]:.2f} ({f.tightest[1]})")
     print(f"runtime {time.perf_counter() - t0:.1f} s")
     return f
 
