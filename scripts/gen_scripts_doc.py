@@ -91,16 +91,21 @@ def run_line(name: str, doc: str) -> str:
 
 def doc_lines() -> list[tuple[str, list[tuple[str, str]], str]]:
     """(page name, its (heading, line) pairs, those lines joined) of each docs/*.md but this page: every line that is
-    neither a fence marker nor a heading outside a fence, with the heading it sits under — the lines
+    neither a fence marker nor a heading outside a fence nor in a page's generated contents list (a list of its
+    headings is no mention), with the heading it sits under — the lines
     :func:`cited_in` searches. Read once per :func:`rows` (the pages are read at render time, so ``--check`` sees the
     files as they are); the joined text lets a name no page mentions skip the line-by-line search."""
     out = []
     for page in sorted(DOCS.glob("*.md")):
         if page == DEFAULT_OUT:
             continue
-        heading, fenced, kept = "", False, []
+        heading, fenced, kept, toc = "", False, [], False
         for ln in page.read_text().splitlines():
-            if ln.startswith("```"):
+            if ln in ("<!-- contents -->", "<!-- /contents -->"):  # a page's contents list (gen_doc_toc.py)
+                toc = ln == "<!-- contents -->"
+            elif toc:
+                continue
+            elif ln.startswith("```"):
                 fenced = not fenced
             elif not fenced and re.match(r"#{1,6} ", ln):
                 heading = ln.lstrip("#").strip()
