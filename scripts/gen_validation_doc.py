@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from gen_doc_toc import with_contents
 from validation_goals_section import goals_section
 from validation_group_sections import group_sections
 from validation_issue18_section import issue18_section
@@ -282,7 +283,8 @@ def stale_lines(shipped: str, fresh: str) -> list[str]:
 
 
 def page() -> str:
-    """The page's text as generated from this checkout (two validation runs, the guard's, the LOSO file)."""
+    """The page's text as generated from this checkout (two validation runs, the guard's, the LOSO file), with a
+    contents list of its sections under the title."""
     cal = run_validation(None, True, "calibrated")
     spec = run_validation(None, True, "spec")
     rows = cal["rows"][cal["rows"].quality == ""]  # the flagged group has its own section (quality_section)
@@ -430,7 +432,7 @@ def page() -> str:
     ]
     at = lines.index("## Overall")  # issue 18's audit right after the goals; it checks the page's headings
     lines[at:at] = ["## Issue 18 status", "", *issue18_section(rows, cal["rows"], lines)]
-    return "\n".join(lines)
+    return with_contents("\n".join(lines))  # the contents list under the title (scripts/gen_doc_toc.py)
 
 
 def main(argv=None) -> int:

@@ -95,6 +95,31 @@ def _aic_lines(res: dict) -> list[str]:
     return out
 
 
+def shared_notes(reasons: list[str]) -> tuple[list[str], list[str]]:
+    """Each reason given to two or more rows written once: (the table's reason cells, the note lines).
+
+    ``reasons`` is one string per table row, in table order. A reason that occurs once stays in its cell; one
+    that occurs k >= 2 times becomes note [n] (numbered by first occurrence from 1) and each of its cells reads
+    ``see note [n]``. The note lines are markdown list items ``n. <reason> (k rows)``, so every fact of the
+    reason survives once. Returns two lists: cells (same length as ``reasons``) and notes (empty when no reason
+    repeats).
+    """
+    counts: dict[str, int] = {}
+    for r in reasons:
+        counts[r] = counts.get(r, 0) + 1
+    number: dict[str, int] = {}
+    cells, notes = [], []
+    for r in reasons:
+        if counts[r] < 2:
+            cells.append(r)
+            continue
+        if r not in number:
+            number[r] = len(number) + 1
+            notes.append(f"{number[r]}. {r} ({counts[r]} rows)")
+        cells.append(f"see note [{number[r]}]")
+    return cells, notes
+
+
 def quality_section(res: dict) -> list[str]:
     """Markdown lines of the section, from a fit/validation_run.run_validation result."""
     t = quality_table(DEFAULT_POINTS)
@@ -133,12 +158,15 @@ def quality_section(res: dict) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     fl = rows[rows.quality != ""].dropna(subset=["error"])
-    for rid, g in fl.groupby("id", sort=False):
+    groups = list(fl.groupby("id", sort=False))
+    cells, notes = shared_notes([g.quality.iloc[0] for _, g in groups])
+    for (rid, g), reason in zip(groups, cells):
         errs = ", ".join(f"{m} {e:+.0%}" for m, e in zip(g.metric, g.error))
         out.append(
-            f"| {rid} | {g.system.iloc[0]} | {g.framework.iloc[0]} | {g.concurrency.iloc[0]:g} | {errs} | "
-            f"{g.quality.iloc[0]} |"
+            f"| {rid} | {g.system.iloc[0]} | {g.framework.iloc[0]} | {g.concurrency.iloc[0]:g} | {errs} | {reason} |"
         )
+    if notes:
+        out += ["", "Reasons shared by several flagged points (cited as [n] in the table above):", "", *notes]
     chk = t[t.checked]
     out += [
         "",
