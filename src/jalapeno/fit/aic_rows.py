@@ -68,6 +68,7 @@ from jalapeno.fit.aic_sweep_launch import (
 from jalapeno.fit.aic_sweeps import measured_date, release_stated, row_release, sweep_of
 from jalapeno.fit.trt_prompt_graphs import with_prompt_graphs
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
+from jalapeno.deploy.sglang_triton_moe import with_sglang_triton_moe_backend
 from jalapeno.deploy.vllm_fp8_moe import with_vllm_fp8_moe_backend
 from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.formats import get_precision
@@ -320,6 +321,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         dep, kernels = with_row_moe_backend(dep, str(r.backend), str(getattr(r, "moe_quant_mode", "")), system)
         notes += [kernels] if kernels else []
         dep, kernels = with_vllm_fp8_moe_backend(dep, str(r.backend), row_release(r.backend_version), system)
+        notes += [kernels] if kernels else []
+        dep, kernels = with_sglang_triton_moe_backend(dep, str(r.backend), system)
         notes += [kernels] if kernels else []
         dep = with_row_attention_backend(dep, str(r.backend), system)
         dep, math_note = with_row_attention_math(dep, str(r.backend))

@@ -264,6 +264,15 @@ def mxfp4_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
     return curves, report
 
 
+#: SGLang's Triton ``fused_moe`` on Hopper (``sglang_triton``; deploy/sglang_triton_moe.py says where SGLang runs it):
+#: aiconfigurator-core's SGLang ``moe_perf`` rows of kernel_source ``sglang_fused_moe_triton``, 128x128-block FP8
+#: (``fp8_block``: 1 B a weight, the 4-B block scale per 16,384 weights left out; FP8 activations, per-token-group
+#: quantised), EP1 rows of every shape and expert TP the table measures, less the rows timed faster than their touched
+#: weights' stream at the chip's HBM peak (:data:`PEAK_CHECKED`). Release (stated rule): one form per chip from the
+#: newest table of the framework (0.5.14 in aiconfigurator-core 0.12.0; 0.5.10 is the other); the rows it prices run
+#: 0.5.6.post2-0.5.12, and SGLang serves one Triton MoE configuration file per shape from 0.5.9 to 0.5.14
+#: (docs/gap_aic_itl.md, round 50), so the newest table is the nearest measurement of the kernel as served there.
+SGLANG_TRITON = "sglang_triton"
 #: Engine MoE backends priced by a fitted form rather than a measured curve: the system's tables hold
 #: the backend's kernel, but not at the served model's shape. (system, backend) → (aiconfigurator
 #: system folder, framework folder, kernel_source, table dtype → (compute format, weight B/elem,
@@ -306,6 +315,10 @@ KERNEL_BACKENDS: dict[tuple[str, str], tuple[str, str, str, dict, int]] = {
         1,
     ),
     **{
+        (name, SGLANG_TRITON): (sdir, "sglang", "sglang_fused_moe_triton", {"fp8_block": ("fp8", 1.0, 1.0)}, 1)
+        for name, sdir in (("h100", "h100_sxm"), ("h200", "h200_sxm"))
+    },
+    **{
         (name, "marlin"): (
             sdir,
             "vllm",
@@ -333,6 +346,8 @@ KERNEL_BACKENDS: dict[tuple[str, str], tuple[str, str, str, dict, int]] = {
 #: Marlin floors are their own tables' (47-50 µs, data/moe_backend_kernels.toml), priced as B200's.
 FLOOR_APPLIED = frozenset(
     {
+        ("h100", SGLANG_TRITON),
+        ("h200", SGLANG_TRITON),
         ("h200", "triton"),
         ("h200", "marlin"),
         ("b200", "marlin"),
@@ -341,6 +356,35 @@ FLOOR_APPLIED = frozenset(
         ("gb300-nvl72", "marlin"),
     }
 )
+
+
+#: backends whose rows pass a physical check before the fit: a row timed faster than its touched experts' weights
+#: stream at the chip's HBM peak (:func:`beyond_peak`) is a data-quality exclusion, not a fit choice. SGLang's
+#: Triton rows (aiconfigurator-core 0.12.0, sglang 0.5.14): 56 H200 and 74 H100 rows, all at DeepSeek-R1's shape
+#: (7,168 x 2,048, E 256, top-8), e.g. H200 MoE TP8 at 32 tokens 0.250 ms for 256 experts' 1.41 GB (0.294 ms at 4.8
+#: TB/s: 1.18x the peak); 0.5.10's rows of the same collector are 0.39-0.62 of peak there (docs/gap_aic_itl.md,
+#: round 53, h200moe53 and h200form53).
+PEAK_CHECKED = frozenset({("h100", SGLANG_TRITON), ("h200", SGLANG_TRITON)})
+
+
+def beyond_peak(d, dtypes: dict, hbm_bytes_per_s: float):
+    """Boolean mask over the balanced-routing ``moe_perf`` rows ``d``: latency below the balanced routing's touched experts'
+    weight bytes (min(E/ep, T·k/ep) experts of 3 · hidden · inter/moe_tp weights at ``dtypes``' weight B/elem)
+    streamed at ``hbm_bytes_per_s``.
+
+    >>> import pandas as pd
+    >>> d = pd.DataFrame({"moe_dtype": ["fp8_block"] * 2, "num_tokens": [32, 16], "hidden_size": [7168] * 2,
+    ...                   "inter_size": [2048] * 2, "topk": [8] * 2, "num_experts": [256] * 2, "moe_tp_size": [8] * 2,
+    ...                   "moe_ep_size": [1] * 2, "latency": [0.2498, 0.1679]})
+    >>> beyond_peak(d, {"fp8_block": ("fp8", 1.0, 1.0)}, 4.8e12).tolist()  # 256 / 128 experts: 0.294 / 0.147 ms
+    [True, False]
+    """
+    import numpy as np
+
+    touched = np.minimum(np.ceil(d.num_experts / d.moe_ep_size), d.num_tokens * d.topk / d.moe_ep_size).to_numpy(float)
+    w_b = d.moe_dtype.map(lambda x: dtypes[x][1]).to_numpy(float)
+    stream_s = touched * 3.0 * d.hidden_size.to_numpy(float) * (d.inter_size / d.moe_tp_size).to_numpy(float) * w_b
+    return d.latency.to_numpy(float) * 1e-3 < stream_s / hbm_bytes_per_s
 
 
 def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
@@ -367,6 +411,11 @@ def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
         df, version = load_table(sdir, "moe", "moe_perf", backend=framework)
         d = df[(df.kernel_source == source) & df.moe_dtype.isin(list(dtypes)) & (df.moe_ep_size == ep)]
         system = load_system(key[0])
+        excluded = 0
+        if key in PEAK_CHECKED:
+            d = d[d.distribution == "balanced"]  # the rows the fit reads (fit/moe_kernels.moe_rows), routing known
+            bad = beyond_peak(d, dtypes, system.chip.hbm_bandwidth_bytes_per_s)
+            excluded, d = int(bad.sum()), d[~bad]
         params, rep = fit_moe(d, system, split="tokens", touched_rule="balanced", dtypes=dtypes)
         all_rows = moe_rows(d, "balanced", dtypes)
         for fmt, p in params.get("moe", {}).items():
@@ -388,6 +437,7 @@ def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
                 "fit_p90_ape": r["fit"]["p90_ape"],
                 "held_out_median_ape": r["held_out_tokens"]["median_ape"],
                 "held_out_p90_ape": r["held_out_tokens"]["p90_ape"],
+                **({"excluded_beyond_peak": excluded} if key in PEAK_CHECKED else {}),
             }
             rows = all_rows[all_rows.fmt == fmt]
             if rows.moe_tp_size.nunique() >= WIDTH_MIN_TP_SIZES:

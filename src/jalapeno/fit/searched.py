@@ -341,16 +341,23 @@ def with_launch_backend(
     system: str, model: str, framework: str, precision: str, pool: Pool, mtp: bool | None = None
 ) -> Pool:
     """``pool`` (an aggregated one) running the MoE kernel backend its launch recipe forces
-    (deploy/engines ``moe_backend``: vLLM's Marlin MoE on H100, priced by cost/pool_backends.with_moe_backend)
+    (deploy/engines ``moe_backend``: vLLM's Marlin MoE on H100, priced by cost/pool_backends.with_moe_backend;
+    else, for an SGLang recipe on Hopper with FP8 experts, deploy/sglang_triton_moe.py's rule, behind its switch)
     and the attention backend it names (``attention_backend``: vLLM ROCm's ROCM_AITER_UNIFIED_ATTN on
     MI300X/MI325X, cost/pool_backends.with_attention_backend); ``pool`` itself when no recipe describes the
     run or it names neither."""
     r = launch_recipe(system, model, framework, precision, tp=pool.layout.tp, mtp=mtp)
     if r is None:
         return pool
+    moe = r.moe_backend or pool.moe_backend
+    if moe is None:  # SGLang's Triton fused MoE on Hopper (deploy/sglang_triton_moe.py; its switch, shipped off)
+        from jalapeno.deploy.sglang_triton_moe import SGLANG_TRITON, sglang_triton_applies
+
+        weights = get_precision(precision).modules["routed_experts"].weight.name
+        moe = SGLANG_TRITON if sglang_triton_applies(r.engine, system, weights) else None
     return replace(
         pool,
-        moe_backend=r.moe_backend or pool.moe_backend,
+        moe_backend=moe,
         attention_backend=r.attention_backend or pool.attention_backend,
     )
 
