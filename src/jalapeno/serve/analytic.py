@@ -48,6 +48,7 @@ from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.kv_admission import cohort_admission_osl
 from jalapeno.serve.admission_waits import adp_gate_s, batch_wait_hold_s, running_slots  # noqa: F401 (re-exported)
+from jalapeno.serve import batch_wait
 from jalapeno.serve.batch_wait import bunched_arrivals_per_step
 from jalapeno.serve.chunked import chunked_prefill_s, long_chunks, step_room
 from jalapeno.serve.limits import batch_caps, decode_step_s, floored_steps, graph_padded, prompt_floor_s
@@ -181,7 +182,7 @@ def _chunk(dep: Deployment, isl: float) -> float:
     return float(min(isl, dep.prompt_budget(dep.decode.layout)))
 
 
-def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: float) -> tuple:
+def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: float, users=None) -> tuple:
     """What a step carrying prefill holds at decode batches ``b_mb`` (N,) per micro-batch (:func:`aggregated_by_batch`):
     (p, chunk, prefix, p_big, b_pre) — the mean prefill tokens per step p = b·ISL/D, the chunk min(ISL, rank budget),
     its mean prefix (ISL − chunk)/2, the tokens such a step carries max(p, g·chunk) capped at the budget, and the
@@ -191,7 +192,8 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
     so how the chunks share steps matters: a step carrying prefill carries g = m/(1 − e^(−m)) chunks (the
     mean of a Poisson count given at least one), m = a·ISL/chunk the prompts in prefill a prompt meets (a
     prompts per step, each ISL/chunk steps long; a the closed loop's bunched arrival rate,
-    serve/batch_wait.bunched_arrivals_per_step, at least the mean p/ISL), at most dp (one chunk per rank), and a
+    serve/batch_wait.bunched_arrivals_per_step over the closed loop's ``users`` C (N,) per instance where given and
+    batch_wait.BUNCH_CONCURRENCY_ON, else the decode batch; at least the mean p/ISL), at most dp (one chunk per rank), and a
     share p/(g·chunk) of the steps carries prefill (the same p tokens a step on average). At dp = 1 the step cost is near linear in its
     chunks and the grouping is left out. Where TensorRT-LLM's attention-DP context balancing holds prompts
     until every rank has one or ``dep.adp_balance_timeout_iters`` steps pass (while every rank decodes:
@@ -204,7 +206,8 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
     lay = dep.decode.layout
     group = np.ones_like(p_mb)
     if lay.dp > 1:
-        a = bunched_arrivals_per_step(b_mb * lay.pp, p_mb / wl.mean_isl, wl.osl, wl.range_ratio,
+        c = b_mb * lay.pp if users is None or not batch_wait.BUNCH_CONCURRENCY_ON else np.asarray(users, dtype=float)
+        a = bunched_arrivals_per_step(c, p_mb / wl.mean_isl, wl.osl, wl.range_ratio,
                                       dep.mtp.tokens_per_step if dep.mtp else 1.0, osl_std=wl.osl_std)
         m = a * wl.mean_isl / chunk
         busy = -np.expm1(-m)
@@ -222,15 +225,17 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
     return p_mb, chunk, (wl.mean_isl - chunk) / 2, p_big, b_pre
 
 
-def mean_prompt_prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_batch) -> np.ndarray:
+def mean_prompt_prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_batch,
+                          users=None) -> np.ndarray:
     """The mean prompt's prefill time (s) on one aggregated instance at decode batches ``decode_batch`` (N,), as
     :func:`aggregated_by_batch` prices it inside TTFT: its chunk step(s) beside the decode batch
     (:func:`_chunk_step_load`; a prompt longer than the budget runs its chunks in turn, :func:`_prefill_s`).
-    ``pricer`` with the pool's engine backends applied (serve/point.py). Used by serve/ttft_parts.py."""
+    ``pricer`` with the pool's engine backends applied (serve/point.py); ``users`` the instance's concurrency (N,)
+    (:func:`_chunk_step_load`). Used by serve/ttft_parts.py."""
     lay = dep.decode.layout
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
     b_mb = np.asarray(decode_batch, dtype=float) / lay.pp
-    _, chunk, pre_ctx, p_big, b_pre = _chunk_step_load(dep, wl, b_mb, (wl.mean_osl - 1) / a)
+    _, chunk, pre_ctx, p_big, b_pre = _chunk_step_load(dep, wl, b_mb, (wl.mean_osl - 1) / a, users)
     lengths = {None: wl.mean_isl}
     long, chunks, plan = long_chunks(dep, lengths, b_pre, wl.decode_ctx)
     mixed = Batch.make(decode_seqs=b_pre, decode_ctx=wl.decode_ctx, prefill_tokens=p_big, prefill_ctx=pre_ctx,
@@ -295,11 +300,12 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
 
 
 def agg_plan(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_batch,
-             cap: tuple[float, str] | None = None, join: bool = True) -> tuple:
+             cap: tuple[float, str] | None = None, join: bool = True, users=None) -> tuple:
     """What :func:`aggregated_by_batch` derives at ``decode_batch`` (N,) before it prices a step: the step
     batch (last) and the loads it is made of; :func:`agg_points` finishes the points (serve/lockstep.py
     prices the batches of several deployments together in between). ``join`` False: the step batch holds
-    the 2N rows of the three step kinds alone, not the long prompts' chunks (serve/overlap_pick.py)."""
+    the 2N rows of the three step kinds alone, not the long prompts' chunks (serve/overlap_pick.py). ``users``: the
+    closed loop's concurrency at each batch (N,), for its bunched prompts (:func:`_chunk_step_load`; None: the batch)."""
     lay = dep.decode.layout
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
     steps = (wl.mean_osl - 1) / a
@@ -309,7 +315,7 @@ def agg_plan(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, de
     limit = np.where(b_req > cap, cap_name, "")
     b_mb = b / lay.pp
     ctx = wl.decode_ctx
-    p_mb, chunk, pre_ctx, p_big, b_pre = _chunk_step_load(dep, wl, b_mb, steps)
+    p_mb, chunk, pre_ctx, p_big, b_pre = _chunk_step_load(dep, wl, b_mb, steps, users)
     # Prefill arrives in chunks: while the mean prefill load p per step is below one chunk, a
     # fraction f = p/chunk of steps carries a whole chunk and the rest decode only (averaging p
     # into every step would overstate the experts and weights a step touches); above one chunk

@@ -43,6 +43,20 @@ everyone at once, for fixed lengths). The request-level simulator shows the bunc
 (tests/unit/test_batch_wait.py): Poisson arrivals at the mean rate put fewer prompts in a window and
 hold them longer.
 
+**Who is in the bunch: the concurrency C, not the decode batch B** (round 53, bunch53;
+:data:`BUNCH_CONCURRENCY_ON`). The bunch is a bunch of *arrivals*: in a closed loop every one of the C users
+issues one request per cycle (its arrival is the moment its previous request ends), so every user arrives once
+in every bunch, whatever the others are doing when a given prompt arrives. At any instant the C users split
+into B decoding and λ·TTFT before their first token (queued or prefilling: C = λ·E2E = B + λ·TTFT, Little's
+law); the latter are the users who arrived a little earlier in the same bunch, and serve/analytic's grouping
+counts them among the prompts a prompt meets (m = a·ISL/chunk: a per step for the ISL/chunk steps a prompt is
+in prefill). Counting B drops them from the bunch: the rate is (B − 1)/(C − 1) of the bunch's. At 8k/1k
+λ·TTFT ≪ B (C ≈ B); at 32k/1k sanity53 found B 2, C 4.2 at DP 256 (gpt-oss-120b): (4.2 − 1)/(2 − 1) = 3.2
+times the rate. The closed loop's own C is λ·E2E at the point (serve/analytic.agg_tail's ``c``); the
+fixed-concurrency solve (serve/lockstep.solve_concurrencies) carries it from pass to pass (its batch B over the
+pass's (E2E − TTFT)/E2E), and serve/admission_waits.batch_wait_hold_s already passes C (its no-queue Little's
+law). Left out: a prefill queue that serialises a bunch's prompts spreads the bunch further (not in σ).
+
 Pure: no I/O.
 """
 
@@ -51,6 +65,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+#: Round 53 (bunch53): the closed loop's bunch counts its C users (module docstring), not the decode batch B;
+#: serve/analytic._chunk_step_load reads the concurrency its caller passes (the fixed-concurrency solve's).
+#: Off: the decode batch, as before round 53.
+BUNCH_CONCURRENCY_ON = False
 
 #: Largest window (prompts) the closed form sums over; a window is closed by the timeout long before
 #: (a·T ≪ this at any served load), and K is capped here.

@@ -29,6 +29,7 @@ from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.layout import for_model
 from jalapeno.deploy.sharding import has_ep_all_to_all
+from jalapeno.serve import batch_wait
 from jalapeno.serve.admission_waits import running_slots
 from jalapeno.serve.analytic import (
     ServingPoints,
@@ -53,6 +54,11 @@ def solve_concurrencies(
 
     Beyond an instance's cap the excess requests queue (throughput flat, TTFT and E2E grow by the
     queueing delay).
+
+    With serve/batch_wait.BUNCH_CONCURRENCY_ON each pass plans its batches B at the closed loop's concurrency
+    C = B·E2E/(E2E − TTFT) of the pass before (λ·E2E, its requests in the instance; the first pass: B), the users
+    of its bunched prompts (analytic._chunk_step_load); a deployment is fixed once its batches and those come back
+    bitwise unchanged. Off: no concurrency is passed (the decode batch, as before round 53).
     """
     c_req = np.asarray(concurrency, dtype=float)
     caps = [aggregated_batch_cap(model, pricer, d, wl) for d in deps]
@@ -62,6 +68,7 @@ def solve_concurrencies(
         fulls.append(None if slots is None or d.adp_balance_timeout_iters is None else c_req >= slots - 1e-9)
     bs = [np.minimum(c_req, max(cap, 1e-9)) for cap, _ in caps]
     pts: list = [None] * len(deps)
+    us: list = [None] * len(deps)  # C at each batch (BUNCH_CONCURRENCY_ON), from the pass before
     fixed = [False] * len(deps)  # the batches came back bitwise unchanged: every later pass gives the same points
     for it in range(iterations + 1):
         todo = [i for i, f in enumerate(fixed) if not f]
@@ -75,6 +82,7 @@ def solve_concurrencies(
             [fulls[i] for i in todo],
             [caps[i] for i in todo],
             not last,
+            [us[i] for i in todo],
         )
         for k, (i, p) in enumerate(zip(todo, finish)):
             if last:
@@ -83,7 +91,9 @@ def solve_concurrencies(
             ttft, e2e = p  # a pass before the last: the times alone, each deployment's points where it is fixed
             ratio = np.where(e2e > 0, (e2e - ttft) / e2e, 1.0)
             b = np.minimum(np.maximum(c_req * ratio, 1e-12), caps[i][0])
-            fixed[i], bs[i] = b.tobytes() == bs[i].tobytes(), b
+            u = b / np.maximum(ratio, 1e-12) if batch_wait.BUNCH_CONCURRENCY_ON else None
+            same_u = u is None or (us[i] is not None and u.tobytes() == us[i].tobytes())
+            fixed[i], bs[i], us[i] = b.tobytes() == bs[i].tobytes() and same_u, b, u
             if fixed[i]:  # its points at this pass's batches, whose tables the pass still holds
                 pts[i] = finish.points(k)
     price_layouts(model, pricer, [])  # the pass is over: its tables are let go
@@ -137,21 +147,27 @@ def _at_unique_batches(
     fulls: list,
     caps: list,
     times_only: bool = False,
+    users: list | None = None,
 ) -> _Finish:
     """analytic.aggregated_by_batch of each deployment at its batches ``bs[i]`` (N,), each distinct batch
     priced once: every concurrency past the instance's cap clips to the same batch, so a long explicit
     list (``-c 1..20000``) prices far fewer rows. Exact: a point depends on its batch only. Where the
     balancing regime ``fulls[i]`` differs by point, each point is priced as it is. The batches are planned and
     priced here; the points are finished as the answer (:class:`_Finish`) is read, ``times_only`` their
-    (TTFT, E2E) alone."""
+    (TTFT, E2E) alone. ``users[i]``: the concurrency (N,) at each of ``bs[i]`` (analytic.agg_plan's), or None;
+    where given, the distinct (batch, concurrency) pairs are priced once."""
     plans, invs = [], []
-    for d, b, full, cap in zip(deps, bs, fulls, caps):
+    for d, b, full, cap, c in zip(deps, bs, fulls, caps, users or [None] * len(deps)):
         if full is not None or b.size < 2 or bool(np.all(b[1:] > b[:-1])):  # already distinct and sorted:
             u, inv = b, None  # np.unique would return it
+        elif c is not None:
+            rows, inv = np.unique(np.stack([b, c], axis=1), axis=0, return_inverse=True)
+            u, c, inv = rows[:, 0], rows[:, 1], inv.reshape(-1)
+            inv = None if u.size == b.size and np.array_equal(inv, np.arange(b.size)) else inv
         else:
             u, inv = np.unique(b, return_inverse=True)
             inv = None if u.size == b.size and np.array_equal(u, b) else inv
-        plans.append(agg_plan(model, pricer, d, wl, u, cap))
+        plans.append(agg_plan(model, pricer, d, wl, u, cap, users=c))
         invs.append(inv)
     _price_shared(model, pricer, deps, [p[-1] for p in plans])
     return _Finish(model, pricer, deps, wl, plans, fulls, invs, times_only)

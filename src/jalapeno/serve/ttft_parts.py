@@ -53,7 +53,11 @@ def ttft_parts(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, 
         half = half + handshake_s(pricer.efficiency.disagg_handshake, 2 * half, np.inf)  # its prebuilt step
     else:
         dec = with_pool_backends(pricer, dep.decode, model, dep.decode.layout, dep.precision.kv_cache.name)
-        prefill, handoff = mean_prompt_prefill_s(model, dec, dep, wl, pts.decode_batch), np.zeros_like(ttft)
+        # the instance's own concurrency, λ·E2E before a queue outside it (serve/batch_wait.BUNCH_CONCURRENCY_ON)
+        users = (
+            np.asarray(pts.concurrency) - np.asarray(pts.request_rate_per_s) * np.asarray(pts.queue_s)
+        ) / dep.decode.workers
+        prefill, handoff = mean_prompt_prefill_s(model, dec, dep, wl, pts.decode_batch, users), np.zeros_like(ttft)
     rest = ttft - front - prefill - handoff - half
     # a request that finds no step in flight waits for none: with recurring waves at C = 1 each user
     # starts on an idle engine, its TTFT holds no half step and its prompt is prefilled alone (not
