@@ -39,7 +39,8 @@ batch doubles at 2-32 sequences per instance. The pure decode step is monotone (
 p / p_big (serve/analytic._chunk_step_load), falls 0.86 -> 0.55: the closed loop's bunched prompts
 (serve/batch_wait.bunched_arrivals_per_step, above the mean rate once more than two users) run side by side on
 distinct ranks, so fewer steps carry a chunk. A modelled mechanism, not a bug; note that its ``users`` is the
-decode batch, not the concurrency (at 32k/1k C is about 2B), which understates the bunch at long prompts.
+decode batch, not the concurrency (at 32k/1k C is about 2B), which understates the bunch at long prompts
+(the concurrency: serve/batch_wait.BUNCH_CONCURRENCY_ON, bunch53, shipped off by the round-53 rule).
 
 Run:
     python scripts/sanity_sweep53.py            # the full grid
