@@ -249,16 +249,20 @@ def frontier(
             console.print(f"stored as run {run} in {store}", markup=False)
     if out:
         write_frontier(rec, out)
-    if json_out:  # its points' usd_per_mtok with what the $/chip-hour rests on
-        from jalapeno.analysis.price_reason import BASIS_FIELD, system_basis
+    from jalapeno.analysis.price_reason import BASIS_FIELD, POWER_BASIS_FIELD, power_basis, power_basis_lines
 
-        print_json({**rec.as_dict(), BASIS_FIELD: system_basis(s)})
+    if json_out:  # its points' usd_per_mtok with what the $/chip-hour rests on, and its watts' sources (ux53)
+        from jalapeno.analysis.price_reason import system_basis
+
+        print_json({**rec.as_dict(), BASIS_FIELD: system_basis(s), POWER_BASIS_FIELD: power_basis(s)})
         return
     from jalapeno.report.narrow import fit_width
 
     table = frontier_table(rec.frontier, f"{m.name} on {s.name} · {wl.name} · {prec.name}{stack_label(stack)}")
     for part in fit_width(table, console.width):  # on its side where a figure would be cut (80/100 characters)
         console.print(part)
+    for line in power_basis_lines([s]):  # where the tok/s/kW column's watts come from, as compare says (ux53)
+        console.print(line, markup=False, soft_wrap=True)
     if (line := chip_model_line([pr])) is not None:
         console.print(line, markup=False)
     if out:

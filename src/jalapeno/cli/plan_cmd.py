@@ -143,7 +143,14 @@ def plan(
             "is the task-time ceiling of an agentic workload",
             "give --workload agentic:PRESET, or --min-interactivity for a fixed-length one",
         )
-    from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
+    from jalapeno.analysis.price_reason import (
+        BASIS_FIELD,
+        POWER_BASIS_FIELD,
+        basis_lines,
+        power_basis,
+        power_basis_lines,
+        system_basis,
+    )
 
     _refuse_agentic(workload, system)
     m, wl, prec = _setup(model, workload, isl, osl, precision)
@@ -189,6 +196,7 @@ def plan(
                     "min_interactivity": min_interactivity,
                     **ft.as_dict(),
                     BASIS_FIELD: system_basis(s),
+                    POWER_BASIS_FIELD: power_basis(s),  # where its watts come from, as compare --json (ux53)
                     "arithmetic": lines,
                 }
             )
@@ -199,7 +207,7 @@ def plan(
         )
         console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
         console.print(f"deployment: {ft.point.deployment.label} ({n_chips(ft.point.deployment.chips)} per instance)")
-        for line in lines + basis_lines([s]):
+        for line in lines + basis_lines([s]) + power_basis_lines([s]):
             console.print("  " + line, soft_wrap=True)
         _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s))
         return
@@ -228,6 +236,7 @@ def plan(
                 "usd_per_mtok": cp.usd_per_mtok,
                 "usd_estimate": cp.usd_estimate,
                 BASIS_FIELD: system_basis(s),
+                POWER_BASIS_FIELD: power_basis(s),
                 "delivered_tok_per_s": cp.delivered_tok_per_s,
                 "provisioned": cp.provisioned(),
                 "mean_isl": wl.mean_isl,
@@ -250,7 +259,7 @@ def plan(
     )  # console markup is off
     console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
     console.print(f"deployment: {cp.point.deployment.label} ({n_chips(cp.chips_per_instance)} per instance)")
-    for line in cp.arithmetic() + basis_lines([s]):
+    for line in cp.arithmetic() + basis_lines([s]) + power_basis_lines([s]):
         console.print("  " + line, soft_wrap=True)
     _closing_notes(cp.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s))
 

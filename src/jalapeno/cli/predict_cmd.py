@@ -251,7 +251,14 @@ def predict(
     )
     rules = engine_rules(rec, stack)
     note_lines(overrides + ([release_note] if release_note else []))
-    from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
+    from jalapeno.analysis.price_reason import (
+        BASIS_FIELD,
+        POWER_BASIS_FIELD,
+        basis_lines,
+        power_basis,
+        power_basis_lines,
+        system_basis,
+    )
     from jalapeno.serve.limits import running_cap, running_cap_text
 
     cap = running_cap(m, pr, dep, wl)  # the deployment's max_running is null where the decode KV pool caps (ux50)
@@ -261,6 +268,7 @@ def predict(
                 **point.as_dict(),
                 "running_cap": cap,
                 BASIS_FIELD: system_basis(s),
+                POWER_BASIS_FIELD: power_basis(s),  # where its watts come from, as compare --json (ux53)
                 **({"engine_memory": memory} if memory else {}),
                 **(
                     {
@@ -290,7 +298,8 @@ def predict(
         )
     tbl.add_row("running-request cap", running_cap_text(cap))
     console.print(tbl)
-    console.print(basis_lines([s])[0], markup=False, soft_wrap=True)
+    for line in basis_lines([s]) + power_basis_lines([s]):  # its $/chip-hour's and its watts' sources (ux53)
+        console.print(line, markup=False, soft_wrap=True)
     if rec is not None:
         console.print(
             f"engine release {recipe_engine_version(rec) or 'not stated (newest behaviour)'}: "
