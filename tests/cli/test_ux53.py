@@ -39,3 +39,27 @@ def test_plan_predict_frontier_print_compares_power_basis_line(capsys):
         d = json.loads(out)
         assert d["power_basis"] == H200_POWER and "price_basis" in d, cmd
 
+
+def test_sensitivity_and_audit_json_name_the_chip_model(capsys):
+    """sensitivity and audit took --chip-model (arch52) and said it under their tables, but their --json did not say
+    which chip model priced the figures. jalapeno has 6 slices and places local_first by default (jalapeno.toml
+    die.*, docs/chip.md); h200 is one slice and places striped. Under the flat model the die.* rows' note is the
+    terminal's line; the fields are added (the old ones are all still there)."""
+    far = ("--model", "gpt-oss-120b", "--workload", "8k1k", "--serving", "agg")
+    code, out, err = run(capsys, "sensitivity", "--system", "jalapeno", *far, "--chip-model", "sliced", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["chip_model"] == "sliced" and d["placement"] == {"jalapeno": "local_first"}
+    assert d["chip_model_notes"] == ["chip model: sliced (jalapeno 6 slices, local_first); docs/chip.md"]
+    assert "rows" in d and "value" in d
+    code, out, err = run(capsys, "sensitivity", "--system", "jalapeno", *far, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["chip_model"] == "flat" and d["placement"] == {}
+    assert d["chip_model_notes"][0].startswith("die.link_bandwidth_tb_per_s, die.hop_latency_ns: read by the sliced")
+    claim = ("--claim", "max_interactivity_ratio=2", "--baseline", "h200")
+    code, out, err = run(capsys, "audit", "--system", "jalapeno", *far, *claim, "--chip-model", "sliced", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["chip_model"] == "sliced" and d["placement"] == {"jalapeno": "local_first", "h200": "striped"}
+    assert d["chip_model_notes"][0].startswith("chip model: sliced (jalapeno 6 slices, local_first; h200 1 slice, ")

@@ -21,6 +21,7 @@ from jalapeno.cli.common import (
 )
 from jalapeno.cli.audit_lines import spec_search_notes
 from jalapeno.cli.chip_opts import chip_model_lines, chip_model_option, chip_model_pricers, placement_option
+from jalapeno.cli.chip_opts import chip_model_json  # sensitivity's and audit's --json fields (ux53)
 from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
 from jalapeno.analysis.records import band_span
 from jalapeno.errors import SpecError, choice_hint
@@ -178,8 +179,10 @@ def audit(
                         "fits, or none reaches the claim's speed", "give a size `jalapeno frontier` lists (its "
                         "deployment column), or drop --instance-chips for every size")
     basis = _price_basis(c, pr, base)  # a $ claim says what its $/chip-hour rests on, as compare and plan do
-    if json_out:
-        print_json(res.as_dict() | basis)
+    if json_out:  # the chip model that priced it, as the terminal's lines say (ux53)
+        d = res.as_dict()
+        pricers = [pr] + ([base] if base is not None else [])
+        print_json(d | basis | chip_model_json(pricers, [ch["parameter"] for ch in d["changes"]]))
         return
     d = res.as_dict()
     vs = f" vs {res.baseline}" if res.baseline else ""
@@ -441,8 +444,8 @@ def sensitivity(
         write_tornado(d, html)
         if json_out:
             say_written("tornado chart:", html, json_out=True)
-    if json_out:
-        print_json(d)
+    if json_out:  # the chip model that priced it, as the terminal's lines say (ux53)
+        print_json(d | chip_model_json([pr], [r["parameter"] for r in d["rows"]]))
         return
     # the precision and power as audit's title gives them: 'max_interactivity = 135.1' beside compare's 138.9 for
     # the same system read as a disagreement, with nothing saying it is the fp8 frontier's and compare's the fp4's

@@ -60,6 +60,27 @@ def chip_model_pricers(pricers: list, chip_model: str, placement: str) -> tuple:
     return out[0], (out[1] if len(out) > 1 else None)
 
 
+def chip_model_name(pricer) -> str:
+    """The ``--chip-model`` that built ``pricer`` (cost/sliced.chip_model_pricer): ``sliced``, ``tiled`` or ``flat``."""
+    from jalapeno.cost.sliced import SlicedPricer
+    from jalapeno.cost.tiles import TiledPricer
+
+    return "sliced" if isinstance(pricer, SlicedPricer) else "tiled" if isinstance(pricer, TiledPricer) else "flat"
+
+
+def chip_model_json(pricers: list, parameters: list[str]) -> dict:
+    """sensitivity's and audit's ``--json`` fields about the chip model (ux53: they took ``--chip-model`` since arch52,
+    and their JSON did not say which priced them): ``chip_model`` (:func:`chip_model_name` of the system's pricer,
+    ``pricers[0]``), ``placement`` (each system's placement under the sliced model, ``{}`` under another) and
+    ``chip_model_notes`` (the lines the terminal prints under the table, :func:`chip_model_lines`)."""
+    sliced = chip_model_name(pricers[0]) == "sliced"
+    return {
+        "chip_model": chip_model_name(pricers[0]),
+        "placement": {p.system.name: p.placement_used for p in pricers} if sliced else {},
+        "chip_model_notes": chip_model_lines(pricers, parameters),
+    }
+
+
 def chip_model_lines(pricers: list, parameters: list[str]) -> list[str]:
     """The lines under sensitivity's and audit's tables about the chip model: which one priced them where it is not
     flat (cli/chip_opts.chip_model_line), and under the flat one why the on-die ``die.*`` parameters read 0 / do not
