@@ -212,14 +212,10 @@ def run_validation(
         )
     else:
         rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, pricer=pricer)
-    # the eager-rate split (fit/heldout.py) keeps the rows with a predicted TTFT under the default pricing: the
-    # rows just priced are those when nothing was filtered or re-priced, else it prices its candidates itself
-    default = (
-        systems is None and stack is None and stack_fits is None and pricer == "roofline" and efficiency == "calibrated"
-    )
-    timed = rows[rows.metric == "ttft_s"].dropna(subset=["measured", "predicted"]) if len(rows) else rows
     splits = split_labels(
-        every, shipped_inferencex=points_path is None, ttft_predicted=set(timed.id) if default and len(rows) else None
+        every,
+        shipped_inferencex=points_path is None,
+        ttft_predicted=_eager_ttft_ids(rows, systems, stack is None and stack_fits is None, pricer, efficiency),
     )
     quality = quality_table(path)  # fit/data_quality.py: the InferenceX file's rows only
     flags = dict(zip(quality.id[quality.flag != ""], quality.flag[quality.flag != ""]))
@@ -279,6 +275,27 @@ def run_validation(
         "held_out": held_out,
         "no_rows": missing,
     }
+
+
+def _eager_ttft_ids(rows: pd.DataFrame, systems, own_stacks: bool, pricer: str, efficiency: str) -> set | None:
+    """The ids fit/heldout.split_labels' eager-rate split may take as priced (its ``ttft_predicted``), or None for it
+    to price its candidates itself.
+
+    That split (fit/trt_prompt_graphs.eager_call_split) labels :data:`~jalapeno.fit.trt_prompt_graphs.EAGER_FIT_SYSTEM`'s
+    aiconfigurator rows by which of them have a predicted TTFT under the default pricing (each point's own stack, the
+    roofline, the calibrated set). ``rows`` were priced so when ``own_stacks`` (no ``--stack``, no stack fits), the
+    roofline and the calibrated set: their timed ids then, if they hold every candidate (no ``systems`` filter, or one
+    that keeps that system). A ``systems`` filter without that system prints none of the rows the split labels: the
+    empty set, so nothing is priced for labels no row shows (``validate -s gb200-nvl72`` re-priced every b200 candidate;
+    ux53)."""
+    from jalapeno.fit.trt_prompt_graphs import EAGER_FIT_SYSTEM
+
+    if systems is not None and EAGER_FIT_SYSTEM not in systems:
+        return set()
+    if not (own_stacks and pricer == "roofline" and efficiency == "calibrated" and len(rows)):
+        return None
+    timed = rows[rows.metric == "ttft_s"].dropna(subset=["measured", "predicted"])
+    return set(timed.id)
 
 
 def _systems_without_rows(systems, rows: pd.DataFrame, pts: list, held_out: bool, left_out: dict) -> dict:
