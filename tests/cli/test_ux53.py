@@ -63,3 +63,28 @@ def test_sensitivity_and_audit_json_name_the_chip_model(capsys):
     d = json.loads(out)
     assert d["chip_model"] == "sliced" and d["placement"] == {"jalapeno": "local_first", "h200": "striped"}
     assert d["chip_model_notes"][0].startswith("chip model: sliced (jalapeno 6 slices, local_first; h200 1 slice, ")
+
+
+def test_compare_twice_with_a_store_says_each_run_is_computed_afresh(capsys, tmp_path):
+    """compare (and frontier) --store only write the store: the same arguments twice sweep twice and store two runs
+    (results_store.new_run_dir: ...-1, ...-2). The line said 'stored as run X in S' and nothing under --json; it now
+    says the figures were computed afresh and how to read the run back, on stderr under --json."""
+    import pytest
+
+    pytest.importorskip("pyarrow")
+    store = str(tmp_path / "st")
+    small = ("compare", "-m", "llama-3.3-70b", "-w", "1k1k", "-s", "b200,h200", "--store", store)
+    code, out, err = run(capsys, *small)
+    assert code == 0, err
+    first = "compare-llama-3.3-70b-1k1k-1"
+    assert (
+        f"stored as run {first} in {store}; computed afresh (compare never reads a stored run back: the same "
+        f"arguments again sweep again and store a new run); read it back: `jalapeno results show {first} --store "
+        f"{store}`"
+    ) in out.replace("\n", "")
+    code, out, err = run(capsys, *small, "--json")
+    assert code == 0, err
+    json.loads(out)  # stdout stays one JSON document
+    assert "stored as run compare-llama-3.3-70b-1k1k-2 in " in err and "computed afresh" in err
+    code, out, err = run(capsys, "results", "show", first, "--store", store)
+    assert code == 0, err

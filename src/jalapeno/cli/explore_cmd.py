@@ -460,6 +460,29 @@ def store_frontier(store: str, kind: str, name: str, record, settings: dict) -> 
     return d.name
 
 
+def stored_line(run: str, store: str, command: str) -> str:
+    """The line after ``compare``/``frontier --store`` wrote run ``run``: the figures were computed afresh — neither
+    command reads a stored run back, so the same arguments twice sweep twice and store ``…-1`` and ``…-2`` — and
+    how to read this one back (ux53: the line said only where the run went).
+
+    >>> stored_line("compare-gpt-oss-120b-1k1k-2", "st", "compare")
+    'stored as run compare-gpt-oss-120b-1k1k-2 in st; computed afresh (compare never reads a stored run back: the same arguments again sweep again and store a new run); read it back: `jalapeno results show compare-gpt-oss-120b-1k1k-2 --store st`'
+    """
+    return (
+        f"stored as run {run} in {store}; computed afresh ({command} never reads a stored run back: the same "
+        f"arguments again sweep again and store a new run); read it back: `jalapeno results show {run} --store {store}`"
+    )
+
+
+def say_stored(run: str, store: str, command: str, json_out: bool) -> None:
+    """:func:`stored_line` on stdout, or on stderr under ``--json`` (stdout stays one JSON document; ``--json
+    --store`` stored the run without a word)."""
+    if json_out:
+        print(stored_line(run, store, command), file=sys.stderr)
+    else:
+        console.print(stored_line(run, store, command), markup=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``explore`` and the ``results`` group to ``app``."""
     app.command("explore")(explore)

@@ -229,7 +229,7 @@ def frontier(
         + ([eplb_note] if eplb_note else [])
     )
     if store:
-        from jalapeno.cli.explore_cmd import store_frontier
+        from jalapeno.cli.explore_cmd import say_stored, store_frontier
 
         run = store_frontier(
             store,
@@ -245,8 +245,7 @@ def frontier(
                 "set": list(sets or []),
             },
         )
-        if not json_out:
-            console.print(f"stored as run {run} in {store}", markup=False)
+        say_stored(run, store, "frontier", json_out)  # computed afresh, and how to read it back (ux53)
     if out:
         write_frontier(rec, out)
     from jalapeno.analysis.price_reason import BASIS_FIELD, POWER_BASIS_FIELD, power_basis, power_basis_lines

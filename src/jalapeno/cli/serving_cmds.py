@@ -255,13 +255,12 @@ def compare(
         note_lines([f"--as-deployed: no engine recipe deploys {m.name} on {', '.join(names_in)} "
                     "(data/engines.toml default_for); every system runs as stated"])
     if store:
-        from jalapeno.cli.explore_cmd import store_frontier
+        from jalapeno.cli.explore_cmd import say_stored, store_frontier
 
         run = store_frontier(store, "compare", f"{m.name}-{wl.name}", rec,
                              {"systems": names, "power": power, "efficiency": efficiency, "stack": stacks or stack,
                               "chip_model": chip_model, "placement": placement, "set": list(sets or [])})
-        if not json_out:
-            console.print(f"stored as run {run} in {store}", markup=False)
+        say_stored(run, store, "compare", json_out)  # computed afresh, and how to read it back (ux53)
     from jalapeno.analysis.price_reason import basis_lines, power_basis_lines
     from jalapeno.cli.report_cmd import provenance, reproduce_lines  # the command and data versions, as report's
     from jalapeno.report.win_tables import rack_json
