@@ -88,3 +88,56 @@ def test_compare_twice_with_a_store_says_each_run_is_computed_afresh(capsys, tmp
     assert "stored as run compare-llama-3.3-70b-1k1k-2 in " in err and "computed afresh" in err
     code, out, err = run(capsys, "results", "show", first, "--store", store)
     assert code == 0, err
+
+
+def test_every_command_names_a_points_bound_in_compares_words(capsys, tmp_path):
+    """The analyst's why, on one real point: b200, llama-3.3-70b 1k1k, the frontier point compare reads nearest 100
+    tok/s/user, disaggregated P 1x(TP1) + D 1x(TP4) fp8-tensor at ~133 requests. compare names its bound 'decode
+    hbm_bandwidth; prefill compute (20% of chips)' (the prefill pool is 1 chip of 1 + 4: 20%). predict said 'bound
+    (decode step): hbm_bandwidth' and 'prefill pool's bound: compute' for it, frontier --json only the raw fields:
+    both now print compare's words (analysis/records.point_bound), the report page's why table the same cell, and
+    step prices each pool's step to the same words (the decode step's hbm_bandwidth, the prefill step's compute)."""
+    import html
+
+    lm = ("-m", "llama-3.3-70b", "-w", "1k1k")
+    words = "decode hbm_bandwidth; prefill compute (20% of chips)"
+    code, out, err = run(capsys, "compare", *lm, "-s", "b200,h200", "--at", "100", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    row = d["comparisons"]["b200"]["iso_interactivity"]["throughput_per_chip"][0]
+    point = d["systems"]["b200"]["frontier"][row["point_a"]]
+    label = "disagg P 1x(attn TP1 DP1 · FFN TP1) + D 1x(attn TP4 DP1 · FFN TP4) [fp8-tensor]"
+    assert row["bound_a"] == words and point["deployment"]["label"] == label
+    code, out, err = run(capsys, "frontier", *lm, "-s", "b200", "-p", "fp8-tensor", "--json")
+    assert code == 0, err
+    same = [
+        p
+        for p in json.loads(out)["frontier"]
+        if p["deployment"]["label"] == label and abs(p["concurrency"] - point["concurrency"]) < 1e-6
+    ]
+    assert [p["bound_text"] for p in same] == [words]
+    pools = ("-s", "b200", "-p", "fp8-tensor", "--prefill", "tp=1,workers=1", "--decode", "tp=4,workers=1")
+    conc = str(round(point["concurrency"]))
+    code, out, err = run(capsys, "predict", *lm, *pools, "-c", conc)
+    assert code == 0, err
+    bound_row = next(ln for ln in out.splitlines() if ln.startswith("│ bound "))
+    assert f"│ {words}; the decode step " in bound_row
+    code, out, err = run(capsys, "predict", *lm, *pools, "-c", conc, "--json")
+    assert code == 0, err
+    assert json.loads(out)["bound_text"] == words
+    page = tmp_path / "r.html"
+    code, out, err = run(
+        capsys, "report", *lm, "-s", "b200,h200", "--at", "100", "--measured", "none", "--html", str(page)
+    )
+    assert code == 0, err
+    assert f"{words}, at {point['interactivity']:.0f}" in html.unescape(page.read_text())
+    # step prices one step: the decode pool's at the point's batch and mean context (ISL 922 + OSL 922 / 2), the
+    # prefill pool's full 8,192-token step
+    mean_context = str(922 + 922 // 2)
+    for pool, word in (
+        (("--tp", "4", "-b", "128", "-c", mean_context), "hbm_bandwidth"),
+        (("--tp", "1", "-b", "0", "--prefill-tokens", "8192", "-c", "0"), "compute"),
+    ):
+        code, out, err = run(capsys, "step", "-m", "llama-3.3-70b", "-s", "b200", "-p", "fp8-tensor", *pool, "--json")
+        assert code == 0, err
+        assert json.loads(out)["bound"] == word

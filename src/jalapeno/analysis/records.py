@@ -146,6 +146,20 @@ def bound_cell(bound: str, prefill_bound: str = "", prefill_chip_share: float = 
     return f"decode {bound}; prefill {prefill_bound} ({prefill_chip_share:.0%} of chips)"
 
 
+BOUND_TEXT_FIELD = "bound_text"  #: frontier --json's (per point) and predict --json's :func:`point_bound` words
+
+
+def point_bound(p) -> str:
+    """A point's bound in compare's words (:func:`bound_cell`), for every command that names it: compare's why table
+    (win_ranges.iso_bounds: the same fields off the sweep), frontier's column and --json, predict, the chart (ux53).
+
+    >>> from types import SimpleNamespace as P
+    >>> point_bound(P(bound="hbm_bandwidth", prefill_bound="compute", prefill_chip_share=0.2))
+    'decode hbm_bandwidth; prefill compute (20% of chips)'
+    """
+    return bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share)
+
+
 def prefill_chip_share(prefill_chips: float, chips: float) -> float:
     """A point's prefill-pool chips over its chips, 0-1 (0 aggregated, or with no chips): one rule for
     :attr:`PointRecord.prefill_chip_share` and the headline's ``prefill_chip_share_at_*``.

@@ -253,7 +253,11 @@ def frontier(
     if json_out:  # its points' usd_per_mtok with what the $/chip-hour rests on, and its watts' sources (ux53)
         from jalapeno.analysis.price_reason import system_basis
 
-        print_json({**rec.as_dict(), BASIS_FIELD: system_basis(s), POWER_BASIS_FIELD: power_basis(s)})
+        from jalapeno.analysis.records import BOUND_TEXT_FIELD, point_bound
+
+        d = rec.as_dict()  # each point's bound in compare's words beside its fields (ux53)
+        d["frontier"] = [{**q, BOUND_TEXT_FIELD: point_bound(p)} for q, p in zip(d["frontier"], rec.frontier)]
+        print_json({**d, BASIS_FIELD: system_basis(s), POWER_BASIS_FIELD: power_basis(s)})
         return
     from jalapeno.report.narrow import fit_width
 

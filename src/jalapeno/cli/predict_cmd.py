@@ -259,6 +259,7 @@ def predict(
         power_basis_lines,
         system_basis,
     )
+    from jalapeno.analysis.records import BOUND_TEXT_FIELD, point_bound
     from jalapeno.serve.limits import running_cap, running_cap_text
 
     cap = running_cap(m, pr, dep, wl)  # the deployment's max_running is null where the decode KV pool caps (ux50)
@@ -267,6 +268,7 @@ def predict(
             {
                 **point.as_dict(),
                 "running_cap": cap,
+                BOUND_TEXT_FIELD: point_bound(point),  # its bound in compare's words (ux53)
                 BASIS_FIELD: system_basis(s),
                 POWER_BASIS_FIELD: power_basis(s),  # where its watts come from, as compare --json (ux53)
                 **({"engine_memory": memory} if memory else {}),

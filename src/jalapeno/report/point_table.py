@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from jalapeno.analysis.power_cost import usd_text
+from jalapeno.analysis.records import point_bound
 from jalapeno.report.compare_cells import _f, _small
 
 if TYPE_CHECKING:
@@ -75,9 +76,14 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False, price_note:
         ("J per token (in+out)", _f(p.j_per_token, ".3f")),
         ("$ per M tokens (in+out)", usd_text(p.usd_per_mtok) + price_note),
         ("efficiency set", str(getattr(p, "efficiency_source", ""))),
-        (
-            "bound" + (" (decode step)" if p.prefill_bound else ""),
-            f"{p.bound} ({_f(p.bound_margin, '.2f')}x the next)" + (f"; capped by {p.limit}" if p.limit else ""),
+        (  # compare's words for the point (analysis/records.point_bound), then the decode step's margin (ux53)
+            "bound",
+            (
+                f"{point_bound(p)}; the decode step {_f(p.bound_margin, '.2f')}x the next"
+                if p.prefill_bound
+                else f"{p.bound} ({_f(p.bound_margin, '.2f')}x the next)"
+            )
+            + (f"; capped by {p.limit}" if p.limit else ""),
         ),
         *(
             [

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from jalapeno.analysis.power_cost import usd_text
-from jalapeno.analysis.records import bound_cell
+from jalapeno.analysis.records import bound_cell, point_bound
 from jalapeno.errors import SpecError
 from jalapeno.report.compare_cells import (  # noqa: F401 (re-exported: split from here, round 50)
     WIDE_BAND,
@@ -385,7 +385,7 @@ def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
             _f(p.concurrency, ",.0f"),
             _f(p.in_flight, ",.0f"),
             _f(p.chips, ",.0f"),
-            bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share) + (f" · {p.limit}" if p.limit else ""),
+            point_bound(p) + (f" · {p.limit}" if p.limit else ""),
             p.deployment.label,
         )
     return t
