@@ -141,3 +141,16 @@ def test_every_command_names_a_points_bound_in_compares_words(capsys, tmp_path):
         code, out, err = run(capsys, "step", "-m", "llama-3.3-70b", "-s", "b200", "-p", "fp8-tensor", *pool, "--json")
         assert code == 0, err
         assert json.loads(out)["bound"] == word
+
+
+def test_the_agentic_plan_and_frontier_print_the_power_basis_line_too(capsys):
+    """plan and frontier with an agentic workload (cli/agentic_cmd) print tasks per kW on the same watts: the same
+    line and field as the fixed-length forms."""
+    agentic = ("-m", "llama-3.3-70b", "-w", "agentic:chat-agent", "-s", "h200")
+    for cmd in (("plan", "--chips", "8"), ("frontier",)):
+        code, out, err = run(capsys, *cmd, *agentic)
+        assert code == 0, err
+        assert _power_lines(out) == [H200_POWER], cmd
+        code, out, err = run(capsys, *cmd, *agentic, "--json")
+        assert code == 0, err
+        assert json.loads(out)["power_basis"] == H200_POWER, cmd

@@ -305,8 +305,10 @@ def agentic_frontier_cmd(
             import pandas as pd
 
             pd.DataFrame(pts).to_csv(out, index=False)
+    from jalapeno.analysis.price_reason import BASIS_FIELD, POWER_BASIS_FIELD, power_basis, power_basis_lines
+
     if json_out:
-        from jalapeno.analysis.price_reason import BASIS_FIELD, system_basis
+        from jalapeno.analysis.price_reason import system_basis
 
         print_json(
             {
@@ -315,6 +317,7 @@ def agentic_frontier_cmd(
                 "workload": spec.as_dict(),
                 "frontier": pts,
                 BASIS_FIELD: system_basis(pr.system),
+                POWER_BASIS_FIELD: power_basis(pr.system),  # and its watts, as compare's (ux53)
             }
         )  # its points' usd_per_task rest on it
         return
@@ -324,6 +327,8 @@ def agentic_frontier_cmd(
         agentic_frontier_table(pts, f"{m.name} on {pr.system.name} · agentic:{spec.name}"), console.width
     ):
         console.print(part)
+    for line in power_basis_lines([pr.system]):  # where the per-kW columns' watts come from (ux53)
+        console.print(line, markup=False, soft_wrap=True)
     from jalapeno.cli.chip_opts import chip_model_line
 
     if (line := chip_model_line([pr])) is not None:
@@ -369,7 +374,8 @@ def agentic_plan_cmd(
     )
     from jalapeno.analysis.capacity import n_chips
     from jalapeno.analysis.fleet import check_fleet_chips, fleet_chips
-    from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
+    from jalapeno.analysis.price_reason import BASIS_FIELD, POWER_BASIS_FIELD, basis_lines, power_basis, system_basis
+    from jalapeno.analysis.price_reason import power_basis_lines
     from jalapeno.cli.system_opts import system_pricer
 
     if min_interactivity:
@@ -418,6 +424,7 @@ def agentic_plan_cmd(
                 "workload": spec.as_dict(),
                 **plan.as_dict(),
                 BASIS_FIELD: system_basis(pr.system),
+                POWER_BASIS_FIELD: power_basis(pr.system),  # and its watts, as compare's (ux53)
                 "arithmetic": lines,
             }
         )
@@ -435,7 +442,7 @@ def agentic_plan_cmd(
         markup=False,
         soft_wrap=True,
     )
-    for line in lines + basis_lines([pr.system]):
+    for line in lines + basis_lines([pr.system]) + power_basis_lines([pr.system]):
         console.print("  " + line, markup=False, soft_wrap=True)
     if max_task_min is None:
         console.print(
