@@ -15,6 +15,7 @@ from jalapeno.cli.common import (
     osl_option,
     print_json,
 )
+from jalapeno.analysis.ttft_ceiling import MAX_TTFT_HELP
 from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
 
 
@@ -68,6 +69,7 @@ def plan(
     min_interactivity: float = typer.Option(
         0.0, "--min-interactivity", help="Per-user speed floor, tok/s/user (0 = none: peak throughput)."
     ),
+    max_ttft_ms: float = typer.Option(None, "--max-ttft-ms", help=MAX_TTFT_HELP),
     max_task_min: float = typer.Option(
         None,
         "--max-task-min",
@@ -115,6 +117,12 @@ def plan(
             "use agg, disagg or both",
         )
     if workload and workload.startswith("agentic:"):  # sessions: sized on compare -w agentic:…'s frontier
+        if max_ttft_ms is not None:  # a task's time is its turns' TTFTs and decodes together
+            raise SpecError(
+                "--max-ttft-ms",
+                "is a fixed-length workload's ceiling; an agentic task's time counts every turn's TTFT",
+                "give --max-task-min (the mean time to finish one agent task, minutes), or drop --max-ttft-ms",
+            )
         if isl is not None or osl is not None:
             raise SpecError("--isl/--osl", "an agentic workload sets its own turn lengths", "drop --isl/--osl")
         from jalapeno.cli.agentic_cmd import agentic_plan_cmd
@@ -164,9 +172,11 @@ def plan(
     # was refused only after every precision's frontier was swept
     from jalapeno.analysis.capacity import check_floor, check_target
     from jalapeno.analysis.fleet import check_fleet_chips, fleet_chips
+    from jalapeno.analysis.ttft_ceiling import ceiling_text, check_ttft_ceiling, within_ttft
 
     check_target(target, target_kind)
     check_floor(min_interactivity)
+    check_ttft_ceiling(max_ttft_ms)
     how = None
     if chips is not None:
         check_fleet_chips(chips)
@@ -185,7 +195,8 @@ def plan(
     if target is None:
         # every instance size's own frontier, not only the system's: a 72-chip GB300 fleet got a 4-chip
         # instance (the larger ones dominate the rest), and a 1-chip one was told the smallest needs 4, not 2
-        ft = fleet_throughput(sf.fleet_record(), s, chips, target_kind, min_interactivity)
+        fleet_rec = within_ttft(sf.fleet_record(), max_ttft_ms, min_interactivity)
+        ft = fleet_throughput(fleet_rec, s, chips, target_kind, min_interactivity)
         lines = ([how] if how else []) + ft.arithmetic()
         if json_out:
             print_json(
@@ -194,6 +205,7 @@ def plan(
                     "model": m.name,
                     "workload": wl.as_dict(),
                     "min_interactivity": min_interactivity,
+                    "max_ttft_ms": max_ttft_ms,
                     **ft.as_dict(),
                     BASIS_FIELD: system_basis(s),
                     POWER_BASIS_FIELD: power_basis(s),  # where its watts come from, as compare --json (ux53)
@@ -203,7 +215,7 @@ def plan(
             return
         console.print(
             f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · {n_chips(chips)} at >= "
-            f"{min_interactivity:g} tok/s/user"
+            f"{min_interactivity:g} tok/s/user{ceiling_text(max_ttft_ms)}"
         )
         console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
         console.print(f"deployment: {ft.point.deployment.label} ({n_chips(ft.point.deployment.chips)} per instance)")
@@ -213,7 +225,10 @@ def plan(
         return
     # fewest / fewest_boxes search every instance size's own frontier (as --chips): the system's frontier drops
     # a small instance a larger one dominates, the one a target of a few instances fits in fewest chips
-    cp = plan_capacity(sf.record(), s, target, target_kind, min_interactivity, alternatives=sf.fleet_record())
+    # --max-ttft-ms: only the points at or under the ceiling, on the system's frontier and every instance size's
+    rec = within_ttft(sf.record(), max_ttft_ms, min_interactivity)
+    alts = within_ttft(sf.fleet_record(), max_ttft_ms, min_interactivity)
+    cp = plan_capacity(rec, s, target, target_kind, min_interactivity, alternatives=alts)
     _check_fleet_size(cp.provisioned_chips, target)
     if json_out:
         p = cp.point
@@ -225,6 +240,7 @@ def plan(
                 "target_tok_per_s": target,
                 "target_kind": target_kind,
                 "min_interactivity": min_interactivity,
+                "max_ttft_ms": max_ttft_ms,
                 "deployment": p.deployment.as_dict(),
                 "point": p.as_dict(),
                 "tok_per_s_per_chip": cp.tok_per_s_per_chip,
@@ -255,7 +271,7 @@ def plan(
         return
     console.print(
         f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target {cp.target_text()} "
-        f"{target_kind} tok/s at >= {min_interactivity:g} tok/s/user"
+        f"{target_kind} tok/s at >= {min_interactivity:g} tok/s/user{ceiling_text(max_ttft_ms)}"
     )  # console markup is off
     console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
     console.print(f"deployment: {cp.point.deployment.label} ({n_chips(cp.chips_per_instance)} per instance)")

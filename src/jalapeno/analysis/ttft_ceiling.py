@@ -1,0 +1,78 @@
+"""A plan's time-to-first-token ceiling (``jalapeno plan --max-ttft-ms``): keep the frontier points whose mean
+TTFT is at or under it, so "serve N users at >= 50 tok/s/user with TTFT <= 2 s" is one command (newuser53: a
+32k1k DeepSeek-R1 plan on GB300 NVL72 led with a 6.4 s TTFT point and nothing could say no to it).
+
+The TTFT is each frontier point's ``ttft_s``: the steady-state mean the plan's operating-point line prints
+(front end, prefill, KV transfer, half a decode step and the queue; docs/metrics.md), not ``predict``'s
+whole-run mean, which adds InferenceX's idle-start wave. The points kept are the frontier's; a ceiling prices
+nothing new (no prediction moves), it only narrows the points a plan may lead with.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from jalapeno.analysis.records import FrontierRecord
+from jalapeno.errors import InfeasibleDeployment, SpecError
+
+#: the ``--max-ttft-ms`` option's help (cli/plan_cmd.py)
+MAX_TTFT_HELP = (
+    "Time-to-first-token ceiling, ms: only points whose mean TTFT (steady state, as the operating point "
+    "prints it) is at or under it (default none). Fixed-length workloads; agentic ones: --max-task-min."
+)
+
+
+def check_ttft_ceiling(max_ttft_ms: float | None) -> None:
+    """Refuse a ceiling that is not positive and finite (None: no ceiling).
+
+    Raises:
+        SpecError: naming ``--max-ttft-ms`` and an example.
+    """
+    if max_ttft_ms is not None and not (max_ttft_ms > 0 and math.isfinite(max_ttft_ms)):
+        raise SpecError(
+            "--max-ttft-ms",
+            f"must be a positive number of milliseconds, got {max_ttft_ms}",
+            "write e.g. --max-ttft-ms 2000 (2 s)",
+        )
+
+
+def within_ttft(rec: FrontierRecord, max_ttft_ms: float | None, min_interactivity: float = 0.0) -> FrontierRecord:
+    """``rec`` with only its points whose mean TTFT is at or under ``max_ttft_ms`` (ms; None: ``rec`` itself).
+
+    Args:
+        rec: a frontier record (``SystemFrontier.record()`` or ``.fleet_record()``).
+        max_ttft_ms: the ceiling, milliseconds (> 0), or None.
+        min_interactivity: the plan's per-user speed floor, tok/s/user; only named in the error.
+
+    Raises:
+        InfeasibleDeployment: no feasible point at or above the floor is under the ceiling; names the lowest mean
+            TTFT there is at the floor and the fix.
+    """
+    if max_ttft_ms is None:
+        return rec
+    kept = tuple(p for p in rec.frontier if p.ttft_s * 1e3 <= max_ttft_ms)
+    if not any(p.feasible and p.interactivity >= min_interactivity for p in kept):
+        at = [p for p in rec.frontier if p.feasible and p.interactivity >= min_interactivity]
+        floor = f" at >= {min_interactivity:g} tok/s/user" if min_interactivity > 0 else ""
+        if not at:  # no point reaches the floor at all: the floor's own error (points_above_floor) says so
+            return dataclasses.replace(rec, frontier=kept)
+        low = min(at, key=lambda p: p.ttft_s)
+        raise InfeasibleDeployment(
+            "--max-ttft-ms",
+            f"{rec.system}'s lowest mean TTFT{floor} on this workload is {low.ttft_s * 1e3:,.0f} ms "
+            f"({low.deployment.label} at {low.interactivity:.1f} tok/s/user), above {max_ttft_ms:,g} ms",
+            f"raise --max-ttft-ms to at least {math.ceil(low.ttft_s * 1e3):,}, shorten the prompts, or plan on a "
+            "system with faster prefill",
+        )
+    return dataclasses.replace(rec, frontier=kept)
+
+
+def ceiling_text(max_ttft_ms: float | None) -> str:
+    """The title's clause for a ceiling: ``, mean TTFT <= 2,000 ms``; "" without one.
+
+    >>> ceiling_text(2000.0), ceiling_text(None)
+    (', mean TTFT <= 2,000 ms', '')
+    """
+    return "" if max_ttft_ms is None else f", mean TTFT <= {max_ttft_ms:,g} ms"
