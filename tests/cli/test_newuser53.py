@@ -80,3 +80,37 @@ def test_plan_max_ttft_refused_on_an_agentic_workload(capsys) -> None:
     code, out, err = run(capsys, "plan", "-s", "gb300-nvl72", "-w", "agentic:coding-agent", "--target", "1000",
                          "--target-kind", "tasks", "--max-ttft-ms", "2000")  # fmt: skip
     check_error(code, out, err, "error: --max-ttft-ms:", "give --max-task-min")
+
+
+# coding-agent (docs/agentic.md §2): 40 turns x 350 reply tokens = 14,000 output tokens per task
+AGENT = ["plan", "-w", "agentic:coding-agent", "--target", "20000", "--target-kind", "tasks", "--max-task-min", "10"]
+
+
+@pytest.fixture(scope="module")
+def agent_gb200() -> tuple[dict, str]:
+    code, out, err = run_captured(*AGENT, "-s", "gb200-nvl72")
+    assert code == 0, err
+    return _json(*AGENT, "-s", "gb200-nvl72"), out
+
+
+def test_agentic_plan_prices_a_million_output_tokens(agent_gb200) -> None:
+    # the fixed-length plan prints 'cost per M output tokens'; the agent plan gave $ per task alone. By hand:
+    # $2.21/chip-hour (InferenceX constants.ts costh, GB200) / (tasks/h/chip x 14,000 tokens / 1e6)
+    d, out = agent_gb200
+    assert d["output_tokens_per_task"] == 40 * 350
+    want = 2.21 / (d["tasks_per_hour_per_chip"] * 14_000 / 1e6)
+    assert d["usd_per_m_output_tokens"] == pytest.approx(want, rel=1e-9)
+    assert 1 <= want < 10  # three significant figures: two decimals
+    cost = next(ln for ln in out.splitlines() if ln.strip().startswith("cost:"))
+    assert cost.endswith(f"x 14,000 output tokens per task / 1e6) = ${want:.2f}")
+
+
+def test_agentic_plan_marks_an_estimated_price(agent_gb200) -> None:
+    # Jalapeño's $1.43/chip-hour is an estimate (its file: estimate = true; no published price): the fixed-length
+    # plan's cost line says so, the agent plan's did not. GB200's is InferenceX's published figure: no mark.
+    code, out, err = run_captured(*AGENT, "-s", "jalapeno")
+    assert code == 0, err
+    cost = next(ln for ln in out.splitlines() if ln.strip().startswith("cost:"))
+    assert "$1.43/chip-hour (an estimate: " in cost and "`jalapeno hardware show jalapeno`" in cost
+    gb200 = next(ln for ln in agent_gb200[1].splitlines() if ln.strip().startswith("cost:"))
+    assert "$2.21/chip-hour = " in gb200 and "an estimate" not in gb200

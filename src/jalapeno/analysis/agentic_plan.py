@@ -28,12 +28,21 @@ import math
 from dataclasses import dataclass, replace
 
 from jalapeno.analysis.agentic import AgenticFrontier
-from jalapeno.analysis.capacity import MAX_TARGET_TOK_PER_S, factor_text, n_chips, power_lines, rate_text
+from jalapeno.analysis.capacity import (
+    MAX_TARGET_TOK_PER_S,
+    estimate_mark,
+    factor_text,
+    is_price_estimate,
+    n_chips,
+    power_lines,
+    rate_text,
+)
 from jalapeno.analysis.fleet import MAX_FLEET_CHIPS, fleet_instances
 from jalapeno.analysis.packing import instance_groups, packed_boxes
-from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
+from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.specs.agentic import AgenticSpec
+from jalapeno.specs.catalog import hardware_show_name
 
 #: What an agentic ``--target`` counts: tasks per hour, or output tokens per second (converted by the
 #: workload's mean output tokens per task).
@@ -122,11 +131,23 @@ class AgenticPlan:
     #: a target plan's most-tasks/h-per-chip point when it is not the lead (it needs more chips): its point dict,
     #: chips per instance and chips for the target; else None
     highest_rate: tuple[dict, int, int] | None = None
+    #: the system's $/chip-hour is a derived estimate (its file's ``estimate = true``), marked on the cost line as the
+    #: fixed-length plan marks it (plan_text.estimate_mark; newuser53: Jalapeño's agent plan priced unmarked)
+    usd_estimate: bool = False
+    show_as: str = ""  #: what ``jalapeno hardware show`` takes for the system; "": ``system``
+    usd_source: str = ""  #: the file's cost.usd_per_chip_hour source, which estimate_mark words an estimate from
 
     @property
     def tasks_per_hour(self) -> float:
         """Tasks the fleet finishes per hour: chips × tasks/h/chip."""
         return self.chips * self.point["tasks_per_hour_per_chip"]
+
+    @property
+    def usd_per_m_output_tokens(self) -> float:
+        """$ per million output tokens at the plan's point: $/chip-hour over the output tokens one chip finishes in
+        that hour (tasks/h/chip × output tokens per task / 1e6), as the fixed-length plan's 'cost per M output
+        tokens' (a planner compares the two; newuser53: the agentic plan gave $ per task alone)."""
+        return self.usd_per_chip_hour / (self.point["tasks_per_hour_per_chip"] * self.output_tokens_per_task / 1e6)
 
     @property
     def sessions(self) -> float:
@@ -169,9 +190,11 @@ class AgenticPlan:
         lines += [f"{name}s: {n:,} of {size} chips" for name, size, n in self.packaging]
         lines += power_lines(self.chips, self.power_w)
         lines.append(
-            f"cost: {self.chips:,} x ${usd}/chip-hour = "
+            f"cost: {self.chips:,} x ${usd}/chip-hour"
+            f"{estimate_mark(self.system, self.show_as, self.usd_estimate, self.usd_source)} = "
             f"${self.usd_per_hour:,.2f}/hour; per task ${usd} / {rate} = "
-            f"${self.usd_per_chip_hour / tph:,.4f}"
+            f"${self.usd_per_chip_hour / tph:,.4f}; per M output tokens ${usd} / ({rate} tasks/h/chip x "
+            f"{self.output_tokens_per_task:,} output tokens per task / 1e6) = ${usd_text(self.usd_per_m_output_tokens)}"
         )
         lines.append(
             f"delivered: {self.instances:,} instances x {inst} = {self.tasks_per_hour:,.1f} tasks/h "
@@ -208,6 +231,7 @@ class AgenticPlan:
             "packaging": {name: n for name, _, n in self.packaging},
             "power_kw": {c: v[2] / 1e3 for c, v in self.power_w.items()},
             "usd_per_hour": self.usd_per_hour,
+            "usd_per_m_output_tokens": self.usd_per_m_output_tokens,
             "tasks_per_hour": self.tasks_per_hour,
             "output_tokens_per_task": self.output_tokens_per_task,
             "sessions": self.sessions,
@@ -289,6 +313,9 @@ def _plan(
         chips * s.usd_per_chip_hour,
         output_tokens_per_task(spec),
         fleet,
+        usd_estimate=is_price_estimate(s),
+        show_as=hardware_show_name(s),
+        usd_source=s.sources.get("cost.usd_per_chip_hour", ""),
     )
 
 
