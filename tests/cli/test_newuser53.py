@@ -114,3 +114,23 @@ def test_agentic_plan_marks_an_estimated_price(agent_gb200) -> None:
     assert "$1.43/chip-hour (an estimate: " in cost and "`jalapeno hardware show jalapeno`" in cost
     gb200 = next(ln for ln in agent_gb200[1].splitlines() if ln.strip().startswith("cost:"))
     assert "$2.21/chip-hour = " in gb200 and "an estimate" not in gb200
+
+
+def test_plan_help_says_what_the_floor_and_the_target_count(capsys) -> None:
+    # --target's help said 'Tokens per second' where an agentic --target-kind tasks target is tasks per HOUR; and
+    # --min-interactivity's 'Per-user speed floor' read as a user's rate, where it floors 1 / TPOT (docs/metrics.md
+    # §1): Jalapeño's 8k1k plan at >= 50 leads at 50.8 tok/s/user whose users average 46.4 output tok/s
+    code, out, err = run(capsys, "plan", "--help")
+    assert code == 0, err
+    text = " ".join(out.replace("│", " ").split())
+    assert "--target-kind tasks: agent tasks per hour" in text
+    assert "the decode speed, 1 / TPOT" in text and "TTFT included, is lower" in text
+
+
+def test_plan_users_rate_is_below_the_floor_it_explains(plan_32k_2s) -> None:
+    # the floor is 1 / TPOT; a closed-loop user's mean rate is mean OSL / E2E (TTFT included), lower. By hand from
+    # the JSON: interactivity = 1 / tpot_s, and output_tok_per_s_per_user = mean OSL (0.9 x 1,024 = 921.6) / E2E
+    p = plan_32k_2s["point"]
+    assert p["interactivity"] == pytest.approx(1 / p["tpot_s"], rel=1e-6)
+    assert plan_32k_2s["output_tok_per_s_per_user"] == pytest.approx(921.6 / p["e2e_s"], rel=1e-6)
+    assert plan_32k_2s["output_tok_per_s_per_user"] < p["interactivity"]

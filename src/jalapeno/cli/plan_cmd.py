@@ -35,7 +35,10 @@ def plan(
         None, "--precision", "-p", help="Precision preset (default: every preset the chip runs natively)."
     ),
     target: float = typer.Option(
-        None, "--target", help="Tokens per second the fleet must serve, e.g. 1e6 (or --chips: the fleet you have)."
+        None,
+        "--target",
+        help="Tokens per second the fleet must serve, e.g. 1e6 (--target-kind tasks: agent tasks per hour; "
+        "or --chips: the fleet you have).",
     ),
     chips: int = typer.Option(
         None,
@@ -67,7 +70,10 @@ def plan(
         "agentic workloads: output or tasks (agent tasks per hour).",
     ),
     min_interactivity: float = typer.Option(
-        0.0, "--min-interactivity", help="Per-user speed floor, tok/s/user (0 = none: peak throughput)."
+        0.0,
+        "--min-interactivity",
+        help="Per-user speed floor, tok/s/user: the decode speed, 1 / TPOT (0 = none: peak throughput); a user's "
+        "mean rate over a whole request, TTFT included, is lower (the plan's users line).",
     ),
     max_ttft_ms: float = typer.Option(None, "--max-ttft-ms", help=MAX_TTFT_HELP),
     max_task_min: float = typer.Option(
