@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from cli_runner import check_error, run, run_captured
@@ -134,3 +135,19 @@ def test_plan_users_rate_is_below_the_floor_it_explains(plan_32k_2s) -> None:
     assert p["interactivity"] == pytest.approx(1 / p["tpot_s"], rel=1e-6)
     assert plan_32k_2s["output_tok_per_s_per_user"] == pytest.approx(921.6 / p["e2e_s"], rel=1e-6)
     assert plan_32k_2s["output_tok_per_s_per_user"] < p["interactivity"]
+
+
+def test_audit_band_at_a_speed_says_it_moves_along_the_frontier(capsys) -> None:
+    # plan's 'how sure' audit of its GB200 8k1k lead: the band line said the band is the prediction over 1 + p90 and
+    # 1 + p10, but an @X metric's ends also scale each point's tok/s/user by the interactivity error and re-read the
+    # frontier at X. By hand from the printed figures: prediction / (1 + p90 of throughput) is far above the low end
+    code, out, err = run(capsys, "audit", "--system", "gb200-nvl72", "-m", "deepseek-r1", "-w", "8k1k", "-p", "fp4",
+                         "--serving", "disagg", "--instance-chips", "96",
+                         "--claim", "throughput_per_chip@53.5=12000")  # fmt: skip
+    assert code == 0, err
+    text = " ".join(out.replace("│", " ").split())
+    m = re.search(r"([\d,]+) tok/s/chip ([\d,]+) to ([\d,]+) tok/s/chip", text)
+    pred, low = (float(m.group(i).replace(",", "")) for i in (1, 2))
+    hi = float(re.search(r"throughput_per_chip [-−][\d.]+% to \+([\d.]+)%", text).group(1)) / 100
+    assert pred / (1 + hi) > 1.2 * low  # the throughput error alone does not reach the printed low end
+    assert "read @53.5, each end also scales every frontier point's tok/s/user by the interactivity error" in text

@@ -226,8 +226,14 @@ def audit(
                       "have neither (docs/validation.md, 'Bands of derived systems'; `jalapeno validate`)"
                       + _uncovered(res, ctx.model.name) + ". The parameter bands below still apply", markup=False)
     elif "measured error" in res.band_source:  # say what the band is: not an efficiency set's
+        # a metric read @X moves along the frontier too: each end scales every point's tok/s/user by the interactivity
+        # error, so it reads another point (GB200 8k1k throughput_per_chip@53.5: 6,115 to 10,828 where 10,297 over
+        # 1 + p90 / 1 + p10 of throughput alone is 9,310 to 10,594; the line said only the latter, newuser53)
+        at = ("" if c.at is None else f"; read @{c.at:g}, each end also scales every frontier point's tok/s/user by the "
+              "interactivity error and reads the frontier at the speed, another point of it, so the band is wider than "
+              "the metric's own error")
         console.print("band: " + res.band_source + "; the band is the prediction over 1 + p90 and 1 + p10 (a ratio: "
-                      "the system's worse end over the baseline's better end and the reverse; docs/audit.md §3.1)",
+                      f"the system's worse end over the baseline's better end and the reverse{at}; docs/audit.md §3.1)",
                       markup=False)
     elif uncovered := _uncovered(res, ctx.model.name):
         # the baseline's measured band does not cover the model: the band is the system's sets alone, over the
