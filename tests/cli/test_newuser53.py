@@ -151,3 +151,12 @@ def test_audit_band_at_a_speed_says_it_moves_along_the_frontier(capsys) -> None:
     hi = float(re.search(r"throughput_per_chip [-−][\d.]+% to \+([\d.]+)%", text).group(1)) / 100
     assert pred / (1 + hi) > 1.2 * low  # the throughput error alone does not reach the printed low end
     assert "read @53.5, each end also scales every frontier point's tok/s/user by the interactivity error" in text
+
+
+def test_top_level_help_says_plan_sizes_agent_fleets_and_reads_a_fleet(capsys) -> None:
+    # `jalapeno --help` summed plan up as 'serve a token rate at a per-user speed': a planner with agent tasks per
+    # hour or a fleet already bought (--chips/--racks/--power-mw) read that plan was not for them
+    code, out, err = run(capsys, "--help")
+    assert code == 0, err
+    text = " ".join(out.replace("│", " ").split())
+    assert "(agentic workloads: agent tasks per hour), or what a fleet you have serves" in text

@@ -88,7 +88,8 @@ def plan(
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
 ) -> None:
     """Chips, racks/nodes, power (each convention), $/hour and the deployment that serve a token
-    rate at a per-user speed, with the arithmetic shown."""
+    rate at a per-user speed (agentic workloads: agent tasks per hour), or what a fleet you have serves
+    (--chips, --racks, --power-mw), with the arithmetic shown."""
     from jalapeno.analysis.capacity import lengths_text, n_chips, plan_capacity
     from jalapeno.analysis.fleet import fleet_throughput
     from jalapeno.analysis.comparison import system_frontier
