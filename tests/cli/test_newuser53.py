@@ -160,3 +160,16 @@ def test_top_level_help_says_plan_sizes_agent_fleets_and_reads_a_fleet(capsys) -
     assert code == 0, err
     text = " ".join(out.replace("│", " ").split())
     assert "(agentic workloads: agent tasks per hour), or what a fleet you have serves" in text
+
+
+def test_agentic_simulate_prices_a_task(capsys) -> None:
+    # plan -w agentic:… and compare -w agentic:… price a task; simulate printed tasks per hour per chip and $ per M
+    # tokens but no $ per task. By hand: $2.21/chip-hour (GB200, InferenceX constants.ts) / tasks per hour per chip
+    args = ("simulate", "--system", "gb200-nvl72", "--dp", "8", "--ep", "8", "-p", "fp4", "--workload",
+            "agentic:chat-agent", "--concurrency", "8", "--sessions", "8")  # fmt: skip
+    s = _json(*args)["summary"]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    want = 2.21 / s["tasks_per_hour_per_chip"]
+    assert 0.01 <= want < 0.1  # three significant figures: four decimals
+    assert re.search(rf"\$ per task \(\$2\.21/chip-hour / tasks per hour per chip\)\s+│ {want:.4f}\s", out), out

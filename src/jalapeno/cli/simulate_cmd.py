@@ -416,6 +416,9 @@ def _summary_table(sm: dict, title: str, trace: bool = False, price_note: str = 
     if "tasks" in sm:
         rows += [("tasks", str(sm["tasks"])), ("task completion", q(sm["task_completion_s"], 1, "s")),
                  ("tasks per hour per chip", f"{sm['tasks_per_hour_per_chip']:.2f}")]
+        if "usd_per_chip_hour" in sm and sm["tasks_per_hour_per_chip"] > 0:  # as plan and compare -w agentic price it
+            rows += [(f"$ per task (${sm['usd_per_chip_hour']:,.2f}/chip-hour / tasks per hour per chip)",
+                      usd_text(sm["usd_per_chip_hour"] / sm["tasks_per_hour_per_chip"]) + price_note)]
     rows += [("simulated / wall time", f"{sm['simulated_s']:.1f} s / {sm['wall_s']:.2f} s "
               f"({sm['speedup']:,.0f}x, {sm['step_cost_evaluations']:,} step-cost evaluations)")]
     for k, v in rows:
