@@ -4,7 +4,9 @@ TTFT is at or under it, so "serve N users at >= 50 tok/s/user with TTFT <= 2 s" 
 
 The TTFT is each frontier point's ``ttft_s``: the steady-state mean the plan's operating-point line prints
 (front end, prefill, KV transfer, half a decode step and the queue; docs/metrics.md), not ``predict``'s
-whole-run mean, which adds InferenceX's idle-start wave. The points kept are the frontier's; a ceiling prices
+whole-run mean, which adds InferenceX's idle-start wave. The points kept are the throughput-interactivity
+frontier's, each at the load that gives it its throughput: a deployment run at a lower load, off the frontier,
+queues less and can start sooner (``jalapeno predict`` at a lower concurrency prices it). A ceiling prices
 nothing new (no prediction moves), it only narrows the points a plan may lead with.
 Pure: no I/O.
 """
@@ -19,7 +21,7 @@ from jalapeno.errors import InfeasibleDeployment, SpecError
 
 #: the ``--max-ttft-ms`` option's help (cli/plan_cmd.py)
 MAX_TTFT_HELP = (
-    "Time-to-first-token ceiling, ms: only points whose mean TTFT (steady state, as the operating point "
+    "Time-to-first-token ceiling, ms: only frontier points whose mean TTFT (steady state, as the operating point "
     "prints it) is at or under it (default none). Fixed-length workloads; agentic ones: --max-task-min."
 )
 
@@ -61,10 +63,12 @@ def within_ttft(rec: FrontierRecord, max_ttft_ms: float | None, min_interactivit
         low = min(at, key=lambda p: p.ttft_s)
         raise InfeasibleDeployment(
             "--max-ttft-ms",
-            f"{rec.system}'s lowest mean TTFT{floor} on this workload is {low.ttft_s * 1e3:,.0f} ms "
-            f"({low.deployment.label} at {low.interactivity:.1f} tok/s/user), above {max_ttft_ms:,g} ms",
+            f"the lowest mean TTFT of {rec.system}'s frontier points{floor} on this workload is "
+            f"{low.ttft_s * 1e3:,.0f} ms ({low.deployment.label} at {low.interactivity:.1f} tok/s/user), above "
+            f"{max_ttft_ms:,g} ms",
             f"raise --max-ttft-ms to at least {math.ceil(low.ttft_s * 1e3):,}, shorten the prompts, or plan on a "
-            "system with faster prefill",
+            "system with faster prefill; a deployment at a lower load than its frontier point's queues less: "
+            "`jalapeno predict` at a lower --concurrency prices one",
         )
     return dataclasses.replace(rec, frontier=kept)
 
