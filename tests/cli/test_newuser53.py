@@ -173,3 +173,17 @@ def test_agentic_simulate_prices_a_task(capsys) -> None:
     want = 2.21 / s["tasks_per_hour_per_chip"]
     assert 0.01 <= want < 0.1  # three significant figures: four decimals
     assert re.search(rf"\$ per task \(\$2\.21/chip-hour / tasks per hour per chip\)\s+│ {want:.4f}\s", out), out
+
+
+def test_agentic_plan_prints_a_whole_target_whole(agent_gb200) -> None:
+    # '--target 20000 --target-kind tasks' printed 'target 20,000.0 tasks/h' (the fixed-length plan prints its target
+    # whole); a target converted from output tok/s keeps its decimal: 1e6 x 3,600 / 14,000 = 257,142.857...
+    out = agent_gb200[1]
+    assert "target 20,000 tasks/h" in out.splitlines()[0] and "20,000.0" not in out
+    assert "instances: ceil(20,000 / " in out and ">= target 20,000 tasks/h" in out
+
+
+def test_agentic_plan_keeps_a_converted_targets_decimal(capsys) -> None:
+    code, out, err = run(capsys, "plan", "-s", "gb200-nvl72", "-w", "agentic:coding-agent", "--target", "1e6")
+    assert code == 0, err
+    assert "= 257,142.9 tasks/h" in out and "ceil(257,142.9 / " in out

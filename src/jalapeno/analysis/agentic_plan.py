@@ -59,6 +59,18 @@ def output_tokens_per_task(spec: AgenticSpec) -> int:
     return spec.turns * spec.reply_tokens
 
 
+def tasks_text(tasks_per_hour: float) -> str:
+    """A tasks/h target as the agentic plan prints it: whole as given (``--target 20000`` printed '20,000.0'), one
+    decimal where converted from output tok/s (1e6 tok/s x 3,600 / 14,000 = 257,142.9), as the fixed-length plan
+    prints its target whole (plan_text.format_rate).
+
+    >>> tasks_text(20000.0), tasks_text(3600e6 / 14000)
+    ('20,000', '257,142.9')
+    """
+    x = tasks_per_hour
+    return f"{x:,.0f}" if x == round(x) else f"{x:,.1f}"
+
+
 def target_tasks_per_hour(target: float, kind: str, spec: AgenticSpec) -> float:
     """The target as tasks per hour: ``kind`` ``tasks`` is tasks/h already; ``output`` is output tok/s, × 3600 /
     output tokens per task.
@@ -180,7 +192,7 @@ class AgenticPlan:
         ]
         lines.append(f"one instance: {inst} tasks/h ({n_chips(cpi)} at {rate} tasks/h/chip; exact figures: --json)")
         if self.target_tasks_per_hour is not None:
-            lines.append(f"instances: ceil({self.target_tasks_per_hour:,.1f} / {inst}) = {self.instances:,}")
+            lines.append(f"instances: ceil({tasks_text(self.target_tasks_per_hour)} / {inst}) = {self.instances:,}")
         else:
             lines.append(
                 f"instances: {self.instances:,} whole instances of {n_chips(cpi)} in the fleet's "
@@ -200,7 +212,11 @@ class AgenticPlan:
             f"delivered: {self.instances:,} instances x {inst} = {self.tasks_per_hour:,.1f} tasks/h "
             f"({self.tasks_per_hour * self.output_tokens_per_task / 3600:,.0f} output tok/s at "
             f"{self.output_tokens_per_task:,} output tokens per task)"
-            + ("" if self.target_tasks_per_hour is None else f" >= target {self.target_tasks_per_hour:,.1f} tasks/h")
+            + (
+                ""
+                if self.target_tasks_per_hour is None
+                else f" >= target {tasks_text(self.target_tasks_per_hour)} tasks/h"
+            )
         )
         lines.append(
             f"sessions in flight: {self.instances:,} x {p['sessions']:,.1f} = {self.sessions:,.0f} agent "

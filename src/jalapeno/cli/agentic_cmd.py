@@ -371,6 +371,7 @@ def agentic_plan_cmd(
         output_tokens_per_task,
         plan_agentic,
         target_tasks_per_hour,
+        tasks_text,
     )
     from jalapeno.analysis.capacity import n_chips
     from jalapeno.analysis.fleet import check_fleet_chips, fleet_chips
@@ -412,7 +413,7 @@ def agentic_plan_cmd(
         if target is None or target_kind != "output"
         else (
             f"target: {target:,.0f} output tok/s x 3600 / {output_tokens_per_task(spec):,} output tokens per task "
-            f"({spec.turns} turns x {spec.reply_tokens:,}) = {demand:,.1f} tasks/h"
+            f"({spec.turns} turns x {spec.reply_tokens:,}) = {tasks_text(demand)} tasks/h"
         )
     )
     lines = ([how] if how else []) + plan.arithmetic(conv)
@@ -429,7 +430,7 @@ def agentic_plan_cmd(
             }
         )
         return
-    size = f"target {demand:,.1f} tasks/h" if demand is not None else f"{chips:,} chips"
+    size = f"target {tasks_text(demand)} tasks/h" if demand is not None else f"{chips:,} chips"
     ceiling = "" if max_task_min is None else f" at mean task time <= {max_task_min:g} min"
     console.print(
         f"{m.name} on {pr.system.name} · agentic:{spec.name} ({spec.description}) · {size}{ceiling}",
