@@ -187,3 +187,25 @@ def test_agentic_plan_keeps_a_converted_targets_decimal(capsys) -> None:
     code, out, err = run(capsys, "plan", "-s", "gb200-nvl72", "-w", "agentic:coding-agent", "--target", "1e6")
     assert code == 0, err
     assert "= 257,142.9 tasks/h" in out and "ceil(257,142.9 / " in out
+
+
+def test_plan_how_sure_on_a_one_set_system_names_the_set_it_priced(capsys) -> None:
+    # GB200 is fitted on its own kernels: one set, no low/high (docs/model.md §11.2). 'plan --efficiency low' noted on
+    # stderr that it was priced exactly as calibrated, then its 'how sure' line said 'this plan prices the efficiency
+    # set low only' and passed --efficiency low to the audit
+    code, out, err = run(capsys, "plan", "-s", "gb200-nvl72", "--target", "1e6", "--min-interactivity", "50",
+                         "--efficiency", "low")  # fmt: skip
+    assert code == 0, err
+    assert "has no low set" in err  # system_opts.note_no_band
+    text = " ".join(out.split())
+    assert "this plan prices the calibrated efficiencies only (gb200-nvl72 has no low set" in text
+    assert "the efficiency set low" not in text and "--efficiency low" not in text
+
+
+def test_plan_how_sure_on_a_system_with_a_low_set_still_names_it(capsys) -> None:
+    # Jalapeño's efficiencies are derived, with low/high sets: the line names the set and the audit takes it
+    code, out, err = run(capsys, "plan", "-s", "jalapeno", "--target", "1e6", "--min-interactivity", "50",
+                         "--efficiency", "low")  # fmt: skip
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "this plan prices the efficiency set low only;" in text and "--efficiency low --serving" in text

@@ -171,6 +171,7 @@ def plan(
     m, wl, prec = _setup(model, workload, isl, osl, precision)
     pr = system_pricer(system, efficiency, sets)
     s = pr.system
+    one_set = _one_set(pr, system, efficiency, sets)
     if (note := tdp_moved_note(s, sets)) is not None:  # the variant's TDP moved the power and $ figures, unsaid
         from jalapeno.cli.engine_opts import note_lines
 
@@ -228,7 +229,7 @@ def plan(
         console.print(f"deployment: {ft.point.deployment.label} ({n_chips(ft.point.deployment.chips)} per instance)")
         for line in lines + basis_lines([s]) + power_basis_lines([s]):
             console.print("  " + line, soft_wrap=True)
-        _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s))
+        _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s), one_set)
         return
     # fewest / fewest_boxes search every instance size's own frontier (as --chips): the system's frontier drops
     # a small instance a larger one dominates, the one a target of a few instances fits in fewest chips
@@ -284,13 +285,25 @@ def plan(
     console.print(f"deployment: {cp.point.deployment.label} ({n_chips(cp.chips_per_instance)} per instance)")
     for line in cp.arithmetic() + basis_lines([s]) + power_basis_lines([s]):
         console.print("  " + line, soft_wrap=True)
-    _closing_notes(cp.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s))
+    _closing_notes(cp.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s), one_set)
 
 
 def _uncalibrated(s) -> bool:
     """Whether system ``s`` is a file with no calibration to price (no ``base``, no ``calibration``): every set
     name then prices the documented defaults (specs/variants.efficiency_note)."""
     return s.origin is not None and s.origin.calibration is None
+
+
+def _one_set(pr, system: str, efficiency: str, sets) -> bool:
+    """Whether ``--efficiency low|high`` priced ``system`` with its calibrated set: a system fitted on its own kernels
+    has one set (system_opts.note_no_band says so on stderr), and 'how sure' then named 'the efficiency set low'
+    and passed --efficiency low to the audit (newuser53)."""
+    import dataclasses
+
+    if efficiency not in ("low", "high"):
+        return False
+    mid = system_pricer(system, "calibrated", sets)
+    return dataclasses.replace(pr.efficiency, source="") == dataclasses.replace(mid.efficiency, source="")
 
 
 def _closing_notes(
@@ -303,6 +316,7 @@ def _closing_notes(
     sets,
     efficiency: str = "calibrated",
     uncalibrated: bool = False,
+    one_set: bool = False,
 ) -> None:
     """The lines after a plan's arithmetic (``--target`` and ``--chips`` alike): the no-floor note when there is
     no floor, and 'how sure', the audit command that gives the plan's point its band. ``efficiency``: the set the plan
@@ -325,9 +339,11 @@ def _closing_notes(
     priced = "the calibrated efficiencies" if efficiency == "calibrated" else f"the efficiency set {efficiency}"
     if uncalibrated and efficiency in ("calibrated", "low", "high"):
         priced = f"the documented default efficiencies (set spec: {system} has no calibration)"
-    sets_args += "" if efficiency == "calibrated" else f" --efficiency {efficiency}"
+    if one_set:  # --efficiency low|high on a system with one set: it priced the calibrated one (note_no_band)
+        priced = f"the calibrated efficiencies only ({system} has no {efficiency} set: its band is its measured error)"
+    sets_args += "" if efficiency == "calibrated" or one_set else f" --efficiency {efficiency}"
     console.print(
-        f"how sure: this plan prices {priced} only; the band of the deployment it leads "
+        f"how sure: this plan prices {priced}{'' if one_set else ' only'}; the band of the deployment it leads "
         f"with ({dep.label}, {n_chips(dep.chips)} per instance; the efficiency band, or a measured system's "
         "validate error) and what would have to hold for another figure: "
         f"`jalapeno audit --system {system} -m {model} {wl_args} -p {prec_name}{sets_args} --serving {mode} "
