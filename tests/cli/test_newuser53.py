@@ -209,3 +209,52 @@ def test_plan_how_sure_on_a_system_with_a_low_set_still_names_it(capsys) -> None
     assert code == 0, err
     text = " ".join(out.split())
     assert "this plan prices the efficiency set low only;" in text and "--efficiency low --serving" in text
+
+
+# --users: 'how many racks for 20,000 concurrent users' took two runs (the plan's users line: 'N users need --target
+# N x 51.6'), and the second could lead with another point whose users draw another rate
+USERS = ["plan", "-s", "gb200-nvl72", "-w", "8k1k", "-p", "fp4", "--min-interactivity", "50"]
+
+
+@pytest.fixture(scope="module")
+def plan_users() -> dict:
+    return _json(*USERS, "--users", "20000")
+
+
+def test_plan_users_sizes_instances_by_the_points_concurrency(plan_users) -> None:
+    # closed loop: an instance holds its concurrency in users, so instances = ceil(20,000 / concurrency), by hand
+    d, p = plan_users, plan_users["point"]
+    assert d["target_users"] == 20000 and d["instances"] == math.ceil(20000 / p["concurrency"])
+    assert d["chips"] == d["instances"] * d["deployment"]["chips"]
+    assert d["users"] == pytest.approx(d["instances"] * p["concurrency"]) and d["users"] >= 20000
+    # the tokens they draw: 20,000 x one user's mean output rate (mean OSL 921.6 / E2E)
+    assert d["target_tok_per_s"] == pytest.approx(20000 * 921.6 / p["e2e_s"], rel=1e-6)
+    assert d["delivered_tok_per_s"] >= d["target_tok_per_s"]
+
+
+def test_plan_users_agrees_with_the_two_step_recipe(plan_users) -> None:
+    # the users line's old recipe: --target N x (one user's rate) at the same point sizes the same fleet
+    d = _json(*USERS, "--target", str(plan_users["target_tok_per_s"] * (1 + 1e-9)))
+    assert d["chips"] <= plan_users["chips"]  # a token target may lead with another point, never a bigger fleet
+    assert d["users"] >= 20000 * (1 - 0.05)  # and holds about as many users (its point's users draw ~ the same)
+
+
+def test_plan_users_prints_the_users_arithmetic(capsys) -> None:
+    code, out, err = run(capsys, *USERS, "--users", "20000")
+    assert code == 0, err
+    assert "target 20,000 users (closed loop) at >= 50 tok/s/user" in out.splitlines()[0]
+    assert re.search(r"instances: ceil\(20,000 users / [\d,.]+ per instance\) = \d+", out)
+    assert ">= target 20,000 users" in out and "the users draw" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--users", "0"], ["--users", "from 1 to"]),
+        (["--users", "20000", "--target", "1e6"], ["exactly one", "--target and --users"]),
+        (["--users", "20000", "-w", "agentic:coding-agent"], ["--users", "--target-kind tasks"]),
+    ],
+)
+def test_plan_users_refusals(capsys, extra, words) -> None:
+    code, out, err = run(capsys, "plan", "-s", "gb200-nvl72", *extra)
+    check_error(code, out, err, *words)

@@ -23,7 +23,8 @@ needs the fewest of the outermost boxes it prints (``fewest_boxes``: racks; GB30
 take 31): floor space and whole-rack purchases are per rack.
 
 ``target_kind`` says which tokens the target counts: ``total`` (input + output, InferenceX's
-``tput_per_gpu``) or ``output`` (output tokens only). Throughput per chip counts every chip of
+``tput_per_gpu``) or ``output`` (output tokens only); ``users`` (``plan --users``) replaces the target with
+closed-loop users, instances = ceil(users / the point's concurrency) (analysis/plan_inputs.py). Throughput per chip counts every chip of
 the deployment, prefill pools included. Pure: no I/O.
 """
 
@@ -33,6 +34,7 @@ import math
 from dataclasses import dataclass
 
 from jalapeno.analysis.packing import instance_groups, packed_boxes
+from jalapeno.analysis.plan_inputs import check_users
 from jalapeno.analysis.plan_text import (  # noqa: F401  (re-exported: split from here, round 49)
     _sig3,
     estimate_mark,
@@ -137,6 +139,9 @@ class CapacityPlan:
     #: what ``jalapeno hardware show`` takes for the system (specs/catalog.hardware_show_name); "": ``system``
     show_as: str = ""
     usd_source: str = ""  #: the file's cost.usd_per_chip_hour source, which estimate_mark words an estimate from
+    #: ``plan --users N``: the closed-loop users the fleet must hold (instances = ceil(N / the point's concurrency));
+    #: ``target_tok_per_s`` is then the tokens of ``target_kind`` they draw at the plan's point (newuser53)
+    users: float | None = None
 
     def __repr__(self) -> str:
         """Short: ``CapacityPlan(gb200-nvl72: 1e+06 output tok/s at >= 50 tok/s/user: 320 chips, 5 x 64, ...)``
@@ -195,8 +200,9 @@ class CapacityPlan:
 
     def users_text(self) -> str:
         """The plan's line for "N users": users served and the output-token target that N users need."""
-        r = self.output_tok_per_s_per_user
-        return users_line(self.point, self.instances) + f", so N users need --target N x {r:.1f} --target-kind output"
+        n = f" >= target {self.users:,.0f} users" if self.users is not None else ""
+        r = f", so N users need --target N x {self.output_tok_per_s_per_user:.1f} --target-kind output (or --users N)"
+        return users_line(self.point, self.instances) + (n or r)
 
     def target_text(self) -> str:
         """The target as printed: thousands separators from 1,000 tok/s, four significant digits below
@@ -219,7 +225,10 @@ class CapacityPlan:
                 f"{point_conditions(p)}"
             ),
             f"one instance: {inst} tok/s ({n_chips(self.chips_per_instance)} at {rate} tok/s/chip; exact figures: --json)",
-            f"instances: ceil({self.target_text()} / {inst}) = {self.instances:,}",
+            f"instances: ceil({self.target_text()} / {inst}) = {self.instances:,}"
+            if self.users is None
+            else f"instances: ceil({self.users:,.0f} users / {factor_text(self.users_per_instance, self.instances, 0)} "
+            f"per instance) = {self.instances:,}",
             f"chips: {self.instances:,} x {self.chips_per_instance:,} = {self.chips:,}",
         ]
         for name, size, n in self.packaging:
@@ -256,7 +265,11 @@ class CapacityPlan:
             )
         lines.append(
             f"delivered: {self.instances:,} instances x {inst} = {self.delivered_tok_per_s:,.0f} "
-            f"tok/s ({self.target_kind}) >= target {self.target_text()}"
+            + (
+                f"tok/s ({self.target_kind}) >= target {self.target_text()}"
+                if self.users is None
+                else f"tok/s ({self.target_kind}), >= the {self.target_text()} the users draw"
+            )
         )
         lines.append(self.users_text())
         own = Footprint(p, self.tok_per_s_per_chip, self.chips, self.packaging).text()
@@ -301,6 +314,7 @@ def plan_capacity(
     target_kind: str = "output",
     min_interactivity: float = 0.0,
     alternatives: FrontierRecord | None = None,
+    users: float | None = None,
 ) -> CapacityPlan:
     """The fleet of the best-per-chip deployment at ``min_interactivity`` (whole instances) that
     serves ``target_tok_per_s``, and the points above the floor that need fewer chips or fewer of the
@@ -341,9 +355,11 @@ def plan_capacity(
             f"{system.name!r} is not the frontier's system {frontier.system!r}",
             "pass the system the frontier was swept on (system_frontier(...).system)",
         )
-    _check_number("target_tok_per_s", target_tok_per_s, "e.g. target_tok_per_s=1e6 (tokens/s)")
+    if users is None:
+        _check_number("target_tok_per_s", target_tok_per_s, "e.g. target_tok_per_s=1e6 (tokens/s)")
     _check_number("min_interactivity", min_interactivity, "e.g. min_interactivity=50.0 (tok/s/user)")
-    check_target(target_tok_per_s, target_kind)
+    check_target(None if users is not None else target_tok_per_s, target_kind)
+    check_users(users)
     ok = points_above_floor(frontier, system, min_interactivity)
     if alternatives is not None:
         if not isinstance(alternatives, FrontierRecord) or alternatives.system != frontier.system:
@@ -365,7 +381,11 @@ def plan_capacity(
     levels = system.levels[:-1] or system.levels[:1]
 
     def footprint(p: PointRecord) -> Footprint:
-        n = math.ceil(target_tok_per_s / (rate(p) * p.deployment.chips))
+        n = (
+            math.ceil(target_tok_per_s / (rate(p) * p.deployment.chips))
+            if users is None
+            else math.ceil(users / max(p.concurrency, 1e-30))  # closed loop: an instance holds its concurrency
+        )
         units = instance_groups(p.deployment, n)
         return Footprint(
             p,
@@ -392,6 +412,8 @@ def plan_capacity(
     for c in CONVENTIONS:
         w, label = power_w_per_chip(system, c)
         power[c] = (w, label, chips * w)
+    if users is not None:  # the tokens of the target's kind the users draw at the lead: rate x chips / concurrency each
+        target_tok_per_s = users * per_chip * per_inst_chips / max(best.concurrency, 1e-30)
     return CapacityPlan(
         system.name,
         float(target_tok_per_s),
@@ -412,6 +434,7 @@ def plan_capacity(
         fewest_boxes,
         hardware_show_name(system),
         system.sources.get("cost.usd_per_chip_hour", ""),
+        None if users is None else float(users),
     )
 
 

@@ -15,7 +15,7 @@ from jalapeno.cli.common import (
     osl_option,
     print_json,
 )
-from jalapeno.analysis.ttft_ceiling import MAX_TTFT_HELP
+from jalapeno.analysis.plan_inputs import MAX_TTFT_HELP
 from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
 
 
@@ -39,6 +39,12 @@ def plan(
         "--target",
         help="Tokens per second the fleet must serve, e.g. 1e6 (--target-kind tasks: agent tasks per hour; "
         "or --chips: the fleet you have).",
+    ),
+    users: int = typer.Option(
+        None,
+        "--users",
+        help="Concurrent users the fleet must hold, e.g. 20000 (instead of --target): closed loop, each keeps one "
+        "request in flight; instances = ceil(users / the point's concurrency). Fixed-length workloads.",
     ),
     chips: int = typer.Option(
         None,
@@ -101,15 +107,22 @@ def plan(
 
     given = [
         o
-        for o, v in (("--target", target), ("--chips", chips), ("--racks", racks), ("--power-mw", power_mw))
+        for o, v in (
+            ("--target", target),
+            ("--users", users),
+            ("--chips", chips),
+            ("--racks", racks),
+            ("--power-mw", power_mw),
+        )
         if v is not None
     ]
     if len(given) != 1:
         raise SpecError(
             "--target/--chips",
-            "give exactly one: a token rate to size a fleet for, or a fleet size"
+            "give exactly one: a token rate (or --users) to size a fleet for, or a fleet size"
             + (f" (got {' and '.join(given)})" if given else ""),
-            "write --target 1e6 (tokens/s to serve) or --chips 1152 (the chips you have; or --racks 16, --power-mw 20)",
+            "write --target 1e6 (tokens/s to serve), --users 20000 (concurrent users) or --chips 1152 (the chips you "
+            "have; or --racks 16, --power-mw 20)",
         )
     if power != "all-in" and power_mw is None:
         raise SpecError(
@@ -124,6 +137,12 @@ def plan(
             "use agg, disagg or both",
         )
     if workload and workload.startswith("agentic:"):  # sessions: sized on compare -w agentic:…'s frontier
+        if users is not None:  # an agent session is not a closed-loop user of one request at a time
+            raise SpecError(
+                "--users",
+                "counts a fixed-length workload's closed-loop users; an agentic fleet is sized by tasks per hour",
+                "give --target N --target-kind tasks (the plan prints the agent sessions in flight), or drop --users",
+            )
         if max_ttft_ms is not None:  # a task's time is its turns' TTFTs and decodes together
             raise SpecError(
                 "--max-ttft-ms",
@@ -180,15 +199,16 @@ def plan(
     # was refused only after every precision's frontier was swept
     from jalapeno.analysis.capacity import check_floor, check_target
     from jalapeno.analysis.fleet import check_fleet_chips, fleet_chips
-    from jalapeno.analysis.ttft_ceiling import ceiling_text, check_ttft_ceiling, within_ttft
+    from jalapeno.analysis.plan_inputs import ceiling_text, check_ttft_ceiling, check_users, within_ttft
 
     check_target(target, target_kind)
+    check_users(users)
     check_floor(min_interactivity)
     check_ttft_ceiling(max_ttft_ms)
     how = None
     if chips is not None:
         check_fleet_chips(chips)
-    elif target is None:
+    elif target is None and users is None:
         chips, how = fleet_chips(s, racks, power_mw, power)
     precs = (
         None
@@ -200,7 +220,7 @@ def plan(
     )
     note_unread_efficiency(sets, m, [get_precision(q) for q in precs] if precs else prec, pr)
     sf = system_frontier(m, pr, wl, None if precs else prec, _options(serving, None, None, None), precisions=precs)
-    if target is None:
+    if target is None and users is None:
         # every instance size's own frontier, not only the system's: a 72-chip GB300 fleet got a 4-chip
         # instance (the larger ones dominate the rest), and a 1-chip one was told the smallest needs 4, not 2
         fleet_rec = within_ttft(sf.fleet_record(), max_ttft_ms, min_interactivity)
@@ -236,8 +256,8 @@ def plan(
     # --max-ttft-ms: only the points at or under the ceiling, on the system's frontier and every instance size's
     rec = within_ttft(sf.record(), max_ttft_ms, min_interactivity)
     alts = within_ttft(sf.fleet_record(), max_ttft_ms, min_interactivity)
-    cp = plan_capacity(rec, s, target, target_kind, min_interactivity, alternatives=alts)
-    _check_fleet_size(cp.provisioned_chips, target)
+    cp = plan_capacity(rec, s, target, target_kind, min_interactivity, alternatives=alts, users=users)
+    _check_fleet_size(cp.provisioned_chips, target, users)
     if json_out:
         p = cp.point
         print_json(
@@ -245,7 +265,8 @@ def plan(
                 "system": s.name,
                 "model": m.name,
                 "workload": wl.as_dict(),
-                "target_tok_per_s": target,
+                "target_tok_per_s": cp.target_tok_per_s,
+                "target_users": users,
                 "target_kind": target_kind,
                 "min_interactivity": min_interactivity,
                 "max_ttft_ms": max_ttft_ms,
@@ -278,8 +299,9 @@ def plan(
         )
         return
     console.print(
-        f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target {cp.target_text()} "
-        f"{target_kind} tok/s at >= {min_interactivity:g} tok/s/user{ceiling_text(max_ttft_ms)}"
+        f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target "
+        + (f"{cp.target_text()} {target_kind} tok/s" if users is None else f"{users:,} users (closed loop)")
+        + f" at >= {min_interactivity:g} tok/s/user{ceiling_text(max_ttft_ms)}"
     )  # console markup is off
     console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
     console.print(f"deployment: {cp.point.deployment.label} ({n_chips(cp.chips_per_instance)} per instance)")
@@ -363,17 +385,24 @@ def _no_floor_note(point) -> None:
     )
 
 
-def _check_fleet_size(chips: int, target: float) -> None:
-    """Refuse a ``--target`` whose fleet is above the chip plausibility bound that ``--chips``, ``--racks`` and
-    ``--power-mw`` are held to (analysis/fleet.MAX_FLEET_CHIPS): ``--target 1e12`` planned 1.77 billion H200s,
-    where ``--chips`` of as many is refused (break46).
+def _check_fleet_size(chips: int, target: float | None, users: int | None = None) -> None:
+    """Refuse a ``--target`` (or ``--users``) whose fleet is above the chip plausibility bound that ``--chips``,
+    ``--racks`` and ``--power-mw`` are held to (analysis/fleet.MAX_FLEET_CHIPS): ``--target 1e12`` planned 1.77
+    billion H200s, where ``--chips`` of as many is refused (break46).
 
     Raises:
-        SpecError: naming ``--target``.
+        SpecError: naming ``--target`` (or ``--users``).
     """
     from jalapeno.analysis.fleet import MAX_FLEET_CHIPS
     from jalapeno.errors import SpecError
 
+    if chips > MAX_FLEET_CHIPS and users is not None:
+        raise SpecError(
+            "--users",
+            f"{users:,} users need {chips:,} chips, above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
+            "(~100x all AI accelerators installed by 2025)",
+            "give the concurrent users of one fleet, e.g. --users 20000",
+        )
     if chips > MAX_FLEET_CHIPS:
         raise SpecError(
             "--target",

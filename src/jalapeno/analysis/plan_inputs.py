@@ -1,6 +1,8 @@
-"""A plan's time-to-first-token ceiling (``jalapeno plan --max-ttft-ms``): keep the frontier points whose mean
-TTFT is at or under it, so "serve N users at >= 50 tok/s/user with TTFT <= 2 s" is one command (newuser53: a
-32k1k DeepSeek-R1 plan on GB300 NVL72 led with a 6.4 s TTFT point and nothing could say no to it).
+"""A plan's inputs beyond a token rate (newuser53), so "serve 20,000 users at >= 50 tok/s/user with TTFT <= 2 s" is one
+command: ``jalapeno plan --users N`` (closed-loop users; analysis/capacity.plan_capacity sizes instances =
+ceil(N / the point's concurrency); ``check_users``) and ``--max-ttft-ms`` (a time-to-first-token ceiling:
+``within_ttft`` keeps the frontier points whose mean TTFT is at or under it; a 32k1k DeepSeek-R1 plan on GB300 NVL72
+led with a 6.4 s TTFT point and nothing could say no to it).
 
 The TTFT is each frontier point's ``ttft_s``: the steady-state mean the plan's operating-point line prints
 (front end, prefill, KV transfer, half a decode step and the queue; docs/metrics.md), not ``predict``'s
@@ -19,11 +21,30 @@ import math
 from jalapeno.analysis.records import FrontierRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError
 
+#: a plausibility bound on ``plan --users``: about the world's population (8.0e9, UN World Population Prospects
+#: 2022), so a count of requests or tokens given as users is refused, not planned
+MAX_USERS = 1e10
+
 #: the ``--max-ttft-ms`` option's help (cli/plan_cmd.py)
 MAX_TTFT_HELP = (
     "Time-to-first-token ceiling, ms: only frontier points whose mean TTFT (steady state, as the operating point "
     "prints it) is at or under it (default none). Fixed-length workloads; agentic ones: --max-task-min."
 )
+
+
+def check_users(users: float | None) -> None:
+    """Refuse a ``--users`` (None: none) that is not a number from 1 to ``MAX_USERS``.
+
+    Raises:
+        SpecError: naming ``--users`` and an example.
+    """
+    ok = not isinstance(users, bool) and isinstance(users, (int, float)) and math.isfinite(users)
+    if users is not None and not (ok and 1 <= users <= MAX_USERS):
+        raise SpecError(
+            "--users",
+            f"must be a number of concurrent users from 1 to {MAX_USERS:.0e}, got {users!r}",
+            "write e.g. --users 20000",
+        )
 
 
 def check_ttft_ceiling(max_ttft_ms: float | None) -> None:
