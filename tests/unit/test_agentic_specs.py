@@ -75,3 +75,18 @@ def test_bad_user_toml_names_the_field(tmp_path, body, words):
 def test_unknown_preset():
     with pytest.raises(UnknownNameError, match="coding-agent"):
         get_agentic("agentic:codeing-agent")
+
+
+def test_presets_against_published_agent_traces():
+    """Round 53 (agentic53): the presets' aggregate shapes against published traces (sources in specs/agentic.py)."""
+    coding, research = AGENTIC_PRESETS["coding-agent"], AGENTIC_PRESETS["research-agent"]
+    # TraceLab's public pool: 52.6B of 54.9B input tokens were cache reads = 95.8%; the coding agent's hit rate
+    # by hand: 1 − (6,000 + 40 × 2,500) / (40 × 6,000 + 2,500 × 820 + 350 × 780) = 1 − 106,000 / 2,563,000 = 95.86%
+    assert coding.hit_rate_no_eviction() == pytest.approx(52.6 / 54.9, abs=0.005)
+    # TraceLab's Codex exec_command calls: 97.8 h end to end over 184k calls = 1.91 s each; the preset's tool time 2 s
+    assert coding.think_s == pytest.approx(97.8 * 3600 / 184_000, rel=0.1)
+    # Manus: ~100 input tokens per output token; research agent by hand: (20 × 3,000 + 4,000 × 210 + 500 × 190)
+    # / (20 × 500) = 995,000 / 10,000 = 99.5
+    ratio = research.turn_isl().sum() / (research.turns * research.reply_tokens)
+    assert ratio == pytest.approx(100, rel=0.05)
+    assert "2606.30560" in coding.source and "Manus" in research.source
