@@ -40,8 +40,12 @@ tokens) is a result. Bound per point (``kv_bound``): ``kv_capacity:hbm`` (return
 HBM), ``reload_link:<link>`` (reloads ≥ 5% of the task time or ρ ≥ 0.5) or ``prefill_recompute``
 (recompute's TTFT plus the throughput it costs ≥ 5%), with its share.
 
-Per-turn prefill and recompute times are priced at up to 8 sample turns and interpolated
-linearly in between (they are smooth in the prefix). p90 task time: the sum of K turns whose
+A turn's n_k new tokens prefill as an engine chunks them at the prompt budget pb (one prompt's tokens
+a step): ⌊n_k/pb⌋ full-chunk steps, their tokens at mean context P_k + ⌊n_k/pb⌋·pb/2, then one
+remainder step of n_k mod pb tokens at P_k + ⌊n_k/pb⌋·pb + (n_k mod pb)/2 (before round 53 the
+remainder was priced as a full chunk and every chunk at the first one's context). Per-turn prefill
+and recompute times are priced at turn 0 (which prefills S + u) and up to 7 turns of 1 … K − 1,
+interpolated linearly in between (smooth in the prefix). p90 task time: the sum of K turns whose
 reply lengths are uniform in ±jitter, by the central limit theorem T + 1.2816·σ,
 σ = (τ/a)·jitter·r·sqrt(K/3); queueing tails come from the simulator. Pure: no I/O.
 """
@@ -219,7 +223,13 @@ def sessions_by_batch(
     b_req = np.atleast_1d(np.asarray(decode_batch, dtype=float))
     b_all = np.minimum(b_req, max(caps[cap_name], 0.0))
     b_u, inv = np.unique(b_all, return_inverse=True)
-    samp = np.unique(np.round(np.linspace(0, K - 1, min(K, SAMPLE_TURNS))).astype(int))
+    # turn 0 prefills S + u, the others u: turns 1 … K − 1 are sampled apart from it, so that no turn is
+    # interpolated from turn 0 (round 53: turns 1-5 of the coding agent lay on a line from turn 0's 8,500-token
+    # prefill to turn 6's 2,500-token one)
+    samp = np.unique(
+        np.concatenate([[0], np.round(np.linspace(1, max(K - 1, 1), min(max(K - 1, 1), SAMPLE_TURNS - 1)))])
+    ).astype(int)
+    samp = samp[samp < K]
     kv_pc = kv_bytes_per_seq_per_chip(model, lay, prec, prefix)  # (K,) per chip holding the sequence
     kk = np.arange(K)
 
@@ -263,7 +273,13 @@ def sessions_by_batch(
             g = np.minimum(np.where(m > 1e-12, m / np.maximum(-np.expm1(-m), 1e-12), 1.0), float(lay.dp))
         p_big = np.minimum(np.maximum(p_mb, g * chunk), budget)
         ks = samp.size
-        ch_k = np.minimum(new[:, samp], pb)
+        # a turn's n_k new tokens run as ⌊n_k/pb⌋ full chunks, their tokens at mean context P + ⌊n_k/pb⌋·pb/2,
+        # then one remainder chunk at P + ⌊n_k/pb⌋·pb + rem/2 (a 2,500-token tool output at pb = 2,048 is
+        # 2,048 + 452 tokens: round 53 priced the 452 as a second full chunk)
+        n_k = new[:, samp]
+        full_k = np.floor(n_k / pb + 1e-9)
+        rem_k = np.maximum(n_k - full_k * pb, 0.0)
+        ch_k = np.where(full_k > 0, pb, np.maximum(rem_k, 1.0))
         # the decode-only rows (first n) priced in one call with the prompt-carrying ones, as serve/analytic.agg_plan
         sc = pool_step_cost(
             model,
@@ -274,13 +290,21 @@ def sessions_by_batch(
                 dep,
                 lay,
                 Batch.make(
-                    decode_seqs=np.concatenate([b_mb, b_mb, np.repeat(b_mb, ks), np.repeat(b_mb, ks)]),
+                    decode_seqs=np.concatenate([b_mb, b_mb] + [np.repeat(b_mb, ks)] * 3),
                     decode_ctx=ctx_dec,
-                    prefill_tokens=np.concatenate([np.zeros(n), p_big, ch_k.ravel(), np.full(n * ks, pb)]),
-                    prefill_ctx=np.concatenate(
-                        [np.zeros(n), w_ctx, (pre_ctx[:, samp] + ch_k / 2).ravel(), np.tile(prefix[samp] / 2, n)]
+                    prefill_tokens=np.concatenate(
+                        [np.zeros(n), p_big, ch_k.ravel(), np.full(n * ks, pb), np.maximum(rem_k, 1.0).ravel()]
                     ),
-                    prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)]),
+                    prefill_ctx=np.concatenate(
+                        [
+                            np.zeros(n),
+                            w_ctx,
+                            (pre_ctx[:, samp] + np.where(full_k > 0, full_k * pb, ch_k) / 2).ravel(),
+                            np.tile(prefix[samp] / 2, n),
+                            (pre_ctx[:, samp] + full_k * pb + rem_k / 2).ravel(),
+                        ]
+                    ),
+                    prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(3 * n * ks)]),
                 ),
             ),
         )
@@ -292,8 +316,9 @@ def sessions_by_batch(
             return np.stack([np.interp(kk, samp, row) for row in y])
 
         chunk_s = sc.step_time_s[2 * n : 2 * n + n * ks].reshape(n, ks)
-        prefill_s = interp(chunk_s * np.ceil(new[:, samp] / pb))
-        recompute_s = interp(sc.step_time_s[2 * n + n * ks :].reshape(n, ks)) * prefix[None, :] / pb
+        rem_s = sc.step_time_s[2 * n + 2 * n * ks :].reshape(n, ks)
+        prefill_s = interp(np.where(full_k > 0, full_k * chunk_s, 0.0) + np.where(rem_k > 1e-9, rem_s, 0.0))
+        recompute_s = interp(sc.step_time_s[2 * n + n * ks : 2 * n + 2 * n * ks].reshape(n, ks)) * prefix[None, :] / pb
         lam = np.where(b > 0, b / (D * tau), 0.0)
         X = lam / K
         volume = X * theta * (isl + r).sum()
