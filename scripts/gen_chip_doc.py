@@ -213,7 +213,13 @@ the default and priced sliced).
 jalapeno step --system jalapeno --dp 8 --ep 8 --batch 64 --slices            # per-slice table
 jalapeno step --system b200 --dp 8 --ep 8 --batch 64 --slices --placement striped --json
 jalapeno compare --chip-model sliced --placement best
+jalapeno predict --system jalapeno --isl 8192 --osl 1024 -c 64 --dp 8 --ep 8 --chip-model sliced \\
+    --placement striped --set die.link_bandwidth_tb_per_s=0.3      # one operating point, slower links
 ```
+
+`step`, `predict`, `frontier`, `compare`, `audit` and `sensitivity` take `--chip-model` / `--placement`, and name the
+chip model in a line under their output when it is not flat; a `die.*` `--set` under the flat chip is refused (the
+flat chip never reads it).
 
 With `--bands`, a measured system keeps no band under the sliced or tiled chip model (its band is validate's error of the flat chip model); the table says so in a `no band for NAME under the sliced chip model` line.
 

@@ -23,7 +23,8 @@ def chip_model_option(default: str | None = "flat") -> str:
 
 
 def placement_option() -> str:
-    """``--placement``: where a collective's group sits on the link levels (packed or spread; cost/collectives.py)."""
+    """``--placement``: where the sliced chip keeps an op's weights and KV cache (local_first, striped or best;
+    cost/sliced.py), "" = the chip's own (``die.placement``)."""
     return typer.Option("", "--placement", help=PLACEMENT_HELP)
 
 

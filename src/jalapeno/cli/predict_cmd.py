@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from jalapeno.cli.chip_opts import chip_model_line, chip_model_option, placement_option
 from jalapeno.cli.common import (
     FIXED_WORKLOAD_HELP,
     OVERLAP_HELP,
@@ -44,6 +45,7 @@ from jalapeno.cli.serving_opts import EPLB_HELP, _mtp, _setup, check_pool, parse
 from jalapeno.cli.system_opts import (
     PRICER_OPTION,
     SET_OPTION,
+    check_pricer_chip_model,
     note_unread_efficiency,
     system_pricer,
 )
@@ -121,10 +123,13 @@ def predict(
     sets: list[str] = SET_OPTION,
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     engine_memory: str = engine_memory_option(),
+    chip_model: str = chip_model_option(),
+    placement: str = placement_option(),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """One operating point: a deployment at a concurrency (an infeasible one is an error)."""
     from jalapeno.analysis.prediction import predict_point
+    from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.report.cell_notes import price_note
     from jalapeno.report.point_table import point_table
@@ -179,7 +184,10 @@ def predict(
         )
     if prefill is None and any(v is not None for v in (tp, dp, ep, pp)):  # what the model alone refuses (PP > layers)
         _check_given_layout(m, (tp, dp, ep, pp, eplb))
-    pr = system_pricer(system, efficiency, sets, stack, pricer)
+    check_pricer_chip_model(pricer, chip_model)
+    # --chip-model as step/frontier/compare take it; a die.* --set under the flat chip is refused (it moved nothing)
+    pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
+    refuse_idle_placement(pr, placement)
     note_unread_efficiency(sets, m, prec, pr)
     refuse_idle_ar_rms(stack, m, pr)  # +ar_rms that fuses no step of this model here (break48)
     s = pr.system
@@ -269,6 +277,7 @@ def predict(
                 **point.as_dict(),
                 "running_cap": cap,
                 BOUND_TEXT_FIELD: point_bound(point),  # its bound in compare's words (ux53)
+                "chip_model": {"model": chip_model, "placement": getattr(pr, "placement_used", "")},
                 BASIS_FIELD: system_basis(s),
                 POWER_BASIS_FIELD: power_basis(s),  # where its watts come from, as compare --json (ux53)
                 **({"engine_memory": memory} if memory else {}),
@@ -301,6 +310,8 @@ def predict(
     tbl.add_row("running-request cap", running_cap_text(cap))
     console.print(tbl)
     for line in basis_lines([s]) + power_basis_lines([s]):  # its $/chip-hour's and its watts' sources (ux53)
+        console.print(line, markup=False, soft_wrap=True)
+    if (line := chip_model_line([pr])) is not None:  # the sliced/tiled chip moved the figures: say so
         console.print(line, markup=False, soft_wrap=True)
     if rec is not None:
         console.print(

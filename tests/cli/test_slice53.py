@@ -1,0 +1,59 @@
+"""Round 53 sliced-chip fixes (slice53): the sliced pricer reached from ``predict``, and its ``best`` placement.
+
+Expected values are worked by hand in each test's comments (from specs/die.py's topology arithmetic and
+cost/sliced.py's module docstring), not read off the code's output.
+"""
+
+from __future__ import annotations
+
+import json
+
+from cli_runner import check_error, run
+
+PREDICT = tuple("predict -s jalapeno -m deepseek-r1 --isl 1024 --osl 1024 -c 16 --dp 8 --ep 8 --fixed-lengths".split())
+
+
+def _point(capsys, *extra: str) -> dict:
+    code, out, err = run(capsys, *PREDICT, *extra, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_predict_refuses_a_die_set_under_the_flat_chip(capsys):
+    """``predict --set die.link_bandwidth_tb_per_s=0.3`` printed the flat chip's figures unchanged (predict had no
+    --chip-model, so nothing read the on-die keys); step, frontier and compare refuse it. Now predict does too."""
+    code, out, err = run(capsys, *PREDICT, "--set", "die.link_bandwidth_tb_per_s=0.3")
+    check_error(code, out, err, "--set", "die.link_bandwidth_tb_per_s", "--chip-model sliced")
+
+
+def test_predict_prices_the_sliced_chip_and_says_so(capsys):
+    """predict --chip-model sliced: with an on-die network too fast to bind (500 TB/s links and 1 ns hops, the ends
+    of --set's plausible ranges) every op's t_net is negligible, so t_op = max(t_compute, t_hbm, 0) + launches = the
+    flat chip's (cost/sliced.py docstring) and the point is the flat one. With Jalapeño's 2 x 3 mesh at 0.3 TB/s per link, striped: bisection 3 links = 0.9 TB/s.
+    A decode step of 16 sequences x top-8 = 128 expert picks of 256 hits 32 x (1 - (255/256)^128) = 12.6 of a
+    chip's 32 experts per layer, each 3 x 7168 x 2048 B = 44 MB in fp8, x 58 MoE layers = 32 GB; striped puts 5/6
+    of it (26.8 GB) on die, whose cut term is 26.8 GB x 6/(4 x 5) / 0.9 TB/s = 8.9 ms against the ~2-4 ms its HBM
+    reads take (32 GB at 15.4 TB/s x 0.57-0.95): the TPOT rises by well over 3 ms, and the line under the table names
+    the chip model (the figures moved)."""
+    flat = _point(capsys)
+    assert flat["chip_model"] == {"model": "flat", "placement": ""}
+    fast = _point(
+        capsys, "--chip-model", "sliced", "--set", "die.link_bandwidth_tb_per_s=500", "--set", "die.hop_latency_ns=1"
+    )
+    assert fast["chip_model"] == {"model": "sliced", "placement": "local_first"}  # Jalapeño's own placement
+    assert abs(fast["tpot_s"] / flat["tpot_s"] - 1) < 1e-9
+    slow = _point(
+        capsys, "--chip-model", "sliced", "--placement", "striped", "--set", "die.link_bandwidth_tb_per_s=0.3"
+    )
+    assert slow["chip_model"] == {"model": "sliced", "placement": "striped"}
+    assert slow["tpot_s"] > flat["tpot_s"] + 3e-3
+    code, out, err = run(capsys, *PREDICT, "--chip-model", "sliced", "--placement", "striped")
+    assert code == 0, err
+    assert "chip model: sliced (jalapeno 6 slices, striped)" in out
+
+
+def test_predict_refuses_a_placement_on_a_one_slice_chip(capsys):
+    """H100 is one slice: a placement has nothing to place (cost/sliced.refuse_idle_placement, as step's)."""
+    args = "predict -s h100 -m llama-3.3-70b --isl 1024 --osl 1024 -c 4 --chip-model sliced --placement striped"
+    code, out, err = run(capsys, *args.split())
+    check_error(code, out, err, "--placement", "one slice")
