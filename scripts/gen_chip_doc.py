@@ -255,7 +255,7 @@ K KV-cache and A activation bytes:
 |---|---|---|
 | `local_first` (explicit: weights split by output columns, experts by their intermediate dimension, KV by token blocks) | 0 | (S − 1)·A for GEMMs, experts and attention (every slice needs the whole input; attention combines partial results); 0 for element-wise ops |
 | `striped` (a uniform, interleaved address space) | (S − 1)/S·(W + K + A) | (S − 1)·A − (S − 1)/S·A (the input gather beyond the remote reads) |
-| `best` (per op and point) | the cheapest of local_first, a *row* split of GEMMs/experts ((S − 1)·W multicast instead of (S − 1)·A: cheaper for long prefill chunks) and striped | |
+| `best` (per op and point) | the cheapest of local_first, a *row* split of GEMMs/experts ((S − 1)·W multicast instead of (S − 1)·A: cheaper for long prefill chunks), a *head* split of attention (each slice's heads read the Q/K/V its own column split of the projections made; every KV-cache byte multicast, (S − 1)·K instead of (S − 1)·A: free for a prompt without a cached prefix, where split-KV moved 5 x its 41 GB of Q/K/V/output for DeepSeek-R1's 8K prompt on Jalapeño's 6 slices; `cost/sliced.HEAD_SPLIT_ON`, on, round 53) and striped | |
 
 Bytes are conserved: local + remote HBM reads = the op table's bytes (each byte is read once from
 some stack; activation copies are exchange). On-die bytes under striping exceed local-first's by

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from cli_runner import check_error, run
 
 PREDICT = tuple("predict -s jalapeno -m deepseek-r1 --isl 1024 --osl 1024 -c 16 --dp 8 --ep 8 --fixed-lengths".split())
@@ -57,3 +59,58 @@ def test_predict_refuses_a_placement_on_a_one_slice_chip(capsys):
     args = "predict -s h100 -m llama-3.3-70b --isl 1024 --osl 1024 -c 4 --chip-model sliced --placement striped"
     code, out, err = run(capsys, *args.split())
     check_error(code, out, err, "--placement", "one slice")
+
+
+def _attention(kv: float, act: float):
+    from jalapeno.cost.optable import OpBuilder
+
+    ob = OpBuilder(1)
+    ob.op("attn", "attention", "bf16", flop=1e12, kv=kv, act=act, rows=1.0)
+    return ob.build()[0]
+
+
+def test_best_splits_a_prompts_attention_by_heads(monkeypatch):
+    """Two slices joined by one 1 TB/s link (per direction), 200 ns hop, one kernel (docs/chip.md §3's example).
+    A prompt's attention, K = 0 (no cached prefix), A = 1 GB: local_first (split-KV) exchanges (S − 1)·A = 1 GB ->
+    max(0.5 GB / 1 TB/s, 1 GB·2/4 / 1 TB/s) + 0.2 µs = 500.2 µs; split by heads it moves (S − 1)·K = 0 bytes -> 0 s,
+    and best takes it. A decode attention, K = 1 GB of KV cache, A = 10 MB: split-KV moves 10 MB -> 5.2 µs, by heads
+    the KV multicast of 1 GB -> 500.2 µs, so best keeps split-KV. HBM reads stay local + remote = the op's bytes.
+    With the switch off, best is the older three candidates: the prompt's 500.2 µs."""
+    from jalapeno.cost import sliced
+    from jalapeno.specs.die import Die
+
+    die = Die(slices=2, topology="pair", link_bandwidth_bytes_per_s=1e12, hop_latency_s=200e-9)
+    prompt, decode = _attention(0.0, 1e9), _attention(1e9, 1e7)
+    assert sliced.slice_traffic(prompt, die, "local_first").network_s[0, 0] == pytest.approx(500.2e-6)
+    best = sliced.slice_traffic(prompt, die, "best")
+    assert best.split[0, 0] == "head_split"
+    assert best.network_s[0, 0] == 0.0 and best.exchange_bytes[0, 0] == 0.0
+    assert best.hbm_local_bytes[0, 0] + best.hbm_remote_bytes[0, 0] == pytest.approx(1e9)
+    dec = sliced.slice_traffic(decode, die, "best")
+    assert dec.split[0, 0] == "local_first"
+    assert dec.network_s[0, 0] == pytest.approx(5.2e-6)
+    assert dec.hbm_local_bytes[0, 0] + dec.hbm_remote_bytes[0, 0] == pytest.approx(1.01e9)
+    monkeypatch.setattr(sliced, "HEAD_SPLIT_ON", False)
+    off = sliced.slice_traffic(prompt, die, "best")
+    assert off.split[0, 0] == "local_first" and off.network_s[0, 0] == pytest.approx(500.2e-6)
+
+
+def test_best_prefill_of_deepseek_r1_on_jalapeno_moves_no_attention_activations(capsys, monkeypatch):
+    """step --slices --placement best on an 8,192-token DeepSeek-R1 prompt (Jalapeño, 6 slices): its attention
+    (attn.mla_prefill, no cached prefix: K = 0) moved (S − 1)·A = 5 x its activation bytes on die under split-KV;
+    split by heads it moves none, so the step's on-die bytes drop by exactly 5·A and the table lists head_split."""
+    from jalapeno.cost import sliced
+
+    args = "step -s jalapeno -m deepseek-r1 --batch 0 --prefill-tokens 8192 --slices --placement best --json".split()
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    on = json.loads(out)
+    a = next(op for op in on["ops"] if op["op"] == "attn.mla_prefill")
+    assert on["slices"]["splits"]["attn.mla_prefill"] == "head_split"
+    monkeypatch.setattr(sliced, "HEAD_SPLIT_ON", False)
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    off = json.loads(out)
+    assert off["slices"]["splits"]["attn.mla_prefill"] == "local_first"
+    drop = off["slices"]["on_die_bytes"] - on["slices"]["on_die_bytes"]
+    assert drop == pytest.approx(5 * a["act_bytes"], rel=1e-9)

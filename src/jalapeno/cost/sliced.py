@@ -18,7 +18,10 @@ traffic, which depends on where the op's bytes live (the *placement*):
   + (S − 1)/S·(W + K) (+ (S − 1)/S·A for element-wise ops): striping is never cheaper.
 ``best``: per op and point the cheapest of local_first, local_first with a row split (GEMMs and
   experts split by rows: each slice needs every weight, multicast on die, (S − 1)·W bytes
-  instead of (S − 1)·A — cheaper for large prefill GEMMs) and striped.
+  instead of (S − 1)·A — cheaper for large prefill GEMMs), local_first with a head split of
+  attention (:data:`HEAD_SPLIT_ON`: each slice runs its heads on the Q/K/V its own column split of
+  the projections made, and needs every KV-cache byte, multicast: (S − 1)·K instead of (S − 1)·A —
+  free for a prompt without a cached prefix) and striped.
 
 HBM reads are conserved: local reads + remote reads = the op table's bytes (every byte is read
 once from some stack; activation copies between slices are exchange, not reads).
@@ -62,6 +65,16 @@ from jalapeno.specs.hardware import System
 SPLIT_KINDS = ("gemm", "moe", "attention")
 #: op kinds that may instead be split by rows (weights multicast to every slice)
 ROW_SPLIT_KINDS = ("gemm", "moe")
+#: ``best`` may split attention by heads (slice53). local_first splits it by KV token blocks (split-KV) and exchanges
+#: (S − 1)·A: right for decode, where A is the queries and partial outputs, but a prompt's attention has A = its
+#: whole Q, K, V and output (DeepSeek-R1, 8,192 tokens on one Jalapeño chip: 41 GB, so 205 GB on die over 6 slices).
+#: Split by heads instead, each slice's heads read the Q/K/V rows the column split of q_b_proj / kv_b_proj (or
+#: qkv_proj) left on that slice and write outputs o_proj gathers (charged to o_proj), so no activation moves, and
+#: every slice needs every KV-cache byte (MLA's one latent head; for GQA with at least S KV heads an upper bound),
+#: multicast: (S − 1)·K on die. Heads that do not divide by S (128 over 6) are taken as balanced (22 vs 21 heads,
+#: within 5%), an approximation. Only ``best`` reads it; the flat pricer and local_first / striped do not move.
+#: False: ``best`` chooses among local_first, row_split and striped only (round 52's prices).
+HEAD_SPLIT_ON = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +129,8 @@ def _traffic_of(ops: OpTable, s: int, how: str) -> tuple[np.ndarray, np.ndarray]
     if how == "row_split":
         rowable = np.isin(kinds, ROW_SPLIT_KINDS)
         return np.zeros_like(a), np.where(rowable, (s - 1) * w, np.where(split, (s - 1) * a, 0.0))
+    if how == "head_split":  # attention by heads: its KV multicast; every other op as local_first (HEAD_SPLIT_ON)
+        return np.zeros_like(a), np.where(kinds == "attention", (s - 1) * k, np.where(split, (s - 1) * a, 0.0))
     if how == "striped":
         remote = (s - 1) / s * (w + k + a)
         return remote, np.where(split, (s - 1) * a - (s - 1) / s * a, 0.0)
@@ -131,7 +146,8 @@ def slice_traffic(ops: OpTable, die: Die, placement: str) -> SliceTraffic:
     if placement not in PLACEMENTS:
         raise SpecError("placement", f"unknown placement {placement!r}", f"use one of {PLACEMENTS}")
     s, total = die.slices, ops.bytes
-    candidates = ("local_first", "row_split", "striped") if placement == "best" else (placement,)
+    best_of = ("local_first", "row_split") + (("head_split",) if HEAD_SPLIT_ON else ()) + ("striped",)
+    candidates = best_of if placement == "best" else (placement,)
     best = None
     for how in candidates:
         remote, exch = _traffic_of(ops, s, how)
