@@ -219,7 +219,7 @@ jalapeno predict --system jalapeno --isl 8192 --osl 1024 -c 64 --dp 8 --ep 8 --c
 
 `step`, `predict`, `frontier`, `compare`, `audit` and `sensitivity` take `--chip-model` / `--placement`, and name the
 chip model in a line under their output when it is not flat; a `die.*` `--set` under the flat chip is refused (the
-flat chip never reads it).
+flat chip never reads it), and so do `simulate`, `plan` and `report`, which price the flat chip only.
 
 With `--bands`, a measured system keeps no band under the sliced or tiled chip model (its band is validate's error of the flat chip model); the table says so in a `no band for NAME under the sliced chip model` line.
 

@@ -114,3 +114,17 @@ def test_best_prefill_of_deepseek_r1_on_jalapeno_moves_no_attention_activations(
     assert off["slices"]["splits"]["attn.mla_prefill"] == "local_first"
     drop = off["slices"]["on_die_bytes"] - on["slices"]["on_die_bytes"]
     assert drop == pytest.approx(5 * a["act_bytes"], rel=1e-9)
+
+
+def test_commands_without_a_chip_model_refuse_a_die_set(capsys):
+    """simulate, plan and report price the flat chip only: --set die.link_bandwidth_tb_per_s=0.3 gave the flat chip's
+    figures unchanged with no word (simulate printed Jalapeño's flat TPOT). Each now refuses it, naming the commands
+    that price the sliced chip."""
+    die = ("--set", "die.link_bandwidth_tb_per_s=0.3")
+    for args in (
+        "simulate -s jalapeno -m deepseek-r1 --isl 1024 --osl 256 -c 8",
+        "plan -s jalapeno -m deepseek-r1 --chips 8",
+        "report --systems jalapeno,gb300-nvl72 -m deepseek-r1",
+    ):
+        code, out, err = run(capsys, *args.split(), *die)
+        check_error(code, out, err, "--set", "die.link_bandwidth_tb_per_s", args.split()[0], "--chip-model sliced")

@@ -6,6 +6,7 @@ import typer
 from rich.table import Table
 
 from jalapeno.cli.common import console, fmt_si
+from jalapeno.errors import SpecError
 
 CHIP_MODEL_HELP = (
     "flat (one roofline per chip, default), sliced (slices with local HBM joined by an on-die "
@@ -44,6 +45,29 @@ def chip_model_line(pricers) -> str | None:
     if any(isinstance(p, TiledPricer) for p in pricers):
         return "chip model: tiled (GEMM efficiency from the tile mapping); docs/chip.md"
     return None
+
+
+def refuse_die_sets(pricers, command: str) -> None:
+    """Refuse a ``die.*`` ``--set`` on a command that prices the flat chip only (``simulate``, ``plan``, ``report``):
+    the flat chip never reads the on-die keys, so ``simulate --set die.link_bandwidth_tb_per_s=0.3`` gave the flat
+    chip's figures with no word (slice53), where step, predict, frontier and compare refuse it under the flat chip
+    model (cost/sliced.chip_model_pricer). ``pricers``: one pricer or a list (every system of the command).
+
+    Raises:
+        SpecError: naming the key and the commands that price the sliced chip.
+    """
+    prs = pricers if isinstance(pricers, (list, tuple)) else [pricers]
+    for p in prs:
+        origin = getattr(p.system, "origin", None)
+        keys = [k for k, _ in getattr(origin, "overrides", ()) if k.startswith("die.")]
+        if keys:
+            raise SpecError(
+                "--set",
+                f"{keys[0]} changes only the sliced chip model, and {command} prices the flat chip (it has no "
+                "--chip-model)",
+                "drop the die.* override, or price the sliced chip with step, predict, frontier or compare "
+                "--chip-model sliced (docs/chip.md)",
+            )
 
 
 def chip_model_pricers(pricers: list, chip_model: str, placement: str) -> tuple:

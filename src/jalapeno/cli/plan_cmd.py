@@ -16,6 +16,7 @@ from jalapeno.cli.common import (
     print_json,
 )
 from jalapeno.analysis.plan_inputs import MAX_TTFT_HELP
+from jalapeno.cli.chip_opts import refuse_die_sets
 from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
 
 
@@ -189,6 +190,7 @@ def plan(
     _refuse_agentic(workload, system)
     m, wl, prec = _setup(model, workload, isl, osl, precision)
     pr = system_pricer(system, efficiency, sets)
+    refuse_die_sets(pr, "plan")
     s = pr.system
     one_set = _one_set(pr, system, efficiency, sets)
     if (note := tdp_moved_note(s, sets)) is not None:  # the variant's TDP moved the power and $ figures, unsaid

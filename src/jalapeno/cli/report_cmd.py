@@ -18,6 +18,7 @@ from jalapeno.cli.common import (
     print_json,
     say_written,
 )
+from jalapeno.cli.chip_opts import refuse_die_sets
 from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, mtp_unlike, refuse_with_as_deployed
 from jalapeno.cli.system_opts import SETS_OPTION, baseline_name, systems_pricers
 from jalapeno.errors import SpecError, choice_hint
@@ -142,6 +143,7 @@ def report(
     m, wl, prec = _setup(model, workload, isl, osl, precision)
     points, notes = _measured_points(measured, m.name, wl)  # read before the sweep: a bad file is named at once
     syss = systems_pricers(names, efficiency, sets)
+    refuse_die_sets(syss, "report")
     seen = [s.system.name for s in syss]
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:

@@ -84,6 +84,7 @@ def simulate(
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.serve.sim.run import simulate as run_sim
     from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace
+    from jalapeno.cli.chip_opts import refuse_die_sets
     from jalapeno.cli.system_opts import note_unread_efficiency, system_pricer
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.workload import get_workload
@@ -122,6 +123,7 @@ def simulate(
         raise SpecError("--warmup", "applies to a closed loop (--concurrency); an open-loop run counts every "
                         "arrival", "drop --warmup, or use --concurrency C instead of --rate")
     pr = system_pricer(system, efficiency, sets, stack, pricer)
+    refuse_die_sets(pr, "simulate")
     s = pr.system
     check_recipe_serving(rec, prefill is not None and decode is not None)
     prec = resolve_precision(m, precision or (rec.precision if rec else None), run.kv_dtype, attention_dtype,
