@@ -358,7 +358,9 @@ def _click_app():
 
 def _notes_after_parsing(cmd):
     """``cmd`` with each leaf command printing the notes its options' callbacks held (cli/common.defer_note) when
-    it runs, that is once its command line has parsed: a usage error (a missing ``--system``) comes alone."""
+    it runs, that is once its command line has parsed: a usage error (a missing ``--system``) comes alone; and a
+    closed pipe (``| head``) met while the command prints exiting quietly with code 0, as :func:`_output_failed`
+    has it (typer's main turned it into exit 1, so ``set -o pipefail`` scripts failed on ``| head``)."""
     import types
 
     from jalapeno.cli.common import print_deferred_notes
@@ -369,7 +371,10 @@ def _notes_after_parsing(cmd):
 
         def invoke(self, ctx, _run=cmd.invoke):
             print_deferred_notes(ctx)
-            return _run(ctx)
+            try:
+                return _run(ctx)
+            except BrokenPipeError as e:  # typer's main caught it first and exited 1 (break53): quietly, code 0
+                _output_failed(e)
 
         cmd.invoke = types.MethodType(invoke, cmd)
     return cmd
