@@ -46,3 +46,33 @@ def test_an_open_pipe_still_prints():
     """The handler changes nothing when stdout can be written."""
     code, out, err = run_captured("hardware", "show", "h200")
     assert code == 0 and "h200" in out, (code, err)
+
+
+# ---- Ctrl-C: one line and exit 130, at any point of a run ---------------------------------------------------------
+
+
+def _interrupt(*a, **k):
+    raise KeyboardInterrupt
+
+
+def _check_interrupted(code: int, out: str, err: str) -> None:
+    """128 + SIGINT (2) = 130, the shell's code for Ctrl-C; one line on stderr, no traceback."""
+    assert code == 130, (code, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert lines == ["interrupted (Ctrl-C): the command stopped before it finished; run it again for its output"], err
+
+
+def test_ctrl_c_while_a_command_runs_is_one_line(monkeypatch):
+    """Inside the command typer's main turned KeyboardInterrupt into Exit(130): exit 130 and not a word."""
+    monkeypatch.setattr("jalapeno.cli.catalog_cmds.list_systems", _interrupt)
+    _check_interrupted(*run_captured("hardware", "list"))
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line(monkeypatch):
+    """Before typer's main runs (the commands' imports, ~0.3 s of every run) Ctrl-C printed a traceback."""
+    monkeypatch.setattr("jalapeno.cli.app._register", _interrupt)
+    try:
+        result = run_captured("hardware", "list")
+    except KeyboardInterrupt:  # escaped main: Python printed its traceback (and would stop pytest)
+        pytest.fail("KeyboardInterrupt escaped main")
+    _check_interrupted(*result)

@@ -129,7 +129,28 @@ def _flags_without_a_type() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app, turning user errors into one line and exit code 2."""
+    """Entry point: run the app, turning user errors into one line and exit code 2, and Ctrl-C into one line and
+    exit code 130 (:func:`_interrupted`)."""
+    try:
+        _main(argv)
+    except KeyboardInterrupt:  # while the commands load (_register's imports), before typer's main catches it
+        _interrupted()
+
+
+def _interrupted() -> None:
+    """One line on stderr and the shell's exit code for SIGINT (128 + 2), for Ctrl-C at any point of a run: typer
+    turned it into a silent exit 130 once the command ran, and a traceback while the commands loaded (break53)."""
+    try:
+        print(
+            "interrupted (Ctrl-C): the command stopped before it finished; run it again for its output", file=sys.stderr
+        )
+    except (OSError, ValueError):
+        pass
+    sys.exit(130)
+
+
+def _main(argv: list[str] | None) -> None:
+    """:func:`main`'s run, Ctrl-C aside."""
     import warnings
 
     warnings.filterwarnings("ignore", category=RuntimeWarning)  # numpy inf/nan notes: results say it
@@ -142,8 +163,10 @@ def main(argv: list[str] | None = None) -> None:
         _refuse_repeated(sys.argv[1:] if argv is None else argv)
         _refuse_empty(sys.argv[1:] if argv is None else argv)
         code = _click_app()(args=argv, standalone_mode=False)  # what app() runs, built once (_click_app)
+        if code == 130:  # typer >= 0.16 returns an Exit's code here: Ctrl-C is Exit(130)
+            _interrupted()
         sys.stdout.flush()
-        if isinstance(code, int) and code:  # typer >= 0.16 returns an Exit's code here: Ctrl-C is Exit(130)
+        if isinstance(code, int) and code:
             sys.exit(code)
     except JalapenoError as e:
         print(f"error: {_as_typed(e, sys.argv[1:] if argv is None else argv)}", file=sys.stderr)
