@@ -7,10 +7,13 @@ import contextlib
 import io
 import os
 
+import numpy as np
 import pytest
 from cli_runner import run_captured
 
+from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.cli.app import main
+from jalapeno.errors import SpecError
 
 
 def _exit_code_into_closed_pipe(*args: str) -> tuple[int, str]:
@@ -76,3 +79,23 @@ def test_ctrl_c_while_the_commands_load_is_one_line(monkeypatch):
     except KeyboardInterrupt:  # escaped main: Python printed its traceback (and would stop pytest)
         pytest.fail("KeyboardInterrupt escaped main")
     _check_interrupted(*result)
+
+
+# ---- Python API: a grid given as one number -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["concurrency", "batches"])
+@pytest.mark.parametrize("value, shown", [(4, "4"), (np.int64(4), "4"), (np.array(4), "4"), (4.0, "4.0")])
+def test_a_sweep_grid_of_one_number_is_named(name, value, shown):
+    """``SweepOptions(concurrency=4)`` (meaning the one concurrency 4) raised TypeError "object of type 'int' has no
+    len()" from the grid check; it now names the option and the tuple to write."""
+    with pytest.raises(SpecError) as e:
+        SweepOptions(**{name: value})
+    assert str(e.value) == (
+        f"options.{name}: must be a sequence of numbers, got {shown}. Fix: give a tuple, e.g. {name}=({shown},) for "
+        f"one value or {name}=(1, 4, 16, 64)"
+    )
+
+
+def test_a_grid_of_one_value_still_sweeps():
+    assert SweepOptions(concurrency=(4,)).concurrency == (4,)

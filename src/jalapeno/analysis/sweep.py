@@ -80,6 +80,16 @@ PREFILL_HEADROOM = (0, 1)
 SWEEP_OVERLAP = ("auto", "none", "tbo")
 
 
+def _sized(vals) -> bool:
+    """True for a grid ``len`` can count (a tuple, list, range, 1-D array, Series), False for one number
+    (``4``, ``np.int64(4)``, a 0-d array) or a generator."""
+    try:
+        len(vals)
+    except TypeError:
+        return False
+    return True
+
+
 def _shown(v) -> str:
     """A grid value as written: numpy's scalars as their Python value (nan, not np.float64(nan))."""
     return repr(v.item() if isinstance(v, np.generic) else v)
@@ -151,6 +161,13 @@ class SweepOptions:
         from jalapeno.specs.workload import MAX_CONCURRENCY
 
         for name, vals in (("batches", self.batches), ("concurrency", self.concurrency)):
+            if vals is not None and not _sized(vals):  # concurrency=4 raised len()'s TypeError (break53)
+                one = _shown(vals.item() if isinstance(vals, np.ndarray) else vals)  # a 0-d array: its value
+                raise SpecError(
+                    f"options.{name}",
+                    f"must be a sequence of numbers, got {one}",
+                    f"give a tuple, e.g. {name}=({one},) for one value or {name}=(1, 4, 16, 64)",
+                )
             if vals is not None and not len(vals):
                 raise SpecError(f"options.{name}", "is empty", f"give at least one value, e.g. {name}=(1, 4, 16, 64)")
             bad = next(
