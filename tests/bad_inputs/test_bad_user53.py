@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 import pytest
-from cli_runner import run_captured
+from cli_runner import check_error, run, run_captured
 
 from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.cli.app import main
@@ -99,3 +99,44 @@ def test_a_sweep_grid_of_one_number_is_named(name, value, shown):
 
 def test_a_grid_of_one_value_still_sweeps():
     assert SweepOptions(concurrency=(4,)).concurrency == (4,)
+
+
+# ---- explore: a trial count no search needs -----------------------------------------------------------------------
+
+_SPACE = """name = "t"
+base = "jalapeno"
+trials = {trials}
+[objective]
+metrics = ["tok_s_per_kw"]
+[[cases]]
+model = "deepseek-r1"
+workload = "8k1k"
+[params."chip.hbm_stacks"]
+choices = [4, 6]
+"""
+
+
+def test_a_space_of_1e11_trials_is_refused(tmp_path, capsys):
+    """``trials = 100000000000`` started a search of ~17 million hours (0.63 s a trial measured here) behind a
+    progress bar, and created the study first; 1,000,000 (specs/design_space.MAX_TRIALS) is ~10 days at the example's
+    0.84 s a trial."""
+    space = tmp_path / "s.toml"
+    space.write_text(_SPACE.format(trials=10**11))
+    check_error(
+        *run(capsys, "explore", str(space), "--store", str(tmp_path / "st")),
+        "s.toml: trials",
+        "at most 1000000, got 100000000000",
+    )
+    assert not (tmp_path / "st").exists()
+
+
+def test_trials_past_the_bound_on_the_command_line_are_refused(tmp_path, capsys):
+    space = tmp_path / "s.toml"
+    space.write_text(_SPACE.format(trials=200))
+    check_error(
+        *run(capsys, "explore", str(space), "-n", "1000001", "--store", str(tmp_path / "st")),
+        "--trials",
+        "1,000,001 trials is over the 1,000,000-trial plausibility bound",
+        "--trials 200",
+    )
+    assert not (tmp_path / "st").exists()

@@ -64,7 +64,7 @@ def explore(
     from jalapeno.analysis.explore import make_evaluator
     from jalapeno.analysis.explore_full import compare_block
     from jalapeno.analysis.search import importances, open_study, run_search
-    from jalapeno.specs.design_space import load_design_space
+    from jalapeno.specs.design_space import MAX_TRIALS, load_design_space
 
     # first: without the [explore] extra, storage_url made the store folder and the base system was
     # priced before open_study refused, leaving an empty jalapeno-results/ that `results list` then
@@ -82,6 +82,13 @@ def explore(
     n = space.trials if trials is None else trials
     if n < 1:
         raise SpecError("--trials", f"must be at least 1, got {n}", "give --trials 100, say")
+    if n > MAX_TRIALS:  # the space's own trials are bounded where it is read (specs/design_space.DesignSpace)
+        raise SpecError(
+            "--trials",
+            f"{n:,} trials is over the {MAX_TRIALS:,}-trial plausibility bound (a search converges in hundreds; "
+            "examples/explore_700w.toml runs 200)",
+            "give --trials 200, say; --resume continues a stored study later",
+        )
     if batch < 1 or workers < 1:  # here, not only in run_search: that ran after the study was created,
         # so the corrected rerun was refused ('a study named ... is already in ...; add --resume')
         opt, v = ("--batch", batch) if batch < 1 else ("--workers", workers)  # the one given wrong, not both

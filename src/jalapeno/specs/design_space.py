@@ -56,6 +56,12 @@ from jalapeno.errors import SpecError, choice_hint
 from jalapeno.specs.derived_expr import PARAM_REF, evaluate
 from jalapeno.specs.schema_errors import describe
 
+#: Most trials one search may ask for: a named plausibility bound, not a measurement. A design search converges in
+#: hundreds of trials (examples/explore_700w.toml runs 200, ~3 minutes); a million at that example's measured 0.84 s
+#: a trial (167 s for 200, cli/explore_cmd.LONG_RUN_S) is ~10 days on one worker, and ``trials = 100000000000``
+#: started a run of ~17 million hours behind a progress bar (break53). A longer search continues with ``--resume``.
+MAX_TRIALS = 1_000_000
+
 #: objective metric → direction
 METRICS = {
     "tok_s_per_kw": "maximize",
@@ -218,7 +224,7 @@ class DesignSpace(_Strict):
     name: str = Field(min_length=1, max_length=100)
     base: str
     seed: int = Field(default=0, ge=0, le=2**32 - 1, strict=True)
-    trials: int = Field(default=100, ge=1, strict=True)  # trials = true ran one trial
+    trials: int = Field(default=100, ge=1, le=MAX_TRIALS, strict=True)  # trials = true ran one trial
     objective: Objective
     cases: list[Case] = Field(min_length=1)
     params: dict[str, Param] = Field(min_length=1)
