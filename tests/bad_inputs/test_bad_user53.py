@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 import pytest
-from cli_runner import check_error, run, run_captured
+from cli_runner import check_error, error_line, run, run_captured
 
 from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.cli.app import main
@@ -140,3 +140,37 @@ def test_trials_past_the_bound_on_the_command_line_are_refused(tmp_path, capsys)
         "--trials 200",
     )
     assert not (tmp_path / "st").exists()
+
+
+# ---- compare: a plain --set refused on one of several systems names that system ----------------------------------
+
+
+def test_a_shared_set_refused_on_one_system_names_it(capsys):
+    """A plain --set sets every compared system; gb300-nvl72 has no tray level (rack, cluster) while jalapeno's first
+    level is its 8-chip tray (data/systems): the error listed 'rack, cluster' as if of jalapeno, naming neither."""
+    code, out, err = run(capsys, "compare", "-s", "jalapeno,gb300-nvl72", "--set", "levels.tray.chips=4", "--json")
+    assert error_line(code, out, err) == (
+        "error: --set: levels.tray.chips: no link level named 'tray' (on gb300-nvl72, one of the 2 compared systems). "
+        "Fix: use one of rack, cluster (or an index 0-1); a plain --set sets every compared system: give it to one as "
+        "--set NAME:levels.tray.chips=4, e.g. --set jalapeno:levels.tray.chips=4"
+    )
+
+
+def test_a_value_refused_on_one_system_names_it(capsys):
+    """250 GiB usable fits gb300-nvl72's 288 GiB but not jalapeno's 216 GiB (data/systems): name jalapeno."""
+    code, out, err = run(capsys, "compare", "-s", "jalapeno,gb300-nvl72", "--set", "chip.hbm_usable_gib=250", "--json")
+    check_error(
+        code,
+        out,
+        err,
+        "usable 250 GiB exceeds chip.hbm_capacity_gib, 216 GiB (on jalapeno, one of the 2",
+        "--set gb300-nvl72:chip.hbm_usable_gib=250",
+    )
+
+
+def test_a_named_set_keeps_its_message_without_the_plain_hint(capsys):
+    code, out, err = run(
+        capsys, "compare", "-s", "jalapeno,gb300-nvl72", "--set", "gb300-nvl72:levels.tray.chips=4", "--json"
+    )
+    line = error_line(code, out, err)
+    assert "(on gb300-nvl72, one of the 2 compared systems)" in line and "a plain --set" not in line, line
