@@ -159,6 +159,7 @@ def _main(argv: list[str] | None) -> None:
     from jalapeno.cli import common
 
     common.ARGV[:] = sys.argv[1:] if argv is None else list(argv)  # check_writable: an output over an input
+    common.console.on_broken_pipe = _closed_pipe  # rich's own exited 1
     try:
         _refuse_repeated(sys.argv[1:] if argv is None else argv)
         _refuse_empty(sys.argv[1:] if argv is None else argv)
@@ -220,6 +221,14 @@ def _encoding_failed(e: UnicodeEncodeError) -> None:
         file=sys.stderr,
     )
     sys.exit(2)  # stderr escapes what its encoding cannot show (Python's backslashreplace)
+
+
+def _closed_pipe() -> None:
+    """The CLI console's ``on_broken_pipe`` (rich calls it when stdout's reader has gone): raise, so that the closed
+    pipe reaches :func:`_output_failed` (quiet, code 0), where rich's own exited 1 (break53)."""
+    import errno
+
+    raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
 
 def _output_failed(e: OSError) -> None:

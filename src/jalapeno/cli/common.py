@@ -16,19 +16,8 @@ from rich.console import Console
 #: Wide enough for the comparison tables when stdout is not a terminal (pipes, CI logs). Markup is
 #: off: every string printed is literal, so a user's name, description or source holding square
 #: brackets (``my-h200 [/bold]``) prints as written; styles are given as rich ``Text``/``style=``.
-class _Console(Console):
-    """rich's console, except that a closed pipe (``jalapeno hardware show h200 | head -1``) raises
-    ``BrokenPipeError`` for the CLI's one handler (cli/app._output_failed: quiet, exit 0), where rich's own
-    ``on_broken_pipe`` exited 1 (break53)."""
-
-    def on_broken_pipe(self) -> None:
-        import errno
-
-        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
-
-
-console = _Console(width=shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160,
-                   markup=False)
+console = Console(width=shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160,
+                  markup=False)
 
 
 def _clean(o: Any) -> Any:

@@ -82,7 +82,9 @@ def explore(
     n = space.trials if trials is None else trials
     if n < 1:
         raise SpecError("--trials", f"must be at least 1, got {n}", "give --trials 100, say")
-    if n > MAX_TRIALS:  # the space's own trials are bounded where it is read (specs/design_space.DesignSpace)
+    if n > MAX_TRIALS:  # a search converges in hundreds of trials (the example's 200 ran 167 s, 0.84 s a trial: a
+        # million is ~10 days on one worker); 1e11 started ~17 million hours behind a bar (break53). The file's
+        # trials are bounded where it is read (specs/design_space.DesignSpace).
         raise SpecError(
             "--trials",
             f"{n:,} trials is over the {MAX_TRIALS:,}-trial plausibility bound (a search converges in hundreds; "

@@ -428,32 +428,14 @@ def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list
         SpecError: a ``NAME:`` that is not among ``names``; a plain ``name=X`` given to several systems;
             as :func:`system_pricer`.
     """
+    from jalapeno.cli.usage_errors import system_named
+
     per = per_system_sets(names, sets)
     out = []
     for n in names:
-        try:
+        with system_named(n, names, sets):  # a plain --set refused on one of them names it (break53)
             out.append(system_pricer(n, efficiency, per[n], (stacks or {}).get(n, stack), pricer))
-        except SpecError as e:
-            raise _on_system(e, n, names, sets) from None
     return out
-
-
-def _on_system(e: SpecError, name: str, names: list[str], sets: list[str] | None) -> SpecError:
-    """``e``, an override refused on one of several compared systems, naming that system and, for a plain
-    ``KEY=VALUE`` (set on every system), the ``NAME:KEY=VALUE`` spelling: ``compare -s jalapeno,gb300-nvl72 --set
-    levels.tray.chips=1`` read "no link level named 'tray'. Fix: use one of rack, cluster", of gb300-nvl72 while
-    jalapeno has a tray (break53)."""
-    if len(names) < 2 or not e.field.startswith("--set: "):
-        return e
-    key = e.field.removeprefix("--set: ")
-    plain = next((f"{key}={s.partition('=')[2].strip()}" for s in sets or ()
-                  if ":" not in s.partition("=")[0] and s.partition("=")[0].strip() == key), None)
-    fix = e.fix
-    if plain is not None:
-        other = next(n for n in names if n != name)
-        fix += (f"; a plain --set sets every compared system: give it to one as --set NAME:{plain}, e.g. --set "
-                f"{other}:{plain}")
-    return type(e)(e.field, f"{e.problem} (on {name}, one of the {len(names)} compared systems)", fix)
 
 
 def per_system_sets(names: list[str], sets: list[str] | None) -> dict[str, list[str]]:

@@ -10,6 +10,9 @@ line name (cli/app._command).
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+
+from jalapeno.errors import SpecError
 
 
 def flags(cmd) -> set[str]:
@@ -177,3 +180,34 @@ def click_exception() -> type:
     except ImportError:  # older typer depends on click itself
         from click.exceptions import ClickException
     return ClickException
+
+
+@contextmanager
+def system_named(name: str, names: list[str], sets: list[str] | None):
+    """Re-raise a ``--set`` refused while loading ``name``, one of several compared ``names``, naming that system
+    and, for a plain ``KEY=VALUE`` (set on every system), the ``NAME:KEY=VALUE`` spelling: ``compare -s
+    jalapeno,gb300-nvl72 --set levels.tray.chips=1`` read "no link level named 'tray'. Fix: use one of rack,
+    cluster", of gb300-nvl72 while jalapeno has a tray (break53). One system: the error as raised.
+
+    Raises:
+        SpecError: the refusal, its system named.
+    """
+    try:
+        yield
+    except SpecError as e:
+        if len(names) < 2 or not e.field.startswith("--set: "):
+            raise
+        key = e.field.removeprefix("--set: ")
+        plain = next(
+            (
+                f"{key}={s.partition('=')[2].strip()}"
+                for s in sets or ()
+                if ":" not in s.partition("=")[0] and s.partition("=")[0].strip() == key
+            ),
+            None,
+        )
+        fix = e.fix
+        if plain is not None:
+            other = next(n for n in names if n != name)
+            fix += f"; a plain --set sets every compared system: give it to one as --set NAME:{plain}, e.g. --set {other}:{plain}"
+        raise type(e)(e.field, f"{e.problem} (on {name}, one of the {len(names)} compared systems)", fix) from None

@@ -56,10 +56,7 @@ from jalapeno.errors import SpecError, choice_hint
 from jalapeno.specs.derived_expr import PARAM_REF, evaluate
 from jalapeno.specs.schema_errors import describe
 
-#: Most trials one search may ask for: a named plausibility bound, not a measurement. A design search converges in
-#: hundreds of trials (examples/explore_700w.toml runs 200, ~3 minutes); a million at that example's measured 0.84 s
-#: a trial (167 s for 200, cli/explore_cmd.LONG_RUN_S) is ~10 days on one worker, and ``trials = 100000000000``
-#: started a run of ~17 million hours behind a progress bar (break53). A longer search continues with ``--resume``.
+#: Most trials one search may ask for (the file's trials, --trials): a named plausibility bound (docs/explore.md).
 MAX_TRIALS = 1_000_000
 
 #: objective metric → direction
