@@ -174,3 +174,29 @@ def test_a_named_set_keeps_its_message_without_the_plain_hint(capsys):
     )
     line = error_line(code, out, err)
     assert "(on gb300-nvl72, one of the 2 compared systems)" in line and "a plain --set" not in line, line
+
+
+# ---- a --memory-fraction that fits nothing is named ---------------------------------------------------------------
+
+
+def test_a_memory_fraction_that_fits_no_layout_is_named(capsys):
+    """1% of Jalapeño's 216 GiB usable HBM (data/systems/jalapeno.toml) is 2.2 GiB a chip: no layout the sweep tries
+    holds DeepSeek-R1's 671B FP8 parameters (~625 GiB) in it. The error blamed the precision and the system and named
+    neither the fraction given nor raising it."""
+    code, out, err = run(capsys, "frontier", "-s", "jalapeno", "--memory-fraction", "0.01", "--json")
+    check_error(
+        code,
+        out,
+        err,
+        "in the engine's memory fraction 0.01 of usable HBM",
+        "Fix: raise the memory fraction (0.01 given",
+    )
+
+
+def test_an_agentic_memory_fraction_that_fits_no_layout_is_named(capsys):
+    code, out, err = run(
+        capsys, "compare", "-s", "jalapeno", "-w", "agentic:coding-agent", "--memory-fraction", "0.01", "--json"
+    )
+    check_error(
+        code, out, err, "no aggregated layout of deepseek-r1 fits on jalapeno in the engine's memory fraction 0.01"
+    )

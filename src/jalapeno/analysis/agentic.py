@@ -93,8 +93,10 @@ def sweep_agentic(model: ModelSpec, pricer: Pricer, spec: AgenticSpec, precision
                     idx.append(np.full(len(p), len(deps)))
                     deps.append(d)
                     parts.append(p)
-    if not parts:
-        raise InfeasibleDeployment("deployment", f"no aggregated layout of {model.name} fits on {pricer.system.name}",
+    if not parts:  # a --memory-fraction that fits nothing is named (break53)
+        frac = "" if opt.memory_fraction is None else f" in the engine's memory fraction {opt.memory_fraction:g}"
+        raise InfeasibleDeployment("deployment", f"no aggregated layout of {model.name} fits on {pricer.system.name}"
+                                   f"{frac}", ("raise the memory fraction, " if frac else "") +
                                    "use a smaller precision or a bigger system")
     from dataclasses import fields
 

@@ -465,13 +465,16 @@ def sweep(
                     parts.append(pts)
                     idx.append(np.array([made[x, y] for x, y in zip(xs.tolist(), ys.tolist())]))
     if not parts:
+        frac = opt.memory_fraction  # --memory-fraction 0.01 fit nothing, and the error named neither it nor the fix
         raise InfeasibleDeployment(
             "deployment",
             f"no layout of {model.name} ({precision.name}) fits on {system.name} "
-            f"within {opt.max_stage_factor}x its scale-up domain",
+            f"within {opt.max_stage_factor}x its scale-up domain"
+            + ("" if frac is None else f" in the engine's memory fraction {frac:g} of usable HBM"),
             # 'allow wider stages (max_stage_factor)' named no option of frontier, compare, plan, audit or
             # sensitivity: only a design space's [sweep] table sets it (break49)
-            "use a smaller precision (-p) or a system with more HBM per chip (an explore design space's "
+            ("" if frac is None else f"raise the memory fraction ({frac:g} given; e.g. 0.9), ")
+            + "use a smaller precision (-p) or a system with more HBM per chip (an explore design space's "
             "[sweep] max_stage_factor allows wider stages)",
         )
     return SweepResult(model.name, system.name, wl, precision.name, concat_points(parts), deps, np.concatenate(idx))
