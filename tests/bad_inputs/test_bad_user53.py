@@ -200,3 +200,18 @@ def test_an_agentic_memory_fraction_that_fits_no_layout_is_named(capsys):
     check_error(
         code, out, err, "no aggregated layout of deepseek-r1 fits on jalapeno in the engine's memory fraction 0.01"
     )
+
+
+# ---- a trace: one arrival far past the others is that row's slip, not an epoch clock ------------------------------
+
+
+def test_one_huge_arrival_among_seconds_names_its_row(capsys, tmp_path):
+    """Arrivals 0, 1e300, 2 s: the error guessed the first arrival's unit (0 s: 'epoch milliseconds?. Fix: divide by
+    1e3', which leaves 1e297 s) and named no row; 1e300 s is past 1e11 s (3,200 years) while the trace starts at 0 s."""
+    p = tmp_path / "t.csv"
+    p.write_text("arrival_s,input_tokens,output_tokens\n0,100,10\n1e300,100,10\n2,100,10\n")
+    code, out, err = run(capsys, "simulate", "-s", "jalapeno", "-w", str(p), "--json")
+    assert error_line(code, out, err) == (
+        "error: t.csv: row 2 (line 3): arrival_s: 1e+300 s is over 1e+11 s (3,200 years) while the first arrival is "
+        "0 s. Fix: give every arrival_s in seconds on one clock"
+    )

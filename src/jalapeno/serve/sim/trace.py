@@ -443,6 +443,11 @@ def read_trace(path: str | Path) -> Trace:
         raise err
     first = float(arr.min())
     if float(arr.max()) >= NOT_SECONDS_ABOVE:
+        if first < NOT_SECONDS_ABOVE:  # seconds beside 1e300: that row's slip, not an epoch clock (break53)
+            k = int(np.flatnonzero(arr >= NOT_SECONDS_ABOVE)[0])
+            raise SpecError(f"{p.name}: {where(k)}: arrival_s", f"{arr[k]:.3g} s is over {NOT_SECONDS_ABOVE:.0e} s "
+                            f"(3,200 years) while the first arrival is {first:g} s", "give every arrival_s in "
+                            "seconds on one clock")
         unit = "nanoseconds" if first >= 1e17 else "microseconds" if first >= 1e14 else "milliseconds"
         raise SpecError(f"{p.name}: arrival_s", f"values up to {arr.max():.3g} are not seconds (epoch {unit}?)",
                         f"give seconds: divide by {_PER_S[unit]}")
