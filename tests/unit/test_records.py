@@ -55,7 +55,8 @@ HEADLINE_KEYS = ["peak_throughput_per_chip", "peak_output_throughput_per_chip", 
                  "efficiency_source", "vendor_verified", "points_evaluated"]
 #: bound31: appended after the optional ``bands`` (earlier keys unchanged)
 HEADLINE_PREFILL = ["prefill_bound_at_peak", "prefill_chip_share_at_peak", "prefill_bound_at_max_interactivity",
-                    "prefill_chip_share_at_max_interactivity"]
+                    "prefill_chip_share_at_max_interactivity",
+                    "limit_at_peak", "limit_at_max_interactivity"]  # cap53: appended (earlier keys unchanged)
 RATIO_KEYS = ["vs", "peak_ratio", "max_interactivity_ratio", "min_e2e_ratio", "iso_interactivity", "tiers",
               "tiers_tok_s_per_kw"]
 OPTIONS = SweepOptions(serving="agg", concurrency=(4.0, 16.0, 64.0, 256.0))

@@ -160,6 +160,47 @@ def point_bound(p) -> str:
     return bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share)
 
 
+LIMIT_TEXT_FIELD = "limit_text"  #: frontier --json's (per point) and predict --json's :func:`cap_text` words (cap53)
+
+
+def cap_text(limit: str) -> str:
+    """What capped a point's decode batch (its admission cap, ``PointRecord.limit``) in one wording for every
+    command that names it (cap53): predict, frontier (column, --json ``limit_text``), the chart's hover, compare's
+    headline and why table, the report page. ``limit`` is the cap's name as the serving model sets it
+    (serve/analytic.aggregated_batch_cap, serve/disagg.decode_curve, serve/sessions): ``kv_capacity`` (the HBM
+    left after the weights holds the KV of no more sequences, deploy/memory_fit), ``max_running`` (the engine's
+    running-request limit or its default backstop), ``max_tokens_per_step`` (the engine's token budget),
+    ``prefill_budget`` (the prefill chunk budget), with `` (queueing)`` when the excess requests wait for admission;
+    ``""`` when no cap binds (the batch is the load's). Returns ``""`` for no cap.
+
+    >>> cap_text("kv_capacity"), cap_text("max_running (queueing)"), cap_text("")
+    ('capped by kv_capacity', 'capped by max_running (queueing)', '')
+    """
+    return f"capped by {limit}" if limit else ""
+
+
+def with_cap(bound: str, limit: str) -> str:
+    """A bound cell (:func:`bound_cell`) and, where one binds, the cap on the decode batch after it (cap53): the
+    bound says which spec's speed sets the step time, the cap which limit (HBM capacity, an engine limit) stops
+    the batch from growing to the load's.
+
+    >>> with_cap("hbm_bandwidth", "kv_capacity"), with_cap("compute", "")
+    ('hbm_bandwidth; capped by kv_capacity', 'compute')
+    """
+    return f"{bound}; {cap_text(limit)}" if limit else bound
+
+
+def point_bound_capped(p) -> str:
+    """:func:`point_bound` then the point's cap (:func:`with_cap`), as frontier's column and the chart's hover
+    print it (cap53).
+
+    >>> from types import SimpleNamespace as P
+    >>> point_bound_capped(P(bound="compute", prefill_bound="", prefill_chip_share=0.0, limit="kv_capacity"))
+    'compute; capped by kv_capacity'
+    """
+    return with_cap(point_bound(p), p.limit)
+
+
 def prefill_chip_share(prefill_chips: float, chips: float) -> float:
     """A point's prefill-pool chips over its chips, 0-1 (0 aggregated, or with no chips): one rule for
     :attr:`PointRecord.prefill_chip_share` and the headline's ``prefill_chip_share_at_*``.
@@ -414,6 +455,10 @@ class Headline(_Record):
     prefill_chip_share_at_peak: float = 0.0
     prefill_bound_at_max_interactivity: str = ""
     prefill_chip_share_at_max_interactivity: float = 0.0
+    #: appended (cap53): what capped the peak's and the fastest point's decode batch (PointRecord.limit:
+    #: ``kv_capacity``, ``max_running``, ...; :func:`cap_text`); "" when no cap binds there
+    limit_at_peak: str = ""
+    limit_at_max_interactivity: str = ""
 
 
 @dataclass(frozen=True, slots=True)

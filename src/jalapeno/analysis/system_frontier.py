@@ -204,6 +204,8 @@ def headline(sf: SystemFrontier) -> Headline:
         prefill_chip_share_at_peak=_share(p, i_peak),
         prefill_bound_at_max_interactivity=str(p.prefill_bound[i_fast]),
         prefill_chip_share_at_max_interactivity=_share(p, i_fast),
+        limit_at_peak=str(p.limit[i_peak]),
+        limit_at_max_interactivity=str(p.limit[i_fast]),
     )
 
 

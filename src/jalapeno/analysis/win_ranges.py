@@ -227,7 +227,9 @@ def iso_bounds(rows: Mapping[str, list[dict]], a, b) -> None:
     point of each side nearest its speed and that point's bound: ``point_a`` / ``point_b`` (index into the system's
     frontier, null when that side never reaches the speed) and ``bound_a`` / ``bound_b`` (``compute``,
     ``hbm_bandwidth``, ... or ``decode X; prefill Y (S of chips)`` disaggregated: analysis/records.bound_cell; ``""``
-    when unreachable). ``a``, ``b``: the two systems' :class:`~jalapeno.analysis.system_frontier.SystemFrontier`.
+    when unreachable), and ``limit_a`` / ``limit_b``: what capped that point's decode batch (``kv_capacity``,
+    ``max_running``, ...: PointRecord.limit, analysis/records.cap_text; ``""`` when none binds or unreachable; cap53).
+    ``a``, ``b``: the two systems' :class:`~jalapeno.analysis.system_frontier.SystemFrontier`.
     Changes ``rows`` in place. The nearest point is one side of the log-log interpolation the ratio reads, the one
     closer in log speed: its bound says which spec moves that side there (docs/metrics.md §4, §6)."""
     from jalapeno.analysis.records import bound_cell, prefill_chip_share
@@ -237,9 +239,14 @@ def iso_bounds(rows: Mapping[str, list[dict]], a, b) -> None:
     picks = {}
     for side, sf in (("a", a), ("b", b)):
         idx = nearest_points(sf.x, xq)
-        pts, cells = sf.sweep.points, []  # the point's fields as its PointRecord reads them (records._point_fields)
+        pts, cells, caps = (
+            sf.sweep.points,
+            [],
+            [],
+        )  # the point's fields as its PointRecord reads them (records._point_fields)
         for i in idx:
             j = None if i is None else int(sf.frontier[i])
+            caps.append("" if j is None else str(pts.limit[j]))
             cells.append(
                 ""
                 if j is None
@@ -247,9 +254,10 @@ def iso_bounds(rows: Mapping[str, list[dict]], a, b) -> None:
                     str(pts.bound[j]), str(pts.prefill_bound[j]), prefill_chip_share(pts.prefill_chips[j], pts.chips[j])
                 )
             )
-        picks[side] = (idx, cells)
+        picks[side] = (idx, cells, caps)
     for kind_rows in rows.values():
         for j, r in enumerate(kind_rows):
             for side in ("a", "b"):
                 r[f"point_{side}"] = picks[side][0][j]
                 r[f"bound_{side}"] = picks[side][1][j]
+                r[f"limit_{side}"] = picks[side][2][j]

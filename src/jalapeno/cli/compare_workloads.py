@@ -110,7 +110,7 @@ def _ratio_cell(c: Mapping) -> str:
 def workload_tables(docs: Mapping[str, Mapping]) -> list[Table]:
     """The tables across workloads from each workload's compare document: ratios, where it wins, bound at peak."""
     from jalapeno.analysis.ratio_bands import END_RTOL, TAIL_FRACTION
-    from jalapeno.analysis.records import bound_cell
+    from jalapeno.analysis.records import bound_cell, with_cap
     from jalapeno.analysis.win_ranges import EVEN_BAND
     from jalapeno.report.win_tables import segments_text
 
@@ -136,7 +136,11 @@ def workload_tables(docs: Mapping[str, Mapping]) -> list[Table]:
         f"as compare's 'where it wins' table: wins above {1 + EVEN_BAND:.2f}x, loses below 1/{1 + EVEN_BAND:.2f}, even "
         f"between; in the tail: a frontier within {END_RTOL:.0%} of its end or below {TAIL_FRACTION:.0%} of its peak",
     )
-    bounds = table("bound at peak by workload", "the bound of each system's peak point (docs/metrics.md §4)")
+    bounds = table(
+        "bound at peak by workload",
+        "the bound of each system's peak point, then what capped its decode batch where a cap binds (capped by "
+        "kv_capacity: the HBM holds the KV of no more sequences; docs/metrics.md §4)",
+    )
     for n in systems:
         rc, wc, bc = [n], [n], [n]
         for d in docs.values():
@@ -155,8 +159,11 @@ def workload_tables(docs: Mapping[str, Mapping]) -> list[Table]:
             )
             h = s["headline"]
             bc.append(
-                bound_cell(
-                    h["bound_at_peak"], h.get("prefill_bound_at_peak", ""), h.get("prefill_chip_share_at_peak", 0.0)
+                with_cap(
+                    bound_cell(
+                        h["bound_at_peak"], h.get("prefill_bound_at_peak", ""), h.get("prefill_chip_share_at_peak", 0.0)
+                    ),
+                    h.get("limit_at_peak", ""),  # its cap, as compare's headline (cap53)
                 )
             )
         ratios.add_row(*rc)

@@ -253,10 +253,13 @@ def frontier(
     if json_out:  # its points' usd_per_mtok with what the $/chip-hour rests on, and its watts' sources (ux53)
         from jalapeno.analysis.price_reason import system_basis
 
-        from jalapeno.analysis.records import BOUND_TEXT_FIELD, point_bound
+        from jalapeno.analysis.records import BOUND_TEXT_FIELD, LIMIT_TEXT_FIELD, cap_text, point_bound
 
         d = rec.as_dict()  # each point's bound in compare's words beside its fields (ux53)
-        d["frontier"] = [{**q, BOUND_TEXT_FIELD: point_bound(p)} for q, p in zip(d["frontier"], rec.frontier)]
+        d["frontier"] = [  # and its cap in the same words, "" for none (cap53)
+            {**q, BOUND_TEXT_FIELD: point_bound(p), LIMIT_TEXT_FIELD: cap_text(p.limit)}
+            for q, p in zip(d["frontier"], rec.frontier)
+        ]
         print_json({**d, BASIS_FIELD: system_basis(s), POWER_BASIS_FIELD: power_basis(s)})
         return
     from jalapeno.report.narrow import fit_width

@@ -267,7 +267,7 @@ def predict(
         power_basis_lines,
         system_basis,
     )
-    from jalapeno.analysis.records import BOUND_TEXT_FIELD, point_bound
+    from jalapeno.analysis.records import BOUND_TEXT_FIELD, LIMIT_TEXT_FIELD, cap_text, point_bound
     from jalapeno.serve.limits import running_cap, running_cap_text
 
     cap = running_cap(m, pr, dep, wl)  # the deployment's max_running is null where the decode KV pool caps (ux50)
@@ -278,6 +278,7 @@ def predict(
                 "running_cap": cap,
                 BOUND_TEXT_FIELD: point_bound(point),  # its bound in compare's words (ux53)
                 "chip_model": {"model": chip_model, "placement": getattr(pr, "placement_used", "")},
+                LIMIT_TEXT_FIELD: cap_text(point.limit),  # its cap in the same words, "" for none (cap53)
                 BASIS_FIELD: system_basis(s),
                 POWER_BASIS_FIELD: power_basis(s),  # where its watts come from, as compare --json (ux53)
                 **({"engine_memory": memory} if memory else {}),

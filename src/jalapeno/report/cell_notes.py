@@ -104,6 +104,35 @@ def bound_caption(bounds: Collection[str]) -> str:
     return "bound: the largest share of the step's time — " + "; ".join(f"{b}: {BOUND_MEANING[b]}" for b in named)
 
 
+#: What each admission cap a table prints means (PointRecord.limit; docs/metrics.md §4, ``limit``): the limit that
+#: stopped the decode batch growing to the load's. compare printed only the bound, which hid that the HBM's capacity
+#: (not its bandwidth) set a peak (cap53).
+CAP_MEANING = {
+    "kv_capacity": "the HBM left after the weights holds the KV cache of no more sequences (deploy/memory_fit)",
+    "max_running": "the engine's running-request limit (max_num_seqs, or the 4,096 backstop)",
+    "max_tokens_per_step": "the engine's token budget per step (max_num_batched_tokens)",
+    "prefill_budget": "the prefill chunks the step's token budget leaves room for",
+    "prefill_capacity": "a disaggregated prefill pool at its 0.95 utilisation ceiling",
+}
+
+
+def cap_caption(limits: Collection[str]) -> str:
+    """The line under a table that explains the caps it prints (``limits``: PointRecord.limit values in its cells,
+    ``" (queueing)"`` suffixes and "" allowed; unknown ones are skipped), "" for none, in :data:`CAP_MEANING`'s order.
+
+    >>> cap_caption(["kv_capacity", "", "kv_capacity (queueing)"])
+    "capped by X: what stopped the decode batch growing to the load's (the bound then prices the capped batch; (queueing): the excess requests wait for admission) — kv_capacity: the HBM left after the weights holds the KV cache of no more sequences (deploy/memory_fit)"
+    """
+    seen = {str(x).removesuffix(" (queueing)") for x in limits}
+    named = [c for c in CAP_MEANING if c in seen]
+    if not named:
+        return ""
+    return (
+        "capped by X: what stopped the decode batch growing to the load's (the bound then prices the capped batch; "
+        "(queueing): the excess requests wait for admission) — " + "; ".join(f"{c}: {CAP_MEANING[c]}" for c in named)
+    )
+
+
 def frontier_peaks(d: ComparisonRecord, name: str) -> tuple[float, float]:
     """(peak tok/s/chip of ``name``'s frontier, of the baseline's), for :func:`end_flag`."""
 

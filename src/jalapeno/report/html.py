@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jalapeno.analysis.records import point_bound
+from jalapeno.analysis.records import point_bound_capped
 from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 
@@ -36,7 +36,7 @@ def hover_text(p: PointRecord) -> str:
     mtp = d.mtp
     return (
         f"{_esc(d.label)}<br>chips {p.chips:.0f} · conc. cap {p.concurrency:,.0f} · in flight {p.in_flight:,.0f}"
-        f"<br>bound: {_esc(point_bound(p))}{(' · limit: ' + _esc(p.limit)) if p.limit else ''}"
+        f"<br>bound: {_esc(point_bound_capped(p))}"
         f"<br>TTFT {p.ttft_s * 1e3:.0f} ms · TPOT {p.tpot_s * 1e3:.1f} ms · E2E {p.e2e_s:.1f} s"
         f"<br>{p.throughput_per_chip:.0f} tok/s/chip · {p.interactivity:.1f} tok/s/user"
         + (f"<br>MTP k={mtp.draft_tokens} α={mtp.acceptance}" if mtp else "")

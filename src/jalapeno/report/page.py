@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
-from jalapeno.analysis.records import bound_cell
+from jalapeno.analysis.records import bound_cell, with_cap
 from jalapeno.errors import SpecError
-from jalapeno.report.cell_notes import (BELOW_START, ESTIMATE_MARK, below_start_flag, bound_caption, end_flag,
-                                       estimate_caption, frontier_peaks, unreachable_tier)
+from jalapeno.report.cell_notes import (BELOW_START, ESTIMATE_MARK, below_start_flag, bound_caption, cap_caption,
+                                       end_flag, estimate_caption, frontier_peaks, unreachable_tier)
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.win_tables import bound_parts, power_ratio_line, where_wins_parts
 from jalapeno.report.html import _esc, hover_text
@@ -45,6 +45,7 @@ from jalapeno.report.tables import (
     uncovered_lines,
     band_peaks,
     headline_bounds,
+    headline_limits,
     power_caption,
     usd_text,
 )
@@ -235,11 +236,12 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
                   _fmt(h.peak_output_throughput_per_chip, ",.0f"),
                   _fmt(h.peak_tok_s_per_kw[conv], ",.0f") + e(band(h, "peak_tok_s_per_kw", ",.0f", conv)),
                   e(usd_text(h.usd_per_mtok_at_peak) + est(n)),
-                  e(bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak)),
+                  e(with_cap(bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak),
+                             h.limit_at_peak)),
                   e(peak_load(fr.frontier)),
                   _fmt(h.max_interactivity, ",.1f") + e(band(h, "max_interactivity", ",.1f")),
-                  e(bound_cell(h.bound_at_max_interactivity, h.prefill_bound_at_max_interactivity,
-                               h.prefill_chip_share_at_max_interactivity)),
+                  e(with_cap(bound_cell(h.bound_at_max_interactivity, h.prefill_bound_at_max_interactivity,
+                                        h.prefill_chip_share_at_max_interactivity), h.limit_at_max_interactivity)),
                   _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]
                  for n, fr in rec.systems.items() for h in [fr.headline]]
     head_rows += [[e(n), "infeasible", *["-"] * 8, e(f"cannot run the model: {why}")]  # as the terminal's table: the
@@ -251,7 +253,8 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
            f'<p class="note">{e(TOKENS_CAPTION)}. {e(power_caption(rec))}.</p>'
            + (f'<p class="note">{e(line)}.</p>' if (line := power_ratio_line(rec)) else ""),
            f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>' + caption,
-           f'<p class="note">{e(bound_caption(headline_bounds(rec)))}.</p>']
+           f'<p class="note">{e(bound_caption(headline_bounds(rec)))}.</p>'
+           + (f'<p class="note">{e(cap)}.</p>' if (cap := cap_caption(headline_limits(rec))) else "")]
     if any(fr.headline.bands is not None for fr in rec.systems.values()):  # the terminal's band legend and its
         out += [f'<p class="note">{e(x)}.</p>' for x in (HEADLINE_BAND_CAPTION, *uncovered_lines(rec))]  # no-band lines
     first = next(iter(rec.comparisons.values()))

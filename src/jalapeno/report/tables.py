@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from jalapeno.analysis.power_cost import usd_text
-from jalapeno.analysis.records import bound_cell, point_bound
+from jalapeno.analysis.records import bound_cell, point_bound_capped, with_cap
 from jalapeno.errors import SpecError
 from jalapeno.report.compare_cells import (  # noqa: F401 (re-exported: split from here, round 50)
     WIDE_BAND,
@@ -37,6 +37,7 @@ from jalapeno.report.cell_notes import (
     BELOW_START_NOTE,
     ESTIMATE_MARK,
     bound_caption,
+    cap_caption,
     estimate_caption,
     frontier_peaks,
     unreachable_tier,
@@ -169,13 +170,18 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
             _f(h.peak_output_throughput_per_chip, ",.0f"),
             _f(h.peak_tok_s_per_kw[conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
             usd_text(h.usd_per_mtok_at_peak) + est(name),
-            bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak),
+            with_cap(
+                bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak), h.limit_at_peak
+            ),
             peak_load(s.frontier),
             _f(h.max_interactivity, ",.1f") + band(h, "max_interactivity", ",.1f"),
-            bound_cell(
-                h.bound_at_max_interactivity,
-                h.prefill_bound_at_max_interactivity,
-                h.prefill_chip_share_at_max_interactivity,
+            with_cap(
+                bound_cell(
+                    h.bound_at_max_interactivity,
+                    h.prefill_bound_at_max_interactivity,
+                    h.prefill_chip_share_at_max_interactivity,
+                ),
+                h.limit_at_max_interactivity,
             ),
             _f(h.min_e2e_s, ".2f"),
             h.deployment_at_peak,
@@ -249,6 +255,8 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
     ):
         head.caption += "\n" + PREFILL_BOUND_CAPTION
     head.caption += "\n" + bound_caption(headline_bounds(d))
+    if cap_line := cap_caption(headline_limits(d)):
+        head.caption += "\n" + cap_line
     if any(s.headline.bands is not None for s in d.systems.values()):
         head.caption += "\n" + HEADLINE_BAND_CAPTION + "".join("\n" + x for x in uncovered_lines(d))
     from jalapeno.report.narrow import fit_width
@@ -329,6 +337,13 @@ def headline_bounds(d: ComparisonRecord) -> set[str]:
     }
 
 
+def headline_limits(d: ComparisonRecord) -> set[str]:
+    """The caps compare's headline prints (at peak and at max tok/s/user), for cell_notes.cap_caption (cap53)."""
+    return {
+        x for s in d.systems.values() for x in (s.headline.limit_at_peak, s.headline.limit_at_max_interactivity) if x
+    }
+
+
 #: what a disaggregated point's bound cell says (docs/metrics.md §4)
 PREFILL_BOUND_CAPTION = (
     "decode X; prefill Y (S of chips): a disaggregated point's decode step is X-bound and its "
@@ -349,10 +364,7 @@ def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
             + CONCURRENCY_CAPTION
         )
         if any(p.limit for p in points):
-            caption += (
-                "; bound · X: the binding constraint, then what capped the decode batch (kv_capacity, "
-                "max_running, prefill_budget, ...: docs/metrics.md §4)"
-            )
+            caption += "; " + cap_caption({p.limit for p in points})
         if any(p.prefill_bound for p in points):
             caption += "; " + PREFILL_BOUND_CAPTION
         caption += "\n" + bound_caption({b for p in points for b in (p.bound, p.prefill_bound) if b})
@@ -385,7 +397,7 @@ def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
             _f(p.concurrency, ",.0f"),
             _f(p.in_flight, ",.0f"),
             _f(p.chips, ",.0f"),
-            point_bound(p) + (f" · {p.limit}" if p.limit else ""),
+            point_bound_capped(p),
             p.deployment.label,
         )
     return t

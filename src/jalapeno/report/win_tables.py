@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from jalapeno.report.cell_notes import cap_caption
+
+from jalapeno.analysis.records import with_cap
 from jalapeno.analysis.power_cost import CONVENTIONS  # chip, sustained, all-in: the order the per-kW line names them
 
 if TYPE_CHECKING:
@@ -131,7 +134,7 @@ def bound_parts(d: ComparisonRecord) -> tuple[str, list[str], list[list[str]], s
             + [
                 "unreachable"
                 if r.get("point_a") is None
-                else f"{r['bound_a']}, at {frontier[r['point_a']].interactivity:.0f}"
+                else f"{with_cap(r['bound_a'], frontier[r['point_a']].limit)}, at {frontier[r['point_a']].interactivity:.0f}"
                 for r in c.iso_interactivity["throughput_per_chip"]
             ]
         )
@@ -140,6 +143,15 @@ def bound_parts(d: ComparisonRecord) -> tuple[str, list[str], list[list[str]], s
         "ratios read), at S: that point's tok/s/user; decode X; prefill Y (S of chips): a disaggregated point's "
         "decode and prefill steps; the deployments are in the tiers table (--tiers NAME=SPEED)"
     )
+    limits = {
+        frontier[r["point_a"]].limit
+        for n, c in d.comparisons.items()
+        for frontier in [d.systems[n].frontier]
+        for r in c.iso_interactivity["throughput_per_chip"]
+        if r.get("point_a") is not None
+    }
+    if cap_line := cap_caption(limits):
+        caption += "; " + cap_line
     return "why: the bound at each speed (the frontier point nearest it)", heads, cells, caption
 
 
