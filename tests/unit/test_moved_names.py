@@ -34,6 +34,7 @@ REEXPORTS = {
     "jalapeno.serve.sim.simulation": "jalapeno.serve.sim.instances",
     "jalapeno.specs.model_config": "jalapeno.specs.config_fields",  # round 52
     "jalapeno.serve.sim.scheduler": "jalapeno.serve.sim.lookahead",
+    "jalapeno.serve.sim.trace": "jalapeno.serve.sim.trace_cells",  # round 53
 }
 
 
