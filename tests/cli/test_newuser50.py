@@ -255,7 +255,7 @@ def test_validate_says_where_it_wrote_its_parity_plot_and_rows(capsys, tmp_path)
 
 def test_per_dollar_panel_and_selector_name_their_unit_once(capsys, tmp_path, monkeypatch):
     """The chart's third panel and the report's metric selector read 'tok/s per $/h per chip': per chip twice over,
-    or once? Its y is a chip's tok/s over its $/chip-hour (report/page.report_data: throughput_per_chip /
+    or once? Its y is a chip's tok/s over its $/chip-hour (report/page_data.report_data: throughput_per_chip /
     usd_per_chip_hour), so 'tok/s per ($/chip-hour)'. Plotly writes '/' as \\u002f in the page's JSON."""
     monkeypatch.chdir(tmp_path)
     code, out, err = run(

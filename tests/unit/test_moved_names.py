@@ -35,6 +35,7 @@ REEXPORTS = {
     "jalapeno.specs.model_config": "jalapeno.specs.config_fields",  # round 52
     "jalapeno.serve.sim.scheduler": "jalapeno.serve.sim.lookahead",
     "jalapeno.serve.sim.trace": "jalapeno.serve.sim.trace_cells",  # round 53
+    "jalapeno.report.page": "jalapeno.report.page_data",
 }
 
 

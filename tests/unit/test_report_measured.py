@@ -13,7 +13,7 @@ from cli_runner import check_error, run
 
 from jalapeno.fit.validate import MeasuredPoint, load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
-from jalapeno.report.page import measured_config
+from jalapeno.report.page_data import measured_config
 
 CFG_AGG_NO_MTP = {"precisions": {"fp8", "fp4"}, "modes": {"agg"}, "mtp": False, "no_mtp": True}
 

@@ -18,7 +18,8 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.fit.validate import MeasuredPoint
 from jalapeno.report.colors import CATALOG, rgba, system_color
 from jalapeno.report.html import frontier_figure
-from jalapeno.report.page import render_report, report_data, tables_html
+from jalapeno.report.page import render_report, tables_html
+from jalapeno.report.page_data import report_data
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload

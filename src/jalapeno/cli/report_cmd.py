@@ -107,7 +107,8 @@ def report(
     from jalapeno.cli.serving_opts import _floats, _floors, _options, _setup, check_at_speeds
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.deploy.checkpoints import available_precisions
-    from jalapeno.report.page import measured_warning, report_data, write_report
+    from jalapeno.report.page import write_report
+    from jalapeno.report.page_data import measured_warning, report_data
 
     if html is not None and out is not None:
         raise SpecError(
@@ -305,7 +306,7 @@ def report_json(rec, data: dict, notes: list[str], syss, band_frontiers) -> dict
     Returns:
         ``{"comparison": ..., "chart": ..., "notes": [...]}``: ``comparison`` is ``compare --json``'s document
         (each system's frontier, headline, ratios, tiers; its price basis and, with --bands, its low/high
-        frontiers); ``chart`` is the page's own data (report/page.report_data: the title, power conventions,
+        frontiers); ``chart`` is the page's own data (report/page_data.report_data: the title, power conventions,
         tier floors, each system's colour, frontier points with every metric the page's selectors switch
         between, band points, and the measured points overlaid with their configuration and ``like``);
         ``notes`` are the page's notes, in its order.
