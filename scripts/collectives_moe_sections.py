@@ -101,7 +101,7 @@ def all_to_all_section() -> list[str]:
         "aiconfigurator-core 0.12.0 `systems/data/gb200/comm/trtllm/" + rep["version"] + "/trtllm_alltoall_perf`",
         "(TensorRT-LLM 1.2.0rc6, `NVLinkOneSided`, NVFP4 dispatch + combine of one MoE layer, DeepSeek's",
         "hidden 7168 / top-8 / 256 experts, balanced routing, 1-65,536 tokens per rank) against the model's",
-        "dispatch + combine (cost/ops.py message sizes; `fit/collectives.judge_ep_all_to_all`, run by",
+        "dispatch + combine (cost/ops.py message sizes; `fit/ep_all_to_all.judge_ep_all_to_all`, run by",
         "`jalapeno calibrate`). Error = model / measured - 1 per row; median |err| and median signed.",
         "",
         f"| EP | rows | shipped set (fraction {sh['all_to_all_fraction']:.2f}, latency "

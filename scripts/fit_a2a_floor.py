@@ -4,7 +4,7 @@ For every catalog system with an aiconfigurator-core folder (fit/kernel_tables.A
 ``comm/trtllm/<v>/trtllm_alltoall_perf`` table exists — its own, else its fabric sibling's
 (fit/kernel_tables.load_a2a_table: GB300 reads GB200's) — the floor of one call per EP size is the mean of
 ``alltoall_dispatch`` and ``alltoall_combine`` at the table's smallest token count a rank (1), NVLinkOneSided,
-NVFP4, DeepSeek's shape (fit/collectives.ep_all_to_all_floor). Read by cost/a2a_floor.py (shipped off).
+NVFP4, DeepSeek's shape (fit/ep_all_to_all.ep_all_to_all_floor). Read by cost/a2a_floor.py (shipped off).
 Nothing is fitted: the rows are copied.
 
 ``--judge`` also prints, per EP size, the kernel-level error of the model's dispatch + combine on the table's
@@ -39,7 +39,7 @@ HEADER = [
 def entries() -> list[dict]:
     """One entry per catalog system with a (own or sibling's) all-to-all table."""
     from jalapeno.errors import SpecError
-    from jalapeno.fit.collectives import ep_all_to_all_floor
+    from jalapeno.fit.ep_all_to_all import ep_all_to_all_floor
     from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_a2a_table
 
     out = []
@@ -69,7 +69,7 @@ def judge() -> None:
 
     from jalapeno.cost.a2a_floor import a2a_floor_s
     from jalapeno.cost.collectives import collective_time
-    from jalapeno.fit.collectives import ep_all_to_all_frame
+    from jalapeno.fit.ep_all_to_all import ep_all_to_all_frame
     from jalapeno.fit.kernel_tables import load_a2a_table
     from jalapeno.fit.table_lookup import load_any_pricer
 

@@ -1,5 +1,5 @@
 """cost/a2a_floor.py: TensorRT-LLM's NVLink one-sided all-to-all priced no faster than its measured per-call floor
-(shipped off), and fit/collectives.ep_all_to_all_floor, which reads the floor off the kernel table."""
+(shipped off), and fit/ep_all_to_all.ep_all_to_all_floor, which reads the floor off the kernel table."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 import jalapeno.cost.a2a_floor as fl
 from jalapeno.errors import SpecError
-from jalapeno.fit.collectives import ep_all_to_all_floor
+from jalapeno.fit.ep_all_to_all import ep_all_to_all_floor
 from jalapeno.fit.table_lookup import load_any_pricer
 
 

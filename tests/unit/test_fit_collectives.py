@@ -217,7 +217,7 @@ def _a2a_table():
 
 def test_ep_all_to_all_fit_matches_the_table_by_hand():
     pytest.importorskip("scipy")
-    from jalapeno.fit.collectives import fit_ep_all_to_all, judge_ep_all_to_all
+    from jalapeno.fit.ep_all_to_all import fit_ep_all_to_all, judge_ep_all_to_all
     from jalapeno.specs.catalog import load_system
 
     gb = load_system("gb200-nvl72")
@@ -265,7 +265,7 @@ def _synthetic_a2a_table(latency_s: float, fraction: float):
 
 def test_ep_all_to_all_latency_fit_at_a_fixed_fraction_recovers_a_known_latency():
     pytest.importorskip("scipy")
-    from jalapeno.fit.collectives import fit_ep_all_to_all, judge_ep_all_to_all
+    from jalapeno.fit.ep_all_to_all import fit_ep_all_to_all, judge_ep_all_to_all
     from jalapeno.specs.catalog import load_system
 
     gb = load_system("gb200-nvl72")
@@ -285,7 +285,7 @@ def test_ep_all_to_all_latency_fit_at_a_fixed_fraction_recovers_a_known_latency(
 
 def test_ep_all_to_all_latency_fit_on_the_measured_rows():
     pytest.importorskip("scipy")
-    from jalapeno.fit.collectives import fit_ep_all_to_all
+    from jalapeno.fit.ep_all_to_all import fit_ep_all_to_all
     from jalapeno.specs.catalog import load_system
 
     gb = load_system("gb200-nvl72")

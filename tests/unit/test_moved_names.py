@@ -36,6 +36,7 @@ REEXPORTS = {
     "jalapeno.serve.sim.scheduler": "jalapeno.serve.sim.lookahead",
     "jalapeno.serve.sim.trace": "jalapeno.serve.sim.trace_cells",  # round 53
     "jalapeno.report.page": "jalapeno.report.page_data",
+    "jalapeno.fit.collectives": "jalapeno.fit.ep_all_to_all",
 }
 
 

@@ -30,7 +30,7 @@ NCCL's double binary tree after Sanders, Speck & Träff 2009):
 - all-to-all, switched:   alpha + alpha_a2a + (g-1)/g · M/B   (alpha_a2a = ``all_to_all_latency_s``,
   every level: the MoE dispatch/combine kernel's per-call synchronisation; B with
   ``all_to_all_fraction``; both judged and fitted on TensorRT-LLM's measured NVLink all-to-all on
-  GB200 by fit/collectives.judge_ep_all_to_all)
+  GB200 by fit/ep_all_to_all.judge_ep_all_to_all)
 - full mesh (AMD Infinity Fabric): a group of g chips uses g-1 of the chip's L links, so
   B_eff = B · min(g-1, L)/L (AMD MI300X: 7 links x 64 GB/s per direction)
 - all-to-all, 3-D torus:  diameter·alpha + max(hop bound, bisection bound) · congestion,
@@ -344,7 +344,7 @@ def _a2a_bw(level: LinkLevel, eff: Efficiency, group: int) -> float:
 
 def _a2a_latency(level: LinkLevel, eff: Efficiency) -> float:
     """Fixed time of an all-to-all call's kernel (``all_to_all_latency_s``), on every level: it is
-    measured on NVLink (TensorRT-LLM's one-sided kernel, fit/collectives.fit_ep_all_to_all); a group
+    measured on NVLink (TensorRT-LLM's one-sided kernel, fit/ep_all_to_all.fit_ep_all_to_all); a group
     spread over NICs runs the same dispatch/combine synchronisation plus the NIC's own latency
     (assumption: no smaller across NICs — DeepEP's internode low-latency kernels take longer than its
     intranode ones), so a packed group is never slower than a spread one."""

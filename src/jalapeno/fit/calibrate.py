@@ -29,12 +29,12 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   ``all_to_all_latency_s`` (the MoE dispatch/combine kernel's fixed time per call) is fitted where
   aiconfigurator ships TensorRT-LLM's measured NVLink MoE all-to-all (``trtllm_alltoall_perf``,
   GB200 only in 0.12.0): at the carried fraction, on the table's declared split (EP 8 and 32 fit,
-  EP 16 held out; fit/collectives.fit_ep_all_to_all with ``fix_fraction``): 15.0 us on GB200;
+  EP 16 held out; fit/ep_all_to_all.fit_ep_all_to_all with ``fix_fraction``): 15.0 us on GB200;
   on GB300, which shares GB200's NVLink 5 fabric, on GB200's table priced on GB300
   (fit/kernel_tables.A2A_FABRIC_SIBLING: the all-to-all kernels aiconfigurator times on both run at
   the same speed); elsewhere it is not set (the documented default, 0; not carried over from the shipped set, so
   a refit without the sibling's tables keeps none of them: fit/loso.py). The report also gives the joint kernel-level fit (fraction
-  0.85, 19 us per call; fit/collectives.judge_ep_all_to_all) — its fraction is not applied: it
+  0.85, 19 us per call; fit/ep_all_to_all.judge_ep_all_to_all) — its fraction is not applied: it
   moves GB200's disaggregated throughput error from 9% to 16% median (fidelity guard), i.e. the
   carried 0.45 stands in for costs the model misses elsewhere (docs/gap_gb200_fp4_8k1k.md,
   Updates 4 and 10).
@@ -71,11 +71,10 @@ from jalapeno.fit.collectives import (
     NVLINK_GENERATION,
     custom_allreduce_frame,
     fit_custom_allreduce,
-    fit_ep_all_to_all,
-    judge_ep_all_to_all,
     fit_generation,
     generation_frames,
 )
+from jalapeno.fit.ep_all_to_all import fit_ep_all_to_all, judge_ep_all_to_all
 from jalapeno.fit.kernel_tables import (
     AIC_SYSTEM_DIRS,
     BACKEND,
