@@ -35,7 +35,7 @@ from importlib.resources import files
 
 import numpy as np
 
-from jalapeno.deploy.memory_fit import decode_batch_cap
+from jalapeno.deploy.kv_capacity import decode_batch_cap
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
 from jalapeno.serve.disagg import decode_curve, pool_prefill_perf

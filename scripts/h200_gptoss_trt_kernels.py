@@ -19,7 +19,7 @@ Prints, from a validate CSV (``jalapeno validate --json -o FILE``, all rows):
 3. the KV-capacity knee: for every TP1 row at concurrency 32 and 64, the resident sequences the measured TTFT and
    TPOT imply, N = C · D / (TTFT + D) with D = (mean OSL − 1) · TPOT (Little's law on the decode stage: a request
    spends TTFT waiting or prefilling, D decoding), and those sequences' tokens at the mean ISL + OSL, beside the
-   model's KV capacity for such sequences (deploy/memory_fit.kv_capacity_seqs);
+   model's KV capacity for such sequences (deploy/kv_capacity.kv_capacity_seqs);
 4. a what-if, not shipped: the aiconfigurator ``gpt-oss-dev`` 1k/1k rows' measured TPOT at TP1 / TP2 / TP4 (EP = TP)
    beside the model's decode step (triton form) with the generated tokens routed at lognormal popularity σ = 0
    (uniform, gpt-oss's shipped assumption), 0.5, 0.75 and 1.03 (DeepSeek-R1's measured natural-text σ,
@@ -184,7 +184,7 @@ def part3(rows: list[dict]) -> None:
     """Print the implied resident sequences at TP1 (part 3)."""
     from jalapeno.cli.common import resolve_precision
     from jalapeno.deploy.layout import Layout, for_model
-    from jalapeno.deploy.memory_fit import kv_capacity_seqs
+    from jalapeno.deploy.kv_capacity import kv_capacity_seqs
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.specs.catalog import load_model
 

@@ -29,7 +29,7 @@ closed/{NVIDIA,HPE}/configs/*/{Offline,Server}/deepseek-r1.py, read in round 19,
 - ``slots`` vs ``resident``: an Offline row's sequences per rank are its ``gpu_batch_size`` slots only while the KV
   pool holds them; the pool is ``kvcache_free_gpu_mem_frac`` of the memory free after load (fit/mlperf
   MLPERF_ENGINES ``kv_free_fraction``; deploy/memory_fit.free_fraction_as_memory_fraction), and at the row's
-  resident context the resident count is min(slots, KV capacity) (deploy/memory_fit.kv_capacity_seqs). HPE's H200
+  resident context the resident count is min(slots, KV capacity) (deploy/kv_capacity.kv_capacity_seqs). HPE's H200
   (FP8 weights, fraction 0.6) holds ~122 of its 216 slots, so its measured step is ~122 over the per-GPU rate,
   not 216 (serving already caps it so: only this script assumed full slots). B200 (FP4, 0.9) holds all 512.
 - ``padded``: the configs set ``cuda_graph_batch_sizes: [128, 256, 384, 512]`` with ``cuda_graph_padding_enabled``;
@@ -54,7 +54,8 @@ import math
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
-from jalapeno.deploy.memory_fit import free_fraction_as_memory_fraction, kv_capacity_seqs
+from jalapeno.deploy.memory_fit import free_fraction_as_memory_fraction
+from jalapeno.deploy.kv_capacity import kv_capacity_seqs
 from jalapeno.fit.mlperf import MLPERF_ENGINES, load_mlperf
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import get_precision

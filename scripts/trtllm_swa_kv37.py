@@ -112,9 +112,10 @@ def row_layout(deployment: str):
 
 def pool_tokens(system: str, stack: str, deployment: str, concurrency: float, mean_request: float):
     """The model's KV pool of a row's aggregated instance in tokens: (windowed at ``mean_request``-token requests,
-    full length), from deploy/memory_fit.kv_capacity_seqs at the validation efficiency set; None if not aggregated."""
+    full length), from deploy/kv_capacity.kv_capacity_seqs at the validation efficiency set; None if not aggregated."""
     from jalapeno.cost.pricer import load_pricer
-    from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip, kv_capacity_seqs
+    from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip
+    from jalapeno.deploy.kv_capacity import kv_capacity_seqs
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.formats import get_precision
 

@@ -9,7 +9,8 @@ registry :data:`MOVED` lets tests/unit/test_moved_names.py walk ``src`` and fail
 Used by cost/pricer.py (→ cost/pool_backends.py), specs/formats.py (→ specs/precision_checks.py),
 specs/hardware.py (→ specs/system_load.py; its round-38 schema names → specs/system_file.py with a
 DeprecationWarning) and serve/sim/simulation.py (→ serve/sim/run.py), all split in round 50; specs/model_config.py
-(→ specs/model_file.py and specs/config_fields.py), split in round 52.
+(→ specs/model_file.py and specs/config_fields.py), split in round 52; deploy/memory_fit.py (→ deploy/kv_capacity.py),
+split in round 53.
 """
 
 from __future__ import annotations

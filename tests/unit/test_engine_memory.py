@@ -13,7 +13,8 @@ import pytest
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.engine_layout import LAYOUTS, expert_bytes, expert_layout
 from jalapeno.deploy.layout import Layout
-from jalapeno.deploy.memory_fit import kv_capacity_seqs, memory_fit, weight_bytes_per_chip
+from jalapeno.deploy.memory_fit import memory_fit, weight_bytes_per_chip
+from jalapeno.deploy.kv_capacity import kv_capacity_seqs
 from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_efficiency, load_model, load_system
 from jalapeno.specs.formats import FORMATS, get_precision

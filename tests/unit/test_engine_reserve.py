@@ -14,12 +14,8 @@ from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.engine_memory import get_engine_memory
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.engine_pool import engine_memory_breakdown, vllm_kv_need_bytes, vllm_max_model_len
-from jalapeno.deploy.memory_fit import (
-    decode_batch_cap,
-    kv_bytes_per_seq_per_chip,
-    kv_pool_bytes,
-    weight_bytes_per_chip,
-)
+from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip, weight_bytes_per_chip
+from jalapeno.deploy.kv_capacity import decode_batch_cap, kv_pool_bytes
 from jalapeno.errors import UnknownNameError
 from jalapeno.specs.catalog import load_efficiency, load_model, load_system
 from jalapeno.specs.formats import get_precision

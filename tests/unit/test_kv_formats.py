@@ -11,12 +11,8 @@ import pytest
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.layout import Layout
-from jalapeno.deploy.memory_fit import (
-    kv_bytes_per_seq_per_chip,
-    kv_capacity_seqs,
-    kv_token_layer_bytes,
-    weight_bytes_per_chip,
-)
+from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip, kv_token_layer_bytes, weight_bytes_per_chip
+from jalapeno.deploy.kv_capacity import kv_capacity_seqs
 from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.efficiency import Efficiency

@@ -22,6 +22,7 @@ SHIMS = (
     "jalapeno.specs.hardware",
     "jalapeno.serve.sim.simulation",
     "jalapeno.specs.model_config",
+    "jalapeno.deploy.memory_fit",  # round 53
 )
 
 #: Round 50's splits whose old module re-exports the moved names with a plain import: old module -> new module.
@@ -146,6 +147,7 @@ def test_the_public_api_names_each_name_where_it_lives():
         ("jalapeno.specs.model_config", "load_model_file", "jalapeno.specs.model_file"),  # round 52
         ("jalapeno.specs.model_config", "file_model_name", "jalapeno.specs.model_file"),
         ("jalapeno.specs.model_config", "TOPK_METHODS", "jalapeno.specs.config_fields"),
+        ("jalapeno.deploy.memory_fit", "decode_batch_cap", "jalapeno.deploy.kv_capacity"),  # round 53
     ],
 )
 def test_a_moved_name_still_imports_from_its_old_module_without_a_warning(old, name, new):

@@ -19,11 +19,8 @@ from jalapeno.deploy.engine_memory import _profile, get_engine_memory
 from jalapeno.deploy.engines import launch_limits, with_launch_kv
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.engine_pool import engine_memory_breakdown
-from jalapeno.deploy.memory_fit import (
-    admission_batch_cap,
-    kv_bytes_per_seq_per_chip,
-    weight_bytes_per_chip,
-)
+from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip, weight_bytes_per_chip
+from jalapeno.deploy.kv_capacity import admission_batch_cap
 from jalapeno.errors import SpecError
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.entities import PrefixCache, Request

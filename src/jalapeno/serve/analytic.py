@@ -45,7 +45,7 @@ from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, pool_step_cost, pool_step_times, rank_bounds
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.mtp import query_len
-from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
+from jalapeno.deploy.kv_capacity import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.kv_admission import cohort_admission_osl
 from jalapeno.serve.admission_waits import adp_gate_s, batch_wait_hold_s, running_slots  # noqa: F401 (re-exported)
 from jalapeno.serve import batch_wait
@@ -255,8 +255,8 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
 
     Caps: KV capacity at the mean resident context (ISL + OSL/2, or a length spread's
     output-token-weighted mean, Workload.decode_ctx) for the decoding sequences and
-    the prefilling ones beside them (deploy/memory_fit.decode_batch_cap) — with an SGLang memory
-    profile, the running requests its admission rule keeps (memory_fit.admission_batch_cap), of
+    the prefilling ones beside them (deploy/kv_capacity.decode_batch_cap) — with an SGLang memory
+    profile, the running requests its admission rule keeps (deploy/kv_capacity.admission_batch_cap), of
     which the decoding share D·chunk/(D·chunk + ISL) —, the prefill budget
     (p = B·ISL/D ≤ token budget) and the engine limits ``max_running`` and
     ``max_tokens_per_step`` (serve/limits.batch_caps). Ties go to kv_capacity, max_running,

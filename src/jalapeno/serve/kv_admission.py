@@ -123,7 +123,7 @@ def cohort_admission_osl(count: Callable[[float], float], wl: Workload, on: bool
 
     Args:
         count: requests admitted when each counts E[ISL] plus the given output (tokens -> requests;
-            deploy/memory_fit.admission_batch_cap at the workload's mean prompt).
+            deploy/kv_capacity.admission_batch_cap at the workload's mean prompt).
         wl: the workload (its output quantiles).
         on: :data:`COHORT_SHORTEST_ON` where None; False gives the mean output (the old count).
 

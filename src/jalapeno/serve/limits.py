@@ -239,7 +239,7 @@ def running_cap(model: ModelSpec, pricer, dep: Deployment, wl=None) -> dict:
 
     ``stated``: ``max_running`` (per-rank scaled, Deployment.running_limit); ``default``: the 4,096 backstop
     (deploy/deployment.DEFAULT_MAX_RUNNING); ``kv_pool``: the decode batch the pool's KV capacity holds at the
-    workload's admission context (deploy/memory_fit.decode_batch_cap at serve/kv_admission.decode_admission_ctx,
+    workload's admission context (deploy/kv_capacity.decode_batch_cap at serve/kv_admission.decode_admission_ctx,
     the ``kv_capacity`` cap of serve/disagg.decode_curve), None without a fixed-length workload ``wl``.
     """
     src, lay = dep.running_cap_source, dep.decode.layout
@@ -248,7 +248,7 @@ def running_cap(model: ModelSpec, pricer, dep: Deployment, wl=None) -> dict:
         return {"max_running": dep.running_limit(lay), "source": src, "per": per}
     if wl is None:
         return {"max_running": None, "source": src, "per": per}
-    from jalapeno.deploy.memory_fit import decode_batch_cap
+    from jalapeno.deploy.kv_capacity import decode_batch_cap
     from jalapeno.serve.kv_admission import decode_admission_ctx
 
     n = decode_batch_cap(

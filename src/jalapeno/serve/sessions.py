@@ -61,7 +61,8 @@ from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, pool_step_cost, rank_bounds
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.mtp import query_len
-from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip
+from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip
+from jalapeno.deploy.kv_capacity import decode_batch_cap
 from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded
 from jalapeno.specs.agentic import AgenticSpec

@@ -12,7 +12,8 @@ import numpy as np
 
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.layout import validate_layout
-from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip, kv_capacity_seqs
+from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip
+from jalapeno.deploy.kv_capacity import decode_batch_cap, kv_capacity_seqs
 from jalapeno.errors import InfeasibleDeployment
 from jalapeno.serve import kv_admission
 from jalapeno.serve.batch_wait import instance_kw as batch_wait_kw
