@@ -51,7 +51,8 @@ from jalapeno.cost.pool_backends import with_moe_backend
 from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.fit.entries import with_stack_mtp
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import INFERENCEX_RANGE_RATIO, load_inferencex, point_stack
+from jalapeno.fit.validate import INFERENCEX_RANGE_RATIO, point_stack
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.serve.disagg import kv_transfer_s, prefill_perf
 from jalapeno.serve.limits import decode_step_s
 from jalapeno.serve.open_loop import decode_pool_step

@@ -29,7 +29,8 @@ import numpy as np
 from jalapeno.fit.entries import with_stack_mtp
 from jalapeno.fit.kernel_tables import load_table
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack
+from jalapeno.fit.validate import point_stack
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model

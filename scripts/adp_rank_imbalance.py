@@ -97,7 +97,8 @@ def _points(source: str):
     """The disaggregated DeepSeek-R1 points with an attention-DP decode pool and a measured TPOT."""
     from importlib.resources import files
 
-    from jalapeno.fit.validate import load_aiconfigurator, load_inferencex
+    from jalapeno.fit.validate import load_aiconfigurator
+    from jalapeno.fit.ix_points import load_inferencex
 
     if source == "aiconfigurator":
         pts, _ = load_aiconfigurator()

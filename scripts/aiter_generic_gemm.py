@@ -32,7 +32,8 @@ import jalapeno.cost.pricer as pricer_mod
 import jalapeno.cost.roofline as roofline_mod
 from jalapeno.cost.roofline import OpTimes
 from jalapeno.fit.data_quality import DEFAULT_POINTS
-from jalapeno.fit.validate import load_inferencex, predict_points
+from jalapeno.fit.validate import predict_points
+from jalapeno.fit.ix_points import load_inferencex
 
 #: the generic gfx942 config's tile (BLOCK_SIZE_M x BLOCK_SIZE_N) and split-K at aiter v0.1.10.post3
 GENERIC_TILE_M, GENERIC_TILE_N, GENERIC_SPLIT_K = 128, 128, 1

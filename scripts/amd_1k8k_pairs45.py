@@ -159,7 +159,7 @@ def _bound37():
 
 def _points() -> dict:
     """InferenceX points by number, with ``"51@tp1"``: row 51's workload on row 44's TP1 deployment."""
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     want = {n for pair in PAIRS.values() for n in pair if isinstance(n, int)}

@@ -41,7 +41,8 @@ from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.fit.heldout import split_labels
 from jalapeno.fit.median_front import MEDIAN_FRONT
 from jalapeno.fit.stack_fit import FRONTEND_MAX_CONCURRENCY, MIN_POINTS, SAME_SERVER
-from jalapeno.fit.validate import load_inferencex, predict_points
+from jalapeno.fit.validate import predict_points
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.queueing import REQUESTS_PER_USER

@@ -22,7 +22,8 @@ from importlib.resources import files
 from jalapeno.deploy.engines import identified_candidates
 from jalapeno.fit.run_identity import admits, implied_gpus
 from jalapeno.fit.searched import matching_spaces, searched_runs
-from jalapeno.fit.validate import load_inferencex, predict_points
+from jalapeno.fit.validate import predict_points
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import calibrated_systems
 
 METRICS = ("throughput_per_chip", "tpot_s", "ttft_s", "interactivity")

@@ -92,7 +92,8 @@ def _rows(models: tuple[str, ...]):
         weight_elems_per_chip,
     )
     from jalapeno.fit.aic_bounds import _catalogued, _decoding_batch, _floor_catalog
-    from jalapeno.fit.validate import load_aiconfigurator, load_inferencex
+    from jalapeno.fit.validate import load_aiconfigurator
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
     from jalapeno.specs.catalog import load_efficiency
     from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO

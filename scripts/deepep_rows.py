@@ -24,7 +24,8 @@ from importlib.resources import files
 
 from jalapeno.cost.deepep import deepep_call
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp, point_workload
+from jalapeno.fit.validate import point_stack, with_stack_mtp, point_workload
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 

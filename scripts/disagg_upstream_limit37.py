@@ -37,7 +37,8 @@ import numpy as np
 
 from jalapeno.deploy.kv_capacity import decode_batch_cap
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.serve.disagg import decode_curve, pool_prefill_perf
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model

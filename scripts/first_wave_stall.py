@@ -43,7 +43,8 @@ import numpy as np
 from jalapeno.fit.fitted_files import check_copied_value
 from jalapeno.fit.median_front import ISSUE_890_TTFT, ISSUE_WORKLOAD
 from jalapeno.fit.mlperf_scenarios import priced_point
-from jalapeno.fit.validate import load_inferencex, point_stack
+from jalapeno.fit.validate import point_stack
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.queueing import REQUESTS_PER_USER

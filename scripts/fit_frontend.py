@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from jalapeno.fit.heldout import frontend_calibration
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.cost.pricer import load_pricer

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.fit.mlperf_scenarios import priced_point
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.serve.disagg import pool_prefill_perf
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.run import simulate

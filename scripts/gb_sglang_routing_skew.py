@@ -96,7 +96,8 @@ def group_key(r) -> str:
 
 
 def part2(every_engine: bool = False) -> None:
-    from jalapeno.fit.validate import load_aiconfigurator, load_inferencex
+    from jalapeno.fit.validate import load_aiconfigurator
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     pts = selected(load_aiconfigurator()[0], every_engine) + selected(load_inferencex(DEFAULT_POINTS)[0], every_engine)

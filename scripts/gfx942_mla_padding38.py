@@ -159,7 +159,8 @@ def validate_whatif(variants: dict[str, list[str]], rule_s: dict[str, float]) ->
     import jalapeno.fit.table_lookup as tl
     from jalapeno.fit.heldout import split_labels
     from jalapeno.specs.system_overrides import parse_sets
-    from jalapeno.fit.validate import load_inferencex, point_release, point_stack, predict_points
+    from jalapeno.fit.validate import point_release, point_stack, predict_points
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     every, _ = load_inferencex(DEFAULT_POINTS)

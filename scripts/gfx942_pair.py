@@ -36,7 +36,8 @@ import pandas as pd
 import jalapeno.fit.table_lookup as table_lookup
 from jalapeno.fit.amd import SUSTAINED_CLOCK_MHZ
 from jalapeno.fit.mlperf import load_mlperf
-from jalapeno.fit.validate import load_inferencex, predict_points
+from jalapeno.fit.validate import predict_points
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS, calibrated_systems
 from jalapeno.specs.catalog import load_efficiency, load_system
 

@@ -257,7 +257,8 @@ def pair_ratios(metric: str) -> list[tuple[str, float, list[float]]]:
     import sys
 
     from jalapeno.fit.mlperf import load_mlperf
-    from jalapeno.fit.validate import load_inferencex, predict_points
+    from jalapeno.fit.validate import predict_points
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS, calibrated_systems
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))

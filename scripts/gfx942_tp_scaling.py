@@ -27,7 +27,8 @@ Run: python scripts/gfx942_tp_scaling.py
 
 from __future__ import annotations
 
-from jalapeno.fit.validate import load_inferencex, predict_points
+from jalapeno.fit.validate import predict_points
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS, calibrated_systems
 
 #: the four like-for-like rows: role -> InferenceX point id (data/validation/inferencex_points.csv line)

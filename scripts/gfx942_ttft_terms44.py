@@ -62,7 +62,8 @@ def price_rows() -> list[dict]:
     from jalapeno.fit.entries import with_stack_mtp
     from jalapeno.fit.heldout import split_labels
     from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_harness_step
+    from jalapeno.fit.validate import point_stack, point_workload, with_harness_step
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.serve.ttft_parts import ttft_parts

@@ -34,7 +34,7 @@ import argparse
 import dataclasses
 
 from jalapeno.fit.data_quality import MEAN_LENGTH_FRACTION
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 
 #: role -> InferenceX point id (data/validation/inferencex_points.csv line)

@@ -21,7 +21,8 @@ from dataclasses import replace
 
 from jalapeno.fit.median_front import ISSUE_890_MEDIANS, RECIPE_ROW
 from jalapeno.fit.mlperf_scenarios import priced_point
-from jalapeno.fit.validate import load_inferencex, point_workload
+from jalapeno.fit.validate import point_workload
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.ttft_parts import ttft_parts

@@ -230,7 +230,8 @@ def ix_rows(plateaus: dict, any_isl: bool, any_system: bool, csv: str) -> pd.Dat
     """Each InferenceX disaggregated row with a plateau: measured, shipped and slowed-pool p50 TTFT, and TPOT."""
     import jalapeno.serve.point as point
     from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+    from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.specs.catalog import load_model
 
     v = pd.read_csv(csv)

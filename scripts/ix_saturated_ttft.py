@@ -18,7 +18,7 @@ import numpy as np
 
 from jalapeno.fit.mlperf_scenarios import priced_point
 
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.serve.disagg import decode_curve, pool_prefill_perf
 from jalapeno.serve.point import serve_at_concurrency
 

@@ -101,7 +101,7 @@ def a16w4_layer_s(tokens, inter: int = 3072) -> np.ndarray:
 def _rows():
     """The MI355X gpt-oss ATOM points with their stack-priced model, pricer and deployment."""
     from jalapeno.fit.mlperf_scenarios import priced_point
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     pts, _ = load_inferencex(DEFAULT_POINTS)

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 import jalapeno.deploy.engines as engines
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS, run_validation
 from jalapeno.serve.limits import decode_step_s
 from jalapeno.serve.open_loop import decode_pool_step

@@ -41,7 +41,7 @@ import sys
 from pathlib import Path
 
 from jalapeno.errors import SpecError
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.specs.catalog import load_system

@@ -40,7 +40,8 @@ from jalapeno.cost.moe_backend import KernelMoePricer, MeasuredMoePricer
 from jalapeno.cost.pool_backends import with_moe_backend
 from jalapeno.fit.mlperf import load_mlperf
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_aiconfigurator, load_inferencex, point_stack
+from jalapeno.fit.validate import load_aiconfigurator, point_stack
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.kernel_lookup import MOE_GEMM_KEY

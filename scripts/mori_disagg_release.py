@@ -27,7 +27,8 @@ from importlib.resources import files
 import pandas as pd
 
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 

@@ -70,7 +70,7 @@ def model_decode_parts(row: str, per_rank: float) -> dict:
     ``per_rank`` sequences per attention-DP rank, mean context ISL·0.9 + OSL·0.9/2."""
     from jalapeno.cost.step import Batch, step_cost
     from jalapeno.fit.mlperf_scenarios import priced_point
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
 
     points, _ = load_inferencex(files("jalapeno") / "data/validation/inferencex_points.csv")
     p = next(q for q in points if q.id == f"inferencex_points:{row}")

@@ -104,7 +104,7 @@ def _split(p, seqs_per_worker):
 
 
 def main(rows) -> None:
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     want = {f"inferencex_points:{r}": r for r in rows}

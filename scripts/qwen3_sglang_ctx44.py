@@ -158,7 +158,8 @@ def refit_without_qwen3(csv_path: str, out_path: str) -> None:
     """Part 2 (module docstring): refit ``sglang`` without Qwen3-235B points, reprice, write OUT."""
     from jalapeno.fit.aic_quality import aic_decode_flags, aic_ttft_flags
     from jalapeno.fit.stack_fit import fit_stack, load_points, server_front_end, split
-    from jalapeno.fit.validate import load_aiconfigurator, load_inferencex, point_stack, predict_points
+    from jalapeno.fit.validate import load_aiconfigurator, point_stack, predict_points
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
     from jalapeno.specs.stacks import build_stacks, stack_for_framework
 

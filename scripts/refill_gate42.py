@@ -228,7 +228,8 @@ def twin_factor(rows: list[dict], system: str, precision: str, stack: str, isl: 
 
 
 def _points(ids: set[str]) -> list:
-    from jalapeno.fit.validate import load_aiconfigurator, load_inferencex
+    from jalapeno.fit.validate import load_aiconfigurator
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     pts = load_inferencex(DEFAULT_POINTS)[0]

@@ -20,7 +20,8 @@ import numpy as np
 
 from jalapeno.fit.heldout import split_labels
 from jalapeno.fit.stack_fit import SAME_SERVER
-from jalapeno.fit.validate import load_inferencex, point_stack, predict_points
+from jalapeno.fit.validate import point_stack, predict_points
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.specs.stacks import stack_for_framework
 
 

@@ -34,7 +34,8 @@ from importlib.resources import files
 import numpy as np
 
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import INFERENCEX_RANGE_RATIO, load_inferencex, point_stack, with_stack_mtp
+from jalapeno.fit.validate import INFERENCEX_RANGE_RATIO, point_stack, with_stack_mtp
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.rr_wait import osl_spread_tokens, wave_wait_s
 from jalapeno.serve.sim import step_time

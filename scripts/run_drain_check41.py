@@ -82,7 +82,8 @@ def main(seeds: int) -> None:
 def measured_rows() -> None:
     """Print each identity-checked row's measured d beside the closed form's, and their medians."""
     from jalapeno.fit.data_quality import quality_table
-    from jalapeno.fit.validate import load_inferencex, predict_points
+    from jalapeno.fit.validate import predict_points
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS, calibrated_systems
 
     q = quality_table(DEFAULT_POINTS)

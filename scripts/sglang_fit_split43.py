@@ -171,7 +171,8 @@ def run(base_csv: str, out_prefix: str, experiment: str = "pooled") -> None:
     import jalapeno.cost.shared_fusion as shared_fusion
     from jalapeno.fit.aic_quality import aic_decode_flags, aic_ttft_flags
     from jalapeno.fit.stack_fit import load_points, split
-    from jalapeno.fit.validate import load_aiconfigurator, load_inferencex, point_stack, predict_points
+    from jalapeno.fit.validate import load_aiconfigurator, point_stack, predict_points
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
     from jalapeno.specs.stacks import build_stacks, stack_for_framework
 

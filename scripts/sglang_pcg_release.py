@@ -145,7 +145,7 @@ def floors_ms(points: Path, row: str = "inferencex_points:84") -> tuple[float, f
     """(context-only, mixed) host floor of one eager prompt step, ms, of the deployment validate reads for ``row``
     (default: the v0.5.7 1k/1k C = 64 row, the H200 recipe's TP8 layout and MoE backend)."""
     from jalapeno.fit.sglang_prompt_graphs import EAGER_CALL_S
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.serve.limits import prompt_floor_s
     from jalapeno.specs.catalog import load_model
 
@@ -155,7 +155,8 @@ def floors_ms(points: Path, row: str = "inferencex_points:84") -> tuple[float, f
 
 
 def main(argv: list[str]) -> None:
-    from jalapeno.fit.validate import load_aiconfigurator, load_inferencex, predict_points
+    from jalapeno.fit.validate import load_aiconfigurator, predict_points
+    from jalapeno.fit.ix_points import load_inferencex
 
     points = Path(argv[argv.index("--points") + 1]) if "--points" in argv else POINTS
     pairs = _reached(load_inferencex(points)[0] + load_aiconfigurator()[0])

@@ -34,7 +34,8 @@ import numpy as np
 
 from jalapeno.fit.fitted_files import check_copied_value
 from jalapeno.fit.median_front import ISSUE_WORKLOAD
-from jalapeno.fit.validate import load_inferencex, point_stack, predict_points
+from jalapeno.fit.validate import point_stack, predict_points
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.mlperf_scenarios import priced_point
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validation_run import DEFAULT_POINTS

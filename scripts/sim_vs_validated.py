@@ -26,7 +26,8 @@ from importlib.resources import files
 
 from jalapeno.errors import JalapenoError
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_release, point_stack, with_stack_mtp, point_workload
+from jalapeno.fit.validate import point_release, point_stack, with_stack_mtp, point_workload
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.run import simulate
 from jalapeno.specs.catalog import load_model

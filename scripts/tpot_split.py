@@ -34,7 +34,7 @@ import numpy as np
 
 from jalapeno.cost.moe import touched_fraction
 from jalapeno.fit.mlperf_scenarios import priced_point
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.limits import decode_step_s
 from jalapeno.serve.open_loop import decode_pool_step

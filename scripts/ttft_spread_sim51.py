@@ -22,7 +22,7 @@ import argparse
 import dataclasses
 
 from jalapeno.fit.mlperf_scenarios import priced_point
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve import later_waves, ttft_spread
 from jalapeno.serve.point import serve_at_concurrency

@@ -312,7 +312,7 @@ def test_shipped_points_read_every_topology_they_state():
     as before (frontier_peak@concurrency: no deployment, a concurrency, throughput only)."""
     from jalapeno.fit.data_quality import DEFAULT_POINTS
     from jalapeno.fit.ix_topology import unread_topology
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
 
     pts, _ = load_inferencex(DEFAULT_POINTS)
     assert [p.id for p in pts if unread_topology(p.notes) is not None] == []

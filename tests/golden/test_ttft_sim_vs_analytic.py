@@ -265,7 +265,8 @@ def _validated(row: int):
     from importlib.resources import files
 
     from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import INFERENCEX_RANGE_RATIO, load_inferencex, point_stack, with_stack_mtp
+    from jalapeno.fit.validate import INFERENCEX_RANGE_RATIO, point_stack, with_stack_mtp
+    from jalapeno.fit.ix_points import load_inferencex
 
     pts, _ = load_inferencex(files("jalapeno") / "data" / "validation" / "inferencex_points.csv")
     p = next(q for q in pts if q.id == f"inferencex_points:{row}")

@@ -2,7 +2,7 @@
 
 Expected draft lengths are the launch scripts' (InferenceX benchmarks/dsr1_fp8_b200_trt_mtp.sh @5d517074c:
 MTP=3, MTP=1 when DP_ATTENTION); the acceptances are the validation's stated ones (0.85 for one draft,
-0.75 per token for chains: fit/validate.VALIDATION_MTP / CHAIN_ACCEPTANCE).
+0.75 per token for chains: fit/ix_points.VALIDATION_MTP / CHAIN_ACCEPTANCE).
 """
 
 from __future__ import annotations

@@ -127,7 +127,7 @@ ROW22 = ('hardware,model,precision,framework,spec,disagg,isl,osl,conc,topology,n
 
 
 def test_row22_is_matched_with_the_identified_recipe_entry(tmp_path):
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
 
     path = tmp_path / "inferencex_points.csv"
     path.write_text(ROW22[0] + "\n" + ROW22[1] + "\n")

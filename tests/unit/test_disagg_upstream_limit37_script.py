@@ -43,7 +43,7 @@ def test_an_unknown_row_names_the_fix():
 
 @pytest.fixture(scope="module")
 def row41():
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
 
     points, _ = load_inferencex(files("jalapeno") / "data/validation/inferencex_points.csv")
     p = up._point(points, "41")

@@ -296,17 +296,17 @@ def test_atom_mi355x_mtp_as_its_launch_scripts_and_engine_fix_say():
 
 
 def test_validation_reads_mtp_from_the_engine_data():
-    from jalapeno.fit import validate
+    from jalapeno.fit import ix_points, validate
 
     r = get_recipe("dynamo-trt-dsr1-fp4")
-    assert validate.MTP_DRAFT_BY_SEQS_PER_RANK == r.mtp_draft_by_seqs_per_rank
-    assert validate.VALIDATION_MTP == MTP(1, r.mtp_acceptance_single)
+    assert ix_points.MTP_DRAFT_BY_SEQS_PER_RANK == r.mtp_draft_by_seqs_per_rank
+    assert ix_points.VALIDATION_MTP == MTP(1, r.mtp_acceptance_single)
     assert validate.TEP_MAX_SEQS_PER_WORKER == 64
     # an aggregated MTP row takes its launch recipe's draft length and acceptance (InferenceX
     # PR #1628's FP8 TP8 ATOM rows: 3 drafts, acceptance 0; PR #1629's FP4 TP4 rows: 1 draft)
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
-    pts, _ = validate.load_inferencex(DEFAULT_POINTS)
+    pts, _ = ix_points.load_inferencex(DEFAULT_POINTS)
     atom = {p.precision: p.deployment.mtp for p in pts if p.framework == "atom" and p.deployment is not None
             and p.model == "deepseek-r1"}
     assert atom == {"fp8": MTP(3, 0.0), "quark-mxfp4": MTP(1, 0.85)}
@@ -317,7 +317,7 @@ def test_dynamo_sglang_b200_fp4_rows_take_the_recipes_eagle_chain():
     EAGLE with speculative-num-steps 2, eagle-topk 1, num-draft-tokens 3: a chain of 2 drafts, at every
     load; the rows were mapped to the generic 1 draft at 0.85 before. Aggregated SGLang rows keep theirs."""
     from jalapeno.deploy.engines import launch_mtp
-    from jalapeno.fit import validate
+    from jalapeno.fit import ix_points
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     for dec, c in ((Pool(Layout(tp=8, ep=8), 6), 32), (Pool(Layout(tp=1, dp=8, ep=8), 1), 1024)):
@@ -325,7 +325,7 @@ def test_dynamo_sglang_b200_fp4_rows_take_the_recipes_eagle_chain():
         assert (m.draft_tokens, m.acceptance) == (2, 0.75)
         assert m.tokens_per_step == pytest.approx(1 + 0.75 + 0.75 ** 2)
     assert launch_mtp("b200", "deepseek-r1", "dynamo-sglang", "fp4", Pool(Layout(tp=8, ep=8)), 32) is None  # agg
-    pts, _ = validate.load_inferencex(DEFAULT_POINTS)
+    pts, _ = ix_points.load_inferencex(DEFAULT_POINTS)
     sg = [p for p in pts if p.framework == "dynamo-sglang" and p.system == "b200" and p.uses_mtp]
     assert len(sg) == 4 and all(p.deployment.mtp == MTP(2, 0.75) for p in sg)
     assert all("MTP assumed k=2, acceptance 0.75" in p.notes for p in sg)
@@ -419,7 +419,7 @@ def test_sglang_mi355x_mtp_rows_run_the_mtp_scripts_eagle_chain():
     # --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 (a chain of
     # 3 drafts, 4 rows verified), beside the plain dsr1_fp4_mi355x.sh with the same limits
     from jalapeno.deploy.engines import launch_limits, launch_mtp, launch_recipe
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     args = ("mi355x", "deepseek-r1", "sglang", "quark-mxfp4")

@@ -292,7 +292,8 @@ def test_inferencex_rows_are_priced_at_the_release_their_source_states(tmp_path)
     whose image is 1.2.0rc6.post3 all-to-alls at EP8 where the recipe's 1.1.0rc2.post2 would gather."""
     from importlib.resources import files
 
-    from jalapeno.fit.validate import load_inferencex, point_release, point_stack
+    from jalapeno.fit.validate import point_release, point_stack
+    from jalapeno.fit.ix_points import load_inferencex
 
     pts, _ = load_inferencex(files("jalapeno") / "data" / "validation" / "inferencex_points.csv")
     by_id = {p.id: p for p in pts}

@@ -11,7 +11,7 @@ from script_module import load_script
 
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.errors import SpecError
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.queueing import idle_start

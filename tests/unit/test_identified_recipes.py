@@ -16,7 +16,8 @@ from jalapeno.deploy.identified import _identified
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, predict_points
+from jalapeno.fit.validate import predict_points
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.stacks import get_stack

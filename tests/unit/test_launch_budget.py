@@ -9,7 +9,7 @@ from __future__ import annotations
 from jalapeno.deploy.deployment import Pool
 from jalapeno.deploy.engines import launch_budget
 from jalapeno.deploy.layout import Layout
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 
 TEP8 = Pool(Layout(tp=8, ep=8), 6)

@@ -7,7 +7,7 @@ import pytest
 
 from jalapeno.cost import roofline
 from jalapeno.errors import SpecError
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from script_module import load_script
 

@@ -38,6 +38,7 @@ REEXPORTS = {
     "jalapeno.serve.sim.trace": "jalapeno.serve.sim.trace_cells",  # round 53
     "jalapeno.report.page": "jalapeno.report.page_data",
     "jalapeno.fit.collectives": "jalapeno.fit.ep_all_to_all",
+    "jalapeno.fit.validate": "jalapeno.fit.ix_points",
 }
 
 

@@ -66,7 +66,8 @@ def test_sglang_eagle_without_a_running_cap_runs_48_and_row_119_queues_the_rest(
     # users 16 wait for a slot, so the run's published throughput and TPOT disagree by Little's law:
     # row 119's closed-loop ratio tput·GPUs / (C · (1/TPOT) · (ISL+OSL)/OSL) is 2841·8 / (64·55.25·9) = 0.714
     # (measured; 48/64 = 0.75 times the decode share of a request's life). The model must show the same.
-    from jalapeno.fit.validate import load_inferencex, predict_points
+    from jalapeno.fit.validate import predict_points
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     assert get_recipe("sglang-mi355x-dsr1-fp4-mtp").deployment_kwargs(64)["max_running"] == 48

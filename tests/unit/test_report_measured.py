@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 from cli_runner import check_error, run
 
-from jalapeno.fit.validate import MeasuredPoint, load_inferencex
+from jalapeno.fit.validate import MeasuredPoint
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.report.page_data import measured_config
 

@@ -15,7 +15,8 @@ from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.fit.run_identity import admits, identify_run, implied_gpus, pick
 from jalapeno.fit.stack_split import fit_pool
-from jalapeno.fit.validate import load_inferencex, predict_points
+from jalapeno.fit.validate import predict_points
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.specs.formats import get_precision
 
 HEADER = ("hardware,model,precision,framework,spec,disagg,isl,osl,conc,topology,num_gpus,tput_per_gpu,"

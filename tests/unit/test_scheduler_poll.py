@@ -16,7 +16,7 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.engines import launch_recipe
 from jalapeno.deploy.layout import Layout
-from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.serve.analytic import aggregated_by_batch
 from jalapeno.serve.queueing import poll_wait_s
 from jalapeno.specs.catalog import load_model

@@ -18,7 +18,8 @@ from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.fit.searched import best_searched, matching_spaces, parse_spaces, searched_mapping, searched_runs
-from jalapeno.fit.validate import load_inferencex, predict_points
+from jalapeno.fit.validate import predict_points
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.specs.formats import get_precision
 
 

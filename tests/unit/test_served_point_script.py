@@ -9,7 +9,8 @@ import dataclasses
 import pytest
 
 from jalapeno.errors import SpecError
-from jalapeno.fit.validate import load_inferencex, point_stack, predict_points
+from jalapeno.fit.validate import point_stack, predict_points
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from script_module import load_script
 

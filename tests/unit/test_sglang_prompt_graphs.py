@@ -63,7 +63,7 @@ def test_what_if_reaches():
     # scripts/sglang_pcg_release._reached on the shipped InferenceX rows (not wired into validate: a what-if):
     # H200 DeepSeek-R1 FP8 SGLang v0.5.7 rows (81-84) eager, v0.5.12 1k/1k (56-60) graphed, v0.5.12 8k/1k (61-65)
     # eager (8192 > 2048 tokens); MI325X (row 34, ROCm) and the disaggregated rows not reached
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
 
     pairs = {p.id: q for p, q in s._reached(load_inferencex(s.POINTS)[0])}
     call = {i: pairs[f"inferencex_points:{i}"].deployment.eager_prompt_call_s for i in (81, 84, 56, 60, 61, 65)}

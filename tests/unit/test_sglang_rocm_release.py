@@ -12,7 +12,8 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
-from jalapeno.fit.validate import MeasuredPoint, load_inferencex, point_release, point_stack
+from jalapeno.fit.validate import MeasuredPoint, point_release, point_stack
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model

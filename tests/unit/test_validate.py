@@ -23,13 +23,11 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.validate import (
     METRICS,
-    VALIDATION_MTP,
     load_aiconfigurator,
-    load_inferencex,
     parse_topology,
     predict_points,
-    recipe_mtp,
 )
+from jalapeno.fit.ix_points import VALIDATION_MTP, load_inferencex, recipe_mtp
 from jalapeno.fit.validation_run import calibrated_systems, error_summary, run_validation
 from jalapeno.specs.calibration import load_calibration
 from jalapeno.specs.stacks import get_stack

@@ -25,7 +25,7 @@ def test_a_stated_acceptance_not_replaced_prints_as_stated():
     # profile fits no MTP acceptance, so the record keeps the stated label and carries no replacement note
     from importlib.resources import files
 
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
 
     p = next(q for q in load_inferencex(files("jalapeno") / "data/validation/inferencex_points.csv")[0]
              if q.id == "inferencex_points:99")

@@ -328,7 +328,7 @@ def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str]]:
     """Measured points of ``model`` at the workload's ISL/OSL (the page keeps the compared systems)."""
     if measured == "none":
         return [], []
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     path = DEFAULT_POINTS if measured == "shipped" else Path(measured)

@@ -67,7 +67,8 @@ from jalapeno.fit.aic_sweep_launch import (
 )
 from jalapeno.fit.aic_sweeps import measured_date, release_stated, row_release, sweep_of
 from jalapeno.fit.trt_prompt_graphs import with_prompt_graphs
-from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
+from jalapeno.fit.validate import MeasuredPoint
+from jalapeno.fit.ix_points import CHAIN_ACCEPTANCE, VALIDATION_MTP
 from jalapeno.deploy.sglang_triton_moe import with_sglang_triton_moe_backend
 from jalapeno.deploy.vllm_fp8_moe import with_vllm_fp8_moe_backend
 from jalapeno.specs.engine_versions import version_key

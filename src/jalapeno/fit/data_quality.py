@@ -228,7 +228,7 @@ def _matches(r: dict, match: dict) -> bool:
 def quality_table(path: str | Path, flags_path: str | Path | None = None) -> pd.DataFrame:
     """Every row of an InferenceX points CSV with the identity and the verdict.
 
-    Returns one row per CSV row: ``id`` (``<file stem>:<line>``, as fit/validate.load_inferencex),
+    Returns one row per CSV row: ``id`` (``<file stem>:<line>``, as fit/ix_points.load_inferencex),
     ``hardware``, ``framework``, ``precision``, ``isl``, ``osl``, ``concurrency``, ``check_ratio``,
     ``expected_ratio``, ``residual``, ``ttft_s`` (measured, else implied), ``ttft_measured``,
     ``checked`` (the cells allow rule 1) and ``flag`` (the reason, "" when the row passes).

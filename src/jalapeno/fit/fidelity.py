@@ -71,7 +71,8 @@ def guard_rows(points_path: str | Path | None = None) -> pd.DataFrame:
     Raises:
         SpecError: the points file is missing or maps no point.
     """
-    from jalapeno.fit.validate import load_inferencex, predict_points
+    from jalapeno.fit.validate import predict_points
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS, calibrated_systems
 
     pts, _ = load_inferencex(points_path or DEFAULT_POINTS)

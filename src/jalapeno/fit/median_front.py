@@ -118,7 +118,7 @@ def rooms(stack, point, release: str, medians: dict) -> list[float]:
 def recipe_point(row: str, withheld_systems: frozenset = frozenset()):
     """The shipped InferenceX point ``row`` (its deployment is what this fit reads), or None when it is absent, has no
     deployment or is of a withheld system (a leave-one-system-out refit, fit/loso.py)."""
-    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     p = next((q for q in load_inferencex(DEFAULT_POINTS)[0] if q.id == row), None)

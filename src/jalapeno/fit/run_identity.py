@@ -104,7 +104,7 @@ def identify_run(
 
     ``row``: the row's CSV cells (framework, precision, disagg, date, spec); ``precision``: the preset its
     precision cell names (fit/searched.ix_precision). Published ``[[identified]]`` entries first (the
-    ``best_entry@concurrency`` path of fit/validate.load_inferencex), then the search spaces.
+    ``best_entry@concurrency`` path of fit/ix_points.load_inferencex), then the search spaces.
     """
     from jalapeno.deploy.engines import identified_candidates
     from jalapeno.fit.searched import matching_spaces, searched_runs

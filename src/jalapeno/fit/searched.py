@@ -11,7 +11,7 @@ frontier peak sits at thousands of users where the benchmark stopped at 64-256).
 the config files at pinned commits, one space per key, ISL/OSL and change date; an srt-slurm
 recipe entry's concurrencies, TensorRT-LLM or SGLang, are those its recipe's benchmark ran, which the
 runners of 2026-01-28 ... 2026-04-18 launched unchanged) holds those spaces.
-The mapping rule, applied to every row alike (fit/validate.load_inferencex):
+The mapping rule, applied to every row alike (fit/ix_points.load_inferencex):
 
 - spaces of the row's system, model, ISL/OSL and precision (a cell ending in ``?`` states none:
   every precision); of its framework (the cell's first word; ``mori-sglang`` is the configs'
@@ -235,7 +235,7 @@ def searched_runs(
 
     Entries with MTP only when ``uses_mtp`` is not False, without only when it is not True; with
     ``concurrency`` only the entries that ran it, at it. MTP: one draft token at the Dynamo +
-    TRT-LLM recipe's single-draft acceptance (fit/validate.VALIDATION_MTP); on Dynamo + TRT-LLM
+    TRT-LLM recipe's single-draft acceptance (fit/ix_points.VALIDATION_MTP); on Dynamo + TRT-LLM
     runs the draft length the entry's recipe file names, else the recipe's by load (recipe_mtp); on
     other engines the draft length their launch recipe runs (deploy/engines.launch_mtp), if one.
     Disaggregated Dynamo + TRT-LLM runs carry the recipe's prefill budget (recipe_budget) and the
@@ -246,7 +246,8 @@ def searched_runs(
     vLLM's Marlin MoE on H100, priced by cost/pool_backends.with_moe_backend) and the load-sized ``--max_num_tokens``
     of a TensorRT-LLM script that sizes it (:func:`with_launch_token_limit`).
     """
-    from jalapeno.fit.validate import DYNAMO_TRT_RECIPE, VALIDATION_MTP, recipe_budget, recipe_mtp
+    from jalapeno.fit.validate import DYNAMO_TRT_RECIPE
+    from jalapeno.fit.ix_points import VALIDATION_MTP, recipe_budget, recipe_mtp
 
     runs: dict[str, tuple[Deployment, list[float]]] = {}
     for s in spaces:

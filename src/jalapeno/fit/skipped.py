@@ -1,4 +1,4 @@
-"""A measured row a loader skipped (fit/validate.load_inferencex, fit/aic_rows.load_aiconfigurator,
+"""A measured row a loader skipped (fit/ix_points.load_inferencex, fit/aic_rows.load_aiconfigurator,
 fit/mlperf.load_mlperf): the pair (id, reason) every caller reads, with the catalog system the row names, so
 ``validate --systems X`` lists only X's skips (it listed B300's when asked for GB200, break46/newuser46)."""
 

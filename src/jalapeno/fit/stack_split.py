@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.fit.aic_quality import aic_source_flags
-from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex
+from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.specs.stacks import stack_for_framework
 
 #: Models whose measured rows never enter the stack fits: a leave-one-model-out check of the fitted engine

@@ -13,11 +13,8 @@ from jalapeno.fit.data_quality import DEFAULT_POINTS, quality_table
 from jalapeno.fit.heldout import JUDGED, check_held_out, split_counts, split_labels
 from jalapeno.fit.ix_topology import unread_topology
 from jalapeno.fit.skipped import of_systems
-from jalapeno.fit.validate import (
-    load_aiconfigurator,
-    load_inferencex,
-    predict_points,
-)
+from jalapeno.fit.validate import load_aiconfigurator, predict_points
+from jalapeno.fit.ix_points import load_inferencex
 from jalapeno.errors import SpecError, check_bool
 
 # DEFAULT_POINTS (fit/data_quality): the shipped InferenceX points, every row with its source

@@ -117,7 +117,7 @@ def report_data(rec: ComparisonRecord, systems: Mapping[str, System], bands: Map
         systems: system name → System (for the power and $/h of the measured points).
         bands: system → {"low", "high"} FrontierRecords (Comparison.band_frontiers; None = calibrated).
         floors: (tier, tok/s/user) floors.
-        measured: measured points (fit/validate.load_inferencex), filtered here to the compared systems;
+        measured: measured points (fit/ix_points.load_inferencex), filtered here to the compared systems;
             each carries its configuration (precision · agg/disagg · MTP) and whether the system's
             frontier models it (``like``; :func:`measured_config`).
         like_for_like: keep only the measured points whose configuration the frontier models.
