@@ -1,4 +1,4 @@
-"""The link level named for a link-bound step is the same on every run, exact ties included (cost/step._link_level).
+"""The link level named for a link-bound step is the same on every run, exact ties included (cost/step_bounds._link_level).
 
 Before round 44 the candidate levels were taken from a ``set``, whose order follows the string hash seed, so two
 levels of equal collective cost could swap names between runs. Expected values here are read off the inputs: each
@@ -7,7 +7,7 @@ level's collective time is 1 ms with weight 1, an exact tie, so the name is the 
 
 import numpy as np
 
-from jalapeno.cost.step import _link_level
+from jalapeno.cost.step_bounds import _link_level
 
 
 def _tie(levels):

@@ -39,6 +39,7 @@ REEXPORTS = {
     "jalapeno.report.page": "jalapeno.report.page_data",
     "jalapeno.fit.collectives": "jalapeno.fit.ep_all_to_all",
     "jalapeno.fit.validate": "jalapeno.fit.ix_points",
+    "jalapeno.cost.step": "jalapeno.cost.step_bounds",
 }
 
 

@@ -17,7 +17,8 @@ from jalapeno.cost.optable import CollectiveTable, OpTable
 from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, tbo_stage
 from jalapeno.cost.pricer import CollectiveTimes, load_pricer, price_collectives
 from jalapeno.cost.roofline import OpTimes
-from jalapeno.cost.step import BOUNDS, Batch, step_cost
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.cost.step_bounds import BOUNDS
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from jalapeno.cost.pricer import load_pricer
-from jalapeno.cost.step import BOUNDS, Batch, step_cost
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.cost.step_bounds import BOUNDS
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
 from jalapeno.specs.catalog import load_model

@@ -7,7 +7,7 @@
 - cost/priced.columns keeps an op table's (k, n) tuple when it holds no array;
 - cost/pricer.check_pricer remembers the pricer classes that passed; cost/step remembers the
   (model, system, layout, precision, MTP) it checked; deploy/memory_fit remembers weight bytes;
-- cost/step.rank_bounds indexes the sorted stack directly.
+- cost/step_bounds.rank_bounds indexes the sorted stack directly.
 
 Each is an equivalence test: the expected values come from the same computation with the shortcut out
 of the way (bitwise), or from NumPy's own ``np.unique`` / ``np.take_along_axis``, not from stored figures.
@@ -27,7 +27,8 @@ from jalapeno.cost.batch import Batch, first_seen
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import check_pricer, load_pricer
 from jalapeno.cost.priced import columns
-from jalapeno.cost.step import BOUNDS, rank_bounds, step_cost
+from jalapeno.cost.step import step_cost
+from jalapeno.cost.step_bounds import BOUNDS, rank_bounds
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.specs.catalog import load_model

@@ -8,8 +8,8 @@ CUDA-graph ceiling, ``jalapeno step``, power and utilisation): copying them all 
 sixth of ``compare -w 128k1k``. :func:`lazy_columns` gives the same table with each (rows, N) array cut
 (``np.take(v, cols, axis=1)``, as cost/priced.columns does) the first time it is read, and kept;
 :func:`lazy_fields` does the same for named fields of any frozen, slotted dataclass (the step cost's
-collective times and algorithms). A read gives the very array an eager cut gives: results are bitwise
-unchanged.
+collective times and algorithms); :func:`step_at_points` puts a step cost priced at a batch's distinct points
+at its every point with both. A read gives the very array an eager cut gives: results are bitwise unchanged.
 
 The instance is of a subclass of the table's own class (made once per class), so ``isinstance`` holds
 and ``dataclasses.fields``/``replace`` work; a field not yet read is an unset slot, which Python answers
@@ -18,11 +18,12 @@ through ``__getattr__``; it pickles and copies as the plain class. Pure: no I/O.
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 
 from jalapeno.cost.priced import _prep
+from jalapeno.cost.step_result import StepCost
 
 #: the lazy subclass of each dataclass, made on first use
 _SUBCLASSES: dict[type, type] = {}
@@ -94,3 +95,25 @@ def lazy_columns(table, cols: np.ndarray):
             tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn) for kn in kns
         )
     return lazy_fields(cls, kept, pending)
+
+
+def step_at_points(sc: StepCost, at: np.ndarray) -> StepCost:
+    """``sc``, priced at a batch's distinct points, at every point of the batch: ``at`` (N,) is each
+    point's distinct point (Batch.distinct). Every per-point array is indexed; per-op and per-collective
+    fields are kept. The (rows, N) tables (ops, times, collectives, their times and algorithms) are cut
+    when first read (:func:`lazy_columns`, :func:`lazy_fields`): the same arrays, most callers read none of them."""
+    mem = sc.memory
+    ready = {f.name: getattr(sc, f.name) for f in fields(sc)}
+    for name in ("coll_time_s", "coll_algorithm"):
+        del ready[name]
+    ready.update(ops=lazy_columns(sc.ops, at), times=lazy_columns(sc.times, at),
+                 collectives=lazy_columns(sc.collectives, at), step_time_s=sc.step_time_s[at],
+                 interval_s=sc.interval_s[at], draft_s=sc.draft_s[at], attribution_s={k: v[at] for k, v in sc.attribution_s.items()},
+                 bound=sc.bound[at], bound_margin=sc.bound_margin[at], bound_level=sc.bound_level[at],
+                 memory=replace(mem, kv_bytes=mem.kv_bytes[at], activation_bytes=mem.activation_bytes[at],
+                                fits=mem.fits[at], reason=mem.reason[at]),
+                 feasible=sc.feasible[at], reason=sc.reason[at],
+                 hidden_comm_s=None if sc.hidden_comm_s is None else sc.hidden_comm_s[at])
+    # the per-op tables at every point are read by few callers: cut when first read
+    return lazy_fields(StepCost, ready, {"coll_time_s": lambda: np.take(sc.coll_time_s, at, axis=1),
+                                         "coll_algorithm": lambda: np.take(sc.coll_algorithm, at, axis=1)})

@@ -33,18 +33,18 @@ micro-batches (their compute, HBM, launches and blocking collectives) and the li
 only the all-to-all time left exposed; hidden communication costs no time and is reported as
 ``hidden_comm_s``. The largest share is the binding constraint and ``bound_margin`` = largest / second largest.
 A batch whose weights + KV + activations exceed usable HBM is infeasible (``feasible`` False,
-``reason`` says why, bound ``hbm_capacity``).
+``reason`` says why, bound ``hbm_capacity``). The bounds and their ranking are cost/step_bounds.py's; a batch's
+repeated points take their distinct point's figures through cost/lazy_cut.step_at_points.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import fields, replace
 
 import numpy as np
 
 from jalapeno.cost.batch import Batch
-from jalapeno.cost.lazy_cut import lazy_columns, lazy_fields
+from jalapeno.cost.lazy_cut import step_at_points
 from jalapeno.cost.mtp_draft import mtp_draft_s
 from jalapeno.cost.optable import OpTable
 from jalapeno.cost.priced import moe_all_to_all, priced_tables
@@ -52,6 +52,11 @@ from jalapeno.cost.overlap import exposed_coll_s, roof_parts, tbo_layer
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
 from jalapeno.cost.shared_stream import hidden_shared_s, pricer_stream_rule, stream_on
+from jalapeno.cost.step_bounds import (  # noqa: F401 (re-exported: split from here, round 53)
+    BOUNDS,
+    _link_level,
+    rank_bounds,
+)
 from jalapeno.cost.step_result import StepCost
 from jalapeno.cost.step_rows import SCOPES, coll_rows, op_stage_rows
 from jalapeno.deploy.deployment import Deployment, check_memory_fraction, check_overlap_layout, pool_overlap
@@ -64,9 +69,6 @@ from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.precision_checks import check_precision
 from jalapeno.specs.model import ModelSpec
-
-BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead", "on_die_network")
-_BOUND_NAMES = np.asarray(BOUNDS, dtype=object)  # read-only use: indexed by rank_bounds
 
 
 def step_overhead(eff, layout: Layout) -> float:
@@ -125,17 +127,6 @@ def prompt_token_s(eff, batch_prefill_tokens: np.ndarray, layout: Layout, on: bo
     return t if decode_seqs is None else np.where(np.asarray(decode_seqs) > 0, t, 0.0)
 
 
-def rank_bounds(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Binding constraint and margin from attributed times ``stack`` (len(BOUNDS), N).
-
-    Returns:
-        (bound, margin): the name of the largest share per point and largest / second largest.
-    """
-    order = (-stack).argsort(axis=0)  # np.argsort's own call, without its wrapper
-    cols = np.arange(stack.shape[1])
-    return _BOUND_NAMES[order[0]], stack[order[0], cols] / np.maximum(stack[order[1], cols], 1e-30)
-
-
 def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
               mtp: MTP | None = None, memory_fraction: float | None = None, overlap: str = "none",
               engine_memory=None) -> StepCost:
@@ -169,7 +160,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     """
     distinct, at = batch.distinct() if isinstance(batch, Batch) else (batch, None)
     sc = _step_cost(model, pricer, layout, precision, distinct, mtp, memory_fraction, overlap, engine_memory)
-    return sc if at is None else _at_points(sc, at)  # each distinct point priced once, then every point
+    return sc if at is None else step_at_points(sc, at)  # each distinct point priced once, then every point
 
 
 def step_times(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
@@ -365,47 +356,3 @@ def _hide_shared_expert(ops: OpTable, times: OpTimes, st: np.ndarray, on: np.nda
         stage_share[key] = stage_share[key] - r * np.add.reduce(part[se], axis=0)
     return layer_time - hid
 
-
-def _at_points(sc: StepCost, at: np.ndarray) -> StepCost:
-    """``sc``, priced at a batch's distinct points, at every point of the batch: ``at`` (N,) is each
-    point's distinct point (Batch.distinct). Every per-point array is indexed; per-op and per-collective
-    fields are kept. The (rows, N) tables (ops, times, collectives, their times and algorithms) are cut
-    when first read (cost/lazy_cut.py): the same arrays, most callers read none of them."""
-    mem = sc.memory
-    ready = {f.name: getattr(sc, f.name) for f in fields(sc)}
-    for name in ("coll_time_s", "coll_algorithm"):
-        del ready[name]
-    ready.update(ops=lazy_columns(sc.ops, at), times=lazy_columns(sc.times, at),
-                 collectives=lazy_columns(sc.collectives, at), step_time_s=sc.step_time_s[at],
-                 interval_s=sc.interval_s[at], draft_s=sc.draft_s[at], attribution_s={k: v[at] for k, v in sc.attribution_s.items()},
-                 bound=sc.bound[at], bound_margin=sc.bound_margin[at], bound_level=sc.bound_level[at],
-                 memory=replace(mem, kv_bytes=mem.kv_bytes[at], activation_bytes=mem.activation_bytes[at],
-                                fits=mem.fits[at], reason=mem.reason[at]),
-                 feasible=sc.feasible[at], reason=sc.reason[at],
-                 hidden_comm_s=None if sc.hidden_comm_s is None else sc.hidden_comm_s[at])
-    # the per-op tables at every point are read by few callers: cut when first read (cost/lazy_cut.py)
-    return lazy_fields(StepCost, ready, {"coll_time_s": lambda: np.take(sc.coll_time_s, at, axis=1),
-                                         "coll_algorithm": lambda: np.take(sc.coll_algorithm, at, axis=1)})
-
-
-def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, levels: list[str],
-                n: int) -> np.ndarray:
-    """Name of the link level whose collectives cost most, where the bound is a link ('' else); an exact tie goes
-    to the level that comes first in ``levels`` (the step's collective rows), the same name on every run."""
-    out = np.full(n, "", dtype=object)
-    present = set(bound.tolist())  # the bounds named (a link-bound point is rare: the rest is skipped)
-    if not len(levels) or not any(f"{scope}_link" in present for scope in SCOPES):
-        return out
-    weighted = ct * cw
-    lv = np.asarray(levels, dtype=object)
-    for scope in ("scale_up", "scale_out"):
-        if f"{scope}_link" not in present:
-            continue
-        sel = (bound == f"{scope}_link")
-        rows = scope_arr == scope
-        per_level = {name: np.add.reduce(weighted[rows & (lv == name)], axis=0)  # row order: not set()'s, which
-                     for name in dict.fromkeys(lv[rows].tolist())}  # the hash seed sets (ties would flip per run)
-        names = list(per_level)
-        best = np.argmax(np.stack([per_level[k] for k in names]), axis=0)
-        out[sel] = np.asarray(names, dtype=object)[best][sel]
-    return out

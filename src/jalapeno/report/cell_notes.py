@@ -76,7 +76,7 @@ BELOW_START_NOTE = (
 )
 
 
-#: What each bound a table prints means (cost/step.BOUNDS and hbm_capacity; docs/metrics.md §4, ``bound``): the
+#: What each bound a table prints means (cost/step_bounds.BOUNDS and hbm_capacity; docs/metrics.md §4, ``bound``): the
 #: largest share of the step's time. 'bound at max: overhead' on every row of compare's headline said nothing of
 #: what overhead is, nor that a faster chip alone does not move it (newuser49).
 BOUND_MEANING = {

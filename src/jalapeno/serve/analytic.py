@@ -42,7 +42,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from jalapeno.cost.pricer import Pricer
-from jalapeno.cost.step import BOUNDS, Batch, pool_step_cost, pool_step_times, rank_bounds
+from jalapeno.cost.step import Batch, pool_step_cost, pool_step_times
+from jalapeno.cost.step_bounds import BOUNDS, rank_bounds
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.kv_capacity import admission_batch_cap, decode_batch_cap

@@ -58,7 +58,8 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from jalapeno.cost.pricer import Pricer
-from jalapeno.cost.step import BOUNDS, Batch, pool_step_cost, rank_bounds
+from jalapeno.cost.step import Batch, pool_step_cost
+from jalapeno.cost.step_bounds import BOUNDS, rank_bounds
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip
