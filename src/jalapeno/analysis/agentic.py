@@ -134,8 +134,7 @@ class AgenticFrontier:
     frontier: np.ndarray
 
     def as_frontier(self, scale: float = 1.0) -> cmp.Frontier:
-        """The frontier as a comparison curve: x tasks per hour per user (3600 / task time in s), y tasks per hour per chip times ``scale``.
-        """
+        """The frontier as a comparison curve: x tasks per hour per user (3600 / task time in s), y tasks per hour per chip times ``scale``."""
         p = self.sweep.points
         return cmp.Frontier(3600.0 / p.task_time_s[self.frontier], p.tasks_per_hour_per_chip[self.frontier] * scale)
 
@@ -176,8 +175,7 @@ class AgenticComparison:
     infeasible: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        """The JSON of ``compare --workload agentic:…``: model, workload, convention, baseline, systems, ratios, infeasible.
-        """
+        """The JSON of ``compare --workload agentic:…``: model, workload, convention, baseline, systems, ratios, infeasible."""
         return {"model": self.model, "workload": self.workload, "convention": self.convention,
                 "baseline": self.baseline, "systems": self.systems, "ratios": self.ratios,
                 "infeasible": dict(self.infeasible)}

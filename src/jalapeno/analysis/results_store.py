@@ -330,8 +330,7 @@ def read_json(d: Path, name: str) -> dict:
 
 
 def table_file(d: Path, meta: dict) -> Path:
-    """The table file of a stored run in folder ``d``: ``trials.parquet`` for an explore run, else ``points.parquet``.
-    """
+    """The table file of a stored run in folder ``d``: ``trials.parquet`` for an explore run, else ``points.parquet``."""
     return d / ("trials.parquet" if meta["kind"] == "explore" else "points.parquet")
 
 

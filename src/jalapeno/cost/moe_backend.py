@@ -263,8 +263,7 @@ class KernelMoePricer(_WrapsPricer):
     pool_key: tuple | None = None
 
     def op_times(self, ops: OpTable) -> OpTimes:
-        """The inner pricer's op times (seconds, (n_ops, N)) with the MoE ops priced at the backend kernel's own efficiency.
-        """
+        """The inner pricer's op times (seconds, (n_ops, N)) with the MoE ops priced at the backend kernel's own efficiency."""
         base = self.inner.op_times(ops)
         moe = np.array([k == "moe" for k in ops.kind]).reshape(-1, 1)
         if not moe.any():
