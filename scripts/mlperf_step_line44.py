@@ -13,7 +13,7 @@ It prints two tables:
   Interactive engines of one system differ in their token budget and build flags, so the line is a reading, not a fit.
 - ``credit``: for every row whose config declares ``gemm_allreduce_plugin``, the model's step at the run's decode batch
   with no prompt tokens and with a full prompt chunk (the step kinds serve/analytic.agg_plan prices), fused and not
-  (cost/step.step_times), the waves W of the fused o_proj / down output tiles at each (cost/ops.gemm_allreduce_stages),
+  (cost/step.step_times), the waves W of the fused o_proj / down output tiles at each (cost/gemm_allreduce.gemm_allreduce_stages),
   the share f of steps that carry a chunk and the mean step's credit (1 - f) * decode-only credit + f * chunk credit.
 
 Reading (round 44): (1) the fused credit is priced per layer as min(t_AR, t_GEMM) * (1 - 1/W), W the waves of the
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from jalapeno.cost.batch import Batch
-from jalapeno.cost.ops import gemm_allreduce_stages
+from jalapeno.cost.gemm_allreduce import gemm_allreduce_stages
 from jalapeno.cost.step import step_times
 from jalapeno.fit.mlperf import load_mlperf
 from jalapeno.fit.mlperf_engines import MLPERF_GEMM_ALLREDUCE

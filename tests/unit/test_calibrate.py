@@ -302,7 +302,7 @@ def test_moe_rows_keep_the_fastest_balanced_kernel_per_configuration(moe_table):
     assert len(both) == 2 and r.t == pytest.approx(both.latency.min() * 1e-3)
     load, touched, flop, byt = _uniform_moe_quantities(128, 8, 8, 256, 7168, 2048, 0.5625, 0.5625)
     assert r.load == pytest.approx(load) and r.touched == pytest.approx(touched) and bool(r.held_out)
-    # the op the calibration prices is the step's own routed-expert op (cost/ops.add_routed_experts)
+    # the op the calibration prices is the step's own routed-expert op (cost/expert_ops.add_routed_experts)
     op = kern.moe_table(rows[rows.index == r.name], "fp4")
     assert float(op.flop[0, 0]) == pytest.approx(flop) and float(op.bytes[0, 0]) == pytest.approx(byt)
     assert float(op.rows[0, 0]) == pytest.approx(load / touched)

@@ -4,7 +4,7 @@
 - every path into this repository (``src/jalapeno/...``, ``tests/...``, ``scripts/NAME.py``, ``docs/NAME.md``,
   and package-relative ``cost/ops.py``, ``data/stacks.toml``) names a file that exists, in the pages a new
   contributor reads (the gap_*.md diagnoses quote other repositories' paths freely and are left out);
-- every ``pkg/module.NAME`` reference (``serve/limits.EAGER_LAUNCH_S``, ``cost/ops.add_routed_experts``)
+- every ``pkg/module.NAME`` reference (``serve/limits.EAGER_LAUNCH_S``, ``cost/expert_ops.add_routed_experts``)
   names something that module defines (a function, class, assignment, import or parameter), in every page.
 """
 

@@ -14,7 +14,7 @@ import math
 import pytest
 from cli_runner import check_error, run
 
-from jalapeno.cost.ops import gemm_allreduce_stages
+from jalapeno.cost.gemm_allreduce import gemm_allreduce_stages
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout

@@ -37,7 +37,7 @@ from jalapeno.deploy.engines import launch_recipe
 from jalapeno.deploy.recipe import _recipe
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
-from jalapeno.cost.ops import add_routed_experts
+from jalapeno.cost.expert_ops import add_routed_experts
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.fit.kernels import moe_rows
 from jalapeno.fit.searched import search_spaces, searched_runs, with_launch_backend

@@ -30,7 +30,7 @@ import pandas as pd
 import pytest
 
 from jalapeno.cost.moe_backend import KernelMoePricer
-from jalapeno.cost.ops import add_routed_experts
+from jalapeno.cost.expert_ops import add_routed_experts
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.pool_backends import with_moe_backend

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from jalapeno.cost.moe_width import width_factor, width_terms
-from jalapeno.cost.ops import add_routed_experts
+from jalapeno.cost.expert_ops import add_routed_experts
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.errors import SpecError

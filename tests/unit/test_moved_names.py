@@ -25,7 +25,8 @@ SHIMS = (
     "jalapeno.deploy.memory_fit",  # round 53
 )
 
-#: Round 50's splits whose old module re-exports the moved names with a plain import: old module -> new module.
+#: Round 50's splits whose old module re-exports the moved names with a plain import: old module -> new module
+#: (or a tuple of the new modules, where one module was split two ways).
 REEXPORTS = {
     "jalapeno.specs.efficiency": "jalapeno.specs.kernel_lookup",
     "jalapeno.fit.mlperf_engines": "jalapeno.fit.submitted_engine",
@@ -40,6 +41,7 @@ REEXPORTS = {
     "jalapeno.fit.collectives": "jalapeno.fit.ep_all_to_all",
     "jalapeno.fit.validate": "jalapeno.fit.ix_points",
     "jalapeno.cost.step": "jalapeno.cost.step_bounds",
+    "jalapeno.cost.ops": ("jalapeno.cost.expert_ops", "jalapeno.cost.gemm_allreduce"),
 }
 
 
@@ -63,11 +65,12 @@ def moved_table() -> dict[str, dict[str, str]]:
     for m in SHIMS:
         importlib.import_module(m)
     table = {m: dict(MOVED[m]) for m in SHIMS}
-    for old, new in REEXPORTS.items():
-        defined = _defined(ast.parse(_path(new).read_text()))
-        for n in ast.parse(_path(old).read_text()).body:
-            if isinstance(n, ast.ImportFrom) and n.module == new:
-                table.setdefault(old, {}).update({a.name: new for a in n.names if a.name in defined})
+    for old, news in REEXPORTS.items():
+        for new in (news,) if isinstance(news, str) else news:  # an old module split two ways: a tuple (round 53)
+            defined = _defined(ast.parse(_path(new).read_text()))
+            for n in ast.parse(_path(old).read_text()).body:
+                if isinstance(n, ast.ImportFrom) and n.module == new:
+                    table.setdefault(old, {}).update({a.name: new for a in n.names if a.name in defined})
     return table
 
 

@@ -253,7 +253,7 @@ def test_prefill_dispatch_sends_one_copy_per_destination_rank():
     """DeepEP normal (prefill) kernels send a token once per rank that holds any of its experts;
     low-latency (decode) kernels once per expert. For top-8 with uniformly placed experts the
     expected number of distinct ranks is ep·(1 − (1 − 1/ep)^8): EP4 3.600, EP16 6.447, EP256 7.89."""
-    from jalapeno.cost.ops import dispatch_copies
+    from jalapeno.cost.expert_ops import dispatch_copies
 
     for ep, want in ((4, 4 * (1 - 0.75 ** 8)), (16, 16 * (1 - (15 / 16) ** 8)), (256, 256 * (1 - (255 / 256) ** 8))):
         assert float(dispatch_copies(0.0, 1.0, 8, ep)) == pytest.approx(want, rel=1e-12)

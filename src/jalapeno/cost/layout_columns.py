@@ -40,7 +40,7 @@ class LayoutColumns:
         share_decode: the same at the decode routing σ (``share`` where the model routes both alike).
         tail: sqrt(2·ln ep), the extreme-value factor of cost/moe.busiest_rank_assignments.
         ceil_k_ep: ⌈top_k / ep⌉ (the one_token padding's experts per rank).
-        ranks: ep·(1 − (1 − 1/ep)^top_k), the ranks a prefill token is dispatched to (cost/ops.dispatch_copies).
+        ranks: ep·(1 − (1 − 1/ep)^top_k), the ranks a prefill token is dispatched to (cost/expert_ops.dispatch_copies).
     """
 
     dp: np.ndarray

@@ -45,7 +45,7 @@ def extreme_value_tail(ep: int) -> float:
 
 def dispatch_ranks(top_k: int, ep: int) -> float:
     """ep·(1 − (1 − 1/ep)^top_k): the EP ranks one token's top_k experts land on, the k experts on distinct
-    ranks uniformly (the prefill all-to-all's copies per token, cost/ops.dispatch_copies).
+    ranks uniformly (the prefill all-to-all's copies per token, cost/expert_ops.dispatch_copies).
 
     >>> round(float(dispatch_ranks(8, 4)), 4)  # 4·(1 − 0.75^8)
     3.5995

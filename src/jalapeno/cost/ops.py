@@ -37,6 +37,9 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   chips holding 1/cp of each prompt's tokens, so every linear op (GEMMs, MoE, elementwise) runs
   on the rank's tokens with the full per-rank weights (each CP rank reads the weights) and the
   stage's collectives stay inside the rank's tp·dp group.
+
+The routed-expert op and the all-to-all's message sizes are cost/expert_ops.py's, the waves of a GEMM fused with
+its all-reduce cost/gemm_allreduce.py's (split from here in round 53).
 """
 
 from __future__ import annotations
@@ -48,10 +51,16 @@ import numpy as np
 from jalapeno.cost.adp_rank import busiest_rank_decode, busiest_rank_prefill
 from jalapeno.cost.allreduce_rms import fused_steps
 from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops, mla_decode_padding
+from jalapeno.cost.expert_ops import (  # noqa: F401 (re-exported: split from here, round 53)
+    add_routed_experts,
+    dispatch_bytes_per_elem,
+    dispatch_copies,
+)
+from jalapeno.cost.gemm_allreduce import GEMM_AR_TILES, _fused, gemm_allreduce_stages  # noqa: F401 (re-exported)
 from jalapeno.cost.layout_columns import LayoutColumns
-from jalapeno.cost.moe import (busiest_rank_assignments, dispatch_ranks, experts_touched_on_rank,
+from jalapeno.cost.moe import (busiest_rank_assignments, experts_touched_on_rank,
                               mixed_touched_fraction)
-from jalapeno.cost.optable import MOE_KERNELS, MOE_WEIGHT_KEYS, CollectiveTable, OpBuilder, OpTable
+from jalapeno.cost.optable import MOE_WEIGHT_KEYS, CollectiveTable, OpBuilder, OpTable
 from jalapeno.cost.shared_fusion import fuses_shared_expert, stack_base
 from jalapeno.deploy.eplb import busiest_rank_share
 from jalapeno.deploy.layout import Layout
@@ -319,17 +328,6 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     return ob.build()
 
 
-#: Output tile (rows, output features) and SMs per tile of TensorRT-LLM's fused GEMM + all-reduce
-#: kernels, keyed by the chip's smallest tensor-core M (``Chip.mma_tile_m``: its MMA generation).
-#: Source: cpp/tensorrt_llm/kernels/cutlass_kernels/allreduce_gemm/allreduce_gemm_runner.cu
-#: (GemmAllReduceImplRunner): SM100 registers one config, TileShape_128x256x128 with a 2-SM MMA
-#: (a 256 x 256 tile per SM pair); SM90 registers TileShape_128x{16,32,64,128}x128 with A and B
-#: swapped (128 along the output features), of which the 128 x 128 one is taken (assumption: the
-#: autotuner's pick at the prefill row counts where the overlap matters). Other SM versions throw
-#: "SM architecture not supported for GEMM+AR fusion": no entry, no overlap credited.
-GEMM_AR_TILES = {128: (256.0, 256.0, 2.0), 64: (128.0, 128.0, 1.0)}
-
-
 def _add_layer_qk_norm(ob: OpBuilder, model: ModelSpec, t, tp: int, n_layers: float) -> None:
     """MiniMax-M2's per-layer q/k RMSNorm (``qk_norm_type`` per_layer), as vLLM runs it
     (``MiniMaxText01RMSNormTP.forward_qk``): each rank's q and k slices are cast to fp32 and their
@@ -341,32 +339,6 @@ def _add_layer_qk_norm(ob: OpBuilder, model: ModelSpec, t, tp: int, n_layers: fl
     qk = (a.num_heads + a.num_kv_heads) * a.head_dim / tp
     ob.op("attn.qk_norm", "memory", "bf16", act=t * qk * 2 * 2 * 2, kernels=2, count=n_layers)
     ob.collective("attn.qk_norm_all_reduce", "all_reduce", tp, t * 2 * 4, count=n_layers)
-
-
-def gemm_allreduce_stages(rows, n_out: float, chip: Chip) -> np.ndarray:
-    """Waves W of output tiles of a row-parallel GEMM [rows, k] x [k, n_out] fused with the TP
-    all-reduce of its output (arrays (N,)): the pipeline stages of the overlap (cost/overlap.exposed_coll_s).
-
-    TensorRT-LLM's ``gemm_allreduce_plugin`` (CUTLASS kernels whose epilogue stores each finished
-    output tile into an NVLink-SHARP multicast buffer and all-reduces it there, two-shot, while the
-    next tiles compute: allreduce_gemm_impl_sm90.h / _sm100.h) reduces tile by tile, so the
-    all-reduce of one wave of tiles overlaps the next wave's MMA and only the last wave's is left.
-    W = ⌈⌈rows/tm⌉·⌈n_out/tn⌉ / (U/s)⌉, (tm, tn, s) from :data:`GEMM_AR_TILES`, U the chip's SMs; a
-    chip without a kernel or an SM count gets W = 1 (the all-reduce waits for the whole GEMM).
-    Assumptions (docs/model.md §6.3; NVIDIA publishes no exposed share): the waves take equal time
-    and the fused all-reduce moves data at the priced all-reduce's speed.
-
-    >>> from jalapeno.specs.catalog import load_system
-    >>> int(gemm_allreduce_stages(2048.0, 16384.0, load_system("b200").chip)[()])  # 8·64 tiles on 74 SM pairs
-    7
-    """
-    rows = np.asarray(rows, dtype=float)
-    tile = GEMM_AR_TILES.get(chip.mma_tile_m)
-    if tile is None or not chip.compute_units:
-        return np.ones_like(rows)
-    tm, tn, sms = tile
-    tiles = np.ceil(rows / tm) * np.ceil(n_out / tn)
-    return np.maximum(np.ceil(tiles / (chip.compute_units / sms)), 1.0)
 
 
 def fused_a_cover(eff: Efficiency, model: ModelSpec, precision: Precision, tp: int, dp: int, rows) -> dict:
@@ -388,66 +360,6 @@ def fused_a_cover(eff: Efficiency, model: ModelSpec, precision: Precision, tp: i
     rows = np.asarray(rows, dtype=float)
     return {"hidden_under": "attn.qkv_a_proj",
             "hidden_stages": np.where((rows >= 1) & (rows <= FUSED_A_MAX_TOKENS), np.inf, 1.0)}
-
-
-def _fused(gemm: str, rows, n_out: float, chip: Chip) -> dict:
-    """``OpBuilder.collective`` arguments of an all-reduce fused into the GEMM named ``gemm``."""
-    return {"hidden_under": gemm, "hidden_stages": gemm_allreduce_stages(rows, n_out, chip)}
-
-
-def dispatch_bytes_per_elem(weight_format: str) -> float:
-    """Bytes per hidden element an MoE all-to-all dispatch sends: 1 when the experts compute in FP8
-    or FP4 (the activations are quantised before the send), else 2 (BF16). The combine returns BF16."""
-    return 1.0 if weight_format in ("fp8", "fp4") else 2.0
-
-
-def dispatch_copies(decode_rows, prefill_tokens, top_k: int, ep: int, ranks=None) -> np.ndarray:
-    """Hidden vectors one attention rank sends in an MoE all-to-all dispatch (and gets back in the
-    combine), for its decode rows and prefill tokens (arrays (N,)).
-
-    Decode steps run DeepEP's low-latency kernels, which send a token once per selected expert
-    (their receive buffer is laid out per local expert: deepseek-ai/DeepEP README, low-latency
-    ``low_latency_dispatch``): top_k copies. Prefill steps run the normal kernels, which send a
-    token once per destination rank holding any of its experts (``get_dispatch_layout`` →
-    ``is_token_in_rank``; the combine returns one reduced vector per rank): with the k experts on
-    distinct ranks uniformly, E[ranks] = ep·(1 − (1 − 1/ep)^k) copies — 3.60 at EP4 and 6.45 at
-    EP16 for DeepSeek's top-8, against 8 — the own rank's copy included (the all-to-all's
-    (g − 1)/g term, cost/collectives.py, keeps it off the links). ``ranks``: that expectation worked out
-    already, an (N,) array of every column's (cost/layout_columns.py); None: from ``ep``.
-
-    >>> round(float(dispatch_copies(0.0, 1.0, 8, 4)), 4)  # 4·(1 − 0.75^8)
-    3.5995
-    >>> float(dispatch_copies(1.0, 0.0, 8, 4))
-    8.0
-    """
-    if ranks is None:
-        ranks = dispatch_ranks(top_k, ep)
-    return np.asarray(decode_rows, dtype=float) * top_k + np.asarray(prefill_tokens, dtype=float) * ranks
-
-
-def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: float, inter,
-                       expert_weight_elems, w_bytes, act_in_bytes, scan_bytes=0.0, count: float = 1.0,
-                       weights: str = "", split: float = 1.0) -> None:
-    """The routed-expert block of one MoE layer on one rank (op kind ``moe``), per occurrence:
-
-    - FLOPs 2 · load · 3 · h · I (gate, up and down GEMMs over the rank's token-expert assignments);
-    - weights: the ``touched`` experts' elements x bytes;
-    - activations: load · (h·b_in + 2·I·2 + I·b_in + h·2) (input, gate/up output, quantised
-      activation, output) + ``scan_bytes`` (routing/permute/finalize passes);
-    - rows per expert = load / touched (the grouped GEMMs' row count), MOE_KERNELS kernels;
-    - ``weights``: the experts' stored format where it names kernels of its own (cost/optable.MOE_WEIGHT_KEYS:
-      "mxfp4"), carried as the op's ``key`` for the engine-backend pricer (cost/moe_backend.py); "" otherwise;
-    - ``split``: the MoE TP degree (``inter`` is already the per-rank width), for the width term
-      (cost/moe_width.py).
-
-    Shared by the step's op table and the MoE calibration (fit/calibrate.py), so both price
-    the same op. Arrays are (N,) or scalars.
-    """
-    load, touched = np.asarray(load, dtype=float), np.asarray(touched, dtype=float)
-    ob.op(name, "moe", fmt, flop=2.0 * load * 3 * h * inter, weight=touched * expert_weight_elems * w_bytes,
-          act=load * (h * act_in_bytes + 2 * inter * 2 + inter * act_in_bytes + h * 2) + scan_bytes,
-          rows=np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0), kernels=MOE_KERNELS, count=count,
-          kn=(h, inter), key=weights, split=split)
 
 
 def _ffn(ob: OpBuilder, name: str, fmt: str, t, h: int, inter: float, wb: float, ain: float,

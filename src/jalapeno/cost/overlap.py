@@ -375,7 +375,7 @@ def exposed_coll_s(ct: np.ndarray, colls: CollectiveTable, ops: OpTable, times: 
 
     A collective overlapped with an op by construction (the CP ring exchange under the attention
     of the block in hand, Liu et al. 2023) only shows where it outlasts that op. A collective fused
-    into its producing GEMM (cost/ops.gemm_allreduce_stages) runs as a two-stage pipeline over the
+    into its producing GEMM (cost/gemm_allreduce.gemm_allreduce_stages) runs as a two-stage pipeline over the
     W waves of output tiles: W equal stages of compute t_op/W and communication t/W finish at
     W·max(t_op, t)/W + min(t_op, t)/W, so t_op + (what this returns) (the last wave's all-reduce,
     or the GEMM's last wave when the all-reduce binds, cannot overlap). Read by cost/step.py (moved here

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.cost.collectives import collective_time
-from jalapeno.cost.ops import dispatch_bytes_per_elem, dispatch_copies
+from jalapeno.cost.expert_ops import dispatch_bytes_per_elem, dispatch_copies
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
 
@@ -30,7 +30,7 @@ A2A_KERNEL = "NVLinkOneSided"
 A2A_HIDDEN, A2A_TOP_K, A2A_EXPERTS = 7168, 8, 256
 #: Declared split: fit on EP 8 and 32, EP 16 held out. EP 2 and 4 are outside the model's
 #: form and only reported: the model sends top_k copies of a decode token (DeepEP's low-latency
-#: layout, cost/ops.dispatch_copies), (g-1)/g of them off-rank, while the one-sided kernel sends a
+#: layout, cost/expert_ops.dispatch_copies), (g-1)/g of them off-rank, while the one-sided kernel sends a
 #: token once per destination rank — 1 off-rank copy at EP2 against the model's 4, 4.6 against 7
 #: at EP8, 6.9 against 7.75 at EP32 — so the fitted fraction is an effective one for EP >= 8.
 A2A_FIT_EP = (8, 32)

@@ -4,7 +4,7 @@ for the module budget and re-exported, so ``from jalapeno.fit.kernels import fit
 
 Every prediction a fit compares with a measured kernel goes through the same pricer that prices
 a step (cost/pricer.RooflinePricer on an op table built by cost/optable.OpBuilder and
-cost/ops.add_routed_experts), so the fitted parameters mean exactly what the step cost uses; no
+cost/expert_ops.add_routed_experts), so the fitted parameters mean exactly what the step cost uses; no
 formula of the roofline or of the op accounting is written a second time. Forms and data:
 fit/calibrate.py's module docstring and docs/model.md.
 """

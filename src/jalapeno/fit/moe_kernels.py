@@ -1,7 +1,7 @@
 """MoE kernel fits: the MoE efficiency parameters of one chip from its measured ``moe_perf`` table.
 
 A table row (one MoE layer at a token count, routing, TP/EP slice) becomes the op the step's op table builds
-for it (cost/ops.add_routed_experts, with the experts the collector's routing touches: :data:`MOE_TOUCHED_RULES`)
+for it (cost/expert_ops.add_routed_experts, with the experts the collector's routing touches: :data:`MOE_TOUCHED_RULES`)
 and is priced by the step pricer (fit/kernel_model.py), so the fitted parameters mean what the step cost uses.
 Forms and data: fit/calibrate.py's module docstring and docs/model.md. Split from fit/kernels.py in round 49
 (module line budget: the GEMM and collective fits stay there); fit/kernels.py re-exports these names.
@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from jalapeno.cost.ops import add_routed_experts
+from jalapeno.cost.expert_ops import add_routed_experts
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import RooflinePricer
 from jalapeno.errors import SpecError
@@ -148,7 +148,7 @@ def moe_rows(
 
 
 def moe_table(r: pd.DataFrame, fmt: str, passes: float = 0.0):
-    """One routed-expert op per ``moe_rows`` row, accounted by cost/ops.add_routed_experts (the step's
+    """One routed-expert op per ``moe_rows`` row, accounted by cost/expert_ops.add_routed_experts (the step's
     own expert op) with ``passes`` BF16 passes over the group's tokens."""
     ob = OpBuilder(len(r))
     h, inter = r.hidden_size.to_numpy(float), r.inter.to_numpy(float)
