@@ -42,6 +42,7 @@ REEXPORTS = {
     "jalapeno.fit.validate": "jalapeno.fit.ix_points",
     "jalapeno.cost.step": "jalapeno.cost.step_bounds",
     "jalapeno.cost.ops": ("jalapeno.cost.expert_ops", "jalapeno.cost.gemm_allreduce"),
+    "jalapeno.serve.analytic": "jalapeno.serve.serving_points",
 }
 
 

@@ -17,7 +17,8 @@ from jalapeno.analysis.sweep import DEFAULT_BATCHES, SweepOptions
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import MTP, Pool
 from jalapeno.deploy.layout import Layout, for_model
-from jalapeno.serve.analytic import ServingPoints, aggregated_by_batch
+from jalapeno.serve.analytic import aggregated_by_batch
+from jalapeno.serve.serving_points import ServingPoints
 from jalapeno.serve.overlap_pick import faster_by_point
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision

@@ -31,7 +31,7 @@ from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
-from jalapeno.serve.analytic import ServingPoints
+from jalapeno.serve.serving_points import ServingPoints
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision

@@ -9,7 +9,7 @@ import pytest
 
 import jalapeno.serve.point as point
 from jalapeno.errors import SpecError
-from jalapeno.serve.analytic import ServingPoints
+from jalapeno.serve.serving_points import ServingPoints
 from jalapeno.serve.run_drain import drain_e2e
 
 

@@ -296,7 +296,7 @@ def without_efficiency_band(pricer, band: dict, model: str | None = None) -> Sys
 
 
 def scale_points(points, band: SystemBand, which: str):
-    """Serving points (serve/analytic.ServingPoints) as they would be measured at the band's
+    """Serving points (serve/serving_points.ServingPoints) as they would be measured at the band's
     ``which`` end: interactivity, throughput and latencies each scaled by its metric's factor (a
     metric without a band kept)."""
 

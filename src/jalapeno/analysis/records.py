@@ -29,7 +29,7 @@ import numpy as np
 
 from jalapeno.analysis.power_cost import CONVENTIONS, energy_and_cost, power_w_per_chip
 from jalapeno.deploy.deployment import Deployment
-from jalapeno.serve.analytic import ServingPoints
+from jalapeno.serve.serving_points import ServingPoints
 from jalapeno.specs.hardware import System
 from jalapeno.specs.workload import Workload
 

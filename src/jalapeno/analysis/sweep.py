@@ -50,7 +50,8 @@ from jalapeno.deploy.deployment import DEFAULT_TOKEN_BUDGET, MTP, Deployment, Po
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError, choice_hint
-from jalapeno.serve.analytic import ServingPoints, aggregated_by_batch
+from jalapeno.serve.analytic import aggregated_by_batch
+from jalapeno.serve.serving_points import ServingPoints
 from jalapeno.serve.disagg import (
     DecodeCurve,
     PrefillPerf,

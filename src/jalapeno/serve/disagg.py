@@ -23,7 +23,8 @@ from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import MTP, query_len
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.kv_capacity import decode_batch_cap
-from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
+from jalapeno.serve.analytic import frontend_s
+from jalapeno.serve.serving_points import QUANTILES, ServingPoints
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.serve.kv_admission import decode_admission_ctx
 from jalapeno.serve import prebuilt_skip

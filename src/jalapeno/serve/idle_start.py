@@ -17,7 +17,8 @@ import numpy as np
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.deploy.deployment import Deployment
-from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
+from jalapeno.serve.analytic import frontend_s
+from jalapeno.serve.serving_points import QUANTILES, ServingPoints
 from jalapeno.serve.disagg import PrefillPerf
 from jalapeno.serve.handshake import handshake_s
 from jalapeno.serve.later_waves import with_later_waves

@@ -76,7 +76,8 @@ import numpy as np
 from jalapeno.cost.pricer import Pricer
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.serve.admission_waits import adp_gate_s, running_slots
-from jalapeno.serve.analytic import ServingPoints, agg_head, agg_plan
+from jalapeno.serve.analytic import agg_head, agg_plan
+from jalapeno.serve.serving_points import ServingPoints
 from jalapeno.serve.queueing import MAX_RHO, REQUESTS_PER_USER, agg_queue_s
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload

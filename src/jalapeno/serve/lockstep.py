@@ -32,14 +32,13 @@ from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.serve import batch_wait
 from jalapeno.serve.admission_waits import running_slots
 from jalapeno.serve.analytic import (
-    ServingPoints,
     agg_head,
     agg_plan,
     agg_points,
     agg_tail,
     aggregated_batch_cap,
-    requeue,
 )
+from jalapeno.serve.serving_points import ServingPoints, requeue
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 

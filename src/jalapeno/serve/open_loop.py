@@ -68,7 +68,8 @@ from jalapeno.cost.step import Batch, StepCost, pool_step_cost
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.errors import SpecError
 from jalapeno.serve.admission_waits import adp_gate_s
-from jalapeno.serve.analytic import ServingPoints, frontend_s
+from jalapeno.serve.analytic import frontend_s
+from jalapeno.serve.serving_points import ServingPoints
 from jalapeno.serve.limits import graph_padded
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload

@@ -26,7 +26,8 @@ from jalapeno.cost.batch import Batch
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import pool_step_times
 from jalapeno.deploy.deployment import Deployment
-from jalapeno.serve.analytic import ServingPoints, agg_head, agg_plan, agg_tail
+from jalapeno.serve.analytic import agg_head, agg_plan, agg_tail
+from jalapeno.serve.serving_points import ServingPoints
 from jalapeno.serve.chunked import long_chunks
 from jalapeno.serve.limits import floored_steps, prompt_floor_s
 from jalapeno.specs.model import ModelSpec

@@ -12,7 +12,8 @@ from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import check_mtp
 from jalapeno.deploy.layout import validate_layout
 from jalapeno.errors import SpecError, check_bool
-from jalapeno.serve.analytic import ServingPoints, requeue, solve_concurrency
+from jalapeno.serve.analytic import solve_concurrency
+from jalapeno.serve.serving_points import ServingPoints, requeue
 from jalapeno.serve.disagg import (
     MAX_PREFILL_UTILISATION,
     PrefillPerf,
@@ -364,7 +365,7 @@ def run_throughput(steady: ServingPoints, run: ServingPoints, drain_e2e=None) ->
     mean E2Es, :func:`_drain_e2e`; None: not priced, :data:`RUN_DRAIN` off).
 
     >>> import numpy as np, dataclasses
-    >>> from jalapeno.serve.analytic import ServingPoints
+    >>> from jalapeno.serve.serving_points import ServingPoints
     >>> f = {k.name: np.array([1.0]) for k in dataclasses.fields(ServingPoints)}
     >>> ss = ServingPoints(**{**f, "e2e_s": np.array([20.0]), "throughput_per_chip": np.array([1000.0])})
     >>> float(run_throughput(ss, dataclasses.replace(ss, e2e_s=np.array([25.0]))).throughput_per_chip[0])

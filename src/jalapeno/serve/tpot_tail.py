@@ -55,7 +55,7 @@ from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.errors import SpecError
-from jalapeno.serve.analytic import ServingPoints
+from jalapeno.serve.serving_points import ServingPoints
 from jalapeno.serve.open_loop import ISL_GRID
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload

@@ -30,7 +30,8 @@ import numpy as np
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.pool_backends import with_pool_backends
 from jalapeno.deploy.deployment import Deployment
-from jalapeno.serve.analytic import ServingPoints, frontend_s, mean_prompt_prefill_s
+from jalapeno.serve.analytic import frontend_s, mean_prompt_prefill_s
+from jalapeno.serve.serving_points import ServingPoints
 from jalapeno.serve.disagg import pool_prefill_perf
 from jalapeno.serve.handshake import handshake_s
 from jalapeno.specs.model import ModelSpec
