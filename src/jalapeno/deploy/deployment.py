@@ -19,18 +19,18 @@ from jalapeno.deploy.deployment_checks import (  # noqa: F401 (re-exported: spli
     RECIPE_LABELS,
     check_batch_wait,
     check_budget_per,
+    check_deployment,
     check_memory_fraction,
     check_prefill_steps,
     check_recipe_label,
     positive_int_or_none,
 )
 from jalapeno.deploy.engine_memory import EngineMemory
-from jalapeno.deploy.graph_capture import check_graph_sizes
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.deploy.mtp import MTP
 from jalapeno.deploy.overlap_mode import OVERLAP_MODES, check_overlap, check_overlap_layout, pool_overlap  # noqa: F401 (re-exported)
 from jalapeno.deploy.sharding import has_ep_all_to_all
-from jalapeno.errors import SpecError, check_bool
+from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency_params import MOE_EXCHANGE_NAMES
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.plausibility import MAX_CHIPS
@@ -226,14 +226,12 @@ class Deployment:
     eager_prompt_alone: bool = False
 
     def __post_init__(self) -> None:
-        """Check the engine memory fraction, limits and overlap mode, and that context parallelism is
-        on prefill workers only.
+        """Check the types of the deployment's parts, then its engine memory fraction, limits and overlap mode, and
+        that context parallelism is on prefill workers only (deploy/deployment_checks.check_deployment).
 
         Raises:
             SpecError: a precision, pool, MTP or engine memory profile of the wrong type (the Python API);
-                memory_fraction outside (0, 1]; a limit that is not a positive integer; an
-                unknown overlap; cp > 1 on an aggregated instance or a decode pool (decoding with
-                the KV cache split over CP ranks — vLLM's DCP, TRT-LLM's Helix — is not modelled).
+                the refusals of :func:`~jalapeno.deploy.deployment_checks.check_deployment`.
         """
         for name, v, kinds, fix in (("precision", self.precision, (Precision,), "get_precision('fp8')"),
                                     ("decode", self.decode, (Pool,), "Pool(Layout(tp=8))"),
@@ -244,48 +242,7 @@ class Deployment:
             if not isinstance(v, kinds):  # 'bf16' or mtp=2 ran on, to an AttributeError far from here
                 raise SpecError(f"Deployment: {name}", f"expected {' or '.join(k.__name__ for k in kinds)}, got "
                                 f"{type(v).__name__} {v!r:.40}", f"pass {fix}")
-        check_memory_fraction(self.memory_fraction)
-        check_overlap(self.overlap)
-        check_budget_per(self.budget_per)
-        check_prefill_steps(self.prefill_steps)
-        positive_int_or_none(self.token_budget, "token_budget", "--token-budget")
-        positive_int_or_none(self.max_running, "max_running", "--max-running")
-        positive_int_or_none(self.max_tokens_per_step, "max_tokens_per_step", "--max-tokens-per-step")
-        positive_int_or_none(self.cuda_graph_max_batch, "cuda_graph_max_batch", "--cuda-graph-max-batch")
-        check_graph_sizes(self)
-        positive_int_or_none(self.recv_interval, "recv_interval", "recv_interval (engine recipe)")
-        positive_int_or_none(self.adp_balance_timeout_iters, "adp_balance_timeout_iters",
-                              "adp_balance_timeout_iters (engine recipe: attention_dp_config timeout_iters)")
-        check_batch_wait(self.batch_wait_timeout_iters, self.batch_wait_max_tokens_ratio)
-        check_bool("eager_prompt_alone", self.eager_prompt_alone, "pass eager_prompt_alone=True or False")  # 'yes' read as on
-        check_recipe_label(self.recipe)
-        if not 0.0 <= self.eager_prompt_call_s < 1e-3:
-            raise SpecError("eager_prompt_call_s", f"{self.eager_prompt_call_s!r} is not a host time per call",
-                            "give seconds per call, 0 <= x < 1e-3 (2.4e-5 is 24 µs; 0: prompt steps graphed)")
-        self._check_rank_budget()
-        if self.decode.layout.cp > 1:
-            where = "an aggregated instance" if self.prefill is None else "the decode pool"
-            raise SpecError("cp", f"context parallelism (CP{self.decode.layout.cp}) on {where}: CP is modelled "
-                            "for prefill workers only (decode context parallelism is not modelled)",
-                            'put cp= in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"')
-
-    def _check_rank_budget(self) -> None:
-        """Each attention-DP rank of the pool that prefills (the prefill pool, else the aggregated instance)
-        must get at least one prompt token a step: a prompt runs on one rank, chunked at the rank's share
-        of the instance budget (:meth:`prompt_budget`; SGLang ``chunked_prefill_size // dp_size``, which is
-        0 below one token a rank: no prompt could start).
-
-        Raises:
-            SpecError: ``budget_per`` = ``instance`` and the prefill budget (``token_budget`` within
-                ``max_tokens_per_step``) below that pool's attention-DP degree.
-        """
-        pool = self.prefill or self.decode
-        if self.prefill_budget(pool.layout) < pool.layout.dp:
-            field = "max_tokens_per_step" if self.prefill_chunk_budget < self.token_budget else "token_budget"
-            raise SpecError(field, f"{self.prefill_chunk_budget} tokens a step split over the {pool.layout.dp} "
-                            f"attention-DP ranks (dp={pool.layout.dp}) leaves a rank under one prompt token a step",
-                            f"give at least {pool.layout.dp} tokens a step (engines budget thousands, e.g. 8192), "
-                            "or a smaller dp")
+        check_deployment(self)
 
     def check_overlap(self, model) -> None:
         """``tbo`` must have a pool to apply to.

@@ -1,12 +1,15 @@
 """The checks of a deployment's engine settings (split from deploy/deployment.py, round 47, module budget; that module
 re-exports every public name): the engine's memory fraction, whole-number limits, whose limits an engine counts
 (``budget_per``), TensorRT-LLM's batch waiting, how an aggregated engine schedules prefill beside decode
-(``prefill_steps``) and the recipe label. Each refusal is one SpecError naming the field and the fix.
+(``prefill_steps``) and the recipe label; and (round 53) a Deployment's own checks as it is made
+(:func:`check_deployment`, :func:`check_rank_budget`). Each refusal is one SpecError naming the field and the fix.
 """
 
 from __future__ import annotations
 
-from jalapeno.errors import SpecError, choice_hint
+from jalapeno.deploy.graph_capture import check_graph_sizes
+from jalapeno.deploy.overlap_mode import check_overlap
+from jalapeno.errors import SpecError, check_bool, choice_hint
 
 
 #: Help text of the ``--memory-fraction`` CLI option.
@@ -152,3 +155,58 @@ def check_recipe_label(recipe) -> None:
         "**deploy.engines.get_recipe(name).deployment_kwargs(), recipe='engine: ' + name); known recipes: "
         + ", ".join(names),
     )
+
+
+def check_deployment(d) -> None:
+    """Check a Deployment ``d`` whose parts are of their types as it is made (``Deployment.__post_init__``; split
+    from deploy/deployment.py, round 53): the engine memory fraction, limits and overlap mode, the per-rank prefill
+    budget (:func:`check_rank_budget`), and that context parallelism is on prefill workers only.
+
+    Raises:
+        SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer; an
+            unknown overlap; cp > 1 on an aggregated instance or a decode pool (decoding with
+            the KV cache split over CP ranks — vLLM's DCP, TRT-LLM's Helix — is not modelled).
+    """
+    check_memory_fraction(d.memory_fraction)
+    check_overlap(d.overlap)
+    check_budget_per(d.budget_per)
+    check_prefill_steps(d.prefill_steps)
+    positive_int_or_none(d.token_budget, "token_budget", "--token-budget")
+    positive_int_or_none(d.max_running, "max_running", "--max-running")
+    positive_int_or_none(d.max_tokens_per_step, "max_tokens_per_step", "--max-tokens-per-step")
+    positive_int_or_none(d.cuda_graph_max_batch, "cuda_graph_max_batch", "--cuda-graph-max-batch")
+    check_graph_sizes(d)
+    positive_int_or_none(d.recv_interval, "recv_interval", "recv_interval (engine recipe)")
+    positive_int_or_none(d.adp_balance_timeout_iters, "adp_balance_timeout_iters",
+                          "adp_balance_timeout_iters (engine recipe: attention_dp_config timeout_iters)")
+    check_batch_wait(d.batch_wait_timeout_iters, d.batch_wait_max_tokens_ratio)
+    check_bool("eager_prompt_alone", d.eager_prompt_alone, "pass eager_prompt_alone=True or False")  # 'yes' read as on
+    check_recipe_label(d.recipe)
+    if not 0.0 <= d.eager_prompt_call_s < 1e-3:
+        raise SpecError("eager_prompt_call_s", f"{d.eager_prompt_call_s!r} is not a host time per call",
+                        "give seconds per call, 0 <= x < 1e-3 (2.4e-5 is 24 µs; 0: prompt steps graphed)")
+    check_rank_budget(d)
+    if d.decode.layout.cp > 1:
+        where = "an aggregated instance" if d.prefill is None else "the decode pool"
+        raise SpecError("cp", f"context parallelism (CP{d.decode.layout.cp}) on {where}: CP is modelled "
+                        "for prefill workers only (decode context parallelism is not modelled)",
+                        'put cp= in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"')
+
+
+def check_rank_budget(d) -> None:
+    """Each attention-DP rank of the pool that prefills (the prefill pool, else the aggregated instance)
+    must get at least one prompt token a step: a prompt runs on one rank, chunked at the rank's share
+    of the instance budget (``Deployment.prompt_budget``; SGLang ``chunked_prefill_size // dp_size``, which is
+    0 below one token a rank: no prompt could start).
+
+    Raises:
+        SpecError: ``budget_per`` = ``instance`` and the prefill budget (``token_budget`` within
+            ``max_tokens_per_step``) below that pool's attention-DP degree.
+    """
+    pool = d.prefill or d.decode
+    if d.prefill_budget(pool.layout) < pool.layout.dp:
+        field = "max_tokens_per_step" if d.prefill_chunk_budget < d.token_budget else "token_budget"
+        raise SpecError(field, f"{d.prefill_chunk_budget} tokens a step split over the {pool.layout.dp} "
+                        f"attention-DP ranks (dp={pool.layout.dp}) leaves a rank under one prompt token a step",
+                        f"give at least {pool.layout.dp} tokens a step (engines budget thousands, e.g. 8192), "
+                        "or a smaller dp")
