@@ -178,7 +178,7 @@ def test_a_user_file_named_like_a_catalog_system_gets_neither_its_band_nor_its_r
     no word. Now: one note naming the clash, no band (a user file is not what validate measured), and
     --as-deployed does not deploy it with the catalog system's engine recipe."""
     from jalapeno.analysis.measured_bands import band_of
-    from jalapeno.cli.engine_opts import deployed_recipes
+    from jalapeno.cli.as_deployed import deployed_recipes
     from jalapeno.cost.pricer import load_pricer
 
     f = tmp_path / "mine.toml"

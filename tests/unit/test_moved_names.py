@@ -43,6 +43,7 @@ REEXPORTS = {
     "jalapeno.cost.step": "jalapeno.cost.step_bounds",
     "jalapeno.cost.ops": ("jalapeno.cost.expert_ops", "jalapeno.cost.gemm_allreduce"),
     "jalapeno.serve.analytic": "jalapeno.serve.serving_points",
+    "jalapeno.cli.engine_opts": ("jalapeno.cli.as_deployed", "jalapeno.cli.engine_memory_opts"),
 }
 
 

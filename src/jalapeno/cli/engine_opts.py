@@ -3,7 +3,8 @@
 Precedence: an explicit CLI option beats the recipe (``--engine``), which beats jalapeno's
 defaults (deploy/deployment.py). Each recipe field an explicit option overrides (``-p``, ``--stack``,
 ``--kv-dtype``, ``--max-running``, ``--max-tokens-per-step``, ``--cuda-graph-max-batch``,
-``--memory-fraction``) is named in one note on stderr (:func:`recipe_overrides`).
+``--memory-fraction``) is named in one note on stderr (:func:`recipe_overrides`). ``--as-deployed``'s recipes and
+refusals are cli/as_deployed.py's, ``--engine-memory`` cli/engine_memory_opts.py's (round 53).
 """
 
 from __future__ import annotations
@@ -13,6 +14,18 @@ from dataclasses import dataclass
 
 import typer
 
+from jalapeno.cli.as_deployed import (  # noqa: F401 (re-exported: split from here, round 53)
+    AS_DEPLOYED_HELP,
+    deployed_recipes,
+    mtp_unlike,
+    refuse_with_as_deployed,
+)
+from jalapeno.cli.engine_memory_opts import (  # noqa: F401 (re-exported: split from here, round 53)
+    check_recipe_memory,
+    check_stack_memory,
+    engine_memory_option,
+    memory_breakdown_lines,
+)
 from jalapeno.errors import SpecError
 
 ENGINE_HELP = "Engine recipe (data/engines.toml), e.g. sglang-b200-dsr1-fp4: its limits, precision, MTP, serving."
@@ -40,19 +53,6 @@ def graph_option():
                         help="Largest decode batch per attention rank run as a CUDA graph; above it, eager.")
 
 
-def engine_memory_option(engine: bool = True):
-    """``--engine-memory``; ``engine``: whether the command also takes ``--engine`` (``step --help``
-    described a recipe default through an option step does not have)."""
-    default = ("Default: with --engine, the profile validation sizes that recipe's runs by (SGLang recipes: "
-               "sglang-0.5 at their fraction), else none; 'none' drops it." if engine else "Default: none.")
-    return typer.Option(None, "--engine-memory",
-                        help="Engine memory profile (data/engine_memory.toml): vllm-0.11 (the KV pool is what the "
-                             "start-up profiling leaves: sampler, activations, non-torch memory; --memory-fraction "
-                             "is its gpu_memory_utilization) or sglang-0.5 (pool = free memory x "
-                             "--memory-fraction (mem_fraction_static) - weights; admission reserves outputs). "
-                             + default)
-
-
 def check_positive(given: dict[str, int | None], fix_tail: str = "") -> None:
     """Refuse a given (not None) option below 1: ``given`` maps each option (``"--tp"``) to its value;
     a given 0 is refused, not read as "not given". ``fix_tail`` ends the fix (e.g. ``", or leave it out"``).
@@ -68,61 +68,6 @@ def check_positive(given: dict[str, int | None], fix_tail: str = "") -> None:
 def check_positive_limits(max_running: int | None, max_tokens_per_step: int | None) -> None:
     """Raises SpecError when a given engine limit is not a positive integer (:func:`check_positive`)."""
     check_positive({"--max-running": max_running, "--max-tokens-per-step": max_tokens_per_step})
-
-
-def check_recipe_memory(recipe, profile) -> None:
-    """Raises SpecError when an engine memory profile of one engine is given with a recipe of another
-    (``--engine sglang-b200-dsr1-fp4 --engine-memory vllm-0.11`` sized SGLang's KV pool by vLLM's
-    start-up profiling, silently). A recipe's ``engine`` names its engine family (data/engines.toml:
-    sglang, sglang-rocm, dynamo-sglang, trtllm, ...), a profile's the engine it models."""
-    if recipe is None or profile is None or profile.engine in recipe.engine.split("-"):
-        return
-    raise SpecError("--engine-memory", f"{profile.name} is {profile.engine}'s memory profile and recipe {recipe.name} "
-                    f"runs {recipe.engine}", "drop --engine-memory, or give the profile of the recipe's engine "
-                    "(sglang-0.5 for SGLang recipes)")
-
-
-def check_stack_memory(stack: str | None, profile) -> None:
-    """Raises SpecError when an engine memory profile of one engine is given with a ``--stack`` of another
-    (``--stack trtllm --engine-memory vllm-0.11`` priced TensorRT-LLM's fixed costs over a KV pool sized by vLLM's
-    start-up profiling, silently: break51), as :func:`check_recipe_memory` does for a recipe. A profile that serves
-    no named engine (default, kernel, compiled, jalapeno: no ``engines`` in data/stacks.toml) takes any memory
-    profile (a what-if). ``stack``: the option as given (``NAME[@VERSION][+ar_rms]``); None: not given."""
-    if stack is None or profile is None:
-        return
-    from jalapeno.specs.stacks import get_stack
-
-    engines = get_stack(stack).engines
-    if not engines or any(profile.engine in e.split("-") for e in engines):
-        return
-    raise SpecError("--engine-memory", f"{profile.name} is {profile.engine}'s memory profile and --stack "
-                    f"{stack.strip()} prices {'/'.join(engines)}'s fixed costs: one engine would size the KV pool, "
-                    "another run the steps", f"give the memory profile of the stack's engine, a --stack of "
-                    f"{profile.engine}'s, or drop --engine-memory")
-
-
-def memory_breakdown_lines(b: dict) -> list[str]:
-    """Lines showing each term of deploy/engine_pool.engine_memory_breakdown ``b`` (GiB)."""
-    gib = 2.0**30
-    total = "driver-reported" if b["device_total_sourced"] else "catalog usable HBM (no driver figure)"
-    if "free_before_load" in b:  # SGLang: pool = F·m − weights
-        free = "logged" if b["free_before_load_sourced"] else "device total less the assumed context"
-        pool = (f"KV pool {b['kv_pool'] / gib:.2f} GiB = {b['max_total_tokens']:,} tokens" if b["kv_pool"] > 0
-                else f"KV pool {b['kv_pool'] / gib:.2f} GiB: the engine does not start")
-        return [f"engine memory ({b['profile']}) per chip: {b['free_before_load'] / gib:.2f} GiB free before "
-                f"loading ({free}; device {b['device_total'] / gib:.2f} GiB {total}) x {b['utilization']:.2f} = "
-                f"{b['budget'] / gib:.2f} GiB for weights + KV (the rest: activations, CUDA graphs)",
-                f"  weights {b['weights'] / gib:.2f} GiB", f"  {pool}"]
-    pool = (f"KV pool {b['kv_pool'] / gib:.2f} GiB -> longest request admitted {b['max_model_len']:,} tokens"
-            if b["kv_pool"] > 0 else f"KV pool {b['kv_pool'] / gib:.2f} GiB: the engine does not start")
-    head = (f"engine memory ({b['profile']}) per chip: {b['device_total'] / gib:.2f} GiB {total} x "
-            f"{b['utilization']:.2f} = {b['budget'] / gib:.2f} GiB budget ({b['reserve'] / gib:.2f} GiB outside it: "
-            "CUDA context, CUDA graphs)")
-    terms = (f"  weights {b['weights'] / gib:.2f} GiB; sampler peak {b['sampler'] / gib:.2f} GiB "
-             f"({b['sampler_rows']} rows); forward peak {b['forward'] / gib:.2f} GiB "
-             f"({b['max_num_batched_tokens']} tokens); torch peak {b['torch_peak'] / gib:.2f} GiB; "
-             f"non-torch {b['non_torch'] / gib:.2f} GiB")
-    return [head, terms, f"  {pool}"]
 
 
 @dataclass(frozen=True)
@@ -369,40 +314,6 @@ def check_recipe_serving(recipe, disaggregated: bool) -> None:
                     "drop --prefill/--decode (use --tp/--dp/--ep), or drop --engine")
 
 
-AS_DEPLOYED_HELP = ("Systems with an engine recipe run as deployed (its precision, MTP, serving, limits); the others "
-                    "as stated.")
-
-
-def refuse_with_as_deployed(given: dict[str, object]) -> None:
-    """``--as-deployed`` lets each system's recipe set these options: refuse the ones given (not None).
-
-    Raises:
-        SpecError: field ``--as-deployed``, naming the options to drop.
-    """
-    names = [opt for opt, v in given.items() if v is not None]
-    if names:
-        raise SpecError("--as-deployed", f"{', '.join(names)} would be overridden by each system's engine recipe",
-                        f"drop {', '.join(names)} (recipes set them), or drop --as-deployed to state them")
-
-
-def deployed_recipes(pricers, model: str, workload: str | None, isl: int | None, osl: int | None,
-                     precisions: dict[str, list[str]] | None) -> dict:
-    """System name → the engine recipe it is deployed with for this model and workload (``--as-deployed``;
-    systems without one are left out). Where ``precisions`` is given, each such system's entry becomes
-    the recipe's precision (in place), as the recipe pins it."""
-    from jalapeno.deploy.engines import deployed_recipe
-    from jalapeno.specs.catalog import is_catalog_system
-
-    out = {}
-    for p in pricers:  # a user file named like a catalog system is not deployed with its recipe
-        r = deployed_recipe(p.system.name, model) if is_catalog_system(p.system) else None
-        if r is not None:
-            out[p.system.name] = r.for_workload(_preset_name(workload, isl, osl), p.system.name)
-            if precisions is not None:
-                precisions[p.system.name] = [r.precision]
-    return out
-
-
 def engine_rules(recipe, stack: str | None) -> list[dict]:
     """The version rules of the profile ``stack`` (``NAME@VERSION``, as ``predict --engine`` pins it)
     that hold at its release: field, value, span, source and ``charged`` each (empty without a recipe or release).
@@ -458,32 +369,3 @@ def check_dispatch_ranks(option: str, dp: int, dispatch: str) -> None:
         raise SpecError(field, f"{dispatch!r} on a pool of one attention-DP rank: there is no rank to choose, so it "
                         "would change nothing", fix)
 
-
-def mtp_unlike(recipes: dict, stated: list[str]) -> str:
-    """The sentence after compare --as-deployed's recipe line where a recipe runs MTP and a system without a
-    recipe runs as stated, without it: Jalapeño's max 138.9 tok/s/user read 0.43x GB300's as-deployed 321.4
-    (MTP up to 3 drafts); with --mtp 3 --mtp-acceptance 0.75 it reads 326.1. '' where nothing differs.
-
-    The suggested --mtp-acceptance is the one the recipes are priced at (Recipe.mtp_for: the engine profile's
-    fitted acceptance where data/stack_fits.toml has one, 0.8 for dynamo-trtllm on DeepSeek-R1; the recipe's assumed
-    one otherwise): it read the recipe's assumed 0.75 beside deployments labelled MTP3@0.8 (newuser49).
-
-    >>> from types import SimpleNamespace as N
-    >>> r = N(mtp_draft_by_seqs_per_rank=((71.0, 3), (float("inf"), 1)), mtp_for=lambda k: N(acceptance=0.8))
-    >>> mtp_unlike({"gb300-nvl72": r}, ["jalapeno"])[:81]
-    '. The recipes of gb300-nvl72 run MTP (speculative decoding, up to 3 draft tokens)'
-    >>> mtp_unlike({"gb300-nvl72": r}, ["jalapeno"])[-48:]
-    '--mtp 3 --mtp-acceptance 0.8` prices it with MTP'
-    >>> mtp_unlike({"gb300-nvl72": r}, []), mtp_unlike({"b200": N(mtp_draft_by_seqs_per_rank=None)}, ["jalapeno"])
-    ('', '')
-    """
-    mtp = {n: r for n, r in recipes.items() if getattr(r, "mtp_draft_by_seqs_per_rank", None)}
-    if not mtp or not stated:
-        return ""
-    k = max(d for r in mtp.values() for _, d in r.mtp_draft_by_seqs_per_rank)
-    acc = [r.mtp_for(k).acceptance for r in mtp.values() if k in (d for _, d in r.mtp_draft_by_seqs_per_rank)]
-    a = f"{min(acc):g}" if acc else "A"
-    return (f". The recipes of {', '.join(mtp)} run MTP (speculative decoding, up to {k} draft tokens); "
-            f"{', '.join(stated)} {'runs' if len(stated) == 1 else 'run'} without it, so per-user speeds and the "
-            f"ratios at them are not like for like: `jalapeno compare -s {','.join(stated)} --mtp {k} "
-            f"--mtp-acceptance {a}` prices {'it' if len(stated) == 1 else 'them'} with MTP")

@@ -26,7 +26,6 @@ from jalapeno.cli.common import (
 from jalapeno.cli.engine_opts import (
     check_positive,
     check_recipe_serving,
-    engine_memory_option,
     engine_rules,
     engine_option,
     graph_option,
@@ -35,12 +34,12 @@ from jalapeno.cli.engine_opts import (
     note_lines,
     max_running_option,
     max_tokens_option,
-    memory_breakdown_lines,
     recipe_mtp,
     limit_options,
     recipe_overrides,
     recipe_run,
 )
+from jalapeno.cli.engine_memory_opts import engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.serving_opts import EPLB_HELP, _mtp, _setup, check_pool, parse_pool, refuse_idle_ar_rms
 from jalapeno.cli.system_opts import (
     PRICER_OPTION,

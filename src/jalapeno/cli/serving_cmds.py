@@ -14,18 +14,20 @@ from jalapeno.cli.common import (
     resolve_precision, say_written, stack_option,
 )
 from jalapeno.cli.engine_opts import (
-    AS_DEPLOYED_HELP,
-    deployed_recipes,
     engine_option,
     graph_option,
     load_recipe,
     max_running_option,
     max_tokens_option,
     limit_options,
-    mtp_unlike,
     recipe_overrides,
     recipe_run,
     note_lines,
+)
+from jalapeno.cli.as_deployed import (
+    AS_DEPLOYED_HELP,
+    deployed_recipes,
+    mtp_unlike,
     refuse_with_as_deployed,
 )
 from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-exported: they lived here)

@@ -21,14 +21,8 @@ from jalapeno.cli.common import (
     stack_option,
 )
 from jalapeno.cli.serving_opts import refuse_idle_ar_rms
-from jalapeno.cli.engine_opts import (
-    check_dispatch_ranks,
-    check_positive,
-    check_positive_limits,
-    check_stack_memory,
-    engine_memory_option,
-    memory_breakdown_lines,
-)
+from jalapeno.cli.engine_opts import check_dispatch_ranks, check_positive, check_positive_limits
+from jalapeno.cli.engine_memory_opts import check_stack_memory, engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.system_opts import (
     PRICER_OPTION,
     SET_OPTION,

@@ -48,7 +48,7 @@ def note_name_clash(system) -> None:
     """Say once per file that a user file carries a catalog system's name (``name = "gb300-nvl72"``, or a
     file named gb300-nvl72.toml without a name): its figures print under that name, but the catalog
     system's measured band and engine recipe are not its own and are not applied (measured_bands.band_of,
-    cli/engine_opts.deployed_recipes); a B200 variant so named got GB300's band, silently. Its kernel tables
+    cli/as_deployed.deployed_recipes); a B200 variant so named got GB300's band, silently. Its kernel tables
     follow specs/catalog.measured_system: read for an unedited copy, refused by ``--pricer table`` for a file whose
     specs differ (a new chip's file named "h200" was priced with H200's tables, break49); the note says which."""
     from jalapeno.specs.catalog import hardware_changes, is_catalog_system, list_systems, measured_system

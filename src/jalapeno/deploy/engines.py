@@ -15,7 +15,7 @@ and ``kv_dtype`` to the published entries of the recipe (deploy/identified.Ident
 elsewhere they are recorded: an engine's memory fraction is not a share of the catalog's usable HBM that a profile-free
 ``Deployment.memory_fraction`` divides; pass ``--memory-fraction`` to set it. With an engine memory profile of the
 recipe's own engine (``predict --engine R --engine-memory sglang-0.5``) the recipe's fraction is applied unless
-``--memory-fraction`` is given; a profile of another engine is refused (cli/engine_opts.check_recipe_memory).
+``--memory-fraction`` is given; a profile of another engine is refused (cli/engine_memory_opts.check_recipe_memory).
 
 This module loads the file and looks recipes up; the record is deploy/recipe.py, the published entries
 deploy/identified.py, the released checkpoints deploy/checkpoints.py.
