@@ -135,7 +135,7 @@ def test_balanced_layouts_price_as_before():
 def test_step_and_pool_options_take_the_dispatch(capsys):
     from cli_runner import check_error, run
 
-    from jalapeno.cli.serving_opts import parse_pool
+    from jalapeno.cli.pool_opts import parse_pool
 
     assert parse_pool("dp=32,ep=32,dp_dispatch=random", "--decode").layout.dp_dispatch == "random"
     assert parse_pool("dp=32,ep=32", "--decode").layout.dp_dispatch == "balanced"
@@ -153,7 +153,7 @@ def test_dispatch_on_a_prefill_pool_is_refused_and_one_rank_records_none(capsys)
     # random there changed no figure while the label and JSON named it, so it is refused naming the key
     from cli_runner import check_error, run
 
-    from jalapeno.cli.serving_opts import parse_pool
+    from jalapeno.cli.pool_opts import parse_pool
 
     with pytest.raises(SpecError, match="dp_dispatch") as e:
         parse_pool("dp=8,ep=8,dp_dispatch=random", "--prefill")
@@ -181,7 +181,7 @@ def test_dispatch_on_one_attention_rank_is_refused_naming_the_option(capsys):
     # one rank has nothing to choose: random there changed no figure and was silently ignored
     from cli_runner import check_error, run
 
-    from jalapeno.cli.serving_opts import parse_pool
+    from jalapeno.cli.pool_opts import parse_pool
 
     with pytest.raises(SpecError, match="one attention-DP rank") as e:
         parse_pool("tp=4,dp_dispatch=random", "--decode")

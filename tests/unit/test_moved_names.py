@@ -44,6 +44,7 @@ REEXPORTS = {
     "jalapeno.cost.ops": ("jalapeno.cost.expert_ops", "jalapeno.cost.gemm_allreduce"),
     "jalapeno.serve.analytic": "jalapeno.serve.serving_points",
     "jalapeno.cli.engine_opts": ("jalapeno.cli.as_deployed", "jalapeno.cli.engine_memory_opts"),
+    "jalapeno.cli.serving_opts": "jalapeno.cli.pool_opts",
 }
 
 

@@ -99,7 +99,7 @@ def test_step_cli_takes_refill_and_a_prefill_pool_refusal_names_it(capsys):
     # balanced and random only after refill joined deploy/layout.DP_DISPATCH)
     from cli_runner import run
 
-    from jalapeno.cli.serving_opts import parse_pool
+    from jalapeno.cli.pool_opts import parse_pool
 
     args = "-s h200 -p fp8 --dp 8 --ep 8 -b 256 --prefill-tokens 8192 --dp-dispatch refill --json".split()
     code, out, _ = run(capsys, "step", *args)

@@ -40,7 +40,8 @@ from jalapeno.cli.engine_opts import (
     recipe_run,
 )
 from jalapeno.cli.engine_memory_opts import engine_memory_option, memory_breakdown_lines
-from jalapeno.cli.serving_opts import EPLB_HELP, _mtp, _setup, check_pool, parse_pool, refuse_idle_ar_rms
+from jalapeno.cli.serving_opts import EPLB_HELP, _mtp, _setup, refuse_idle_ar_rms
+from jalapeno.cli.pool_opts import check_pool, parse_pool
 from jalapeno.cli.system_opts import (
     PRICER_OPTION,
     SET_OPTION,

@@ -43,16 +43,15 @@ from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-e
     _options,
     _setup,
     _sweep_opts,
-    check_pool,
     check_workload_context,
     concurrency_notes,
     note_idle_eplb,
-    parse_pool,
     refuse_dense_eplb,
     refuse_dense_overlap,
     refuse_idle_ar_rms,
     sweep_eplb,
 )
+from jalapeno.cli.pool_opts import check_pool, parse_pool  # noqa: F401 (re-exported: they lived here)
 from jalapeno.cli.system_opts import (
     PRICER_OPTION,
     SETS_OPTION,

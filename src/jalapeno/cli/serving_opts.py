@@ -1,17 +1,17 @@
 """The options of the serving commands (``compare``, ``frontier``, ``predict``, ``simulate``, ``plan``,
 ``report``): model and workload setup, the sweep options, comma-separated lists of numbers and tier
-floors, ``--eplb``, ``--mtp`` and the ``--prefill`` / ``--decode`` pools. Parsing only; each error is a
-:class:`~jalapeno.errors.SpecError` naming the option and the fix.
+floors, ``--eplb`` and ``--mtp`` (the ``--prefill`` / ``--decode`` pools: cli/pool_opts.py, round 53). Parsing
+only; each error is a :class:`~jalapeno.errors.SpecError` naming the option and the fix.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import replace
 
 from jalapeno.cli.common import list_items, resolve_precision
-from jalapeno.cli.engine_opts import check_dispatch_ranks, sweep_options
+from jalapeno.cli.engine_opts import sweep_options
+from jalapeno.cli.pool_opts import check_pool, parse_pool  # noqa: F401 (re-exported: split from here, round 53)
 from jalapeno.deploy.deployment import check_memory_fraction
 from jalapeno.errors import SpecError
 from jalapeno.specs.workload import check_concurrency
@@ -354,73 +354,6 @@ def _options(serving: str, mtp: int | None, acceptance: float | None, concurrenc
         v, rate="`jalapeno predict` or `simulate` with --rate"))) if concurrency is not None else None
     return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb),
                         overlap=overlap)
-
-
-def check_pool(pool, option: str, model, system) -> None:
-    """Validate a parsed pool's layout for ``model`` on ``system``, naming the pool option in the error.
-
-    Raises:
-        InfeasibleDeployment / SpecError: as deploy/layout.validate_layout and check_eplb, with the
-            field ``<option> <key>`` and a fix written as pool keys (``eplb=8``, not ``--eplb 8``); ``cp=`` above 1
-            on ``--decode`` (context parallelism is priced for prefill workers only, deploy/deployment.py).
-    """
-    from jalapeno.deploy.layout import check_eplb, validate_layout
-    from jalapeno.errors import JalapenoError
-
-    if option == "--decode" and pool.layout.cp > 1:  # was field 'cp', a name the command does not have (break47)
-        raise SpecError("--decode cp", f"context parallelism (CP{pool.layout.cp}) on the decode pool: CP is modelled "
-                        "for prefill workers only (decode context parallelism is not modelled)",
-                        'drop cp= from --decode; put it in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"')
-    try:
-        validate_layout(pool.layout, model, system)
-        if pool.layout.eplb is not None:
-            check_eplb(pool.layout, model)
-    except JalapenoError as e:
-        fix = re.sub(r"--(tp|dp|ep|pp|cp|eplb) ", r"\1=", e.fix)
-        raise type(e)(f"{option} {e.field}", e.problem, fix) from None
-
-
-def parse_pool(text: str, option: str):
-    """Parse ``"tp=4,ep=4,dp=1,pp=1,cp=1,eplb=32,workers=2"`` into a Pool (``cp``: context
-    parallelism; ``eplb``: redundant experts; ``dp_dispatch=random`` or ``refill``: requests on random DP
-    ranks, Layout.dp_dispatch).
-
-    Raises:
-        SpecError: unknown key or a non-integer value (names the option and the key); ``dp_dispatch``
-            other than balanced on ``--prefill`` (not priced there).
-    """
-    from jalapeno.deploy.deployment import Pool
-    from jalapeno.deploy.layout import Layout
-
-    vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "cp": 1, "eplb": None, "workers": 1, "dp_dispatch": "balanced"}
-    parts = [p.strip() for p in text.split(",")]
-    if not any(parts):
-        raise SpecError(option, "empty pool", f'describe it, e.g. {option} "tp=4,ep=4,workers=1"')
-    if not all(parts[:-1]):  # "tp=4,,ep=4" was read as "tp=4,ep=4": a typo (a dropped key) passed
-        raise SpecError(option, f"{text!r} has an empty item between commas",
-                        f'write one key=value per item, e.g. {option} "tp=4,ep=4,workers=1"')
-    parts = [p for p in parts if p]
-    seen = set()
-    for part in parts:
-        key, _, val = part.partition("=")
-        key = key.strip().lower()
-        if key not in vals:
-            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp=, cp=, eplb=, dp_dispatch= and workers=")
-        if key in seen:
-            raise SpecError(f"{option} {key}", "given twice", f"write {key}= once")
-        seen.add(key)
-        if key == "dp_dispatch":  # a name, checked with the layout (deploy/layout.validate_layout)
-            vals[key] = val.strip().lower()
-            continue
-        try:
-            vals[key] = int(val)
-        except ValueError:
-            raise SpecError(f"{option} {key}", f"{val!r} is not an integer", f"write {key}=<integer>") from None
-    check_dispatch_ranks(option, vals["dp"], vals["dp_dispatch"])
-    workers = vals.pop("workers")
-    if workers < 1:
-        raise SpecError(f"{option} workers", "must be >= 1", "write workers=<positive integer>")
-    return Pool(Layout(**vals), workers)
 
 
 def _release_notes(m, opts, precisions: dict[str, list[str]]) -> list[str]:

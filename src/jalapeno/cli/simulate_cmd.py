@@ -80,7 +80,8 @@ def simulate(
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
     from jalapeno.cli.engine_opts import (check_recipe_serving, limit_kwargs, limit_options, load_recipe, note_lines,
                                           recipe_mtp, recipe_overrides, recipe_run)
-    from jalapeno.cli.serving_opts import _mtp, check_pool, check_workload_context, parse_pool, refuse_idle_ar_rms
+    from jalapeno.cli.serving_opts import _mtp, check_workload_context, refuse_idle_ar_rms
+    from jalapeno.cli.pool_opts import check_pool, parse_pool
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.serve.sim.run import simulate as run_sim
     from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace
