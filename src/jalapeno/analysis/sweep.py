@@ -370,7 +370,7 @@ def sweep(
 
     limits = opt.deployment(precision, Pool(Layout()))  # carries the engine limits only
 
-    def budget_covers(lay: Layout) -> bool:  # a rank needs a prompt token a step (deploy/deployment_checks.check_rank_budget)
+    def budget_covers(lay: Layout) -> bool:  # a rank needs a prompt token a step (deployment_checks.check_rank_budget)
         return limits.prefill_budget(lay) >= lay.dp
 
     locked: list[
