@@ -144,7 +144,8 @@ def test_validate_systems_labels_without_pricing_rows_it_does_not_print(monkeypa
     beside its own rows. Neither prices them now (ux53: about 4.0-4.5 -> 2.6-2.7 s and 10.1-10.7 -> 8.3-9.9 s CPU),
     and -s b200's labels are those the candidates' own pricing gives (the old path: split_labels with no ids)."""
     from jalapeno.fit.data_quality import DEFAULT_POINTS
-    from jalapeno.fit.validate import load_aiconfigurator, load_inferencex
+    from jalapeno.fit.ix_points import load_inferencex
+    from jalapeno.fit.validate import load_aiconfigurator
     from jalapeno.fit.validation_run import run_validation
 
     pytest.importorskip("aiconfigurator_core")

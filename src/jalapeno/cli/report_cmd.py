@@ -20,7 +20,6 @@ from jalapeno.cli.common import (
 )
 from jalapeno.cli.as_deployed import AS_DEPLOYED_HELP, deployed_recipes, mtp_unlike, refuse_with_as_deployed
 from jalapeno.cli.chip_opts import refuse_die_sets
-from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, mtp_unlike, refuse_with_as_deployed
 from jalapeno.cli.system_opts import SETS_OPTION, baseline_name, systems_pricers
 from jalapeno.errors import SpecError, choice_hint
 
