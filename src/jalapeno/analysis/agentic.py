@@ -49,8 +49,14 @@ class AgenticSweep:
     dep_index: np.ndarray = field(repr=False)
 
 
-def sweep_agentic(model: ModelSpec, pricer: Pricer, spec: AgenticSpec, precisions: list[str],
-                  options: SweepOptions | None = None, use_tiers: bool = True) -> AgenticSweep:
+def sweep_agentic(
+    model: ModelSpec,
+    pricer: Pricer,
+    spec: AgenticSpec,
+    precisions: list[str],
+    options: SweepOptions | None = None,
+    use_tiers: bool = True,
+) -> AgenticSweep:
     """Every aggregated layout of every precision × decode batches, through the session model.
 
     Layouts up to ``options.max_stage_factor`` × the scale-up domain; where none fits there (an
@@ -65,16 +71,28 @@ def sweep_agentic(model: ModelSpec, pricer: Pricer, spec: AgenticSpec, precision
     parts, deps, idx = [], [], []
     batches = np.asarray(BATCHES)
     factor = opt.max_stage_factor
+
     def fits(f: int) -> bool:
-        return any(aggregated_layouts(model, pricer.system, get_precision(p) if isinstance(p, str) else p,
-                                      pricer.efficiency, f, opt.eplb, opt.memory_fraction) for p in precisions)
+        return any(
+            aggregated_layouts(
+                model,
+                pricer.system,
+                get_precision(p) if isinstance(p, str) else p,
+                pricer.efficiency,
+                f,
+                opt.eplb,
+                opt.memory_fraction,
+            )
+            for p in precisions
+        )
 
     if not fits(factor) and factor < SweepOptions().max_stage_factor:
         factor = SweepOptions().max_stage_factor  # nothing fits in the scale-up domain: span it, as compare does
     for pname in precisions:
         prec = get_precision(pname) if isinstance(pname, str) else pname
-        for lay in aggregated_layouts(model, pricer.system, prec, pricer.efficiency, factor, opt.eplb,
-                                      opt.memory_fraction):
+        for lay in aggregated_layouts(
+            model, pricer.system, prec, pricer.efficiency, factor, opt.eplb, opt.memory_fraction
+        ):
             dep = opt.deployment(prec, Pool(lay))
             variants = [dep]
             if opt.overlap != "none" and has_ep_all_to_all(model, lay):
@@ -95,9 +113,11 @@ def sweep_agentic(model: ModelSpec, pricer: Pricer, spec: AgenticSpec, precision
                     parts.append(p)
     if not parts:  # a --memory-fraction that fits nothing is named (break53)
         frac = "" if opt.memory_fraction is None else f" in the engine's memory fraction {opt.memory_fraction:g}"
-        raise InfeasibleDeployment("deployment", f"no aggregated layout of {model.name} fits on {pricer.system.name}"
-                                   f"{frac}", ("raise the memory fraction, " if frac else "") +
-                                   "use a smaller precision or a bigger system")
+        raise InfeasibleDeployment(
+            "deployment",
+            f"no aggregated layout of {model.name} fits on {pricer.system.name}{frac}",
+            ("raise the memory fraction, " if frac else "") + "use a smaller precision or a bigger system",
+        )
     from dataclasses import fields
 
     pts = SessionPoints(**{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(SessionPoints)})
@@ -112,15 +132,25 @@ def _point(sw: AgenticSweep, i: int, pricer: Pricer, convention: str) -> dict:
     return {
         "deployment": sw.deployments[int(sw.dep_index[i])].label,
         "precision": sw.deployments[int(sw.dep_index[i])].precision.name,
-        "sessions": float(p.sessions[i]), "decode_batch": float(p.decode_batch[i]),
-        "tasks_per_hour_per_chip": tph, "tasks_per_hour_per_kw": tph / kw,
+        "sessions": float(p.sessions[i]),
+        "decode_batch": float(p.decode_batch[i]),
+        "tasks_per_hour_per_chip": tph,
+        "tasks_per_hour_per_kw": tph / kw,
         "usd_per_task": pricer.system.usd_per_chip_hour / tph if tph > 0 else float("nan"),
-        "task_time_s": float(p.task_time_s[i]), "task_time_p90_s": float(p.task_time_p90_s[i]),
-        "ttft_first_turn_s": float(ttft[0]), "ttft_mean_s": float(ttft.mean()), "ttft_last_turn_s": float(ttft[-1]),
-        "tpot_s": float(p.tpot_s[i]), "hit_rate": float(p.hit_rate[i]), "kv_tier": str(p.kv_tier[i]),
+        "task_time_s": float(p.task_time_s[i]),
+        "task_time_p90_s": float(p.task_time_p90_s[i]),
+        "ttft_first_turn_s": float(ttft[0]),
+        "ttft_mean_s": float(ttft.mean()),
+        "ttft_last_turn_s": float(ttft[-1]),
+        "tpot_s": float(p.tpot_s[i]),
+        "hit_rate": float(p.hit_rate[i]),
+        "kv_tier": str(p.kv_tier[i]),
         "kv_tier_share": float(p.kv_tier_share[i]),
-        "reload_s_per_task": float(p.reload_s_per_task[i]), "link_utilisation": float(p.link_utilisation[i]),
-        "bound": str(p.bound[i]), "kv_bound": str(p.kv_bound[i]), "kv_bound_share": float(p.kv_bound_share[i]),
+        "reload_s_per_task": float(p.reload_s_per_task[i]),
+        "link_utilisation": float(p.link_utilisation[i]),
+        "bound": str(p.bound[i]),
+        "kv_bound": str(p.kv_bound[i]),
+        "kv_bound_share": float(p.kv_bound_share[i]),
         "limit": str(p.limit[i]),
     }
 
@@ -143,8 +173,14 @@ class AgenticFrontier:
         return [_point(self.sweep, int(i), self.pricer, convention) for i in self.frontier]
 
 
-def agentic_frontier(model: ModelSpec, pricer: Pricer, spec: AgenticSpec, precisions: list[str],
-                     options: SweepOptions | None = None, use_tiers: bool = True) -> AgenticFrontier:
+def agentic_frontier(
+    model: ModelSpec,
+    pricer: Pricer,
+    spec: AgenticSpec,
+    precisions: list[str],
+    options: SweepOptions | None = None,
+    use_tiers: bool = True,
+) -> AgenticFrontier:
     """Sweep one system and keep the Pareto frontier of tasks/h/chip against task speed.
 
     Raises:
@@ -155,8 +191,11 @@ def agentic_frontier(model: ModelSpec, pricer: Pricer, spec: AgenticSpec, precis
     ok = np.flatnonzero(p.feasible & (p.tasks_per_s > 0) & np.isfinite(p.task_time_s))
     if ok.size == 0:
         reasons = sorted({str(r) for r in p.reason if r})
-        raise InfeasibleDeployment("deployment", f"no feasible agentic point for {model.name} on {sw.system}: "
-                                   + (reasons[0] if reasons else "unknown"), "use a smaller precision or a bigger system")
+        raise InfeasibleDeployment(
+            "deployment",
+            f"no feasible agentic point for {model.name} on {sw.system}: " + (reasons[0] if reasons else "unknown"),
+            "use a smaller precision or a bigger system",
+        )
     fi = ok[cmp.build_frontier(3600.0 / p.task_time_s[ok], p.tasks_per_hour_per_chip[ok]).source_indices]
     return AgenticFrontier(pricer, sw, fi)
 
@@ -176,13 +215,24 @@ class AgenticComparison:
 
     def as_dict(self) -> dict:
         """The JSON of ``compare --workload agentic:…``: model, workload, convention, baseline, systems, ratios, infeasible."""
-        return {"model": self.model, "workload": self.workload, "convention": self.convention,
-                "baseline": self.baseline, "systems": self.systems, "ratios": self.ratios,
-                "infeasible": dict(self.infeasible)}
+        return {
+            "model": self.model,
+            "workload": self.workload,
+            "convention": self.convention,
+            "baseline": self.baseline,
+            "systems": self.systems,
+            "ratios": self.ratios,
+            "infeasible": dict(self.infeasible),
+        }
 
 
-def _tier_rows(fr: cmp.Frontier, ceilings_min: dict[str, float], frontier_pts: list[dict], kw_per_chip: float,
-               usd_per_chip_hour: float) -> dict:
+def _tier_rows(
+    fr: cmp.Frontier,
+    ceilings_min: dict[str, float],
+    frontier_pts: list[dict],
+    kw_per_chip: float,
+    usd_per_chip_hour: float,
+) -> dict:
     """Tiers of a frontier; each names its deployment (``deployment``, at a frontier point) or, when
     interpolated at its ceiling, the deployments of the two frontier points either side (``between``), and
     gives its tasks/h per kW (``kw_per_chip``: the convention's kW per chip) and $ per task (at
@@ -191,11 +241,15 @@ def _tier_rows(fr: cmp.Frontier, ceilings_min: dict[str, float], frontier_pts: l
     out = {}
     for name, t in cmp.tiers(fr, floors).items():
         j = t["frontier_index"]
-        row = {"tasks_per_hour_per_chip": t["throughput"], "tasks_per_hour_per_kw": t["throughput"] / kw_per_chip,
-               "usd_per_task": usd_per_chip_hour / t["throughput"] if t["throughput"] > 0 else float("nan"),
-               "task_time_s": 3600.0 / t["interactivity"] if t["interactivity"] == t["interactivity"] else float("nan"),
-               "ceiling_min": ceilings_min.get(name), "status": t["status"],
-               "deployment": frontier_pts[j]["deployment"] if j is not None else None}
+        row = {
+            "tasks_per_hour_per_chip": t["throughput"],
+            "tasks_per_hour_per_kw": t["throughput"] / kw_per_chip,
+            "usd_per_task": usd_per_chip_hour / t["throughput"] if t["throughput"] > 0 else float("nan"),
+            "task_time_s": 3600.0 / t["interactivity"] if t["interactivity"] == t["interactivity"] else float("nan"),
+            "ceiling_min": ceilings_min.get(name),
+            "status": t["status"],
+            "deployment": frontier_pts[j]["deployment"] if j is not None else None,
+        }
         f = t["floor_tok_per_s_per_user"]
         if j is None and f is not None and t["status"] != "unreachable":
             k = int(np.searchsorted(fr.x, f, side="left"))
@@ -205,10 +259,19 @@ def _tier_rows(fr: cmp.Frontier, ceilings_min: dict[str, float], frontier_pts: l
     return out
 
 
-def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, precisions: dict[str, list[str]],
-                    baseline: str | None = None, convention: str = "all-in", options: SweepOptions | None = None,
-                    iso_task_min=DEFAULT_ISO_TASK_MIN, tier_ceilings_min: dict | None = None,
-                    use_tiers: bool = True, strict_baseline: bool = True) -> AgenticComparison:
+def compare_agentic(
+    model: ModelSpec,
+    systems: list[Pricer],
+    spec: AgenticSpec,
+    precisions: dict[str, list[str]],
+    baseline: str | None = None,
+    convention: str = "all-in",
+    options: SweepOptions | None = None,
+    iso_task_min=DEFAULT_ISO_TASK_MIN,
+    tier_ceilings_min: dict | None = None,
+    use_tiers: bool = True,
+    strict_baseline: bool = True,
+) -> AgenticComparison:
     """Frontiers of every system on the agentic workload and their ratios against ``baseline``.
 
     Per system: peak tasks/h/chip (and per kW under ``convention``, $ per task), the fastest mean
@@ -229,14 +292,20 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
     names = [s.system.name for s in systems]
     baseline = baseline or names[-1]
     if baseline not in names:
-        raise SpecError("baseline", f"{baseline!r} is not among the compared systems {names}",
-                        "pick one of the systems passed with --systems")
+        raise SpecError(
+            "baseline",
+            f"{baseline!r} is not among the compared systems {names}",
+            "pick one of the systems passed with --systems",
+        )
     ceilings = dict(DEFAULT_TASK_TIERS_MIN if tier_ceilings_min is None else tier_ceilings_min)
     for name, v in ceilings.items():  # 0 minutes divided 60 / 0 (ZeroDivisionError traceback)
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
             v = f"{v:g}" if isinstance(v, (int, float)) else repr(v)
-            raise SpecError("--tiers", f"{name}={v}: a task-time ceiling must be a finite number of minutes > 0",
-                            "write e.g. --tiers fast=10,ultra_fast=5 (minutes per agent task)")
+            raise SpecError(
+                "--tiers",
+                f"{name}={v}: a task-time ceiling must be a finite number of minutes > 0",
+                "write e.g. --tiers fast=10,ultra_fast=5 (minutes per agent task)",
+            )
     frs, infeasible = {}, {}
     for s in systems:
         try:
@@ -253,11 +322,18 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
         fronts[n] = (fr, af.as_frontier(1 / kw), af.as_frontier(1 / sysm.usd_per_chip_hour))
         peak = max(pts, key=lambda d: d["tasks_per_hour_per_chip"])
         fastest = min(pts, key=lambda d: d["task_time_s"])
-        out[n] = {"peak": peak, "fastest": fastest, "frontier": pts,
-                  "tiers": _tier_rows(fr, ceilings, pts, kw, sysm.usd_per_chip_hour),
-                  "kv_tiers": tier_status(sysm), "efficiency_source": af.pricer.efficiency.source,
-                  "vendor_verified": sysm.vendor_verified, "points_evaluated": len(af.sweep.points),
-                  "power_w_per_chip": kw * 1000, "usd_per_chip_hour": sysm.usd_per_chip_hour}
+        out[n] = {
+            "peak": peak,
+            "fastest": fastest,
+            "frontier": pts,
+            "tiers": _tier_rows(fr, ceilings, pts, kw, sysm.usd_per_chip_hour),
+            "kv_tiers": tier_status(sysm),
+            "efficiency_source": af.pricer.efficiency.source,
+            "vendor_verified": sysm.vendor_verified,
+            "points_evaluated": len(af.sweep.points),
+            "power_w_per_chip": kw * 1000,
+            "usd_per_chip_hour": sysm.usd_per_chip_hour,
+        }
     ratios = {}
     b = fronts[baseline]
     xs = [60.0 / m for m in iso_task_min]
@@ -272,11 +348,21 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
             "peak_tasks_per_hour_per_kw": cmp.peak_ratio(f[1], b[1]),
             "peak_tasks_per_usd": cmp.peak_ratio(f[2], b[2]),
             "fastest_task_time": out[n]["fastest"]["task_time_s"] / out[baseline]["fastest"]["task_time_s"],
-            "iso_task_time": [{"task_time_min": m, "ratio": r["ratio"], "tasks_per_hour_per_chip": r["y_a"],
-                               "baseline_tasks_per_hour_per_chip": r["y_b"], "at_frontier_end": r["at_frontier_end"],
-                               "ratio_per_kw": rk["ratio"], "ratio_per_usd": ru["ratio"],
-                               "status": r["status_a"], "baseline_status": r["status_b"]}
-                              for m, r, rk, ru in zip(iso_task_min, iso, iso_kw, iso_usd)],
+            "iso_task_time": [
+                {
+                    "task_time_min": m,
+                    "ratio": r["ratio"],
+                    "tasks_per_hour_per_chip": r["y_a"],
+                    "baseline_tasks_per_hour_per_chip": r["y_b"],
+                    "at_frontier_end": r["at_frontier_end"],
+                    "ratio_per_kw": rk["ratio"],
+                    "ratio_per_usd": ru["ratio"],
+                    "status": r["status_a"],
+                    "baseline_status": r["status_b"],
+                }
+                for m, r, rk, ru in zip(iso_task_min, iso, iso_kw, iso_usd)
+            ],
         }
-    return AgenticComparison(model.name, spec.as_dict() | {"source": spec.source}, convention, baseline, out, ratios,
-                             infeasible)
+    return AgenticComparison(
+        model.name, spec.as_dict() | {"source": spec.source}, convention, baseline, out, ratios, infeasible
+    )

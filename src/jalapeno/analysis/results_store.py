@@ -68,16 +68,23 @@ def check_store(store: str | Path) -> None:
     """
     s = str(store)
     if not s.strip():
-        raise SpecError("--store", "is empty", "give a folder path, e.g. --store jalapeno-results (or leave --store out)")
+        raise SpecError(
+            "--store", "is empty", "give a folder path, e.g. --store jalapeno-results (or leave --store out)"
+        )
     if s.startswith("-"):
-        raise SpecError("--store", f"{s!r} looks like an option or a number, not a folder (the word after --store "
-                        "is taken as its folder)", f"give a folder path, e.g. --store jalapeno-results "
-                        f"(write ./{s} for a folder named so)")
+        raise SpecError(
+            "--store",
+            f"{s!r} looks like an option or a number, not a folder (the word after --store is taken as its folder)",
+            f"give a folder path, e.g. --store jalapeno-results (write ./{s} for a folder named so)",
+        )
     if Path(s).exists() and not Path(s).is_dir():
         raise SpecError("--store", f"{s!r} is a file, not a folder", "give a folder path (it is created)")
     if Path(s).is_symlink() and not Path(s).exists():  # a dangling link: mkdir refused it only after the sweep
-        raise SpecError("--store", f"{s!r} is a symbolic link to {os.readlink(s)!r}, which does not exist",
-                        "create the folder it points to, or give another folder path")
+        raise SpecError(
+            "--store",
+            f"{s!r} is a symbolic link to {os.readlink(s)!r}, which does not exist",
+            "create the folder it points to, or give another folder path",
+        )
     _check_creatable(Path(s))
     _require("pyarrow")  # runs are Parquet: compare --store without it swept, then left an empty run folder
 
@@ -94,13 +101,17 @@ def _check_creatable(p: Path) -> None:
 
     there = next((a for a in (p, *p.parents) if a.exists()), Path("."))
     if not there.is_dir():
-        raise SpecError("--store", f"cannot create {str(p)!r}: {str(there)!r} is a file, not a folder",
-                        "give a folder path (it is created)")
+        raise SpecError(
+            "--store",
+            f"cannot create {str(p)!r}: {str(there)!r} is a file, not a folder",
+            "give a folder path (it is created)",
+        )
     try:
         Path(tempfile.mkdtemp(dir=there, prefix=".jalapeno-probe-")).rmdir()
     except OSError as e:
-        raise SpecError("--store", f"cannot create {str(p)!r}: {e.strerror or type(e).__name__}",
-                        "give a writable folder") from None
+        raise SpecError(
+            "--store", f"cannot create {str(p)!r}: {e.strerror or type(e).__name__}", "give a writable folder"
+        ) from None
 
 
 def store_dir(store: str | Path) -> Path:
@@ -128,9 +139,12 @@ def refuse_output_in_store(path: str | Path, store: str | Path, option: str = "-
     """
     out, root = Path(path).resolve(), Path(store).resolve()
     if out == root / "explore.db" or root / "runs" in out.parents:
-        raise SpecError(option, f"{str(path)!r} is inside the results store {str(store)!r} (its runs/ folder or "
-                        "explore.db), where writing can replace a stored run's file",
-                        "give the output a path outside the store's runs/ folder")
+        raise SpecError(
+            option,
+            f"{str(path)!r} is inside the results store {str(store)!r} (its runs/ folder or "
+            "explore.db), where writing can replace a stored run's file",
+            "give the output a path outside the store's runs/ folder",
+        )
 
 
 def storage_url(store: str | Path, storage: str | None = None) -> str:
@@ -190,9 +204,15 @@ def trial_rows(study) -> list[dict]:
         res = t.user_attrs.get(ATTR_RESULT)
         if res is None or t.state.name not in ("COMPLETE", "PRUNED"):
             continue
-        row = {"trial": t.number, "state": t.state.name, "reason": res["reason"], "system": res["system"],
-               "chip_power_w": res["chip_power_w"], "allin_kw": res["allin_kw"],
-               "usd_per_chip_hour": res["usd_per_chip_hour"]}
+        row = {
+            "trial": t.number,
+            "state": t.state.name,
+            "reason": res["reason"],
+            "system": res["system"],
+            "chip_power_w": res["chip_power_w"],
+            "allin_kw": res["allin_kw"],
+            "usd_per_chip_hour": res["usd_per_chip_hour"],
+        }
         row.update({f"param:{k}": v for k, v in sorted(res["params"].items())})
         row.update({f"score:{k}": v for k, v in sorted(res["scores"].items())})
         for c in res["cases"]:
@@ -228,8 +248,11 @@ def _no_store(p: Path) -> None:
     """Refuse a --store folder that holds no runs, naming where a relative one was looked for (the folder is
     read from the current directory: a run written elsewhere was reported as 'no run NAME')."""
     where = "" if p.is_absolute() else f" ({p.resolve()}: a relative --store is read from the current directory)"
-    raise SpecError("--store", f"no results store at {str(p)!r}{where}",
-                    "run explore (or compare --store) first, or give --store the folder a run wrote")
+    raise SpecError(
+        "--store",
+        f"no results store at {str(p)!r}{where}",
+        "run explore (or compare --store) first, or give --store the folder a run wrote",
+    )
 
 
 def list_runs(store: str | Path) -> list[dict]:
@@ -255,8 +278,9 @@ def list_runs(store: str | Path) -> list[dict]:
         return []
     rows = []
     for f in files:  # one file per query: a list of files unions their schemas, which may differ
-        r = query("SELECT run, kind, name, CAST(created AS VARCHAR) AS created FROM read_json_auto($f)",
-                  f=str(f.resolve()))[0]
+        r = query(
+            "SELECT run, kind, name, CAST(created AS VARCHAR) AS created FROM read_json_auto($f)", f=str(f.resolve())
+        )[0]
         r["run"] = f.parent.name  # the folder is the run's name (what results show takes)
         rows.append(r)
     return rows
@@ -273,16 +297,25 @@ def run_dir(store: str | Path, run: str) -> Path:
     if not (Path(store) / "runs").is_dir():
         _no_store(Path(store))
     if "/" in run or "\\" in run or run in ("", ".", "..") or not (d / "meta.json").is_file():
-        known = sorted(x.name for x in (Path(store) / "runs").glob("*") if (x / "meta.json").is_file()) \
-            if (Path(store) / "runs").is_dir() else []
+        known = (
+            sorted(x.name for x in (Path(store) / "runs").glob("*") if (x / "meta.json").is_file())
+            if (Path(store) / "runs").is_dir()
+            else []
+        )
         by_name = [k for k in known if _meta_name(Path(store) / "runs" / k) == run]  # results list's name column
         if len(by_name) == 1:
             return Path(store) / "runs" / by_name[0]
         if by_name:  # compare --store twice: two runs of one name (results list shows both beside it)
-            raise SpecError("RUN", f"{run!r} names {len(by_name)} runs in {str(store)!r} ({', '.join(by_name)})",
-                            f"give one by its folder name (results list's run column): {' or '.join(by_name)}")
-        raise SpecError("RUN", f"no run {run!r} in {str(store)!r}",
-                        f"use one of: {', '.join(known)}" if known else "run explore (or compare --store) first")
+            raise SpecError(
+                "RUN",
+                f"{run!r} names {len(by_name)} runs in {str(store)!r} ({', '.join(by_name)})",
+                f"give one by its folder name (results list's run column): {' or '.join(by_name)}",
+            )
+        raise SpecError(
+            "RUN",
+            f"no run {run!r} in {str(store)!r}",
+            f"use one of: {', '.join(known)}" if known else "run explore (or compare --store) first",
+        )
     return d
 
 
@@ -296,8 +329,9 @@ def _meta_name(d: Path) -> str | None:
 
 
 def _corrupt(d: Path, name: str, why: str) -> SpecError:
-    return SpecError(f"RUN {d.name}", f"{name} is unreadable or corrupt ({why})",
-                     f"re-run it, or delete {d} and run again")
+    return SpecError(
+        f"RUN {d.name}", f"{name} is unreadable or corrupt ({why})", f"re-run it, or delete {d} and run again"
+    )
 
 
 def read_meta(d: Path) -> dict:

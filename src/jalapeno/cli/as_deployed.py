@@ -12,8 +12,9 @@ from __future__ import annotations
 from jalapeno.errors import SpecError
 
 
-AS_DEPLOYED_HELP = ("Systems with an engine recipe run as deployed (its precision, MTP, serving, limits); the others "
-                    "as stated.")
+AS_DEPLOYED_HELP = (
+    "Systems with an engine recipe run as deployed (its precision, MTP, serving, limits); the others as stated."
+)
 
 
 def refuse_with_as_deployed(given: dict[str, object]) -> None:
@@ -24,12 +25,16 @@ def refuse_with_as_deployed(given: dict[str, object]) -> None:
     """
     names = [opt for opt, v in given.items() if v is not None]
     if names:
-        raise SpecError("--as-deployed", f"{', '.join(names)} would be overridden by each system's engine recipe",
-                        f"drop {', '.join(names)} (recipes set them), or drop --as-deployed to state them")
+        raise SpecError(
+            "--as-deployed",
+            f"{', '.join(names)} would be overridden by each system's engine recipe",
+            f"drop {', '.join(names)} (recipes set them), or drop --as-deployed to state them",
+        )
 
 
-def deployed_recipes(pricers, model: str, workload: str | None, isl: int | None, osl: int | None,
-                     precisions: dict[str, list[str]] | None) -> dict:
+def deployed_recipes(
+    pricers, model: str, workload: str | None, isl: int | None, osl: int | None, precisions: dict[str, list[str]] | None
+) -> dict:
     """System name → the engine recipe it is deployed with for this model and workload (``--as-deployed``;
     systems without one are left out). Where ``precisions`` is given, each such system's entry becomes
     the recipe's precision (in place), as the recipe pins it."""
@@ -71,7 +76,9 @@ def mtp_unlike(recipes: dict, stated: list[str]) -> str:
     k = max(d for r in mtp.values() for _, d in r.mtp_draft_by_seqs_per_rank)
     acc = [r.mtp_for(k).acceptance for r in mtp.values() if k in (d for _, d in r.mtp_draft_by_seqs_per_rank)]
     a = f"{min(acc):g}" if acc else "A"
-    return (f". The recipes of {', '.join(mtp)} run MTP (speculative decoding, up to {k} draft tokens); "
-            f"{', '.join(stated)} {'runs' if len(stated) == 1 else 'run'} without it, so per-user speeds and the "
-            f"ratios at them are not like for like: `jalapeno compare -s {','.join(stated)} --mtp {k} "
-            f"--mtp-acceptance {a}` prices {'it' if len(stated) == 1 else 'them'} with MTP")
+    return (
+        f". The recipes of {', '.join(mtp)} run MTP (speculative decoding, up to {k} draft tokens); "
+        f"{', '.join(stated)} {'runs' if len(stated) == 1 else 'run'} without it, so per-user speeds and the "
+        f"ratios at them are not like for like: `jalapeno compare -s {','.join(stated)} --mtp {k} "
+        f"--mtp-acceptance {a}` prices {'it' if len(stated) == 1 else 'them'} with MTP"
+    )

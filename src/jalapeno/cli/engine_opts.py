@@ -43,14 +43,18 @@ def max_running_option():
 
 def max_tokens_option():
     """``--max-tokens-per-step``: the engine's cap on tokens a step runs, decode rows plus prefill (count)."""
-    return typer.Option(None, "--max-tokens-per-step",
-                        help="Max tokens per step: decode rows + prefill (TRT-LLM max_num_tokens).")
+    return typer.Option(
+        None, "--max-tokens-per-step", help="Max tokens per step: decode rows + prefill (TRT-LLM max_num_tokens)."
+    )
 
 
 def graph_option():
     """``--cuda-graph-max-batch``: the largest decode batch per attention rank run as a CUDA graph (count)."""
-    return typer.Option(None, "--cuda-graph-max-batch",
-                        help="Largest decode batch per attention rank run as a CUDA graph; above it, eager.")
+    return typer.Option(
+        None,
+        "--cuda-graph-max-batch",
+        help="Largest decode batch per attention rank run as a CUDA graph; above it, eager.",
+    )
 
 
 def check_positive(given: dict[str, int | None], fix_tail: str = "") -> None:
@@ -83,8 +87,14 @@ class RecipeRun:
     memory_fraction: float | None
 
 
-def recipe_run(recipe, system: str | None, stack: str | None, kv_dtype: str | None,
-               engine_memory: str | None = None, memory_fraction: float | None = None) -> RecipeRun:
+def recipe_run(
+    recipe,
+    system: str | None,
+    stack: str | None,
+    kv_dtype: str | None,
+    engine_memory: str | None = None,
+    memory_fraction: float | None = None,
+) -> RecipeRun:
     """The stack, KV dtype and engine memory a recipe's run takes on ``system`` — one rule for
     predict, simulate, frontier and compare, the same that validation prices the recipe's measured
     runs by (deploy/engine_version.recipe_stack, deploy/engine_memory.recipe_memory): each explicit
@@ -104,18 +114,32 @@ def recipe_run(recipe, system: str | None, stack: str | None, kv_dtype: str | No
     check_recipe_memory(recipe, profile)
     if engine_memory is not None:  # an explicit --stack with an explicit --engine-memory (a recipe's pair agrees)
         check_stack_memory(stack, profile)
-    return RecipeRun(stack, kv_dtype or (recipe.kv_dtype if recipe else None), profile,
-                     fraction if memory_fraction is None else memory_fraction)
+    return RecipeRun(
+        stack,
+        kv_dtype or (recipe.kv_dtype if recipe else None),
+        profile,
+        fraction if memory_fraction is None else memory_fraction,
+    )
 
 
 def limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction) -> dict:
     """The engine-limit options by option name, for :func:`recipe_overrides` (None: not given)."""
-    return {"--max-running": max_running, "--max-tokens-per-step": max_tokens_per_step,
-            "--cuda-graph-max-batch": cuda_graph_max_batch, "--memory-fraction": memory_fraction}
+    return {
+        "--max-running": max_running,
+        "--max-tokens-per-step": max_tokens_per_step,
+        "--cuda-graph-max-batch": cuda_graph_max_batch,
+        "--memory-fraction": memory_fraction,
+    }
 
 
-def recipe_overrides(recipe, systems: list[str], precision: str | None, stack: str | None,
-                     kv_dtype: str | None, limits: dict[str, float | None] | None = None) -> list[str]:
+def recipe_overrides(
+    recipe,
+    systems: list[str],
+    precision: str | None,
+    stack: str | None,
+    kv_dtype: str | None,
+    limits: dict[str, float | None] | None = None,
+) -> list[str]:
     """The recipe fields an explicit option overrides, one line each (empty without a recipe, or
     where the option states the recipe's own value). An explicit option beats the recipe (a
     capacity planner asking for ``-p fp8`` gets fp8), but never silently: the commands print each
@@ -144,8 +168,10 @@ def recipe_overrides(recipe, systems: list[str], precision: str | None, stack: s
         own = list(dict.fromkeys(recipe_stack(recipe, s.lower()).name for s in systems))
         given = list(dict.fromkeys(recipe_stack(recipe, s.lower(), stack).name for s in systems))
         if own != given:
-            out.append(f"--stack {stack} overrides recipe {recipe.name}'s software stack {', '.join(own)} "
-                       "(the recipe's engine)")
+            out.append(
+                f"--stack {stack} overrides recipe {recipe.name}'s software stack {', '.join(own)} "
+                "(the recipe's engine)"
+            )
     if kv_dtype is not None and recipe.kv_dtype and kv_dtype != recipe.kv_dtype:
         out.append(f"--kv-dtype {kv_dtype} overrides recipe {recipe.name}'s KV-cache dtype {recipe.kv_dtype}")
     for opt, v in (limits or {}).items():
@@ -165,8 +191,14 @@ def note_lines(lines: list[str]) -> None:
         err.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
 
 
-def load_recipe(engine: str | None, workload: str | None, model: str | None = None,
-                systems: list[str] | None = None, isl: int | None = None, osl: int | None = None):
+def load_recipe(
+    engine: str | None,
+    workload: str | None,
+    model: str | None = None,
+    systems: list[str] | None = None,
+    isl: int | None = None,
+    osl: int | None = None,
+):
     """The recipe named ``engine`` with its overrides for ``workload`` (None when no --engine).
 
     ``model`` (a name or path) and ``systems`` (names or paths), when given, must be what the
@@ -182,8 +214,12 @@ def load_recipe(engine: str | None, workload: str | None, model: str | None = No
 
     recipe = get_recipe(engine)
     if recipe.name in RECIPES_OFF:  # ran with no word that validate and --as-deployed leave it out
-        note_lines([f"recipe {recipe.name} ships off (deploy/engines.RECIPES_OFF: validate and --as-deployed do not "
-                    "use it; deploy/engines.py says why); --engine runs it as asked"])
+        note_lines(
+            [
+                f"recipe {recipe.name} ships off (deploy/engines.RECIPES_OFF: validate and --as-deployed do not "
+                "use it; deploy/engines.py says why); --engine runs it as asked"
+            ]
+        )
     if model is not None:
         from jalapeno.specs.catalog import load_model
 
@@ -192,17 +228,25 @@ def load_recipe(engine: str | None, workload: str | None, model: str | None = No
         # a config.json of the recipe's model under another name (DeepSeek-R1-0528/config.json, as downloaded) is the
         # same model: it was refused ('written for deepseek-r1, not DeepSeek-R1-0528'); the shapes decide (break49)
         if name != recipe.model and dataclasses.replace(spec, name=recipe.model) != load_model(recipe.model):
-            differs = f" (its config.json's shapes differ from {recipe.model}'s)" if model.lower().endswith(".json") else ""
-            raise SpecError("--engine", f"recipe {recipe.name} is written for {recipe.model}, not {name}{differs}",
-                            f"give -m {recipe.model} (the recipe's model; -m defaults to deepseek-r1), use a recipe "
-                            f"for {name}, or drop --engine")
+            differs = (
+                f" (its config.json's shapes differ from {recipe.model}'s)" if model.lower().endswith(".json") else ""
+            )
+            raise SpecError(
+                "--engine",
+                f"recipe {recipe.name} is written for {recipe.model}, not {name}{differs}",
+                f"give -m {recipe.model} (the recipe's model; -m defaults to deepseek-r1), use a recipe "
+                f"for {name}, or drop --engine",
+            )
     if systems:
         from jalapeno.specs.catalog import load_system
 
         other = [n for n in (load_system(x).name for x in systems) if n not in recipe.systems]
         if other:
-            raise SpecError("--engine", f"recipe {recipe.name} is written for {', '.join(recipe.systems)}, "
-                            f"not {', '.join(other)}", "use a recipe for that system, or drop --engine")
+            raise SpecError(
+                "--engine",
+                f"recipe {recipe.name} is written for {', '.join(recipe.systems)}, not {', '.join(other)}",
+                "use a recipe for that system, or drop --engine",
+            )
     one = load_system(systems[0]).name if systems and len(systems) == 1 else None
     return recipe.for_workload(_preset_name(workload, isl, osl), one)
 
@@ -221,8 +265,9 @@ def _preset_name(workload: str | None, isl: int | None, osl: int | None) -> str 
     return next((k for k, p in PRESETS.items() if (p.isl, p.osl) == (wl.isl, wl.osl)), workload)
 
 
-def limit_kwargs(recipe, concurrency: float | None, max_running: int | None, max_tokens: int | None,
-                 graph: int | None) -> dict:
+def limit_kwargs(
+    recipe, concurrency: float | None, max_running: int | None, max_tokens: int | None, graph: int | None
+) -> dict:
     """Deployment keyword arguments: the recipe's limits, then the explicit options over them.
 
     Raises:
@@ -231,12 +276,18 @@ def limit_kwargs(recipe, concurrency: float | None, max_running: int | None, max
             (an open-loop rate ran uncapped, silently).
     """
     if recipe is not None and recipe.max_running_is_concurrency and concurrency is None and max_running is None:
-        raise SpecError("--engine", f"{recipe.name} sizes its running requests to the benchmark's concurrency "
-                        "(max_batch_size = CONC), which an open-loop rate does not give",
-                        "pass --max-running N with the rate, or use --concurrency")
+        raise SpecError(
+            "--engine",
+            f"{recipe.name} sizes its running requests to the benchmark's concurrency "
+            "(max_batch_size = CONC), which an open-loop rate does not give",
+            "pass --max-running N with the rate, or use --concurrency",
+        )
     kw = recipe.deployment_kwargs(concurrency) if recipe else {}
-    for key, val in (("max_running", max_running), ("max_tokens_per_step", max_tokens),
-                     ("cuda_graph_max_batch", graph)):
+    for key, val in (
+        ("max_running", max_running),
+        ("max_tokens_per_step", max_tokens),
+        ("cuda_graph_max_batch", graph),
+    ):
         if val is not None:
             kw[key] = val
     if recipe is not None and graph is not None:  # the engine's captured sizes under the new ceiling
@@ -260,8 +311,11 @@ def recipe_mtp(recipe, explicit, seqs_per_rank: float | None, attention_dp: int 
         return explicit
     k = recipe.draft_rule.draft_at(seqs_per_rank, attention_dp)
     if k is None:
-        raise SpecError("--engine", f"{recipe.name} sets the MTP draft length by load, which an open-loop "
-                        "rate does not give", "pass --mtp K --mtp-acceptance A, or use --concurrency")
+        raise SpecError(
+            "--engine",
+            f"{recipe.name} sets the MTP draft length by load, which an open-loop rate does not give",
+            "pass --mtp K --mtp-acceptance A, or use --concurrency",
+        )
     return recipe.mtp_for(k)
 
 
@@ -280,17 +334,22 @@ def sweep_options(base, recipe, serving_explicit: bool, max_running, max_tokens,
     opt = base
     if recipe is not None and serving_explicit and base.serving != recipe.serving:
         mode = "disaggregated" if recipe.serving == "disagg" else "aggregated"
-        raise SpecError("--serving", f"recipe {recipe.name} serves {mode} ({recipe.serving}) and --serving "
-                        f"{base.serving} was given", f"drop --serving (or give --serving {recipe.serving}), or drop "
-                        "--engine")
+        raise SpecError(
+            "--serving",
+            f"recipe {recipe.name} serves {mode} ({recipe.serving}) and --serving {base.serving} was given",
+            f"drop --serving (or give --serving {recipe.serving}), or drop --engine",
+        )
     if recipe is not None:
         opt = recipe_options(recipe, base, f"engine: {recipe.label}")
         if serving_explicit:
             opt = replace(opt, serving=base.serving)
         if base.mtp is not None:
             opt = replace(opt, mtp=base.mtp)
-    over = {k: v for k, v in (("max_running", max_running), ("max_tokens_per_step", max_tokens),
-                              ("cuda_graph_max_batch", graph)) if v is not None}
+    over = {
+        k: v
+        for k, v in (("max_running", max_running), ("max_tokens_per_step", max_tokens), ("cuda_graph_max_batch", graph))
+        if v is not None
+    }
     if graph is not None:  # the engine's captured sizes under the new ceiling (none without a recipe)
         sizes = recipe.graph_sizes(graph) if recipe is not None else None
         over["cuda_graph_batch_sizes"] = sizes
@@ -308,10 +367,16 @@ def check_recipe_serving(recipe, disaggregated: bool) -> None:
     if recipe is None or (recipe.serving == "disagg") == disaggregated:
         return
     if recipe.serving == "disagg":
-        raise SpecError("--engine", f"recipe {recipe.name} serves disaggregated and the deployment is aggregated",
-                        'give --prefill "..." and --decode "..." pools, or drop --engine')
-    raise SpecError("--engine", f"recipe {recipe.name} serves aggregated and the deployment has prefill/decode pools",
-                    "drop --prefill/--decode (use --tp/--dp/--ep), or drop --engine")
+        raise SpecError(
+            "--engine",
+            f"recipe {recipe.name} serves disaggregated and the deployment is aggregated",
+            'give --prefill "..." and --decode "..." pools, or drop --engine',
+        )
+    raise SpecError(
+        "--engine",
+        f"recipe {recipe.name} serves aggregated and the deployment has prefill/decode pools",
+        "drop --prefill/--decode (use --tp/--dp/--ep), or drop --engine",
+    )
 
 
 def engine_rules(recipe, stack: str | None) -> list[dict]:
@@ -335,8 +400,9 @@ def engine_rules(recipe, stack: str | None) -> list[dict]:
     for n, r in from_rules:
         charged = r.field not in off_fields
         off = "" if charged else "NOT CHARGED: {}.{} is off; ".format(*gates[r.field])
-        out.append({"field": r.field, "value": r.value, "span": f"{off}{n} {r.span}", "source": r.source,
-                    "charged": charged})
+        out.append(
+            {"field": r.field, "value": r.value, "span": f"{off}{n} {r.span}", "source": r.source, "charged": charged}
+        )
     return out
 
 
@@ -358,14 +424,22 @@ def check_dispatch_ranks(option: str, dp: int, dispatch: str) -> None:
         return
     field = option if option == "--dp-dispatch" else f"{option} dp_dispatch"
     if option == "--prefill":
-        raise SpecError(field, f"{dispatch!r} on a prefill pool: dispatch is priced for a pool that decodes "
-                        "(random: the fullest rank's decodes; refill: prompts on the rank a finished request left; "
-                        "cost/adp_rank.py); a prefill pool's prompts are priced at the busiest rank "
-                        "of a balanced dispatch", "drop dp_dispatch= from --prefill "
-                        '(give it on --decode, e.g. --decode "dp=32,ep=32,dp_dispatch=random")')
+        raise SpecError(
+            field,
+            f"{dispatch!r} on a prefill pool: dispatch is priced for a pool that decodes "
+            "(random: the fullest rank's decodes; refill: prompts on the rank a finished request left; "
+            "cost/adp_rank.py); a prefill pool's prompts are priced at the busiest rank "
+            "of a balanced dispatch",
+            'drop dp_dispatch= from --prefill (give it on --decode, e.g. --decode "dp=32,ep=32,dp_dispatch=random")',
+        )
     if dp == 1:
-        fix = "give --dp above 1, or drop --dp-dispatch" if option == "--dp-dispatch" else \
-            f"give dp= above 1 (attention data parallelism) in {option}, or drop dp_dispatch="
-        raise SpecError(field, f"{dispatch!r} on a pool of one attention-DP rank: there is no rank to choose, so it "
-                        "would change nothing", fix)
-
+        fix = (
+            "give --dp above 1, or drop --dp-dispatch"
+            if option == "--dp-dispatch"
+            else f"give dp= above 1 (attention data parallelism) in {option}, or drop dp_dispatch="
+        )
+        raise SpecError(
+            field,
+            f"{dispatch!r} on a pool of one attention-DP rank: there is no rank to choose, so it would change nothing",
+            fix,
+        )

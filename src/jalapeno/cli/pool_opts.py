@@ -26,9 +26,12 @@ def check_pool(pool, option: str, model, system) -> None:
     from jalapeno.errors import JalapenoError
 
     if option == "--decode" and pool.layout.cp > 1:  # was field 'cp', a name the command does not have (break47)
-        raise SpecError("--decode cp", f"context parallelism (CP{pool.layout.cp}) on the decode pool: CP is modelled "
-                        "for prefill workers only (decode context parallelism is not modelled)",
-                        'drop cp= from --decode; put it in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"')
+        raise SpecError(
+            "--decode cp",
+            f"context parallelism (CP{pool.layout.cp}) on the decode pool: CP is modelled "
+            "for prefill workers only (decode context parallelism is not modelled)",
+            'drop cp= from --decode; put it in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"',
+        )
     try:
         validate_layout(pool.layout, model, system)
         if pool.layout.eplb is not None:
@@ -55,15 +58,20 @@ def parse_pool(text: str, option: str):
     if not any(parts):
         raise SpecError(option, "empty pool", f'describe it, e.g. {option} "tp=4,ep=4,workers=1"')
     if not all(parts[:-1]):  # "tp=4,,ep=4" was read as "tp=4,ep=4": a typo (a dropped key) passed
-        raise SpecError(option, f"{text!r} has an empty item between commas",
-                        f'write one key=value per item, e.g. {option} "tp=4,ep=4,workers=1"')
+        raise SpecError(
+            option,
+            f"{text!r} has an empty item between commas",
+            f'write one key=value per item, e.g. {option} "tp=4,ep=4,workers=1"',
+        )
     parts = [p for p in parts if p]
     seen = set()
     for part in parts:
         key, _, val = part.partition("=")
         key = key.strip().lower()
         if key not in vals:
-            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp=, cp=, eplb=, dp_dispatch= and workers=")
+            raise SpecError(
+                option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp=, cp=, eplb=, dp_dispatch= and workers="
+            )
         if key in seen:
             raise SpecError(f"{option} {key}", "given twice", f"write {key}= once")
         seen.add(key)

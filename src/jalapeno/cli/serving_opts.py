@@ -16,16 +16,24 @@ from jalapeno.deploy.deployment import check_memory_fraction
 from jalapeno.errors import SpecError
 from jalapeno.specs.workload import check_concurrency
 
-EPLB_HELP = ("EPLB with this many redundant experts (EP must divide experts + R; at most the model's expert "
-             "count, deployments run 32 for 256; default: EPLB off).")
+EPLB_HELP = (
+    "EPLB with this many redundant experts (EP must divide experts + R; at most the model's expert "
+    "count, deployments run 32 for 256; default: EPLB off)."
+)
 #: help texts of ``compare`` and ``frontier`` (cli/serving_cmds.py, cli/frontier_cmd.py; moved here in round 52)
-WORKLOAD_HELP = ("1k1k, 8k1k (default), 1k8k, 32k1k, 64k1k, 128k1k, or agentic:PRESET (coding-agent, research-agent, "
-                 "long-memory-chat, chat-agent) / agentic:FILE.toml.")
-SWEEP_EPLB_HELP = ("Redundant experts the sweep tries with EPLB on MoE layouts with EP >= 8 (rounded up so EP "
-                   "divides experts + R; beside EPLB off; at most the model's expert count), or 'off' (default 32). Only under "
-                   "--routing measured: with uniform routing replicas cannot lower the busiest rank's load.")
-SWEEP_OVERLAP_HELP = ("Two-batch overlap: auto (the faster of none/tbo per point; the default unless an --engine "
-                      "recipe sets one), none or tbo (MoE models: the layouts with attention DP and EP).")
+WORKLOAD_HELP = (
+    "1k1k, 8k1k (default), 1k8k, 32k1k, 64k1k, 128k1k, or agentic:PRESET (coding-agent, research-agent, "
+    "long-memory-chat, chat-agent) / agentic:FILE.toml."
+)
+SWEEP_EPLB_HELP = (
+    "Redundant experts the sweep tries with EPLB on MoE layouts with EP >= 8 (rounded up so EP "
+    "divides experts + R; beside EPLB off; at most the model's expert count), or 'off' (default 32). Only under "
+    "--routing measured: with uniform routing replicas cannot lower the busiest rank's load."
+)
+SWEEP_OVERLAP_HELP = (
+    "Two-batch overlap: auto (the faster of none/tbo per point; the default unless an --engine "
+    "recipe sets one), none or tbo (MoE models: the layouts with attention DP and EP)."
+)
 
 
 def _mtp(k: int | None, acceptance: float | None, recipe=None):
@@ -47,16 +55,24 @@ def _mtp(k: int | None, acceptance: float | None, recipe=None):
         if rule is not None:
             ks = sorted(set(rule.lengths))
             accs = {d: recipe.mtp_for(d).acceptance for d in ks}
-            own = (f"draft length {' or '.join(map(str, ks))}{' by load' if len(ks) > 1 else ''}, acceptance {accs[ks[0]]:g}"
-                   if len(set(accs.values())) == 1 else ", ".join(f"draft length {d} at acceptance {a:g}"
-                                                                 for d, a in accs.items()))
+            own = (
+                f"draft length {' or '.join(map(str, ks))}{' by load' if len(ks) > 1 else ''}, acceptance {accs[ks[0]]:g}"
+                if len(set(accs.values())) == 1
+                else ", ".join(f"draft length {d} at acceptance {a:g}" for d, a in accs.items())
+            )
             kk = k if k is not None else ks[0]
             aa = acceptance if acceptance is not None else accs.get(kk, accs[ks[0]])
-            raise SpecError("--mtp/--mtp-acceptance", f"recipe {recipe.name} runs MTP ({own}) and an explicit "
-                            "MTP replaces it whole: one of the two alone leaves the other unsaid",
-                            f"pass both, e.g. --mtp {kk} --mtp-acceptance {aa:g}, or neither for the recipe's")
-        raise SpecError("--mtp/--mtp-acceptance", "MTP needs both the draft length and the acceptance rate",
-                        "pass --mtp K --mtp-acceptance A (no default acceptance is assumed)")
+            raise SpecError(
+                "--mtp/--mtp-acceptance",
+                f"recipe {recipe.name} runs MTP ({own}) and an explicit "
+                "MTP replaces it whole: one of the two alone leaves the other unsaid",
+                f"pass both, e.g. --mtp {kk} --mtp-acceptance {aa:g}, or neither for the recipe's",
+            )
+        raise SpecError(
+            "--mtp/--mtp-acceptance",
+            "MTP needs both the draft length and the acceptance rate",
+            "pass --mtp K --mtp-acceptance A (no default acceptance is assumed)",
+        )
     return MTP(k, acceptance)
 
 
@@ -69,14 +85,26 @@ def check_workload_context(m, wl, lengths_given: bool) -> None:
     """
     from jalapeno.specs.workload import context_fix
 
-    m.check_context(wl.isl + wl.osl, "--isl/--osl" if lengths_given else "--workload",
-                    f"{wl.isl} + {wl.osl} tokens" if lengths_given else f"{wl.name} ({wl.isl} + {wl.osl} tokens)",
-                    context_fix(m.max_context))
+    m.check_context(
+        wl.isl + wl.osl,
+        "--isl/--osl" if lengths_given else "--workload",
+        f"{wl.isl} + {wl.osl} tokens" if lengths_given else f"{wl.name} ({wl.isl} + {wl.osl} tokens)",
+        context_fix(m.max_context),
+    )
 
 
-def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None,
-           fixed: bool = False, kv_dtype: str | None = None, attention_dtype: str | None = None,
-           compute_fallback: bool = False, routing: str = "uniform"):
+def _setup(
+    model: str,
+    workload: str | None,
+    isl: int | None,
+    osl: int | None,
+    precision: str | None,
+    fixed: bool = False,
+    kv_dtype: str | None = None,
+    attention_dtype: str | None = None,
+    compute_fallback: bool = False,
+    routing: str = "uniform",
+):
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.routing import with_routing
     from jalapeno.specs.workload import get_workload
@@ -88,15 +116,33 @@ def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, p
     return m, wl, prec
 
 
-def _sweep_opts(serving, mtp, acceptance, concurrency, eplb, overlap, recipe, max_running, max_tokens, graph,
-                memory_fraction, engine_release: tuple[str, str] = ()):
+def _sweep_opts(
+    serving,
+    mtp,
+    acceptance,
+    concurrency,
+    eplb,
+    overlap,
+    recipe,
+    max_running,
+    max_tokens,
+    graph,
+    memory_fraction,
+    engine_release: tuple[str, str] = (),
+):
     """The sweep options of compare/frontier: stated options, then the recipe, then explicit options
     over it (an explicit --overlap or --memory-fraction beats the recipe's; without either, a
     recipe's overlap, else ``auto``). ``engine_release``: the (profile, release) the run states
     (deploy/vllm_fp8_moe.stack_release; SweepOptions.engine_release)."""
     _mtp(mtp, acceptance, recipe)  # one of the two alone beside an MTP recipe: named as such
-    opts = sweep_options(_options(serving or "both", mtp, acceptance, concurrency, eplb, overlap or "auto"), recipe,
-                         serving is not None, max_running, max_tokens, graph)
+    opts = sweep_options(
+        _options(serving or "both", mtp, acceptance, concurrency, eplb, overlap or "auto"),
+        recipe,
+        serving is not None,
+        max_running,
+        max_tokens,
+        graph,
+    )
     if engine_release and engine_release[0] == "vllm":
         opts = replace(opts, engine_release=engine_release)
     if overlap is not None:
@@ -118,9 +164,11 @@ def concurrency_notes(opts) -> list[str]:
     """
     if opts.concurrency is None or opts.serving != "both":
         return []
-    return ["--concurrency prices aggregated serving only (a disaggregated point spans the batch grid): "
-            "no disaggregated deployment is swept; drop --concurrency to sweep them too, "
-            "or pass --serving agg to state it"]
+    return [
+        "--concurrency prices aggregated serving only (a disaggregated point spans the batch grid): "
+        "no disaggregated deployment is swept; drop --concurrency to sweep them too, "
+        "or pass --serving agg to state it"
+    ]
 
 
 def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50,100", check=None) -> list[float]:
@@ -133,16 +181,20 @@ def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50
     try:
         vals = [float(v) for v in list_items(text, option, example, numbers=True)]
     except ValueError:
-        raise SpecError(option, f"{text!r} is not a comma-separated list of {what}",
-                        f"write e.g. {option} {example}") from None
+        raise SpecError(
+            option, f"{text!r} is not a comma-separated list of {what}", f"write e.g. {option} {example}"
+        ) from None
     if not vals:  # `frontier -c ''` ran the default grid without a word (round 26)
         raise SpecError(option, f"names no value ({text!r})", f"write e.g. {option} {example}, or leave it out")
     if check is not None:
         check(vals)
     if not vals or any(not (v > 0 and math.isfinite(v)) for v in vals):
         bad = next((v for v in vals if not (v > 0 and math.isfinite(v))), None)
-        raise SpecError(option, f"needs positive {'values' if what == 'numbers' else what}"
-                        + (f", got {bad:g}" if bad is not None else ""), f"write e.g. {option} {example}")
+        raise SpecError(
+            option,
+            f"needs positive {'values' if what == 'numbers' else what}" + (f", got {bad:g}" if bad is not None else ""),
+            f"write e.g. {option} {example}",
+        )
     twice = sorted({v for v in vals if vals.count(v) > 1})
     if twice:  # --at 10,10 printed the same ratio column twice
         raise SpecError(option, f"{twice[0]:g} is given twice", f"list each value once, e.g. {option} {example}")
@@ -158,9 +210,12 @@ def check_at_speeds(vals: list[float]) -> None:
         SpecError: a value of 0 (negative and non-finite ones :func:`_floats` refuses after this).
     """
     if 0 in vals:
-        raise SpecError("--at", "0 tok/s/user is the peak: the ratios table's peak row gives it (a tier floor of 0, "
-                        "--tiers NAME=0, reads the same point)", "give speeds above 0, e.g. --at 35,60,100, and read "
-                        "the peak row")
+        raise SpecError(
+            "--at",
+            "0 tok/s/user is the peak: the ratios table's peak row gives it (a tier floor of 0, "
+            "--tiers NAME=0, reads the same point)",
+            "give speeds above 0, e.g. --at 35,60,100, and read the peak row",
+        )
 
 
 def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=300") -> dict[str, float]:
@@ -185,16 +240,27 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
             raise SpecError("--tiers", f"{part!r} names no tier", f"write e.g. --tiers {example}")
         if unit == "minutes" and not (math.isfinite(v) and v > 0):  # the agentic ceiling: one rule, one message
             # (this said '>= 0' and analysis/agentic then refused the 0 it let through, in other words; ux47)
-            raise SpecError("--tiers", f"{part}: a task-time ceiling must be a finite number of minutes > 0",
-                            f"write e.g. --tiers {example} (minutes per agent task)")
+            raise SpecError(
+                "--tiers",
+                f"{part}: a task-time ceiling must be a finite number of minutes > 0",
+                f"write e.g. --tiers {example} (minutes per agent task)",
+            )
         if not (math.isfinite(v) and v >= 0):  # was named 'floors.fast', a field the user never typed
-            raise SpecError("--tiers", f"{part!r}: the floor {v:g} is not a finite number >= 0 (0: the peak)",
-                            f"write e.g. --tiers {example}")
+            raise SpecError(
+                "--tiers",
+                f"{part!r}: the floor {v:g} is not a finite number >= 0 (0: the peak)",
+                f"write e.g. --tiers {example}",
+            )
         if name.strip() in out:  # fast=100,fast=200 kept the last floor, silently
-            raise SpecError("--tiers", f"tier {name.strip()!r} is given twice", f"name each tier once, e.g. --tiers {example}")
+            raise SpecError(
+                "--tiers", f"tier {name.strip()!r} is given twice", f"name each tier once, e.g. --tiers {example}"
+            )
         if name.strip() == "batch":  # was refused later as 'floors', a name the command does not have
-            raise SpecError("--tiers", "'batch' is the reserved name of the frontier's first point",
-                            f"name the tier otherwise, e.g. --tiers {example}")
+            raise SpecError(
+                "--tiers",
+                "'batch' is the reserved name of the frontier's first point",
+                f"name the tier otherwise, e.g. --tiers {example}",
+            )
         out[name.strip()] = v
     return out
 
@@ -218,8 +284,11 @@ def sweep_eplb(text: str | None) -> int | None:
     try:
         r = int(text)
     except ValueError:
-        raise SpecError("--eplb", f"{text!r} is neither 'off' nor a number of redundant experts",
-                        "write e.g. --eplb 32 or --eplb off") from None
+        raise SpecError(
+            "--eplb",
+            f"{text!r} is neither 'off' nor a number of redundant experts",
+            "write e.g. --eplb 32 or --eplb off",
+        ) from None
     if r < 0:
         raise SpecError("--eplb", f"must be >= 0, got {r}", "write e.g. --eplb 32 or --eplb off")
     return r
@@ -237,8 +306,12 @@ def refuse_dense_eplb(eplb: str | None, model) -> None:
     """
     if eplb is None or model.moe is not None or eplb.strip().lower() == "off":
         return
-    raise SpecError("--eplb", f"{model.name} is a dense model (no experts): EPLB has no experts to balance, "
-                    f"so --eplb {eplb.strip()} would be ignored", "drop --eplb (it applies to MoE models only)")
+    raise SpecError(
+        "--eplb",
+        f"{model.name} is a dense model (no experts): EPLB has no experts to balance, "
+        f"so --eplb {eplb.strip()} would be ignored",
+        "drop --eplb (it applies to MoE models only)",
+    )
 
 
 def note_idle_eplb(eplb: str | None, model) -> str:
@@ -265,9 +338,11 @@ def note_idle_eplb(eplb: str | None, model) -> str:
     check_sweep_eplb(r, model)
     if r is None or max(model.moe.routing_sigma, getattr(model.moe, "decode_routing_sigma", 0.0)) > 0:
         return ""
-    return (f"--eplb {eplb.strip()} makes no layout under uniform expert routing (--routing uniform, the default): "
-            "replicas cannot lower the busiest rank's expected load, so the sweep tries EPLB only under --routing "
-            "measured or generated; add one of those, or drop --eplb")
+    return (
+        f"--eplb {eplb.strip()} makes no layout under uniform expert routing (--routing uniform, the default): "
+        "replicas cannot lower the busiest rank's expected load, so the sweep tries EPLB only under --routing "
+        "measured or generated; add one of those, or drop --eplb"
+    )
 
 
 def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
@@ -287,7 +362,12 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
     if not stack or not stack.strip().endswith("+ar_rms"):
         return
     from jalapeno.cost.allreduce_rms import (
-        CAPABILITY_BY_PREFIX, FUSION_MAX_MIB, SGLANG_RULES, device_capability, fusion_moves_price)
+        CAPABILITY_BY_PREFIX,
+        FUSION_MAX_MIB,
+        SGLANG_RULES,
+        device_capability,
+        fusion_moves_price,
+    )
 
     prs = pricers if isinstance(pricers, (list, tuple)) else [pricers]
 
@@ -298,9 +378,11 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
         chip, cap = pr.system.chip.name, device_capability(pr.system.chip)
         if cap is None:
             known = ", ".join(prefix for prefix, _ in CAPABILITY_BY_PREFIX)
-            return (f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, and {chip!r} states no "
-                    f"chip.compute_capability in its hardware file nor has a name starting with one of {known} (set "
-                    f'chip.compute_capability, e.g. "9.0" for a Hopper chip)')
+            return (
+                f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, and {chip!r} states no "
+                f"chip.compute_capability in its hardware file nor has a name starting with one of {known} (set "
+                f'chip.compute_capability, e.g. "9.0" for a Hopper chip)'
+            )
         if cap // 10 not in {c // 10 for c in FUSION_MAX_MIB}:  # vLLM's size table: SM90 / SM100-family chips
             return f"its fused kernel runs on NVIDIA SM90 / SM100-family chips, and {chip!r} is SM{cap}"
         rule = pr.efficiency.allreduce_rms_rule
@@ -308,8 +390,10 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
             majors, types = SGLANG_RULES[rule]
             src = "sgl-project/sglang PR #14764" if rule == "sglang" else f"SGLang's rule {rule!r}, before 0.5.7"
             if model.model_type not in types:
-                return f"SGLang fuses it for {', '.join(sorted(types))} models only ({src}), and {model.name} is " \
-                       f"{model.model_type}"
+                return (
+                    f"SGLang fuses it for {', '.join(sorted(types))} models only ({src}), and {model.name} is "
+                    f"{model.model_type}"
+                )
             if cap // 10 not in majors:
                 sms = " / ".join(f"SM{m}0" for m in sorted(majors))
                 return f"SGLang fuses it on {sms} chips only ({src}), and {chip!r} is SM{cap}"
@@ -319,8 +403,12 @@ def refuse_idle_ar_rms(stack: str | None, model, pricers) -> None:
         return
     base = stack.strip().removesuffix("+ar_rms").rstrip()
     reasons = why(prs[0]) if len(prs) == 1 else "; ".join(f"{pr.system.name}: {why(pr)}" for pr in prs)
-    raise SpecError("--stack", f"+ar_rms (the all-reduce + RMSNorm fusion) covers no step here: {reasons}, so "
-                    f"{stack.strip()!r} would price exactly as {base!r}", f"drop +ar_rms: --stack {base}")
+    raise SpecError(
+        "--stack",
+        f"+ar_rms (the all-reduce + RMSNorm fusion) covers no step here: {reasons}, so "
+        f"{stack.strip()!r} would price exactly as {base!r}",
+        f"drop +ar_rms: --stack {base}",
+    )
 
 
 def refuse_dense_overlap(overlap: str | None, model) -> None:
@@ -340,20 +428,40 @@ def refuse_dense_overlap(overlap: str | None, model) -> None:
     """
     if overlap != "tbo" or model.moe is not None:  # another spelling: SweepOptions names it
         return
-    raise SpecError("--overlap", f"{model.name} is a dense model (no experts): two-batch overlap hides the MoE "
-                    "dispatch/combine all-to-all, which it does not have, so --overlap tbo would be ignored",
-                    "drop --overlap (or give auto or none); it applies to MoE models on layouts with attention DP and EP")
+    raise SpecError(
+        "--overlap",
+        f"{model.name} is a dense model (no experts): two-batch overlap hides the MoE "
+        "dispatch/combine all-to-all, which it does not have, so --overlap tbo would be ignored",
+        "drop --overlap (or give auto or none); it applies to MoE models on layouts with attention DP and EP",
+    )
 
 
-def _options(serving: str, mtp: int | None, acceptance: float | None, concurrency: str | None,
-             eplb: str | None = None, overlap: str = "auto"):
+def _options(
+    serving: str,
+    mtp: int | None,
+    acceptance: float | None,
+    concurrency: str | None,
+    eplb: str | None = None,
+    overlap: str = "auto",
+):
     from jalapeno.analysis.sweep import SweepOptions
 
     # one wording with predict's and simulate's -c ('needs positive values' here); no --rate on these commands
-    conc = tuple(_floats(concurrency, "--concurrency", example="1,4,16,64", check=lambda v: check_concurrency(
-        v, rate="`jalapeno predict` or `simulate` with --rate"))) if concurrency is not None else None
-    return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb),
-                        overlap=overlap)
+    conc = (
+        tuple(
+            _floats(
+                concurrency,
+                "--concurrency",
+                example="1,4,16,64",
+                check=lambda v: check_concurrency(v, rate="`jalapeno predict` or `simulate` with --rate"),
+            )
+        )
+        if concurrency is not None
+        else None
+    )
+    return SweepOptions(
+        serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb), overlap=overlap
+    )
 
 
 def _release_notes(m, opts, precisions: dict[str, list[str]]) -> list[str]:
@@ -368,7 +476,15 @@ def _release_notes(m, opts, precisions: dict[str, list[str]]) -> list[str]:
 
     notes = []
     for system, names in precisions.items():
-        found = (sweep_release_note(m, Deployment(get_precision(n), Pool(Layout())), *opts.engine_release, system,
-                                    opts.serving != "agg" and opts.concurrency is None) for n in names)
+        found = (
+            sweep_release_note(
+                m,
+                Deployment(get_precision(n), Pool(Layout())),
+                *opts.engine_release,
+                system,
+                opts.serving != "agg" and opts.concurrency is None,
+            )
+            for n in names
+        )
         notes += [next((x for x in found if x), "")]
     return [n for n in notes if n]

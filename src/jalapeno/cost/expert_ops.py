@@ -46,9 +46,22 @@ def dispatch_copies(decode_rows, prefill_tokens, top_k: int, ep: int, ranks=None
     return np.asarray(decode_rows, dtype=float) * top_k + np.asarray(prefill_tokens, dtype=float) * ranks
 
 
-def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: float, inter,
-                       expert_weight_elems, w_bytes, act_in_bytes, scan_bytes=0.0, count: float = 1.0,
-                       weights: str = "", split: float = 1.0) -> None:
+def add_routed_experts(
+    ob: OpBuilder,
+    name: str,
+    fmt: str,
+    load,
+    touched,
+    h: float,
+    inter,
+    expert_weight_elems,
+    w_bytes,
+    act_in_bytes,
+    scan_bytes=0.0,
+    count: float = 1.0,
+    weights: str = "",
+    split: float = 1.0,
+) -> None:
     """The routed-expert block of one MoE layer on one rank (op kind ``moe``), per occurrence:
 
     - FLOPs 2 · load · 3 · h · I (gate, up and down GEMMs over the rank's token-expert assignments);
@@ -65,7 +78,17 @@ def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: flo
     the same op. Arrays are (N,) or scalars.
     """
     load, touched = np.asarray(load, dtype=float), np.asarray(touched, dtype=float)
-    ob.op(name, "moe", fmt, flop=2.0 * load * 3 * h * inter, weight=touched * expert_weight_elems * w_bytes,
-          act=load * (h * act_in_bytes + 2 * inter * 2 + inter * act_in_bytes + h * 2) + scan_bytes,
-          rows=np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0), kernels=MOE_KERNELS, count=count,
-          kn=(h, inter), key=weights, split=split)
+    ob.op(
+        name,
+        "moe",
+        fmt,
+        flop=2.0 * load * 3 * h * inter,
+        weight=touched * expert_weight_elems * w_bytes,
+        act=load * (h * act_in_bytes + 2 * inter * 2 + inter * act_in_bytes + h * 2) + scan_bytes,
+        rows=np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0),
+        kernels=MOE_KERNELS,
+        count=count,
+        kn=(h, inter),
+        key=weights,
+        split=split,
+    )

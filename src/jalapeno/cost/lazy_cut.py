@@ -106,14 +106,34 @@ def step_at_points(sc: StepCost, at: np.ndarray) -> StepCost:
     ready = {f.name: getattr(sc, f.name) for f in fields(sc)}
     for name in ("coll_time_s", "coll_algorithm"):
         del ready[name]
-    ready.update(ops=lazy_columns(sc.ops, at), times=lazy_columns(sc.times, at),
-                 collectives=lazy_columns(sc.collectives, at), step_time_s=sc.step_time_s[at],
-                 interval_s=sc.interval_s[at], draft_s=sc.draft_s[at], attribution_s={k: v[at] for k, v in sc.attribution_s.items()},
-                 bound=sc.bound[at], bound_margin=sc.bound_margin[at], bound_level=sc.bound_level[at],
-                 memory=replace(mem, kv_bytes=mem.kv_bytes[at], activation_bytes=mem.activation_bytes[at],
-                                fits=mem.fits[at], reason=mem.reason[at]),
-                 feasible=sc.feasible[at], reason=sc.reason[at],
-                 hidden_comm_s=None if sc.hidden_comm_s is None else sc.hidden_comm_s[at])
+    ready.update(
+        ops=lazy_columns(sc.ops, at),
+        times=lazy_columns(sc.times, at),
+        collectives=lazy_columns(sc.collectives, at),
+        step_time_s=sc.step_time_s[at],
+        interval_s=sc.interval_s[at],
+        draft_s=sc.draft_s[at],
+        attribution_s={k: v[at] for k, v in sc.attribution_s.items()},
+        bound=sc.bound[at],
+        bound_margin=sc.bound_margin[at],
+        bound_level=sc.bound_level[at],
+        memory=replace(
+            mem,
+            kv_bytes=mem.kv_bytes[at],
+            activation_bytes=mem.activation_bytes[at],
+            fits=mem.fits[at],
+            reason=mem.reason[at],
+        ),
+        feasible=sc.feasible[at],
+        reason=sc.reason[at],
+        hidden_comm_s=None if sc.hidden_comm_s is None else sc.hidden_comm_s[at],
+    )
     # the per-op tables at every point are read by few callers: cut when first read
-    return lazy_fields(StepCost, ready, {"coll_time_s": lambda: np.take(sc.coll_time_s, at, axis=1),
-                                         "coll_algorithm": lambda: np.take(sc.coll_algorithm, at, axis=1)})
+    return lazy_fields(
+        StepCost,
+        ready,
+        {
+            "coll_time_s": lambda: np.take(sc.coll_time_s, at, axis=1),
+            "coll_algorithm": lambda: np.take(sc.coll_algorithm, at, axis=1),
+        },
+    )

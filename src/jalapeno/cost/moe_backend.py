@@ -188,8 +188,12 @@ class MeasuredMoePricer(_WrapsPricer):
             # for (Hopper's TRITON runs W4A16); others price ops of their format (an op's key is its compute
             # format unless its experts' stored format names other kernels, cost/optable.MOE_WEIGHT_KEYS)
             mine = key == c.weights if c.weights else (fmt == c.fmt and key == fmt)
-            if (kind != "moe" or not mine or not ops.kn
-                    or tuple(float(v) for v in np.ravel(ops.kn[i])[:2]) != (c.h, c.inter)):
+            if (
+                kind != "moe"
+                or not mine
+                or not ops.kn
+                or tuple(float(v) for v in np.ravel(ops.kn[i])[:2]) != (c.h, c.inter)
+            ):
                 continue
             count = np.asarray(ops.kernels[i], dtype=float) / MOE_KERNELS
             load = ops.flop[i] / np.maximum(count * 6.0 * c.h * c.inter, 1e-30)
@@ -268,11 +272,18 @@ class KernelMoePricer(_WrapsPricer):
         moe = np.array([k == "moe" for k in ops.kind]).reshape(-1, 1)
         if not moe.any():
             return base
-        eff = self.inner.efficiency.with_kernel("moe", self.fmt, peak_fraction=self.peak_fraction,
-                                                half_rows=self.half_rows, hbm_fraction=self.hbm_fraction)
+        eff = self.inner.efficiency.with_kernel(
+            "moe", self.fmt, peak_fraction=self.peak_fraction, half_rows=self.half_rows, hbm_fraction=self.hbm_fraction
+        )
         if MOE_W4A16_KEY in eff.moe:  # W4A16 ops keyed to the set's own entry (specs/w4a16_moe.py): this backend's form
-            eff = eff.with_kernel("moe", MOE_W4A16_KEY, peak_fraction=self.peak_fraction, half_rows=self.half_rows,
-                                  hbm_fraction=self.hbm_fraction, floor_s=self.floor_s)
+            eff = eff.with_kernel(
+                "moe",
+                MOE_W4A16_KEY,
+                peak_fraction=self.peak_fraction,
+                half_rows=self.half_rows,
+                hbm_fraction=self.hbm_fraction,
+                floor_s=self.floor_s,
+            )
         if self.floor_s is not None:
             eff = replace(eff, moe_floor_s=self.floor_s)
         if self.width is not None:  # the backend's own width term replaces the stack's (TensorRT-LLM's kernels')
@@ -282,9 +293,18 @@ class KernelMoePricer(_WrapsPricer):
         if self.width is not None and ops.split and ops.kn:
             k = self._with_width(ops, k)
         net = None if base.network_s is None else np.where(moe, k.network, base.network_s)
-        return OpTimes(*(np.where(moe, b, a) for a, b in ((base.compute_s, k.compute_s), (base.memory_s, k.memory_s),
-                                                           (base.overhead_s, k.overhead_s), (base.time_s, k.time_s))),
-                       net)
+        return OpTimes(
+            *(
+                np.where(moe, b, a)
+                for a, b in (
+                    (base.compute_s, k.compute_s),
+                    (base.memory_s, k.memory_s),
+                    (base.overhead_s, k.overhead_s),
+                    (base.time_s, k.time_s),
+                )
+            ),
+            net,
+        )
 
     def _with_width(self, ops: OpTable, k: OpTimes) -> OpTimes:
         """``k`` with the compute time of every ``moe`` op split over expert TP > 1 multiplied by the width term
@@ -295,8 +315,9 @@ class KernelMoePricer(_WrapsPricer):
         for i, (kind, split) in enumerate(zip(ops.kind, ops.split)):
             if kind == "moe" and split > 1:
                 rows = np.maximum(np.asarray(ops.rows[i], dtype=float), 1e-9)
-                compute[i] = compute[i] * width_factor(np.asarray(ops.kn[i][1], dtype=float), split, rows, self.half_rows,
-                                                       *self.width)
+                compute[i] = compute[i] * width_factor(
+                    np.asarray(ops.kn[i][1], dtype=float), split, rows, self.half_rows, *self.width
+                )
         return OpTimes.combine(compute, k.memory_s, k.overhead_s, k.network_s)
 
     def with_efficiency(self, efficiency):

@@ -58,8 +58,7 @@ from jalapeno.cost.expert_ops import (  # noqa: F401 (re-exported: split from he
 )
 from jalapeno.cost.gemm_allreduce import GEMM_AR_TILES, _fused, gemm_allreduce_stages  # noqa: F401 (re-exported)
 from jalapeno.cost.layout_columns import LayoutColumns
-from jalapeno.cost.moe import (busiest_rank_assignments, experts_touched_on_rank,
-                              mixed_touched_fraction)
+from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank, mixed_touched_fraction
 from jalapeno.cost.optable import MOE_WEIGHT_KEYS, CollectiveTable, OpBuilder, OpTable
 from jalapeno.cost.shared_fusion import fuses_shared_expert, stack_base
 from jalapeno.deploy.eplb import busiest_rank_share
@@ -125,9 +124,17 @@ def act_quant_kernels(weight: NumberFormat, fmt: str) -> float:
     return q
 
 
-def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Precision,
-                   batch, eff: Efficiency, query_len: int = 1, all_to_all: bool = True,
-                   cols: LayoutColumns | None = None) -> tuple[OpTable, CollectiveTable]:
+def build_step_ops(
+    model: ModelSpec,
+    chip: Chip,
+    layout: Layout,
+    precision: Precision,
+    batch,
+    eff: Efficiency,
+    query_len: int = 1,
+    all_to_all: bool = True,
+    cols: LayoutColumns | None = None,
+) -> tuple[OpTable, CollectiveTable]:
     """Op and collective tables of one step for one chip of the heaviest stage.
 
     Args:
@@ -192,19 +199,52 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         a = model.attention
         # a BF16 query over an 8-bit latent cache runs the set's padded generation kernel (gfx942: aiter's qh16 x 4)
         tile = eff.mla_decode_tile_rows if attn_fmt == "bf16" and kv.element_bits == 8 else None
-        add_mla_ops(ob, model, rb, tp, n_layers, wb, wf, attn_fmt, kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim),
-                    ain, index_fmt=resolve_compute_format("fp8", chip.formats), cp_group=layout.cp_span,
-                    w_key=key("attention", wf), w_kernels=kernels("attention", wf),
-                    decode_padding=mla_decode_padding(a.num_heads / tp, query_len, tile), o_proj=o_proj)
+        add_mla_ops(
+            ob,
+            model,
+            rb,
+            tp,
+            n_layers,
+            wb,
+            wf,
+            attn_fmt,
+            kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim),
+            ain,
+            index_fmt=resolve_compute_format("fp8", chip.formats),
+            cp_group=layout.cp_span,
+            w_key=key("attention", wf),
+            w_kernels=kernels("attention", wf),
+            decode_padding=mla_decode_padding(a.num_heads / tp, query_len, tile),
+            o_proj=o_proj,
+        )
     else:
-        add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv.vector_bytes(model.attention.head_dim), ain,
-                    cp_group=layout.cp_span, w_key=key("attention", wf), w_kernels=kernels("attention", wf))
+        add_gqa_ops(
+            ob,
+            model,
+            rb,
+            tp,
+            share,
+            wb,
+            wf,
+            attn_fmt,
+            kv.vector_bytes(model.attention.head_dim),
+            ain,
+            cp_group=layout.cp_span,
+            w_key=key("attention", wf),
+            w_kernels=kernels("attention", wf),
+        )
     if model.attention.qk_norm_tp:
         _add_layer_qk_norm(ob, model, t, tp, n_layers)
     # TensorRT-LLM's gemm_allreduce_plugin: the row-parallel GEMM and its all-reduce run fused
     fuse = eff.gemm_allreduce_fusion and tp > 1
-    ob.collective("attn.all_reduce", "all_reduce", tp, t * h * 2, count=n_layers,
-                  **(_fused("attn.o_proj", t, h, chip) if fuse else {}))
+    ob.collective(
+        "attn.all_reduce",
+        "all_reduce",
+        tp,
+        t * h * 2,
+        count=n_layers,
+        **(_fused("attn.o_proj", t, h, chip) if fuse else {}),
+    )
     # vLLM's fuse_allreduce_rms: both add + RMSNorm kernels run inside the all-reduces (cost/allreduce_rms.py)
     elementwise = t * h * 2 * ELEMENTWISE_VECTORS_PER_LAYER
     if eff.allreduce_rms_fusion and tp > 1 and dp == 1:
@@ -216,8 +256,14 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         wb, wf, ain = mod("dense_ffn")
         inter = model.dense_intermediate / tp
         _ffn(ob, "dense_ffn", wf, t, h, inter, wb, ain, n_dense, key("dense_ffn", wf), kernels("dense_ffn", wf))
-        ob.collective("dense_ffn.all_reduce", "all_reduce", tp, t * h * 2, count=n_dense,
-                      **(_fused("dense_ffn.down", t, h, chip) if fuse else {}))
+        ob.collective(
+            "dense_ffn.all_reduce",
+            "all_reduce",
+            tp,
+            t * h * 2,
+            count=n_dense,
+            **(_fused("dense_ffn.down", t, h, chip) if fuse else {}),
+        )
 
     if model.moe and n_moe:
         m = model.moe
@@ -227,12 +273,28 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             ob.gemm("moe.router", "bf16", t, h, m.num_experts, ROUTER_BYTES, 2.0, count=n_moe, kernels=2)
         # SGLang runs DeepSeek-V3/R1's shared expert as a 257th routed expert (cost/shared_fusion.py; off by default)
         fused = bool(m.shared_intermediate) and fuses_shared_expert(
-            stack_base(eff.source), chip.formats, m.num_experts, m.shared_intermediate / m.expert_intermediate,
-            layout.ep, has_ep_all_to_all(model, layout) and all_to_all)
+            stack_base(eff.source),
+            chip.formats,
+            m.num_experts,
+            m.shared_intermediate / m.expert_intermediate,
+            layout.ep,
+            has_ep_all_to_all(model, layout) and all_to_all,
+        )
         if m.shared_intermediate and not fused:
             wb, wf, ain = mod("shared_experts")
-            _ffn(ob, "moe.shared_expert", wf, t, h, m.shared_intermediate / tp, wb, ain, n_moe,
-                 key("shared_experts", wf), kernels("shared_experts", wf))
+            _ffn(
+                ob,
+                "moe.shared_expert",
+                wf,
+                t,
+                h,
+                m.shared_intermediate / tp,
+                wb,
+                ain,
+                n_moe,
+                key("shared_experts", wf),
+                kernels("shared_experts", wf),
+            )
         wb, wf, ain = mod("routed_experts")
         # unique tokens over the stage (replicated inside a TP group), every rank's
         tokens_in_group = batch.decode_seqs * query_len + batch.prefill_tokens / cp
@@ -244,26 +306,39 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         # prompt tokens route with routing_sigma, generated ones (decode rows, drafts) with
         # decode_routing_sigma (specs/routing.py): mixed by the step's generated share φ of its tokens
         mixed = m.decode_routing_sigma != m.routing_sigma
-        share = busiest_rank_share(m.num_experts, m.routing_sigma, layout.ep, layout.eplb) if cols is None \
-            else cols.share
+        share = (
+            busiest_rank_share(m.num_experts, m.routing_sigma, layout.ep, layout.eplb) if cols is None else cols.share
+        )
         if mixed:
             phi = np.where(routed > 0, (batch.decode_seqs * query_len - pad_rows) / np.maximum(routed, 1e-12), 0.0)
-            share = (phi * (busiest_rank_share(m.num_experts, m.decode_routing_sigma, layout.ep, layout.eplb)
-                            if cols is None else cols.share_decode)
-                     + (1.0 - phi) * share)
+            share = (
+                phi
+                * (
+                    busiest_rank_share(m.num_experts, m.decode_routing_sigma, layout.ep, layout.eplb)
+                    if cols is None
+                    else cols.share_decode
+                )
+                + (1.0 - phi) * share
+            )
         tail = None if cols is None else cols.tail
         experts_here = sh.experts_per_rank if cols is None else cols.experts_per_rank
         # the identical dummies' picks count as one more token for the experts touched
         load = busiest_rank_assignments(routed, m.top_k, layout.ep, eff.moe_load_skew, share, tail)
-        cover = load if mode != "one_token" else busiest_rank_assignments(
-            routed + np.where(pad_rows > 0, 1.0, 0.0), m.top_k, layout.ep, eff.moe_load_skew, share, tail)
+        cover = (
+            load
+            if mode != "one_token"
+            else busiest_rank_assignments(
+                routed + np.where(pad_rows > 0, 1.0, 0.0), m.top_k, layout.ep, eff.moe_load_skew, share, tail
+            )
+        )
         if mode == "one_token":  # the ranks holding the dummies' k experts: a mean rank plus every dummy's row
             per_dummy = math.ceil(m.top_k / layout.ep) if cols is None else cols.ceil_k_ep
             load = np.maximum(load, routed * m.top_k / epc + pad_rows * per_dummy)
         if mixed:  # the rank's assignments as tokens' worth of traffic, as experts_touched_on_rank reads them
             teq = cover * epc / m.top_k
-            touched = experts_here * mixed_touched_fraction(phi * teq, (1.0 - phi) * teq, m.num_experts,
-                                                            m.top_k, m.decode_routing_sigma, m.routing_sigma)
+            touched = experts_here * mixed_touched_fraction(
+                phi * teq, (1.0 - phi) * teq, m.num_experts, m.top_k, m.decode_routing_sigma, m.routing_sigma
+            )
         else:
             touched = experts_touched_on_rank(cover, experts_here, m.num_experts, m.top_k, epc, m.routing_sigma)
         inter = m.expert_intermediate / sh.moe_tp
@@ -294,11 +369,28 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         scan = scanned * h * 2.0 * eff.moe_passes(eff.moe_entry(wf, weights or wf))
         if fused:  # every routed token also picks the shared expert, held by the rank (EP 1): one more expert touched
             load, touched = load + routed, touched + np.where(routed > 0, 1.0, 0.0)
-        add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe,
-                           weights=weights, split=sh.moe_tp)
+        add_routed_experts(
+            ob,
+            "moe.experts",
+            wf,
+            load,
+            touched,
+            h,
+            inter,
+            w_expert,
+            wb,
+            ain,
+            scan,
+            n_moe,
+            weights=weights,
+            split=sh.moe_tp,
+        )
         if a2a:
-            disp_b = FORMATS["nvfp4"].bytes_per_elem if eff.moe_exchange == "all_to_all_nvfp4" and wf == "fp4" \
-                else dispatch_bytes_per_elem(wf)  # SGLANG_MOE_NVFP4_DISPATCH (specs/efficiency_params)
+            disp_b = (
+                FORMATS["nvfp4"].bytes_per_elem
+                if eff.moe_exchange == "all_to_all_nvfp4" and wf == "fp4"
+                else dispatch_bytes_per_elem(wf)
+            )  # SGLANG_MOE_NVFP4_DISPATCH (specs/efficiency_params)
             ob.collective("moe.dispatch", "all_to_all", stage, link_vectors * h * disp_b, count=n_moe)
             ob.collective("moe.combine", "all_to_all", stage, link_vectors * h * 2, count=n_moe)
             ob.collective("moe.shared_all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
@@ -306,25 +398,33 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             # TensorRT-LLM gathers NVFP4 activations already quantised (4 bits + an FP8 scale per
             # 16: fused_moe_cutlass.py quantize_input before allgather), and so does SGLang's
             # nvfp4_all_gather path (moe/utils.py should_use_flashinfer_cutlass_moe_fp4_allgather); BF16 otherwise
-            ag_b = FORMATS["nvfp4"].bytes_per_elem if eff.moe_exchange in NVFP4_GATHER_EXCHANGES and wf == "fp4" else 2.0
+            ag_b = (
+                FORMATS["nvfp4"].bytes_per_elem if eff.moe_exchange in NVFP4_GATHER_EXCHANGES and wf == "fp4" else 2.0
+            )
             ob.collective("moe.all_gather", "all_gather", stage, tokens_in_group * h * ag_b, count=n_moe)
             ob.collective("moe.reduce_scatter", "reduce_scatter", stage, tokens_in_group * h * 2, count=n_moe)
         else:
-            ob.collective("moe.all_reduce", "all_reduce", tp, t * h * 2, count=n_moe,
-                          **fused_a_cover(eff, model, precision, tp, dp, t))
+            ob.collective(
+                "moe.all_reduce",
+                "all_reduce",
+                tp,
+                t * h * 2,
+                count=n_moe,
+                **fused_a_cover(eff, model, precision, tp, dp, t),
+            )
 
     # Edge ops (once per step): embedding lookup on the first stage, LM head on the last.
-    ob.op("embedding", "memory", "bf16", act=t * h * (precision.weight_bytes("embedding") + 2),
-          per_stage=False)
+    ob.op("embedding", "memory", "bf16", act=t * h * (precision.weight_bytes("embedding") + 2), per_stage=False)
     sampled = rb.decode_rows + np.where(rb.prefill_tokens > 0, rb.prefill_seqs, 0.0)
     wb, wf, ain = mod("lm_head")
-    ob.gemm("lm_head", wf, sampled, h, model.vocab_size / tp, wb, ain, per_stage=False, kernels=2,
-            key=key("lm_head", wf))
-    ob.collective("lm_head.all_gather", "all_gather", tp, sampled * model.vocab_size * eff.logits_bytes_per_elem,
-                  per_stage=False)
+    ob.gemm(
+        "lm_head", wf, sampled, h, model.vocab_size / tp, wb, ain, per_stage=False, kernels=2, key=key("lm_head", wf)
+    )
+    ob.collective(
+        "lm_head.all_gather", "all_gather", tp, sampled * model.vocab_size * eff.logits_bytes_per_elem, per_stage=False
+    )
     if layout.pp > 1:
-        ob.collective("pp.send_recv", "send_recv", 2 * layout.cp_span, t * h * 2,
-                      count=1, per_stage=False)
+        ob.collective("pp.send_recv", "send_recv", 2 * layout.cp_span, t * h * 2, count=1, per_stage=False)
     return ob.build()
 
 
@@ -358,12 +458,25 @@ def fused_a_cover(eff: Efficiency, model: ModelSpec, precision: Precision, tp: i
     if precision.modules["attention"].weight.name != "bf16":
         return {}
     rows = np.asarray(rows, dtype=float)
-    return {"hidden_under": "attn.qkv_a_proj",
-            "hidden_stages": np.where((rows >= 1) & (rows <= FUSED_A_MAX_TOKENS), np.inf, 1.0)}
+    return {
+        "hidden_under": "attn.qkv_a_proj",
+        "hidden_stages": np.where((rows >= 1) & (rows <= FUSED_A_MAX_TOKENS), np.inf, 1.0),
+    }
 
 
-def _ffn(ob: OpBuilder, name: str, fmt: str, t, h: int, inter: float, wb: float, ain: float,
-         count: float, key: str = "", kernels: float = 1.0) -> None:
+def _ffn(
+    ob: OpBuilder,
+    name: str,
+    fmt: str,
+    t,
+    h: int,
+    inter: float,
+    wb: float,
+    ain: float,
+    count: float,
+    key: str = "",
+    kernels: float = 1.0,
+) -> None:
     ob.gemm(f"{name}.gate_up", fmt, t, h, 2 * inter, wb, ain, count=count, key=key, kernels=kernels)
     ob.op(f"{name}.act", "memory", "bf16", act=t * inter * 2 * 3, count=count)
     ob.gemm(f"{name}.down", fmt, t, inter, h, wb, ain, count=count, key=key, kernels=kernels)

@@ -97,8 +97,9 @@ def step_overhead(eff, layout: Layout) -> float:
 PROMPT_TOKEN_STEP_ON = False
 
 
-def prompt_token_s(eff, batch_prefill_tokens: np.ndarray, layout: Layout, on: bool | None = None,
-                   decode_seqs: np.ndarray | None = None) -> np.ndarray:
+def prompt_token_s(
+    eff, batch_prefill_tokens: np.ndarray, layout: Layout, on: bool | None = None, decode_seqs: np.ndarray | None = None
+) -> np.ndarray:
     """Engine time a step spends per prompt token beyond its kernels, s (N,): ``prompt_step_s_per_token``
     x the prompt tokens of one attention-DP rank (prefill tokens / dp, the instance's spread evenly: an
     ASSUMPTION), paid serially with the step (host work before the forward, not hidden behind it: an ASSUMPTION).
@@ -127,9 +128,17 @@ def prompt_token_s(eff, batch_prefill_tokens: np.ndarray, layout: Layout, on: bo
     return t if decode_seqs is None else np.where(np.asarray(decode_seqs) > 0, t, 0.0)
 
 
-def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
-              mtp: MTP | None = None, memory_fraction: float | None = None, overlap: str = "none",
-              engine_memory=None) -> StepCost:
+def step_cost(
+    model: ModelSpec,
+    pricer: Pricer,
+    layout: Layout,
+    precision: Precision,
+    batch: Batch,
+    mtp: MTP | None = None,
+    memory_fraction: float | None = None,
+    overlap: str = "none",
+    engine_memory=None,
+) -> StepCost:
     """Cost of one forward step for every point of ``batch`` on one chip, priced by ``pricer``.
 
     Args:
@@ -163,9 +172,17 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     return sc if at is None else step_at_points(sc, at)  # each distinct point priced once, then every point
 
 
-def step_times(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
-               mtp: MTP | None = None, memory_fraction: float | None = None, overlap: str = "none",
-               engine_memory=None) -> tuple[np.ndarray, np.ndarray]:
+def step_times(
+    model: ModelSpec,
+    pricer: Pricer,
+    layout: Layout,
+    precision: Precision,
+    batch: Batch,
+    mtp: MTP | None = None,
+    memory_fraction: float | None = None,
+    overlap: str = "none",
+    engine_memory=None,
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`step_cost`'s ``step_time_s`` and ``interval_s`` (N,) each, s, alone: the bounds, their attribution
     and the memory fit are not worked out (serve/overlap_pick.py reads a long prompt's chunk steps so). The same
     arguments, checks and errors as :func:`step_cost`, and the same values."""
@@ -188,20 +205,39 @@ def pool_step_cost(model: ModelSpec, pricer: Pricer, dep: Deployment, layout: La
     Raises:
         The errors of :func:`step_cost` (InfeasibleDeployment, SpecError).
     """
-    return step_cost(model, pricer, layout, dep.precision, batch, dep.mtp, dep.memory_fraction,
-                     pool_overlap(dep.overlap, model, layout), dep.memory_profile)
+    return step_cost(
+        model,
+        pricer,
+        layout,
+        dep.precision,
+        batch,
+        dep.mtp,
+        dep.memory_fraction,
+        pool_overlap(dep.overlap, model, layout),
+        dep.memory_profile,
+    )
 
 
-def pool_step_times(model: ModelSpec, pricer: Pricer, dep: Deployment, layout: Layout,
-                    batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+def pool_step_times(
+    model: ModelSpec, pricer: Pricer, dep: Deployment, layout: Layout, batch: Batch
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`step_times` (``step_time_s``, ``interval_s``: (N,) each, s) of the pool step :func:`pool_step_cost`
     prices, the same arguments and values, without the bounds, attribution and memory fit.
 
     Raises:
         The errors of :func:`step_cost` (InfeasibleDeployment, SpecError).
     """
-    return step_times(model, pricer, layout, dep.precision, batch, dep.mtp, dep.memory_fraction,
-                      pool_overlap(dep.overlap, model, layout), dep.memory_profile)
+    return step_times(
+        model,
+        pricer,
+        layout,
+        dep.precision,
+        batch,
+        dep.mtp,
+        dep.memory_fraction,
+        pool_overlap(dep.overlap, model, layout),
+        dep.memory_profile,
+    )
 
 
 #: the last :data:`_CHECKED_KEEP` (model, system, layout, precision, mtp) :func:`_checked` passed, with the layout
@@ -230,41 +266,72 @@ def _checked(model: ModelSpec, system, layout: Layout, precision: Precision, mtp
     return out
 
 
-def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
-               mtp: MTP | None, memory_fraction: float | None, overlap: str, engine_memory,
-               times_only: bool = False) -> StepCost | tuple[np.ndarray, np.ndarray]:
+def _step_cost(
+    model: ModelSpec,
+    pricer: Pricer,
+    layout: Layout,
+    precision: Precision,
+    batch: Batch,
+    mtp: MTP | None,
+    memory_fraction: float | None,
+    overlap: str,
+    engine_memory,
+    times_only: bool = False,
+) -> StepCost | tuple[np.ndarray, np.ndarray]:
     """:func:`step_cost` of a batch (its distinct points: Batch.distinct); ``times_only``: (step time, interval)."""
     check_pricer(pricer, "step_cost")
     check_memory_fraction(memory_fraction)
-    for name, obj, kind, fix in (("model", model, ModelSpec, "load_model(name)"),
-                                 ("layout", layout, Layout, "Layout(tp=..., dp=..., ep=...)"),
-                                 ("precision", precision, Precision, "get_precision(name)"),
-                                 ("batch", batch, Batch, "Batch.make(decode_seqs=..., decode_ctx=...)")):
+    for name, obj, kind, fix in (
+        ("model", model, ModelSpec, "load_model(name)"),
+        ("layout", layout, Layout, "Layout(tp=..., dp=..., ep=...)"),
+        ("precision", precision, Precision, "get_precision(name)"),
+        ("batch", batch, Batch, "Batch.make(decode_seqs=..., decode_ctx=...)"),
+    ):
         if not isinstance(obj, kind):
-            raise SpecError(f"step_cost: {name}", f"expected a {kind.__name__}, got {type(obj).__name__}",
-                            f"pass {fix}")
+            raise SpecError(
+                f"step_cost: {name}", f"expected a {kind.__name__}, got {type(obj).__name__}", f"pass {fix}"
+            )
     if mtp is not None and not isinstance(mtp, MTP):
-        raise SpecError("step_cost: mtp", f"expected an MTP or None, got {type(mtp).__name__}",
-                        "pass MTP(draft_tokens, acceptance), or None for no speculative decoding")
+        raise SpecError(
+            "step_cost: mtp",
+            f"expected an MTP or None, got {type(mtp).__name__}",
+            "pass MTP(draft_tokens, acceptance), or None for no speculative decoding",
+        )
     if engine_memory is not None and not isinstance(engine_memory, EngineMemory):  # 'vllm-0.11': AttributeError
-        raise SpecError("step_cost: engine_memory", f"expected an EngineMemory or None, got {type(engine_memory).__name__}"
-                        f" {engine_memory!r:.40}", "pass deploy/engine_memory.get_engine_memory(name), or None")
+        raise SpecError(
+            "step_cost: engine_memory",
+            f"expected an EngineMemory or None, got {type(engine_memory).__name__} {engine_memory!r:.40}",
+            "pass deploy/engine_memory.get_engine_memory(name), or None",
+        )
     system, eff = pricer.system, pricer.efficiency
     decoding = batch.decode_seqs > 0
     if decoding.any():  # the check the CLI's --context makes (ModelSpec.check_context); the API skipped it (break52)
-        model.check_context(float(batch.decode_ctx[decoding].max()), "batch.decode_ctx",
-                            fix="give decode_ctx at most the model's context, or a model with a longer context")
+        model.check_context(
+            float(batch.decode_ctx[decoding].max()),
+            "batch.decode_ctx",
+            fix="give decode_ctx at most the model's context, or a model with a longer context",
+        )
     layout = _checked(model, system, layout, precision, mtp)
     if layout.cp > 1 and np.any(batch.decode_seqs > 0):
-        raise SpecError("cp", f"context parallelism (CP{layout.cp}) is modelled for prefill steps only, "
-                        "and the batch has decoding sequences",
-                        "give a prefill-only batch (decode_seqs = 0, e.g. --batch 0 --prefill-tokens N) or set cp = 1")
+        raise SpecError(
+            "cp",
+            f"context parallelism (CP{layout.cp}) is modelled for prefill steps only, "
+            "and the batch has decoding sequences",
+            "give a prefill-only batch (decode_seqs = 0, e.g. --batch 0 --prefill-tokens N) or set cp = 1",
+        )
     check_overlap_layout(overlap, model, layout)
     qlen = query_len(mtp)
     # the two-batch-overlap micro-batch's tables only where they are read (a one-point batch keeps them: priced
     # beside them, its tables have two columns, as before)
-    (ops, colls, times, cts), halves = priced_tables(model, pricer, layout, precision, batch, qlen,
-                                                      has_ep_all_to_all(model, layout) and (overlap == "tbo" or batch.n < 2))
+    (ops, colls, times, cts), halves = priced_tables(
+        model,
+        pricer,
+        layout,
+        precision,
+        batch,
+        qlen,
+        has_ep_all_to_all(model, layout) and (overlap == "tbo" or batch.n < 2),
+    )
     ct, levels, scopes = exposed_coll_s(cts.time_s, colls, ops, times), cts.level, cts.scope
     n, pp = batch.n, layout.pp
     nc = len(colls.name)
@@ -276,32 +343,55 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     scope_names = SCOPES
     comp_part, mem_part, net_part = parts = (None,) * 3 if times_only else roof_parts(times)  # the attribution's
     # per-stage shares of the serial step (they sum to its layer time); times_only: none (the times do not read them)
-    stage_share = None if times_only else {
-        "compute": np.add.reduce(comp_part[st], axis=0), "hbm_bandwidth": np.add.reduce(mem_part[st], axis=0),
-        "overhead": np.add.reduce(times.overhead_s[st], axis=0), "on_die_network": np.add.reduce(net_part[st], axis=0),
-        **{f"{sc}_link": np.add.reduce(ct[cr.stage_scope[sc]], axis=0) if nc else np.zeros(n) for sc in scope_names}}
+    stage_share = (
+        None
+        if times_only
+        else {
+            "compute": np.add.reduce(comp_part[st], axis=0),
+            "hbm_bandwidth": np.add.reduce(mem_part[st], axis=0),
+            "overhead": np.add.reduce(times.overhead_s[st], axis=0),
+            "on_die_network": np.add.reduce(net_part[st], axis=0),
+            **{
+                f"{sc}_link": np.add.reduce(ct[cr.stage_scope[sc]], axis=0) if nc else np.zeros(n) for sc in scope_names
+            },
+        }
+    )
     (st_i, nst_i), (p2p_i, stage_i, edge_i) = op_stage_rows(st), cr.at  # the masks' rows, by index (same arrays)
-    layer_time = (np.add.reduce(times.time_s.take(st_i, axis=0), axis=0)
-                  + np.add.reduce(ct.take(stage_i, axis=0), axis=0))
+    layer_time = np.add.reduce(times.time_s.take(st_i, axis=0), axis=0) + np.add.reduce(
+        ct.take(stage_i, axis=0), axis=0
+    )
     if overlap == "none":  # the shared expert on the engine's auxiliary stream (cost/shared_stream.py)
-        on = stream_on(pricer_stream_rule(eff.source, system.name), batch.tokens(qlen), batch.prefill_tokens,
-                       has_ep_all_to_all(model, layout) and moe_all_to_all(pricer, layout, model),
-                       model.moe.num_experts if model.moe else 0, model.moe.num_shared if model.moe else 0, layout.ep)
+        on = stream_on(
+            pricer_stream_rule(eff.source, system.name),
+            batch.tokens(qlen),
+            batch.prefill_tokens,
+            has_ep_all_to_all(model, layout) and moe_all_to_all(pricer, layout, model),
+            model.moe.num_experts if model.moe else 0,
+            model.moe.num_shared if model.moe else 0,
+            layout.ep,
+        )
         layer_time = _hide_shared_expert(ops, times, st, on, parts, stage_share, layer_time)
     hidden = np.zeros(n)
     if overlap == "tbo":
         layer_time, hidden = tbo_layer(model, layout, batch, halves, layer_time, stage_share, scope_names)
     edge_time = np.add.reduce(times.time_s.take(nst_i, axis=0), axis=0) + np.add.reduce(ct.take(edge_i, axis=0), axis=0)
     p2p = np.add.reduce(ct.take(p2p_i, axis=0), axis=0)
-    step_over = step_overhead(eff, layout) + prompt_token_s(eff, batch.prefill_tokens, layout,
-                                                             decode_seqs=batch.decode_seqs)
+    step_over = step_overhead(eff, layout) + prompt_token_s(
+        eff, batch.prefill_tokens, layout, decode_seqs=batch.decode_seqs
+    )
     step_time = pp * layer_time + edge_time + (pp - 1) * p2p + step_over
     interval = layer_time + edge_time + (p2p if pp > 1 else 0.0) + step_over
     draft = np.zeros(n)
     if mtp is not None:  # k drafting passes of the MTP module (cost/mtp_draft.py)
-        draft = mtp_draft_s(model, pricer, layout, precision,
-                            Batch.make(decode_seqs=batch.decode_seqs, decode_ctx=batch.decode_ctx), mtp,
-                            moe_all_to_all(pricer, layout, model))
+        draft = mtp_draft_s(
+            model,
+            pricer,
+            layout,
+            precision,
+            Batch.make(decode_seqs=batch.decode_seqs, decode_ctx=batch.decode_ctx),
+            mtp,
+            moe_all_to_all(pricer, layout, model),
+        )
         step_time, interval = step_time + draft, interval + draft
     if times_only:
         return step_time, interval
@@ -312,6 +402,7 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
         if not nc:
             return np.zeros(n)
         return np.add.reduce(ctw[cr.edge_scope[scope]], axis=0)
+
     attribution = {
         "compute": pp * stage_share["compute"] + np.add.reduce(comp_part[nst], axis=0),
         "hbm_bandwidth": pp * stage_share["hbm_bandwidth"] + np.add.reduce(mem_part[nst], axis=0),
@@ -320,27 +411,74 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
         "overhead": pp * stage_share["overhead"] + np.add.reduce(times.overhead_s[nst], axis=0) + step_over,
         "on_die_network": pp * stage_share["on_die_network"] + np.add.reduce(net_part[nst], axis=0),
     }
-    bound, margin = rank_bounds(np.array([attribution[b] for b in BOUNDS], dtype=float))  # np.stack's rows, a third of its cost
+    bound, margin = rank_bounds(
+        np.array([attribution[b] for b in BOUNDS], dtype=float)
+    )  # np.stack's rows, a third of its cost
     cw = cr.step_weight
 
-    ctx_mean = np.where(batch.decode_seqs + batch.prefill_seqs > 0,
-                        (batch.decode_seqs * batch.decode_ctx
-                         + batch.prefill_seqs * (batch.prefill_ctx + batch.prefill_tokens
-                                                 / np.maximum(batch.prefill_seqs, 1e-9)))
-                        / np.maximum(batch.decode_seqs + batch.prefill_seqs, 1e-9), 0.0)
+    ctx_mean = np.where(
+        batch.decode_seqs + batch.prefill_seqs > 0,
+        (
+            batch.decode_seqs * batch.decode_ctx
+            + batch.prefill_seqs * (batch.prefill_ctx + batch.prefill_tokens / np.maximum(batch.prefill_seqs, 1e-9))
+        )
+        / np.maximum(batch.decode_seqs + batch.prefill_seqs, 1e-9),
+        0.0,
+    )
     sampled = batch.decode_seqs * qlen + np.where(batch.prefill_tokens > 0, batch.prefill_seqs, 0.0)
-    mem = memory_fit(model, system, layout, precision, batch.decode_seqs + batch.prefill_seqs,
-                     ctx_mean, batch.tokens(qlen), eff, sampled, mtp, memory_fraction, engine_memory)
+    mem = memory_fit(
+        model,
+        system,
+        layout,
+        precision,
+        batch.decode_seqs + batch.prefill_seqs,
+        ctx_mean,
+        batch.tokens(qlen),
+        eff,
+        sampled,
+        mtp,
+        memory_fraction,
+        engine_memory,
+    )
     if not mem.fits.all():  # (bound is a fresh object array: kept as it is where every point fits)
         bound = np.where(mem.fits, bound, "hbm_capacity")
     bound_level = _link_level(bound, ct, cw, scope_arr, levels, n)
-    return StepCost(model.name, system.name, layout, precision.name, ops, times, colls, ct, cts.algorithm,
-                    tuple(levels), tuple(scopes), step_time, interval, draft, attribution, bound, margin,
-                    bound_level, mem, mem.fits, mem.reason, overlap, pp * hidden)
+    return StepCost(
+        model.name,
+        system.name,
+        layout,
+        precision.name,
+        ops,
+        times,
+        colls,
+        ct,
+        cts.algorithm,
+        tuple(levels),
+        tuple(scopes),
+        step_time,
+        interval,
+        draft,
+        attribution,
+        bound,
+        margin,
+        bound_level,
+        mem,
+        mem.fits,
+        mem.reason,
+        overlap,
+        pp * hidden,
+    )
 
 
-def _hide_shared_expert(ops: OpTable, times: OpTimes, st: np.ndarray, on: np.ndarray, parts: tuple,
-                        stage_share: dict | None, layer_time: np.ndarray) -> np.ndarray:
+def _hide_shared_expert(
+    ops: OpTable,
+    times: OpTimes,
+    st: np.ndarray,
+    on: np.ndarray,
+    parts: tuple,
+    stage_share: dict | None,
+    layer_time: np.ndarray,
+) -> np.ndarray:
     """``layer_time`` less the shared expert's time the routed experts hide in the steps ``on`` (N,) where the
     pricer's stack runs it on an auxiliary stream (cost/shared_stream.py); ``stage_share`` loses the same seconds from the shared
     expert's compute, overhead and on-die-network shares (its HBM share stays: its bytes are not hidden; None: no shares)."""
@@ -355,4 +493,3 @@ def _hide_shared_expert(ops: OpTable, times: OpTimes, st: np.ndarray, on: np.nda
     for key, part in (("compute", comp_part), ("overhead", times.overhead_s), ("on_die_network", net_part)):
         stage_share[key] = stage_share[key] - r * np.add.reduce(part[se], axis=0)
     return layer_time - hid
-

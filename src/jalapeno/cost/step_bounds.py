@@ -28,8 +28,7 @@ def rank_bounds(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _BOUND_NAMES[order[0]], stack[order[0], cols] / np.maximum(stack[order[1], cols], 1e-30)
 
 
-def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, levels: list[str],
-                n: int) -> np.ndarray:
+def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, levels: list[str], n: int) -> np.ndarray:
     """Name of the link level whose collectives cost most, where the bound is a link ('' else); an exact tie goes
     to the level that comes first in ``levels`` (the step's collective rows), the same name on every run."""
     out = np.full(n, "", dtype=object)
@@ -41,10 +40,12 @@ def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, le
     for scope in ("scale_up", "scale_out"):
         if f"{scope}_link" not in present:
             continue
-        sel = (bound == f"{scope}_link")
+        sel = bound == f"{scope}_link"
         rows = scope_arr == scope
-        per_level = {name: np.add.reduce(weighted[rows & (lv == name)], axis=0)  # row order: not set()'s, which
-                     for name in dict.fromkeys(lv[rows].tolist())}  # the hash seed sets (ties would flip per run)
+        per_level = {
+            name: np.add.reduce(weighted[rows & (lv == name)], axis=0)  # row order: not set()'s, which
+            for name in dict.fromkeys(lv[rows].tolist())
+        }  # the hash seed sets (ties would flip per run)
         names = list(per_level)
         best = np.argmax(np.stack([per_level[k] for k in names]), axis=0)
         out[sel] = np.asarray(names, dtype=object)[best][sel]

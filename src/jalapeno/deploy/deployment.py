@@ -88,18 +88,27 @@ class Pool:
         check_moe_backend(self.moe_backend, "moe_backend")
         check_attention_backend(self.attention_backend, "attention_backend")
         if self.moe_exchange is not None and self.moe_exchange not in MOE_EXCHANGE_NAMES:
-            raise SpecError("pool.moe_exchange", f"unknown exchange {self.moe_exchange!r}",
-                            "one of " + ", ".join(MOE_EXCHANGE_NAMES) + ", or leave it unset (the stack's)")
+            raise SpecError(
+                "pool.moe_exchange",
+                f"unknown exchange {self.moe_exchange!r}",
+                "one of " + ", ".join(MOE_EXCHANGE_NAMES) + ", or leave it unset (the stack's)",
+            )
         if not (isinstance(self.workers, numbers.Real) and self.workers >= 1):  # 0: an IndexError in predict
             raise SpecError("pool.workers", f"must be at least 1, got {self.workers!r}", "give workers >= 1")
         if self.workers > MAX_CHIPS:  # 10**12 instances were priced: each holds at least one chip
             shown = f"{self.workers:.3g}" if self.workers < 1e300 else "more than 1e300"  # an int past 1e308: no float
-            raise SpecError("pool.workers", f"{shown} instances is above the {MAX_CHIPS:,}-chip "
-                            "plausibility bound (specs/plausibility.py; each instance holds a chip or more)",
-                            "give the instances the fleet runs")
+            raise SpecError(
+                "pool.workers",
+                f"{shown} instances is above the {MAX_CHIPS:,}-chip "
+                "plausibility bound (specs/plausibility.py; each instance holds a chip or more)",
+                "give the instances the fleet runs",
+            )
         if isinstance(self.workers, bool) or not float(self.workers).is_integer():  # 2.5 instances were priced
-            raise SpecError("pool.workers", f"must be a whole number of instances, got {self.workers!r}",
-                            "give workers as a whole number >= 1, e.g. 2")
+            raise SpecError(
+                "pool.workers",
+                f"must be a whole number of instances, got {self.workers!r}",
+                "give workers as a whole number >= 1, e.g. 2",
+            )
 
     @property
     def chips(self) -> int:
@@ -108,10 +117,14 @@ class Pool:
 
     def as_dict(self) -> dict:
         """The pool as JSON: its layout, workers, chips and any MoE or attention backend or MoE exchange."""
-        return {**self.layout.as_dict(), "workers": self.workers, "chips": self.chips,
-                **({"moe_backend": self.moe_backend} if self.moe_backend else {}),
-                **({"attention_backend": self.attention_backend} if self.attention_backend else {}),
-                **({"moe_exchange": self.moe_exchange} if self.moe_exchange else {})}
+        return {
+            **self.layout.as_dict(),
+            "workers": self.workers,
+            "chips": self.chips,
+            **({"moe_backend": self.moe_backend} if self.moe_backend else {}),
+            **({"attention_backend": self.attention_backend} if self.attention_backend else {}),
+            **({"moe_exchange": self.moe_exchange} if self.moe_exchange else {}),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,15 +246,24 @@ class Deployment:
             SpecError: a precision, pool, MTP or engine memory profile of the wrong type (the Python API);
                 the refusals of :func:`~jalapeno.deploy.deployment_checks.check_deployment`.
         """
-        for name, v, kinds, fix in (("precision", self.precision, (Precision,), "get_precision('fp8')"),
-                                    ("decode", self.decode, (Pool,), "Pool(Layout(tp=8))"),
-                                    ("prefill", self.prefill, (Pool, type(None)), "Pool(Layout(...)) or None"),
-                                    ("mtp", self.mtp, (MTP, type(None)), "MTP(draft_tokens, acceptance) or None"),
-                                    ("engine_memory", self.engine_memory, (EngineMemory, type(None)),
-                                     "deploy/engine_memory.get_engine_memory(name) or None")):
+        for name, v, kinds, fix in (
+            ("precision", self.precision, (Precision,), "get_precision('fp8')"),
+            ("decode", self.decode, (Pool,), "Pool(Layout(tp=8))"),
+            ("prefill", self.prefill, (Pool, type(None)), "Pool(Layout(...)) or None"),
+            ("mtp", self.mtp, (MTP, type(None)), "MTP(draft_tokens, acceptance) or None"),
+            (
+                "engine_memory",
+                self.engine_memory,
+                (EngineMemory, type(None)),
+                "deploy/engine_memory.get_engine_memory(name) or None",
+            ),
+        ):
             if not isinstance(v, kinds):  # 'bf16' or mtp=2 ran on, to an AttributeError far from here
-                raise SpecError(f"Deployment: {name}", f"expected {' or '.join(k.__name__ for k in kinds)}, got "
-                                f"{type(v).__name__} {v!r:.40}", f"pass {fix}")
+                raise SpecError(
+                    f"Deployment: {name}",
+                    f"expected {' or '.join(k.__name__ for k in kinds)}, got {type(v).__name__} {v!r:.40}",
+                    f"pass {fix}",
+                )
         check_deployment(self)
 
     def check_overlap(self, model) -> None:
@@ -381,18 +403,26 @@ class Deployment:
         mtp += " TBO" if self.overlap == "tbo" else ""
         if self.prefill is None:
             return f"agg {self.decode.layout.label}{mtp} [{self.precision.name}]"
-        return (f"disagg P {self.prefill.workers}x({self.prefill.layout.label}) + D "
-                f"{self.decode.workers}x({self.decode.layout.label}){mtp} [{self.precision.name}]")
+        return (
+            f"disagg P {self.prefill.workers}x({self.prefill.layout.label}) + D "
+            f"{self.decode.workers}x({self.decode.layout.label}){mtp} [{self.precision.name}]"
+        )
 
     def as_dict(self) -> dict:
         """The deployment as JSON: kind, precision, chips, label, engine limits, MTP, overlap and its pools."""
-        d = {"kind": self.kind, "precision": self.precision.name, "chips": self.chips,
-             "label": self.label, "token_budget": self.token_budget,
-             # null where the decode pool's KV capacity is the cap (its size: serve/limits.running_cap; ux50)
-             "max_running": None if self.running_cap_source == "kv_pool" else self.running_cap,
-             "max_running_source": self.running_cap_source,
-             "memory_fraction": self.memory_fraction,
-             "mtp": self.mtp.as_dict() if self.mtp else None, "overlap": self.overlap}
+        d = {
+            "kind": self.kind,
+            "precision": self.precision.name,
+            "chips": self.chips,
+            "label": self.label,
+            "token_budget": self.token_budget,
+            # null where the decode pool's KV capacity is the cap (its size: serve/limits.running_cap; ux50)
+            "max_running": None if self.running_cap_source == "kv_pool" else self.running_cap,
+            "max_running_source": self.running_cap_source,
+            "memory_fraction": self.memory_fraction,
+            "mtp": self.mtp.as_dict() if self.mtp else None,
+            "overlap": self.overlap,
+        }
         # engine limits beyond the defaults appear only when set (earlier outputs stay identical)
         for k in ("max_tokens_per_step", "cuda_graph_max_batch"):
             if getattr(self, k) is not None:

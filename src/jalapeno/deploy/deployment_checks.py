@@ -177,20 +177,29 @@ def check_deployment(d) -> None:
     positive_int_or_none(d.cuda_graph_max_batch, "cuda_graph_max_batch", "--cuda-graph-max-batch")
     check_graph_sizes(d)
     positive_int_or_none(d.recv_interval, "recv_interval", "recv_interval (engine recipe)")
-    positive_int_or_none(d.adp_balance_timeout_iters, "adp_balance_timeout_iters",
-                          "adp_balance_timeout_iters (engine recipe: attention_dp_config timeout_iters)")
+    positive_int_or_none(
+        d.adp_balance_timeout_iters,
+        "adp_balance_timeout_iters",
+        "adp_balance_timeout_iters (engine recipe: attention_dp_config timeout_iters)",
+    )
     check_batch_wait(d.batch_wait_timeout_iters, d.batch_wait_max_tokens_ratio)
     check_bool("eager_prompt_alone", d.eager_prompt_alone, "pass eager_prompt_alone=True or False")  # 'yes' read as on
     check_recipe_label(d.recipe)
     if not 0.0 <= d.eager_prompt_call_s < 1e-3:
-        raise SpecError("eager_prompt_call_s", f"{d.eager_prompt_call_s!r} is not a host time per call",
-                        "give seconds per call, 0 <= x < 1e-3 (2.4e-5 is 24 µs; 0: prompt steps graphed)")
+        raise SpecError(
+            "eager_prompt_call_s",
+            f"{d.eager_prompt_call_s!r} is not a host time per call",
+            "give seconds per call, 0 <= x < 1e-3 (2.4e-5 is 24 µs; 0: prompt steps graphed)",
+        )
     check_rank_budget(d)
     if d.decode.layout.cp > 1:
         where = "an aggregated instance" if d.prefill is None else "the decode pool"
-        raise SpecError("cp", f"context parallelism (CP{d.decode.layout.cp}) on {where}: CP is modelled "
-                        "for prefill workers only (decode context parallelism is not modelled)",
-                        'put cp= in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"')
+        raise SpecError(
+            "cp",
+            f"context parallelism (CP{d.decode.layout.cp}) on {where}: CP is modelled "
+            "for prefill workers only (decode context parallelism is not modelled)",
+            'put cp= in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"',
+        )
 
 
 def check_rank_budget(d) -> None:
@@ -206,7 +215,9 @@ def check_rank_budget(d) -> None:
     pool = d.prefill or d.decode
     if d.prefill_budget(pool.layout) < pool.layout.dp:
         field = "max_tokens_per_step" if d.prefill_chunk_budget < d.token_budget else "token_budget"
-        raise SpecError(field, f"{d.prefill_chunk_budget} tokens a step split over the {pool.layout.dp} "
-                        f"attention-DP ranks (dp={pool.layout.dp}) leaves a rank under one prompt token a step",
-                        f"give at least {pool.layout.dp} tokens a step (engines budget thousands, e.g. 8192), "
-                        "or a smaller dp")
+        raise SpecError(
+            field,
+            f"{d.prefill_chunk_budget} tokens a step split over the {pool.layout.dp} "
+            f"attention-DP ranks (dp={pool.layout.dp}) leaves a rank under one prompt token a step",
+            f"give at least {pool.layout.dp} tokens a step (engines budget thousands, e.g. 8192), or a smaller dp",
+        )

@@ -30,10 +30,20 @@ from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 
 
-def kv_capacity_seqs(model: ModelSpec, system: System, layout: Layout, precision: Precision,
-                     context_tokens, tokens_per_step, eff: Efficiency, sampled_rows=None,
-                     mtp: MTP | None = None, clip: bool = True,
-                     memory_fraction: float | None = None, engine: EngineMemory | None = None) -> np.ndarray:
+def kv_capacity_seqs(
+    model: ModelSpec,
+    system: System,
+    layout: Layout,
+    precision: Precision,
+    context_tokens,
+    tokens_per_step,
+    eff: Efficiency,
+    sampled_rows=None,
+    mtp: MTP | None = None,
+    clip: bool = True,
+    memory_fraction: float | None = None,
+    engine: EngineMemory | None = None,
+) -> np.ndarray:
     """Most sequences of ``context_tokens`` the instance's KV cache holds (0 if weights don't fit).
 
     Returns an array (N,) of sequences per instance (dp groups x per-group capacity), fractional
@@ -41,22 +51,34 @@ def kv_capacity_seqs(model: ModelSpec, system: System, layout: Layout, precision
     the profile's (:func:`kv_pool_bytes`), the same at every step.
     """
     if engine is not None:
-        free = kv_pool_bytes(model, system, layout, precision, engine, memory_fraction, mtp) \
-            + 0.0 * np.asarray(tokens_per_step, dtype=float)
+        free = kv_pool_bytes(model, system, layout, precision, engine, memory_fraction, mtp) + 0.0 * np.asarray(
+            tokens_per_step, dtype=float
+        )
     else:
         usable = system.chip.hbm_usable_bytes
-        free = (usable * usable_fraction(eff, memory_fraction)
-                - weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system)
-                - activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows))
+        free = (
+            usable * usable_fraction(eff, memory_fraction)
+            - weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system)
+            - activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows)
+        )
     per_seq = kv_bytes_per_seq_per_chip(model, layout, precision, np.maximum(context_tokens, 1))
     seqs = free / per_seq * layout.dp * layout.cp
     return np.maximum(seqs, 0) if clip else seqs
 
 
-def decode_batch_cap(model: ModelSpec, system: System, layout: Layout, precision: Precision,
-                     context_tokens: float, eff: Efficiency, mtp: MTP | None = None,
-                     prefill_tokens: float = 0.0, prefill_seqs_per_decode: float = 0.0,
-                     memory_fraction: float | None = None, engine: EngineMemory | None = None) -> float:
+def decode_batch_cap(
+    model: ModelSpec,
+    system: System,
+    layout: Layout,
+    precision: Precision,
+    context_tokens: float,
+    eff: Efficiency,
+    mtp: MTP | None = None,
+    prefill_tokens: float = 0.0,
+    prefill_seqs_per_decode: float = 0.0,
+    memory_fraction: float | None = None,
+    engine: EngineMemory | None = None,
+) -> float:
     """Largest decode batch B (whole instance) whose step fits in memory.
 
     The step holds B decoding sequences plus B·g + 1 prefilling ones (g = prefill sequences per
@@ -72,8 +94,20 @@ def decode_batch_cap(model: ModelSpec, system: System, layout: Layout, precision
     def seqs(b: float) -> float:
         tokens = np.array([b * q + prefill_tokens])
         rows = np.array([b * q + extra])
-        free = kv_capacity_seqs(model, system, layout, precision, ctx, tokens, eff, rows, mtp, clip=False,
-                                memory_fraction=memory_fraction, engine=engine)
+        free = kv_capacity_seqs(
+            model,
+            system,
+            layout,
+            precision,
+            ctx,
+            tokens,
+            eff,
+            rows,
+            mtp,
+            clip=False,
+            memory_fraction=memory_fraction,
+            engine=engine,
+        )
         return float(free[0])
 
     s0 = seqs(0.0)
@@ -82,8 +116,15 @@ def decode_batch_cap(model: ModelSpec, system: System, layout: Layout, precision
     return max(b, 0.0) * (1 - 1e-9)
 
 
-def kv_pool_bytes(model: ModelSpec, system: System, layout: Layout, precision: Precision, engine: EngineMemory,
-                  memory_fraction: float | None = None, mtp: MTP | None = None) -> float:
+def kv_pool_bytes(
+    model: ModelSpec,
+    system: System,
+    layout: Layout,
+    precision: Precision,
+    engine: EngineMemory,
+    memory_fraction: float | None = None,
+    mtp: MTP | None = None,
+) -> float:
     """The KV pool per chip an engine sizes at start-up: budget − weights − torch peak − non-torch.
 
     Negative when the weights and profiled terms exceed the budget (the engine refuses to start).
@@ -93,9 +134,17 @@ def kv_pool_bytes(model: ModelSpec, system: System, layout: Layout, precision: P
     return t["budget"] - w - t["torch_peak"] - t["non_torch"]
 
 
-def admission_batch_cap(model: ModelSpec, system: System, layout: Layout, precision: Precision,
-                        engine: EngineMemory, isl: float, osl: float, memory_fraction: float | None = None,
-                        mtp: MTP | None = None) -> float:
+def admission_batch_cap(
+    model: ModelSpec,
+    system: System,
+    layout: Layout,
+    precision: Precision,
+    engine: EngineMemory,
+    isl: float,
+    osl: float,
+    memory_fraction: float | None = None,
+    mtp: MTP | None = None,
+) -> float:
     """Most running requests (whole instance) an engine with a token-reserving admission rule
     keeps, at mean prompt ``isl`` and output ``osl`` tokens (inf for a profile without one).
 

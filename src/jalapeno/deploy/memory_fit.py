@@ -60,8 +60,12 @@ def weight_elems_per_chip(model: ModelSpec, layout: Layout, draft_modules: int =
     if a.kind == "mla":
         repl = h * a.q_lora_rank + a.q_lora_rank + h * (a.kv_lora_rank + a.qk_rope_dim) + a.kv_lora_rank
         if a.has_indexer:
-            repl += (a.q_lora_rank * a.index_heads * a.index_head_dim + h * a.index_head_dim
-                     + 2 * a.index_head_dim + h * a.index_heads)
+            repl += (
+                a.q_lora_rank * a.index_heads * a.index_head_dim
+                + h * a.index_head_dim
+                + 2 * a.index_head_dim
+                + h * a.index_heads
+            )
         attn = repl + (model.attention_params() - repl) / tp
     else:
         d = a.head_dim
@@ -81,8 +85,12 @@ def weight_elems_per_chip(model: ModelSpec, layout: Layout, draft_modules: int =
         out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / tp
         out["router"] = model.router_params() * n_moe * per_stage
     if draft_modules and model.mtp_layers and model.moe and n_moe:
-        layer_chip = (attn + out["routed_experts"] / (n_moe * per_stage) + out["shared_experts"]
-                      / (n_moe * per_stage) + model.router_params())
+        layer_chip = (
+            attn
+            + out["routed_experts"] / (n_moe * per_stage)
+            + out["shared_experts"] / (n_moe * per_stage)
+            + model.router_params()
+        )
         share = layer_chip / model.moe_layer_params()
         out["routed_experts"] += draft_modules * model.mtp_params * share
     emb = model.embedding_params() / tp
@@ -101,9 +109,14 @@ def weight_elems_per_chip(model: ModelSpec, layout: Layout, draft_modules: int =
 ROUTER_BYTES = 2.0
 
 
-def weight_bytes_per_chip(model: ModelSpec, layout: Layout, precision: Precision,
-                          draft_modules: int = 0, system: System | None = None,
-                          engine: EngineMemory | None = None) -> float:
+def weight_bytes_per_chip(
+    model: ModelSpec,
+    layout: Layout,
+    precision: Precision,
+    draft_modules: int = 0,
+    system: System | None = None,
+    engine: EngineMemory | None = None,
+) -> float:
     """Resident weight bytes per chip (heaviest stage), with each module's storage format.
 
     Routed experts in a format with 1-D group scales along K (mxfp4, nvfp4, int4: block <= 128)
@@ -117,17 +130,29 @@ def weight_bytes_per_chip(model: ModelSpec, layout: Layout, precision: Precision
     total = 0.0
     for mod, n in elems.items():
         total += n * (ROUTER_BYTES if mod == "router" else precision.weight_bytes(mod))
-    if O_PROJ_MODULE in precision.modules and model.attention.kind == "mla":  # o_proj stored apart (specs/fp4_checkpoint)
+    if (
+        O_PROJ_MODULE in precision.modules and model.attention.kind == "mla"
+    ):  # o_proj stored apart (specs/fp4_checkpoint)
         a = model.attention
-        o_proj = a.num_heads * a.v_head_dim * model.hidden_size / layout.tp * model.num_layers * sharding(model, layout).layer_share
+        o_proj = (
+            a.num_heads
+            * a.v_head_dim
+            * model.hidden_size
+            / layout.tp
+            * model.num_layers
+            * sharding(model, layout).layer_share
+        )
         total += o_proj * (precision.weight_bytes(O_PROJ_MODULE) - precision.weight_bytes("attention"))
     fmt = precision.modules["routed_experts"].weight
     if model.moe and model.num_moe_layers and 0 < fmt.block_elems <= 128:
         sh = sharding(model, layout)
         main = sh.experts_per_rank * model.expert_params() / sh.moe_tp * model.num_moe_layers * sh.layer_share
-        stored = (sh.experts_per_rank * model.num_moe_layers * sh.layer_share
-                  * expert_bytes(model, fmt, expert_layout(system, fmt, _engine_layout(engine, system)),
-                                 sh.moe_tp))
+        stored = (
+            sh.experts_per_rank
+            * model.num_moe_layers
+            * sh.layer_share
+            * expert_bytes(model, fmt, expert_layout(system, fmt, _engine_layout(engine, system)), sh.moe_tp)
+        )
         total += stored - main * fmt.bytes_per_elem
     return total
 
@@ -150,8 +175,7 @@ def kv_token_layer_bytes(model: ModelSpec, layout: Layout, precision: Precision)
     return kv.gqa_token_bytes(sharding(model, layout).kv_heads_per_rank, a.head_dim)
 
 
-def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Precision,
-                              context_tokens) -> np.ndarray:
+def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Precision, context_tokens) -> np.ndarray:
     """KV-cache bytes one sequence of ``context_tokens`` occupies on each chip that holds it.
 
     Sliding-window layers hold at most ``window`` tokens; layers are split over ``pp``. Bytes per
@@ -173,8 +197,7 @@ def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Preci
     return total * sharding(model, layout).layer_share
 
 
-def activation_bytes_per_chip(model: ModelSpec, layout: Layout, tokens_per_step,
-                              sampled_rows=None) -> np.ndarray:
+def activation_bytes_per_chip(model: ModelSpec, layout: Layout, tokens_per_step, sampled_rows=None) -> np.ndarray:
     """Activation workspace per chip for a step of ``tokens_per_step`` tokens (whole instance).
 
     ``sampled_rows``: rows whose logits are computed (decode rows + one per finishing prefill);
@@ -223,8 +246,9 @@ def driver_share_as_usable(utilization: float, eff: Efficiency) -> float:
     return min(1.0, (1 - eff.memory_reserve_fraction) * utilization / default)
 
 
-def engine_reserve_terms(model: ModelSpec, system: System, layout: Layout, engine: EngineMemory,
-                         memory_fraction: float | None = None) -> dict[str, float]:
+def engine_reserve_terms(
+    model: ModelSpec, system: System, layout: Layout, engine: EngineMemory, memory_fraction: float | None = None
+) -> dict[str, float]:
     """An engine's start-up memory terms per chip (bytes; deploy/engine_memory.py, docs/model.md §7.1).
 
     Returns:
@@ -242,15 +266,32 @@ def engine_reserve_terms(model: ModelSpec, system: System, layout: Layout, engin
     u = engine.gpu_memory_utilization if memory_fraction is None else memory_fraction
     if engine.rule == "sglang":  # pool = F·m − weights: the profile's only terms (engine_memory.py)
         free, free_sourced = engine.free_before_load(system.chip, measured)
-        return {"device_total": total, "device_total_sourced": float(sourced), "utilization": u,
-                "free_before_load": free, "free_before_load_sourced": float(free_sourced),
-                "budget": free * u, "reserve": total - free * u, "sampler": 0.0, "forward": 0.0,
-                "torch_peak": 0.0, "non_torch": 0.0}
+        return {
+            "device_total": total,
+            "device_total_sourced": float(sourced),
+            "utilization": u,
+            "free_before_load": free,
+            "free_before_load_sourced": float(free_sourced),
+            "budget": free * u,
+            "reserve": total - free * u,
+            "sampler": 0.0,
+            "forward": 0.0,
+            "torch_peak": 0.0,
+            "non_torch": 0.0,
+        }
     sampler = engine.sampler_peak_bytes(model.vocab_size)
     forward = float(activation_bytes_per_chip(model, layout, engine.max_num_batched_tokens * layout.dp, 0.0))
-    return {"device_total": total, "device_total_sourced": float(sourced), "utilization": u,
-            "budget": total * u, "reserve": total * (1 - u), "sampler": sampler, "forward": forward,
-            "torch_peak": max(sampler, forward), "non_torch": engine.non_torch_bytes}
+    return {
+        "device_total": total,
+        "device_total_sourced": float(sourced),
+        "utilization": u,
+        "budget": total * u,
+        "reserve": total * (1 - u),
+        "sampler": sampler,
+        "forward": forward,
+        "torch_peak": max(sampler, forward),
+        "non_torch": engine.non_torch_bytes,
+    }
 
 
 def _is_logged_chip(system: System) -> bool:
@@ -267,7 +308,10 @@ def _is_logged_chip(system: System) -> bool:
     root = load_system(o.root).chip
     chip = system.chip
     return (root.name, root.hbm_capacity_bytes, root.hbm_usable_bytes) == (
-        chip.name, chip.hbm_capacity_bytes, chip.hbm_usable_bytes)
+        chip.name,
+        chip.hbm_capacity_bytes,
+        chip.hbm_usable_bytes,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,10 +365,20 @@ def _weights(model, layout, precision, drafts, system, engine) -> float:
     return w
 
 
-def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Precision,
-               resident_seqs, context_tokens, tokens_per_step, eff: Efficiency,
-               sampled_rows=None, mtp: MTP | None = None, memory_fraction: float | None = None,
-               engine: EngineMemory | None = None) -> MemoryFit:
+def memory_fit(
+    model: ModelSpec,
+    system: System,
+    layout: Layout,
+    precision: Precision,
+    resident_seqs,
+    context_tokens,
+    tokens_per_step,
+    eff: Efficiency,
+    sampled_rows=None,
+    mtp: MTP | None = None,
+    memory_fraction: float | None = None,
+    engine: EngineMemory | None = None,
+) -> MemoryFit:
     """Check weights + KV + activations per chip against usable HBM.
 
     Args:
@@ -359,25 +413,44 @@ def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Prec
     if not fits.all():
         gib = 2.0**30
         if terms is not None and w + reserve + act.max() > usable:
-            reason[~fits] = (f"weights {w / gib:.1f} GiB + the engine's profiled peak {act.max() / gib:.1f} GiB "
-                             f"exceed its {(usable - reserve) / gib:.1f} GiB budget ({engine.name}); raise the "
-                             "memory fraction, lower max_running / max_tokens_per_step, or shard wider")
+            reason[~fits] = (
+                f"weights {w / gib:.1f} GiB + the engine's profiled peak {act.max() / gib:.1f} GiB "
+                f"exceed its {(usable - reserve) / gib:.1f} GiB budget ({engine.name}); raise the "
+                "memory fraction, lower max_running / max_tokens_per_step, or shard wider"
+            )
         elif w + reserve > usable:
-            msg = (f"weights need {w / gib:.1f} GiB per chip, more than the {(usable - reserve) / gib:.1f} GiB "
-                   f"the engine may fill ({usable / gib:.1f} GiB usable less a {reserve / gib:.1f} GiB reserve); "
-                   f"shard wider (more TP/EP/PP), use a smaller precision or raise the memory fraction")
+            msg = (
+                f"weights need {w / gib:.1f} GiB per chip, more than the {(usable - reserve) / gib:.1f} GiB "
+                f"the engine may fill ({usable / gib:.1f} GiB usable less a {reserve / gib:.1f} GiB reserve); "
+                f"shard wider (more TP/EP/PP), use a smaller precision or raise the memory fraction"
+            )
             reason[~fits] = msg
         else:
-            peak = "" if terms is None else (f" (activations: the engine's profiled peak {act.max() / gib:.1f} GiB, "
-                                             "set by its max_running / max_tokens_per_step)")
-            reason[~fits] = (f"KV cache + activations exceed the {(usable - reserve - w) / gib:.1f} GiB "
-                             f"left after weights{peak}; lower the concurrency"
-                             f"{'' if terms is None else ', max_running / max_tokens_per_step'} or shard wider")
+            peak = (
+                ""
+                if terms is None
+                else (
+                    f" (activations: the engine's profiled peak {act.max() / gib:.1f} GiB, "
+                    "set by its max_running / max_tokens_per_step)"
+                )
+            )
+            reason[~fits] = (
+                f"KV cache + activations exceed the {(usable - reserve - w) / gib:.1f} GiB "
+                f"left after weights{peak}; lower the concurrency"
+                f"{'' if terms is None else ', max_running / max_tokens_per_step'} or shard wider"
+            )
     return MemoryFit(w, kv, act, reserve, usable, fits, reason, terms)
 
 
-def free_fraction_as_memory_fraction(free_fraction: float, model: ModelSpec, system: System, layout: Layout,
-                                     precision: Precision, tokens_per_rank: float, rows_per_rank: float) -> float:
+def free_fraction_as_memory_fraction(
+    free_fraction: float,
+    model: ModelSpec,
+    system: System,
+    layout: Layout,
+    precision: Precision,
+    tokens_per_rank: float,
+    rows_per_rank: float,
+) -> float:
     """An engine's KV share f of the memory free after load as a deployment ``memory_fraction`` m.
 
     TensorRT-LLM gives its KV pool f of the GPU memory free once the weights are loaded and its
@@ -393,10 +466,14 @@ def free_fraction_as_memory_fraction(free_fraction: float, model: ModelSpec, sys
         SpecError: ``free_fraction`` outside (0, 1].
     """
     if isinstance(free_fraction, bool) or not isinstance(free_fraction, (int, float)) or not 0 < free_fraction <= 1:
-        raise SpecError("kv_free_fraction", f"must be in (0, 1], got {free_fraction!r}",
-                        "give the engine's free_gpu_memory_fraction, e.g. 0.9 (TensorRT-LLM's default)")
+        raise SpecError(
+            "kv_free_fraction",
+            f"must be in (0, 1], got {free_fraction!r}",
+            "give the engine's free_gpu_memory_fraction, e.g. 0.9 (TensorRT-LLM's default)",
+        )
     used = weight_bytes_per_chip(model, layout, precision, 0, system) + float(
-        activation_bytes_per_chip(model, layout, tokens_per_rank * layout.dp, rows_per_rank * layout.dp))
+        activation_bytes_per_chip(model, layout, tokens_per_rank * layout.dp, rows_per_rank * layout.dp)
+    )
     return min(free_fraction + (1 - free_fraction) * used / system.chip.hbm_usable_bytes, 1.0)
 
 

@@ -44,13 +44,31 @@ from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.hardware import LinkLevel, System
 
 #: the columns of data/collectives/nccl_tests.csv
-COLUMNS = ("id", "system", "link_gb_per_s", "gpus", "collective", "algorithm", "message_bytes", "time_us",
-           "busbw_gb_per_s", "role", "source")
+COLUMNS = (
+    "id",
+    "system",
+    "link_gb_per_s",
+    "gpus",
+    "collective",
+    "algorithm",
+    "message_bytes",
+    "time_us",
+    "busbw_gb_per_s",
+    "role",
+    "source",
+)
 #: the model's algorithms each kind of published row may be matched by (None: all)
-_ALGORITHMS = {"ring": ("ring", "direct"), "custom": ("one_shot", "two_shot"), "nvls": ("in_switch",),
-               "nccl_default_nvls": ("in_switch",)}
-_BUS_FACTOR = {"all_reduce": lambda g: 2 * (g - 1) / g, "all_gather": lambda g: (g - 1) / g,
-               "reduce_scatter": lambda g: (g - 1) / g}
+_ALGORITHMS = {
+    "ring": ("ring", "direct"),
+    "custom": ("one_shot", "two_shot"),
+    "nvls": ("in_switch",),
+    "nccl_default_nvls": ("in_switch",),
+}
+_BUS_FACTOR = {
+    "all_reduce": lambda g: 2 * (g - 1) / g,
+    "all_gather": lambda g: (g - 1) / g,
+    "reduce_scatter": lambda g: (g - 1) / g,
+}
 
 
 def load_nccl_tests() -> pd.DataFrame:
@@ -100,21 +118,31 @@ def fit_link_efficiency(df: pd.DataFrame | None = None) -> tuple[dict, dict]:
     from scipy.optimize import least_squares
 
     df = load_nccl_tests() if df is None else df
-    fit = df[(df.role == "fit") & df.algorithm.isin(["ring", "nccl_default_nvls"])
-             & (df.message_bytes >= FIT_MIN_BYTES)]
+    fit = df[
+        (df.role == "fit") & df.algorithm.isin(["ring", "nccl_default_nvls"]) & (df.message_bytes >= FIT_MIN_BYTES)
+    ]
     t = fit.time_s.to_numpy()
     x0 = np.array([0.8, 4e6, 0.5, 0.6, 4e6, 0.5, 10e-6, 15e-6])
     lo = np.array([0.05, 1e3, 0.1, 0.05, 1e3, 0.1, 0.0, 0.0])
     hi = np.array([1.0, 1e10, 3.0, 1.0, 1e10, 3.0, 100e-6, 100e-6])
-    res = least_squares(lambda x: np.log(_family_time(x, fit) / t), x0, bounds=(lo, hi),
-                        x_scale=np.array([0.1, 1e6, 0.1, 0.1, 1e6, 0.1, 1e-5, 1e-5]))
+    res = least_squares(
+        lambda x: np.log(_family_time(x, fit) / t),
+        x0,
+        bounds=(lo, hi),
+        x_scale=np.array([0.1, 1e6, 0.1, 0.1, 1e6, 0.1, 1e-5, 1e-5]),
+    )
     f_r, h_r, p_r, f_n, h_n, p_n, a_r, a_n = (float(v) for v in res.x)
     err = _family_time(res.x, fit) / t - 1
     params = {"link_fraction": f_r, "link_half_bytes": h_r, "link_shape": p_r}
     if fit.algorithm.str.contains("nvls").any():  # else the in-switch ramp is not identified (no NVLS rows)
         params.update({"in_switch_fraction": f_n, "in_switch_half_bytes": h_n, "in_switch_shape": p_n})
-    return params, {"rows": len(fit), "median_ape": float(np.median(np.abs(err))),
-                    "p90_ape": float(np.percentile(np.abs(err), 90)), "alpha_ring_s": a_r, "alpha_nvls_s": a_n}
+    return params, {
+        "rows": len(fit),
+        "median_ape": float(np.median(np.abs(err))),
+        "p90_ape": float(np.percentile(np.abs(err), 90)),
+        "alpha_ring_s": a_r,
+        "alpha_nvls_s": a_n,
+    }
 
 
 def _custom_time(params: np.ndarray, df: pd.DataFrame) -> np.ndarray:
@@ -140,23 +168,39 @@ def fit_custom_allreduce(df: pd.DataFrame | None = None) -> tuple[dict, dict]:
     df = load_nccl_tests() if df is None else df
     fit = df[(df.role == "fit") & (df.algorithm == "custom")]
     t = fit.time_s.to_numpy()
-    res = least_squares(lambda x: np.log(_custom_time(x, fit) / t), np.array([0.8, 1e6, 0.7, 3e-6]),
-                        bounds=(np.array([0.05, 1e2, 0.1, 0.0]), np.array([1.0, 1e10, 3.0, 1e-4])),
-                        x_scale=np.array([0.1, 1e6, 0.1, 1e-6]))
+    res = least_squares(
+        lambda x: np.log(_custom_time(x, fit) / t),
+        np.array([0.8, 1e6, 0.7, 3e-6]),
+        bounds=(np.array([0.05, 1e2, 0.1, 0.0]), np.array([1.0, 1e10, 3.0, 1e-4])),
+        x_scale=np.array([0.1, 1e6, 0.1, 1e-6]),
+    )
     f, h, p, a = (float(v) for v in res.x)
     err = _custom_time(res.x, fit) / t - 1
-    return ({"custom_ar_fraction": f, "custom_ar_half_bytes": h, "custom_ar_shape": p},
-            {"rows": len(fit), "median_ape": float(np.median(np.abs(err))),
-             "p90_ape": float(np.percentile(np.abs(err), 90)), "alpha_s": a})
+    return (
+        {"custom_ar_fraction": f, "custom_ar_half_bytes": h, "custom_ar_shape": p},
+        {
+            "rows": len(fit),
+            "median_ape": float(np.median(np.abs(err))),
+            "p90_ape": float(np.percentile(np.abs(err), 90)),
+            "alpha_s": a,
+        },
+    )
 
 
 def custom_allreduce_frame(table: pd.DataFrame, system: System) -> pd.DataFrame:
     """aiconfigurator's ``custom_allreduce_perf`` table (latency ms, message in bf16 elements) in
     this module's row schema, on ``system``'s innermost link."""
     t = table.drop_duplicates(subset=["num_gpus", "message_size"])
-    return pd.DataFrame({"message_bytes": t.message_size.to_numpy() * 2.0, "gpus": t.num_gpus.to_numpy(),
-                         "time_s": t.latency.to_numpy() * 1e-3, "role": "fit", "algorithm": "custom",
-                         "link_bytes_per_s": system.levels[0].bandwidth_bytes_per_s})
+    return pd.DataFrame(
+        {
+            "message_bytes": t.message_size.to_numpy() * 2.0,
+            "gpus": t.num_gpus.to_numpy(),
+            "time_s": t.latency.to_numpy() * 1e-3,
+            "role": "fit",
+            "algorithm": "custom",
+            "link_bytes_per_s": system.levels[0].bandwidth_bytes_per_s,
+        }
+    )
 
 
 def node_system(link_bytes_per_s: float, nvls: bool, gpus: int = 8, latency_s: float = 1e-6) -> System:
@@ -167,8 +211,13 @@ def node_system(link_bytes_per_s: float, nvls: bool, gpus: int = 8, latency_s: f
     from jalapeno.specs.catalog import load_system
 
     base = load_system("h100")
-    node = dataclasses.replace(base.levels[0], chips=gpus, bandwidth_bytes_per_s=link_bytes_per_s,
-                               in_network_reduction=nvls, latency_s=latency_s)
+    node = dataclasses.replace(
+        base.levels[0],
+        chips=gpus,
+        bandwidth_bytes_per_s=link_bytes_per_s,
+        in_network_reduction=nvls,
+        latency_s=latency_s,
+    )
     return dataclasses.replace(base, name=f"node-{link_bytes_per_s / 1e9:.0f}GBps", levels=(node,))
 
 
@@ -188,8 +237,14 @@ def model_busbw(df: pd.DataFrame, eff: Efficiency = DEFAULT_EFFICIENCY) -> pd.Da
     alg = np.empty(len(df), dtype=object)
     for i, r in enumerate(df.itertuples(index=False)):
         system = node_system(r.link_bytes_per_s, "nvls" in r.algorithm, int(r.gpus))
-        res = collective_time(r.collective, int(r.gpus), np.array([float(r.message_bytes)]), system, eff,
-                              algorithms=_ALGORITHMS.get(r.algorithm))
+        res = collective_time(
+            r.collective,
+            int(r.gpus),
+            np.array([float(r.message_bytes)]),
+            system,
+            eff,
+            algorithms=_ALGORITHMS.get(r.algorithm),
+        )
         t[i], alg[i] = float(res.time_s[0]), str(res.algorithm[0])
     fac = np.array([_BUS_FACTOR[c](g) for c, g in zip(df.collective, df.gpus)])
     out["model_time_s"] = t
@@ -235,9 +290,17 @@ def aic_nccl_frame(table: pd.DataFrame, system: System) -> pd.DataFrame:
     t = t.drop_duplicates(subset=["op_name", "num_gpus", "message_size"])
     nvls = "nccl_default_nvls" if lv.in_network_reduction else "ring"
     alg = np.where(t.op_name.to_numpy() == "all_reduce", nvls, "ring")
-    return pd.DataFrame({"system": system.name, "collective": t.op_name.to_numpy(), "algorithm": alg,
-                         "message_bytes": t.message_size.to_numpy() * 2.0, "gpus": t.num_gpus.to_numpy(),
-                         "time_s": t.latency.to_numpy() * 1e-3, "link_bytes_per_s": lv.bandwidth_bytes_per_s})
+    return pd.DataFrame(
+        {
+            "system": system.name,
+            "collective": t.op_name.to_numpy(),
+            "algorithm": alg,
+            "message_bytes": t.message_size.to_numpy() * 2.0,
+            "gpus": t.num_gpus.to_numpy(),
+            "time_s": t.latency.to_numpy() * 1e-3,
+            "link_bytes_per_s": lv.bandwidth_bytes_per_s,
+        }
+    )
 
 
 def generation_split(frame: pd.DataFrame) -> pd.Series:
@@ -245,8 +308,9 @@ def generation_split(frame: pd.DataFrame) -> pd.Series:
     m = frame.message_bytes.to_numpy(dtype=float)
     exp = np.round(np.log2(np.maximum(m, 1.0)))
     even = (np.abs(np.log2(np.maximum(m, 1.0)) - exp) < 1e-9) & (exp % 2 == 0)
-    return pd.Series(frame.collective.isin(GENERATION_FIT_OPS).to_numpy() & even & (m >= FIT_MIN_BYTES),
-                     index=frame.index)
+    return pd.Series(
+        frame.collective.isin(GENERATION_FIT_OPS).to_numpy() & even & (m >= FIT_MIN_BYTES), index=frame.index
+    )
 
 
 def fit_generation(frames: dict[str, pd.DataFrame]) -> tuple[dict, dict]:
@@ -264,15 +328,36 @@ def fit_generation(frames: dict[str, pd.DataFrame]) -> tuple[dict, dict]:
     split = generation_split(df)
     fit = df[split].assign(role="fit")
     params, rep = fit_link_efficiency(fit)
-    rep = {"systems": sorted(frames), "split": "fit: all_gather + all_reduce at even powers of two >= 1 MiB; "
-           "held out: reduce_scatter and odd powers", **rep}
+    rep = {
+        "systems": sorted(frames),
+        "split": "fit: all_gather + all_reduce at even powers of two >= 1 MiB; held out: reduce_scatter and odd powers",
+        **rep,
+    }
     held = df[~split & (df.message_bytes >= FIT_MIN_BYTES)]
-    alpha = np.array([params.get(k, getattr(DEFAULT_EFFICIENCY, k)) for k in ("link_fraction", "link_half_bytes", "link_shape", "in_switch_fraction",
-                                       "in_switch_half_bytes", "in_switch_shape")] + [rep["alpha_ring_s"], rep["alpha_nvls_s"]])
+    alpha = np.array(
+        [
+            params.get(k, getattr(DEFAULT_EFFICIENCY, k))
+            for k in (
+                "link_fraction",
+                "link_half_bytes",
+                "link_shape",
+                "in_switch_fraction",
+                "in_switch_half_bytes",
+                "in_switch_shape",
+            )
+        ]
+        + [rep["alpha_ring_s"], rep["alpha_nvls_s"]]
+    )
     err = _family_time(alpha, held) / held.time_s.to_numpy() - 1
-    rep["held_out"] = {s: {"rows": int(np.sum(idx)), "median_ape": float(np.median(np.abs(err[idx]))),
-                           "bias": float(np.median(err[idx]))}
-                       for s in sorted(frames) if np.any(idx := (held.system == s).to_numpy())}
+    rep["held_out"] = {
+        s: {
+            "rows": int(np.sum(idx)),
+            "median_ape": float(np.median(np.abs(err[idx]))),
+            "bias": float(np.median(err[idx])),
+        }
+        for s in sorted(frames)
+        if np.any(idx := (held.system == s).to_numpy())
+    }
     return params, rep
 
 

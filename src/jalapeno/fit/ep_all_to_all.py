@@ -42,15 +42,26 @@ def ep_all_to_all_frame(table: pd.DataFrame) -> pd.DataFrame:
     measured time of one MoE layer's dispatch + combine (s) on the :data:`A2A_KERNEL` path, and
     the model's per-rank message sizes for it (cost/ops.py: top_k copies of each decode row,
     1 B/element dispatch for FP4 experts, 2 B/element combine)."""
-    t = table[(table.kernel_source == A2A_KERNEL) & (table.moe_dtype == "nvfp4")
-              & (table.hidden_size == A2A_HIDDEN) & (table.topk == A2A_TOP_K) & (table.num_experts == A2A_EXPERTS)]
+    t = table[
+        (table.kernel_source == A2A_KERNEL)
+        & (table.moe_dtype == "nvfp4")
+        & (table.hidden_size == A2A_HIDDEN)
+        & (table.topk == A2A_TOP_K)
+        & (table.num_experts == A2A_EXPERTS)
+    ]
     p = t.groupby(["moe_ep_size", "num_tokens", "op_name"]).latency.min().unstack("op_name")
     p = p.dropna(subset=["alltoall_dispatch", "alltoall_combine"]).reset_index()
     tokens, ep = p.num_tokens.to_numpy(float), p.moe_ep_size.to_numpy(int)
     vec = dispatch_copies(tokens, 0.0, A2A_TOP_K, ep) * A2A_HIDDEN  # decode rows: top_k copies each
-    return pd.DataFrame({"ep": ep, "tokens": tokens,
-                         "dispatch_bytes": vec * dispatch_bytes_per_elem("fp4"), "combine_bytes": vec * 2.0,
-                         "time_s": (p.alltoall_dispatch + p.alltoall_combine).to_numpy() * 1e-3})
+    return pd.DataFrame(
+        {
+            "ep": ep,
+            "tokens": tokens,
+            "dispatch_bytes": vec * dispatch_bytes_per_elem("fp4"),
+            "combine_bytes": vec * 2.0,
+            "time_s": (p.alltoall_dispatch + p.alltoall_combine).to_numpy() * 1e-3,
+        }
+    )
 
 
 def model_ep_all_to_all(frame: pd.DataFrame, system: System, eff: Efficiency) -> np.ndarray:
@@ -58,8 +69,10 @@ def model_ep_all_to_all(frame: pd.DataFrame, system: System, eff: Efficiency) ->
     out = np.empty(len(frame))
     for ep, idx in frame.groupby("ep").indices.items():
         r = frame.iloc[idx]
-        out[idx] = (collective_time("all_to_all", int(ep), r.dispatch_bytes.to_numpy(), system, eff).time_s
-                    + collective_time("all_to_all", int(ep), r.combine_bytes.to_numpy(), system, eff).time_s)
+        out[idx] = (
+            collective_time("all_to_all", int(ep), r.dispatch_bytes.to_numpy(), system, eff).time_s
+            + collective_time("all_to_all", int(ep), r.combine_bytes.to_numpy(), system, eff).time_s
+        )
     return out
 
 
@@ -70,13 +83,18 @@ def _ep_errors(frame: pd.DataFrame, err: np.ndarray, split: bool = True) -> dict
     for ep in sorted(set(frame.ep)):
         m = (frame.ep == ep).to_numpy()
         role = "fit" if ep in A2A_FIT_EP else "held_out" if ep in A2A_HELD_EP else "outside_form"
-        out[f"ep{ep}"] = {**({"role": role} if split else {}), "rows": int(m.sum()), "median_ape": float(np.median(np.abs(err[m]))),
-                          "bias": float(np.median(err[m]))}
+        out[f"ep{ep}"] = {
+            **({"role": role} if split else {}),
+            "rows": int(m.sum()),
+            "median_ape": float(np.median(np.abs(err[m]))),
+            "bias": float(np.median(err[m])),
+        }
     return out
 
 
-def fit_ep_all_to_all(table: pd.DataFrame, system: System, eff: Efficiency,
-                      fix_fraction: bool = False) -> tuple[dict, dict]:
+def fit_ep_all_to_all(
+    table: pd.DataFrame, system: System, eff: Efficiency, fix_fraction: bool = False
+) -> tuple[dict, dict]:
     """Fit ``all_to_all_fraction`` and ``all_to_all_latency_s`` on TensorRT-LLM's measured NVLink
     MoE all-to-all (least squares on log time of the model's own dispatch + combine on ``system``,
     ``eff`` for everything else) at EP :data:`A2A_FIT_EP`; report on :data:`A2A_HELD_EP`.
@@ -103,8 +121,11 @@ def fit_ep_all_to_all(table: pd.DataFrame, system: System, eff: Efficiency,
     frame = ep_all_to_all_frame(table)
     fit = frame[frame.ep.isin(A2A_FIT_EP)].reset_index(drop=True)
     if fit.empty:
-        raise SpecError("trtllm_alltoall_perf", f"no {A2A_KERNEL} NVFP4 rows at EP {A2A_FIT_EP}",
-                        "check the aiconfigurator-core package version")
+        raise SpecError(
+            "trtllm_alltoall_perf",
+            f"no {A2A_KERNEL} NVFP4 rows at EP {A2A_FIT_EP}",
+            "check the aiconfigurator-core package version",
+        )
 
     def at(x):
         frac = eff.all_to_all_fraction if fix_fraction else float(x[0])
@@ -113,15 +134,23 @@ def fit_ep_all_to_all(table: pd.DataFrame, system: System, eff: Efficiency,
     x0, lo, hi, scale = [0.6, 10e-6], [0.05, 0.0], [1.0, 200e-6], [0.1, 1e-5]
     if fix_fraction:
         x0, lo, hi, scale = x0[1:], lo[1:], hi[1:], scale[1:]
-    res = least_squares(lambda x: np.log(model_ep_all_to_all(fit, system, at(x)) / fit.time_s.to_numpy()),
-                        np.array(x0), bounds=(np.array(lo), np.array(hi)), x_scale=np.array(scale))
+    res = least_squares(
+        lambda x: np.log(model_ep_all_to_all(fit, system, at(x)) / fit.time_s.to_numpy()),
+        np.array(x0),
+        bounds=(np.array(lo), np.array(hi)),
+        x_scale=np.array(scale),
+    )
     best = at(res.x)
     params = {"all_to_all_fraction": best.all_to_all_fraction, "all_to_all_latency_s": best.all_to_all_latency_s}
     err = model_ep_all_to_all(frame, system, best) / frame.time_s.to_numpy() - 1
     on_fit = frame.ep.isin(A2A_FIT_EP).to_numpy()
-    return params, {"kernel": A2A_KERNEL, "rows": int(on_fit.sum()),
-                    "median_ape": float(np.median(np.abs(err[on_fit]))),
-                    "p90_ape": float(np.percentile(np.abs(err[on_fit]), 90)), **_ep_errors(frame, err)}
+    return params, {
+        "kernel": A2A_KERNEL,
+        "rows": int(on_fit.sum()),
+        "median_ape": float(np.median(np.abs(err[on_fit]))),
+        "p90_ape": float(np.percentile(np.abs(err[on_fit]), 90)),
+        **_ep_errors(frame, err),
+    }
 
 
 def judge_ep_all_to_all(table: pd.DataFrame, system: System, eff: Efficiency) -> dict:
@@ -137,9 +166,15 @@ def judge_ep_all_to_all(table: pd.DataFrame, system: System, eff: Efficiency) ->
     err = model_ep_all_to_all(frame, system, eff) / frame.time_s.to_numpy() - 1
     params, rep = fit_ep_all_to_all(table, system, eff)
     p_lat, r_lat = fit_ep_all_to_all(table, system, eff, fix_fraction=True)
-    return {"shipped": {"all_to_all_fraction": eff.all_to_all_fraction,
-                        "all_to_all_latency_s": eff.all_to_all_latency_s, **_ep_errors(frame, err, split=False)},
-            "fit": {**params, **rep}, "latency_fit": {**p_lat, **r_lat}}
+    return {
+        "shipped": {
+            "all_to_all_fraction": eff.all_to_all_fraction,
+            "all_to_all_latency_s": eff.all_to_all_latency_s,
+            **_ep_errors(frame, err, split=False),
+        },
+        "fit": {**params, **rep},
+        "latency_fit": {**p_lat, **r_lat},
+    }
 
 
 def ep_all_to_all_floor(table: pd.DataFrame) -> pd.DataFrame:
@@ -160,13 +195,26 @@ def ep_all_to_all_floor(table: pd.DataFrame) -> pd.DataFrame:
     """
     from jalapeno.errors import SpecError
 
-    t = table[(table.kernel_source == A2A_KERNEL) & (table.moe_dtype == "nvfp4")
-              & (table.hidden_size == A2A_HIDDEN) & (table.topk == A2A_TOP_K) & (table.num_experts == A2A_EXPERTS)]
+    t = table[
+        (table.kernel_source == A2A_KERNEL)
+        & (table.moe_dtype == "nvfp4")
+        & (table.hidden_size == A2A_HIDDEN)
+        & (table.topk == A2A_TOP_K)
+        & (table.num_experts == A2A_EXPERTS)
+    ]
     p = t.groupby(["moe_ep_size", "num_tokens", "op_name"]).latency.min().unstack("op_name")
     if not {"alltoall_dispatch", "alltoall_combine"} <= set(p.columns):
-        raise SpecError("trtllm_alltoall_perf", f"no {A2A_KERNEL} NVFP4 dispatch and combine rows",
-                        "check the aiconfigurator-core package version")
+        raise SpecError(
+            "trtllm_alltoall_perf",
+            f"no {A2A_KERNEL} NVFP4 dispatch and combine rows",
+            "check the aiconfigurator-core package version",
+        )
     p = p.dropna(subset=["alltoall_dispatch", "alltoall_combine"]).reset_index()
     first = p.loc[p.groupby("moe_ep_size").num_tokens.idxmin()].sort_values("moe_ep_size")
-    return pd.DataFrame({"ep": first.moe_ep_size.to_numpy(int), "tokens": first.num_tokens.to_numpy(float),
-                         "floor_s": ((first.alltoall_dispatch + first.alltoall_combine) / 2 * 1e-3).to_numpy()})
+    return pd.DataFrame(
+        {
+            "ep": first.moe_ep_size.to_numpy(int),
+            "tokens": first.num_tokens.to_numpy(float),
+            "floor_s": ((first.alltoall_dispatch + first.alltoall_combine) / 2 * 1e-3).to_numpy(),
+        }
+    )

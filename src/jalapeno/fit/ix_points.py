@@ -17,8 +17,14 @@ import re
 from pathlib import Path
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import (identified_config, launch_budget, launch_limits, launch_mtp,
-                                     launch_recipe, with_launch_kv)
+from jalapeno.deploy.engines import (
+    identified_config,
+    launch_budget,
+    launch_limits,
+    launch_mtp,
+    launch_recipe,
+    with_launch_kv,
+)
 from jalapeno.deploy.layout import Layout  # noqa: F401 (the doctests of recipe_mtp)
 from jalapeno.fit.skipped import with_systems
 from jalapeno.fit.entries import entry_candidates
@@ -42,8 +48,17 @@ VALIDATION_MTP = MTP(1, DYNAMO_TRT_RECIPE.mtp_acceptance_single)
 #: A point's engine profile replaces either where it gives its own (data/stacks.toml, :func:`with_stack_mtp`).
 CHAIN_ACCEPTANCE = DYNAMO_TRT_RECIPE.mtp_acceptance_chain
 MTP_DRAFT_BY_SEQS_PER_RANK = DYNAMO_TRT_RECIPE.mtp_draft_by_seqs_per_rank
-HARDWARE = {"GB200 NVL72": "gb200-nvl72", "GB300 NVL72": "gb300-nvl72", "B200": "b200", "B300": "b300",
-            "H200": "h200", "H100": "h100", "MI300X": "mi300x", "MI325X": "mi325x", "MI355X": "mi355x"}
+HARDWARE = {
+    "GB200 NVL72": "gb200-nvl72",
+    "GB300 NVL72": "gb300-nvl72",
+    "B200": "b200",
+    "B300": "b300",
+    "H200": "h200",
+    "H100": "h100",
+    "MI300X": "mi300x",
+    "MI325X": "mi325x",
+    "MI355X": "mi355x",
+}
 #: InferenceX model name → catalog model (the seed models InferenceX benchmarks)
 IX_MODELS = {"DeepSeek-R1-0528": "deepseek-r1", "gpt-oss-120b": "gpt-oss-120b"}
 
@@ -60,7 +75,9 @@ def recipe_budget(isl: int, osl: int, system: str | None = None, precision: str 
     8192
     """
     name = next((k for k, w in PRESETS.items() if (w.isl, w.osl) == (isl, osl)), None)
-    rec = system and launch_recipe(system, "deepseek-r1", "dynamo-trt", precision, serving="disagg") or DYNAMO_TRT_RECIPE
+    rec = (
+        system and launch_recipe(system, "deepseek-r1", "dynamo-trt", precision, serving="disagg") or DYNAMO_TRT_RECIPE
+    )
     kw = rec.for_workload(name, system).deployment_kwargs()
     return {k: kw[k] for k in ("token_budget", "budget_per") if k in kw}
 
@@ -75,7 +92,9 @@ def recipe_mtp(decode: Pool, concurrency: float, system: str | None = None, prec
     >>> recipe_mtp(Pool(Layout(tp=1, dp=8, ep=8), 4), 4968).draft_tokens  # 155 per rank
     1
     """
-    rec = system and launch_recipe(system, "deepseek-r1", "dynamo-trt", precision, serving="disagg") or DYNAMO_TRT_RECIPE
+    rec = (
+        system and launch_recipe(system, "deepseek-r1", "dynamo-trt", precision, serving="disagg") or DYNAMO_TRT_RECIPE
+    )
     return rec.mtp_at(concurrency / (decode.workers * decode.layout.dp), decode.layout.dp)
 
 
@@ -96,21 +115,31 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
         system_of[rid] = system  # each skip with its system (fit/skipped.py: validate --systems lists only its own)
         model = IX_MODELS.get(r["model"].strip())
         if not system or not model:
-            skipped.append((rid, f"hardware/model {r['hardware']!r}/{r['model']!r} not in the catalog (InferenceX "
-                                 f"names read: hardware {', '.join(HARDWARE)}; model {', '.join(IX_MODELS)})"))
+            skipped.append(
+                (
+                    rid,
+                    f"hardware/model {r['hardware']!r}/{r['model']!r} not in the catalog (InferenceX "
+                    f"names read: hardware {', '.join(HARDWARE)}; model {', '.join(IX_MODELS)})",
+                )
+            )
             continue
         isl_f, osl_f = _num(r["isl"]), _num(r["osl"])
         if isl_f is None or osl_f is None or osl_f < 2 or isl_f % 1 or osl_f % 1:  # 1024.5 was read as 1024
-            skipped.append((rid, f"isl/osl {r['isl']!r}/{r['osl']!r} missing or invalid (whole tokens, isl >= 1, osl >= 2)"))
+            skipped.append(
+                (rid, f"isl/osl {r['isl']!r}/{r['osl']!r} missing or invalid (whole tokens, isl >= 1, osl >= 2)")
+            )
             continue
         isl, osl = int(isl_f), int(osl_f)
         bad = _bad_cell(r) or context_overrun(model, isl, osl)
         if bad:
             skipped.append((rid, bad))
             continue
-        meas = {"throughput_per_chip": _num(r["tput_per_gpu"]), "interactivity": _num(r["tok_s_user"]),
-                "tpot_s": (_num(r.get("tpot_ms")) or 0) / 1e3 or None,
-                "ttft_s": (_num(r.get("ttft_ms")) or 0) / 1e3 or None}
+        meas = {
+            "throughput_per_chip": _num(r["tput_per_gpu"]),
+            "interactivity": _num(r["tok_s_user"]),
+            "tpot_s": (_num(r.get("tpot_ms")) or 0) / 1e3 or None,
+            "ttft_s": (_num(r.get("ttft_ms")) or 0) / 1e3 or None,
+        }
         if meas["interactivity"] is None and meas["tpot_s"]:
             meas["interactivity"] = 1 / meas["tpot_s"]
         if not any(v is not None for v in meas.values()):
@@ -131,8 +160,9 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
         conc = _num(r["conc"])
         dep = None
         mapping = ""
-        ident = identified_config(system, model, r.get("framework", "").strip(), prec, isl, osl, conc,
-                                  {"mtp": True, "none": False}.get(spec))
+        ident = identified_config(
+            system, model, r.get("framework", "").strip(), prec, isl, osl, conc, {"mtp": True, "none": False}.get(spec)
+        )
         if topo and ident is not None:  # the entry must agree with the stated topology's GPU count
             pre, dec, _ = parse_topology(topo, moe=True, concurrency=conc)
             given = sum(p.chips for p in (pre, dec) if p is not None)
@@ -141,56 +171,98 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
                 ident = None
         if topo and ident is None:
             dynamo_trt = r.get("framework", "").strip() == "dynamo-trt"
-            pre, dec, note = parse_topology(topo, moe=True, concurrency=conc,  # both seed models are MoE
-                                            prefill_dp_attention=dynamo_trt)
+            pre, dec, note = parse_topology(
+                topo,
+                moe=True,
+                concurrency=conc,  # both seed models are MoE
+                prefill_dp_attention=dynamo_trt,
+            )
             notes += [note] if note else []
             if mtp and dec is not None and conc:  # the draft length and acceptance the launch recipe runs
-                mtp = (recipe_mtp(dec, conc, system, prec) if dynamo_trt else launch_mtp(
-                    system, model, r["framework"], prec, dec, conc, "agg" if pre is None else "disagg", isl, osl) or mtp)
+                mtp = (
+                    recipe_mtp(dec, conc, system, prec)
+                    if dynamo_trt
+                    else launch_mtp(
+                        system, model, r["framework"], prec, dec, conc, "agg" if pre is None else "disagg", isl, osl
+                    )
+                    or mtp
+                )
             if dec is not None and conc:
-                budget = ((recipe_budget(isl, osl, system, prec) if dynamo_trt else
-                           launch_budget(system, model, r.get("framework", ""), prec, dec, isl, osl, conc, bool(mtp)))
-                          if pre is not None else {})
-                launch, why = (launch_limits(system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc,
-                                             mtp=mtp is not None) if pre is None else ({}, ""))
+                budget = (
+                    (
+                        recipe_budget(isl, osl, system, prec)
+                        if dynamo_trt
+                        else launch_budget(system, model, r.get("framework", ""), prec, dec, isl, osl, conc, bool(mtp))
+                    )
+                    if pre is not None
+                    else {}
+                )
+                launch, why = (
+                    launch_limits(
+                        system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc, mtp=mtp is not None
+                    )
+                    if pre is None
+                    else ({}, "")
+                )
                 notes += [why] if why else []
                 dec = dec if pre else with_launch_backend(system, model, r.get("framework", ""), prec, dec, bool(mtp))
-                dep = Deployment(with_launch_kv(get_precision(prec), launch), dec, prefill=pre, mtp=mtp,
-                                 **budget, **launch)
+                dep = Deployment(
+                    with_launch_kv(get_precision(prec), launch), dec, prefill=pre, mtp=mtp, **budget, **launch
+                )
                 mapping = "matched"
                 if budget:
-                    per = ("per attention-DP rank" if budget.get("budget_per") == "rank" else "per instance")
-                    notes.append(f"prefill budget {budget['token_budget']} tokens {per} "
-                                 f"({'recipe max_num_tokens' if dynamo_trt else 'launch recipe token_budget'})")
+                    per = "per attention-DP rank" if budget.get("budget_per") == "rank" else "per instance"
+                    notes.append(
+                        f"prefill budget {budget['token_budget']} tokens {per} "
+                        f"({'recipe max_num_tokens' if dynamo_trt else 'launch recipe token_budget'})"
+                    )
         if ident is not None:  # a published recipe entry the concurrency identifies
             dep = ident.deployment()
             mtp = dep.mtp
             mapping = "matched"
             notes = [n for n in notes if not n.startswith("MTP use unspecified")]
-            notes.append(f"deployment identified by its concurrency: {ident.name} ({dep.label}; prefill budget "
-                         f"{dep.token_budget} per rank; decode max_batch {ident.decode_max_batch}); "
-                         f"source: {ident.source}")
-        if dep is not None and (flag := (r.get("disagg") or "").strip()) in ("0", "1") \
-                and (flag == "1") != (dep.prefill is not None):  # was priced as the topology says, the column unread
+            notes.append(
+                f"deployment identified by its concurrency: {ident.name} ({dep.label}; prefill budget "
+                f"{dep.token_budget} per rank; decode max_batch {ident.decode_max_batch}); "
+                f"source: {ident.source}"
+            )
+        if (
+            dep is not None
+            and (flag := (r.get("disagg") or "").strip()) in ("0", "1")
+            and (flag == "1") != (dep.prefill is not None)
+        ):  # was priced as the topology says, the column unread
             skipped.append((rid, f"disagg {flag} contradicts topology {topo!r} ({dep.kind}: {dep.label})"))
             continue
         identified_from = ""
-        if dep is None and meas["throughput_per_chip"] and (
-                r.get("point_type", "") == "max_throughput_per_gpu" or not meas["interactivity"]) and (
-                found := identify_run(r, system, model, prec, isl, osl, conc, meas)):  # fit/run_identity.py
+        if (
+            dep is None
+            and meas["throughput_per_chip"]
+            and (r.get("point_type", "") == "max_throughput_per_gpu" or not meas["interactivity"])
+            and (found := identify_run(r, system, model, prec, isl, osl, conc, meas))
+        ):  # fit/run_identity.py
             dep, found_notes, identified_from = found
             mtp, mapping = dep.mtp, "matched"
             notes = [n for n in notes if not n.startswith("MTP use unspecified")] + found_notes
         if mtp:
             notes.append(f"MTP assumed k={mtp.draft_tokens}, acceptance {mtp.acceptance}")
-        cands, why = ((), "") if dep is not None or r.get("point_type", "") != "max_throughput_per_gpu" else \
-            entry_candidates(system, model, r.get("framework", "").strip(), prec, isl, osl, conc, spec)
+        cands, why = (
+            ((), "")
+            if dep is not None or r.get("point_type", "") != "max_throughput_per_gpu"
+            else entry_candidates(system, model, r.get("framework", "").strip(), prec, isl, osl, conc, spec)
+        )
         if cands and meas["throughput_per_chip"]:
             mapping = "best_entry@concurrency"
             notes.append(why)
-        elif dep is None and (best_at_c := r.get("point_type", "") == "max_throughput_per_gpu" or not meas["interactivity"]) \
-                and (sm := meas["throughput_per_chip"] and searched_mapping(r, system, model, isl, osl, conc)):
-            mapping, cands, notes = sm[0], sm[1], [n for n in notes if not (sm[3] and n.startswith("MTP use"))] + [sm[2]]
+        elif (
+            dep is None
+            and (best_at_c := r.get("point_type", "") == "max_throughput_per_gpu" or not meas["interactivity"])
+            and (sm := meas["throughput_per_chip"] and searched_mapping(r, system, model, isl, osl, conc))
+        ):
+            mapping, cands, notes = (
+                sm[0],
+                sm[1],
+                [n for n in notes if not (sm[3] and n.startswith("MTP use"))] + [sm[2]],
+            )
         elif dep is None:
             if meas["throughput_per_chip"] and conc and r.get("disagg", "").strip() == "0" and best_at_c:
                 mapping = "best@concurrency"
@@ -201,11 +273,34 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
             else:
                 skipped.append((rid, "no deployment and no throughput to map to a frontier"))
                 continue
-        points.append(MeasuredPoint("inferencex", rid, system, model, prec, r.get("framework", ""), isl, osl, conc,
-                                    dep, meas, mapping, False, notes, (r.get("disagg") or "").strip() == "1",
-                                    "mtp" if spec == "mtp" else "none" if spec == "none"
-                                    else "unspecified" if spec.startswith("unspecified") else "",
-                                    (r.get("ttft_stat") or "").strip().startswith("median"), cands,
-                                    engine_version=stated_release(r.get("framework", ""), r.get("notes", "")),
-                                    identified_from=identified_from))
+        points.append(
+            MeasuredPoint(
+                "inferencex",
+                rid,
+                system,
+                model,
+                prec,
+                r.get("framework", ""),
+                isl,
+                osl,
+                conc,
+                dep,
+                meas,
+                mapping,
+                False,
+                notes,
+                (r.get("disagg") or "").strip() == "1",
+                "mtp"
+                if spec == "mtp"
+                else "none"
+                if spec == "none"
+                else "unspecified"
+                if spec.startswith("unspecified")
+                else "",
+                (r.get("ttft_stat") or "").strip().startswith("median"),
+                cands,
+                engine_version=stated_release(r.get("framework", ""), r.get("notes", "")),
+                identified_from=identified_from,
+            )
+        )
     return points, with_systems(skipped, system_of)

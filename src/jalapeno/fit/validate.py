@@ -51,8 +51,13 @@ from jalapeno.errors import JalapenoError
 from jalapeno.fit.entries import best_entry, stack_mtp_note, with_stack_mtp
 from jalapeno.fit.ix_topology import DYNAMO_TRT_RECIPE, TEP_MAX_SEQS_PER_WORKER, parse_topology  # noqa: F401 (re-exported)
 from jalapeno.fit.latency_limits import peak_within_tpot  # noqa: F401  (re-exported; it lived here)
-from jalapeno.fit.measured_point import (MeasuredPoint, point_release, point_stack, point_workload,  # noqa: F401
-                                         with_harness_step)  # (re-exported: they lived here until round 46)
+from jalapeno.fit.measured_point import (  # noqa: F401
+    MeasuredPoint,
+    point_release,
+    point_stack,
+    point_workload,
+    with_harness_step,
+)  # (re-exported: they lived here until round 46)
 from jalapeno.fit.ix_points import (  # noqa: F401 (re-exported: the InferenceX reader, split from here in round 53)
     CHAIN_ACCEPTANCE,
     HARDWARE,
@@ -73,6 +78,7 @@ METRICS = ("throughput_per_chip", "interactivity", "ttft_s", "tpot_s")
 
 # ---- aiconfigurator end-to-end rows -------------------------------------------------------
 
+
 def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
     """Measured points of aiconfigurator's ``silicon_sample.csv`` and the skipped rows (fit/aic_rows.py).
 
@@ -86,9 +92,17 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
 
 # ---- predictions and errors ---------------------------------------------------------------
 
-def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),
-                   on_progress=None, efficiency: str = "calibrated", overlap: str = "none",
-                   stack_of=point_stack, pricer: str = "roofline", recurring_waves: bool = False) -> pd.DataFrame:
+
+def predict_points(
+    points: list[MeasuredPoint],
+    calibrated_systems: frozenset = frozenset(),
+    on_progress=None,
+    efficiency: str = "calibrated",
+    overlap: str = "none",
+    stack_of=point_stack,
+    pricer: str = "roofline",
+    recurring_waves: bool = False,
+) -> pd.DataFrame:
     """Predict every point; one row per (point, metric) with measured, predicted and % error.
 
     Each point is priced with its software stack's fixed costs and MTP acceptance
@@ -124,8 +138,20 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         st = stack_of(pt)
         stack_by_id[pt.id] = st
         dep = with_stack_mtp(pt.deployment, st, pt.model)
-        key = (pt.system, pt.model, pt.isl, pt.osl, pt.fixed_lengths, pt.mapping, id(pt.workload), pt.serving,
-               repr(dep) if dep else pt.precision, id(st), pt.eager_prompt_call_s, pt.harness_step_s)  # every field: limits, the pools' MoE/attention backends
+        key = (
+            pt.system,
+            pt.model,
+            pt.isl,
+            pt.osl,
+            pt.fixed_lengths,
+            pt.mapping,
+            id(pt.workload),
+            pt.serving,
+            repr(dep) if dep else pt.precision,
+            id(st),
+            pt.eager_prompt_call_s,
+            pt.harness_step_s,
+        )  # every field: limits, the pools' MoE/attention backends
         groups.setdefault(key, []).append(pt)
     frontiers: dict[tuple, object] = {}
     for n, (key, pts) in enumerate(groups.items()):
@@ -140,40 +166,86 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         wl = point_workload(pt0)
         try:
             if pt0.mapping == "matched":
-                res = serve_at_concurrency(model, system, dep0, wl, [p.concurrency for p in pts],
-                                           recurring_waves=recurring_waves and pt0.fixed_lengths)
+                res = serve_at_concurrency(
+                    model,
+                    system,
+                    dep0,
+                    wl,
+                    [p.concurrency for p in pts],
+                    recurring_waves=recurring_waves and pt0.fixed_lengths,
+                )
                 drain = [finite_run_factor(model, system, dep0, wl, p.queries) if p.queries else 1.0 for p in pts]
-                preds = [{"throughput_per_chip": res.throughput_per_chip[i] * drain[i] * p.delivered_share,
-                          "interactivity": res.interactivity[i],
-                          "ttft_s": (res.ttft_p50_s if p.ttft_median else res.ttft_s)[i], "tpot_s": res.tpot_s[i],
-                          "feasible": bool(res.feasible[i]),
-                          "reason": str(res.reason[i])} for i, p in enumerate(pts)]
+                preds = [
+                    {
+                        "throughput_per_chip": res.throughput_per_chip[i] * drain[i] * p.delivered_share,
+                        "interactivity": res.interactivity[i],
+                        "ttft_s": (res.ttft_p50_s if p.ttft_median else res.ttft_s)[i],
+                        "tpot_s": res.tpot_s[i],
+                        "feasible": bool(res.feasible[i]),
+                        "reason": str(res.reason[i]),
+                    }
+                    for i, p in enumerate(pts)
+                ]
             elif pt0.mapping == "matched@limits":  # fit/latency_limits.py: the declared engine within the limits
-                preds = [engine_within_limits(model, system, dep0, wl, p.concurrency, p.tpot_limit_s, p.ttft_limit_s,
-                                              p.server_run) for p in pts]
+                preds = [
+                    engine_within_limits(
+                        model, system, dep0, wl, p.concurrency, p.tpot_limit_s, p.ttft_limit_s, p.server_run
+                    )
+                    for p in pts
+                ]
             elif pt0.mapping == "best_entry@concurrency":
-                preds = [best_entry(model, system, tuple(with_stack_mtp(d, st, p.model) for d in p.candidates), wl,
-                                    p.concurrency) for p in pts]
+                preds = [
+                    best_entry(
+                        model, system, tuple(with_stack_mtp(d, st, p.model) for d in p.candidates), wl, p.concurrency
+                    )
+                    for p in pts
+                ]
             elif pt0.mapping.startswith("searched_best"):  # fit/searched.py
-                preds = [best_searched(model, system, p.candidates, wl, lambda d: with_stack_mtp(d, st, p.model)) for p in pts]
+                preds = [
+                    best_searched(model, system, p.candidates, wl, lambda d: with_stack_mtp(d, st, p.model))
+                    for p in pts
+                ]
             elif pt0.mapping == "best@concurrency":
                 from jalapeno.analysis.sweep import sweep
 
-                res = sweep(model, system, wl, get_precision(pt0.precision),
-                            SweepOptions(serving="agg", concurrency=tuple(p.concurrency for p in pts),
-                                         overlap=overlap))
+                res = sweep(
+                    model,
+                    system,
+                    wl,
+                    get_precision(pt0.precision),
+                    SweepOptions(serving="agg", concurrency=tuple(p.concurrency for p in pts), overlap=overlap),
+                )
                 k = len(pts)
                 ok = res.points.feasible & searched_mask(res, searched_layouts(pt0, st))
                 tp = np.where(ok, res.points.throughput_per_chip, 0.0).reshape(-1, k)
-                preds = [{"throughput_per_chip": float(tp[:, i].max()), "feasible": bool(tp[:, i].max() > 0),
-                          "reason": "no aggregated layout fits"} for i in range(k)]
+                preds = [
+                    {
+                        "throughput_per_chip": float(tp[:, i].max()),
+                        "feasible": bool(tp[:, i].max() > 0),
+                        "reason": "no aggregated layout fits",
+                    }
+                    for i in range(k)
+                ]
             else:
-                fk = (pt0.system, pt0.model, pt0.precision, pt0.isl, pt0.osl, id(st), id(pt0.workload), pt0.serving,
-                      pt0.eager_prompt_call_s)
+                fk = (
+                    pt0.system,
+                    pt0.model,
+                    pt0.precision,
+                    pt0.isl,
+                    pt0.osl,
+                    id(st),
+                    id(pt0.workload),
+                    pt0.serving,
+                    pt0.eager_prompt_call_s,
+                )
                 if fk not in frontiers:
-                    frontiers[fk] = system_frontier(model, system, wl, get_precision(pt0.precision),
-                                                    SweepOptions(serving=pt0.serving, overlap=overlap,
-                                                                 eager_prompt_call_s=pt0.eager_prompt_call_s))
+                    frontiers[fk] = system_frontier(
+                        model,
+                        system,
+                        wl,
+                        get_precision(pt0.precision),
+                        SweepOptions(serving=pt0.serving, overlap=overlap, eager_prompt_call_s=pt0.eager_prompt_call_s),
+                    )
                 sf = frontiers[fk]
                 preds = []
                 for p in pts:
@@ -186,21 +258,30 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                         y = peak_within_tpot(sf.sweep.points, p.tpot_limit_s)
                         st = "peak" if y > 0 else "unreachable"
                     elif p.mapping == "frontier@limits":  # fit/latency_limits.py
-                        y = peak_within_limits(model, system, wl, sf.sweep, p.tpot_limit_s, p.ttft_limit_s,
-                                               p.server_run, p.chips)[0]
+                        y = peak_within_limits(
+                            model, system, wl, sf.sweep, p.tpot_limit_s, p.ttft_limit_s, p.server_run, p.chips
+                        )[0]
                         st = "peak" if y > 0 else "unreachable"
                     else:
                         yy, ss = interp_frontier(sf.x, sf.y, np.array([p.measured["interactivity"]]))
                         y, st = float(yy[0]), str(ss[0])
-                    why = (f"no feasible predicted point at concurrency <= {p.concurrency:g}"
-                           if p.mapping == "frontier_peak@concurrency"
-                           else f"no feasible predicted point with {'mean' if p.mapping == 'frontier@tpot_limit' else 'Poisson p99'}"
-                           f" TPOT <= {p.tpot_limit_s:g} s" + (f" and Poisson p99 TTFT <= {p.ttft_limit_s:g} s"
-                                                                if p.mapping == "frontier@limits" else "")
-                           if p.mapping in ("frontier@tpot_limit", "frontier@limits")
-                           else "measured interactivity beyond the predicted frontier")
-                    preds.append({"throughput_per_chip": y, "feasible": st != "unreachable",
-                                  "reason": "" if st != "unreachable" else why, "frontier_status": st})
+                    why = (
+                        f"no feasible predicted point at concurrency <= {p.concurrency:g}"
+                        if p.mapping == "frontier_peak@concurrency"
+                        else f"no feasible predicted point with {'mean' if p.mapping == 'frontier@tpot_limit' else 'Poisson p99'}"
+                        f" TPOT <= {p.tpot_limit_s:g} s"
+                        + (f" and Poisson p99 TTFT <= {p.ttft_limit_s:g} s" if p.mapping == "frontier@limits" else "")
+                        if p.mapping in ("frontier@tpot_limit", "frontier@limits")
+                        else "measured interactivity beyond the predicted frontier"
+                    )
+                    preds.append(
+                        {
+                            "throughput_per_chip": y,
+                            "feasible": st != "unreachable",
+                            "reason": "" if st != "unreachable" else why,
+                            "frontier_status": st,
+                        }
+                    )
         except JalapenoError as e:
             preds = [{"feasible": False, "reason": str(e)} for _ in pts]
         for p, pr in zip(pts, preds):
@@ -212,15 +293,30 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 ok = pr.get("feasible", False) and val is not None and np.isfinite(val) and val > 0
                 dep = with_stack_mtp(p.deployment, stack_by_id[p.id], p.model)  # the acceptance priced, not stated
                 mtp_note = stack_mtp_note(p.deployment, stack_by_id[p.id], p.model)
-                out.append({
-                    "source": p.source, "id": p.id, "system": p.system, "model": p.model, "precision": p.precision,
-                    "framework": p.framework, "stack": stack_by_id[p.id].name, "mode": p.mode,
-                    "isl": p.isl, "osl": p.osl, "concurrency": p.concurrency, "mapping": p.mapping,
-                    "deployment": dep.for_model(model).label if dep else "", "metric": m,
-                    "measured": float(meas), "predicted": float(val) if ok else float("nan"),
-                    "error": float(val) / float(meas) - 1 if ok else float("nan"),
-                    "kernels_calibrated": p.system in calibrated_systems, "pricer": used,
-                    "notes": "; ".join(p.notes + ([mtp_note] if mtp_note else []) + ([] if ok else [pr.get("reason", "")])),
-                })
+                out.append(
+                    {
+                        "source": p.source,
+                        "id": p.id,
+                        "system": p.system,
+                        "model": p.model,
+                        "precision": p.precision,
+                        "framework": p.framework,
+                        "stack": stack_by_id[p.id].name,
+                        "mode": p.mode,
+                        "isl": p.isl,
+                        "osl": p.osl,
+                        "concurrency": p.concurrency,
+                        "mapping": p.mapping,
+                        "deployment": dep.for_model(model).label if dep else "",
+                        "metric": m,
+                        "measured": float(meas),
+                        "predicted": float(val) if ok else float("nan"),
+                        "error": float(val) / float(meas) - 1 if ok else float("nan"),
+                        "kernels_calibrated": p.system in calibrated_systems,
+                        "pricer": used,
+                        "notes": "; ".join(
+                            p.notes + ([mtp_note] if mtp_note else []) + ([] if ok else [pr.get("reason", "")])
+                        ),
+                    }
+                )
     return pd.DataFrame(out)
-

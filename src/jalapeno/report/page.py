@@ -32,8 +32,17 @@ from typing import TYPE_CHECKING
 
 from jalapeno.analysis.records import bound_cell, with_cap
 from jalapeno.errors import SpecError
-from jalapeno.report.cell_notes import (BELOW_START, ESTIMATE_MARK, below_start_flag, bound_caption, cap_caption,
-                                       end_flag, estimate_caption, frontier_peaks, unreachable_tier)
+from jalapeno.report.cell_notes import (
+    BELOW_START,
+    ESTIMATE_MARK,
+    below_start_flag,
+    bound_caption,
+    cap_caption,
+    end_flag,
+    estimate_caption,
+    frontier_peaks,
+    unreachable_tier,
+)
 from jalapeno.report.win_tables import bound_parts, power_ratio_line, where_wins_parts
 from jalapeno.report.html import _esc
 from jalapeno.report.tables import (
@@ -87,8 +96,13 @@ def _fmt(x, fmt: str) -> str:
     return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
 
 
-def _ratio_cell(r: Mapping, kw: Mapping | None = None, usd: Mapping | None = None, peaks: tuple | None = None,
-                baseline_row: bool = False) -> str:
+def _ratio_cell(
+    r: Mapping,
+    kw: Mapping | None = None,
+    usd: Mapping | None = None,
+    peaks: tuple | None = None,
+    baseline_row: bool = False,
+) -> str:
     """A ratio with its flag, as table HTML (the flag in a <span class="flag">); ``kw`` and ``usd``, the per-kW and
     per-$ ratios at the same speed, in brackets where the per-chip and per-kW ones are numbers ("-" for a per-$
     one absent or not finite), as the terminal's table (report/tables.comparison_tables) prints them; the end flag
@@ -119,29 +133,65 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
 
     caption = f'<p class="note">{e(estimate_caption(estimated))}.</p>' if estimated else ""
     band = headline_band  # each figure's (low to high) with --bands, as the terminal's headline gives it
-    head_rows = [[e(n), _fmt(h.peak_throughput_per_chip, ",.0f") + e(band(h, "peak_throughput_per_chip", ",.0f")),
-                  _fmt(h.peak_output_throughput_per_chip, ",.0f"),
-                  _fmt(h.peak_tok_s_per_kw[conv], ",.0f") + e(band(h, "peak_tok_s_per_kw", ",.0f", conv)),
-                  e(usd_text(h.usd_per_mtok_at_peak) + est(n)),
-                  e(with_cap(bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak),
-                             h.limit_at_peak)),
-                  e(peak_load(fr.frontier)),
-                  _fmt(h.max_interactivity, ",.1f") + e(band(h, "max_interactivity", ",.1f")),
-                  e(with_cap(bound_cell(h.bound_at_max_interactivity, h.prefill_bound_at_max_interactivity,
-                                        h.prefill_chip_share_at_max_interactivity), h.limit_at_max_interactivity)),
-                  _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]
-                 for n, fr in rec.systems.items() for h in [fr.headline]]
-    head_rows += [[e(n), "infeasible", *["-"] * 8, e(f"cannot run the model: {why}")]  # as the terminal's table: the
-                  for n, why in getattr(rec, "infeasible", {}).items()]               # page dropped them, silently
-    out = ["<h2>Headline</h2>", _table(["system", PEAK_COLUMN, "out tok/s/chip at peak", f"peak tok/s/kW ({conv})",
-                                        "$/M tok at peak",
-                                        "bound at peak", "conc. cap / in flight at peak", "max tok/s/user",
-                                        "bound at max", "min E2E s", "deployment at peak"], head_rows, "headline"),
-           f'<p class="note">{e(TOKENS_CAPTION)}. {e(power_caption(rec))}.</p>'
-           + (f'<p class="note">{e(line)}.</p>' if (line := power_ratio_line(rec)) else ""),
-           f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>' + caption,
-           f'<p class="note">{e(bound_caption(headline_bounds(rec)))}.</p>'
-           + (f'<p class="note">{e(cap)}.</p>' if (cap := cap_caption(headline_limits(rec))) else "")]
+    head_rows = [
+        [
+            e(n),
+            _fmt(h.peak_throughput_per_chip, ",.0f") + e(band(h, "peak_throughput_per_chip", ",.0f")),
+            _fmt(h.peak_output_throughput_per_chip, ",.0f"),
+            _fmt(h.peak_tok_s_per_kw[conv], ",.0f") + e(band(h, "peak_tok_s_per_kw", ",.0f", conv)),
+            e(usd_text(h.usd_per_mtok_at_peak) + est(n)),
+            e(
+                with_cap(
+                    bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak), h.limit_at_peak
+                )
+            ),
+            e(peak_load(fr.frontier)),
+            _fmt(h.max_interactivity, ",.1f") + e(band(h, "max_interactivity", ",.1f")),
+            e(
+                with_cap(
+                    bound_cell(
+                        h.bound_at_max_interactivity,
+                        h.prefill_bound_at_max_interactivity,
+                        h.prefill_chip_share_at_max_interactivity,
+                    ),
+                    h.limit_at_max_interactivity,
+                )
+            ),
+            _fmt(h.min_e2e_s, ".2f"),
+            e(h.deployment_at_peak),
+        ]
+        for n, fr in rec.systems.items()
+        for h in [fr.headline]
+    ]
+    head_rows += [
+        [e(n), "infeasible", *["-"] * 8, e(f"cannot run the model: {why}")]  # as the terminal's table: the
+        for n, why in getattr(rec, "infeasible", {}).items()
+    ]  # page dropped them, silently
+    out = [
+        "<h2>Headline</h2>",
+        _table(
+            [
+                "system",
+                PEAK_COLUMN,
+                "out tok/s/chip at peak",
+                f"peak tok/s/kW ({conv})",
+                "$/M tok at peak",
+                "bound at peak",
+                "conc. cap / in flight at peak",
+                "max tok/s/user",
+                "bound at max",
+                "min E2E s",
+                "deployment at peak",
+            ],
+            head_rows,
+            "headline",
+        ),
+        f'<p class="note">{e(TOKENS_CAPTION)}. {e(power_caption(rec))}.</p>'
+        + (f'<p class="note">{e(line)}.</p>' if (line := power_ratio_line(rec)) else ""),
+        f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>' + caption,
+        f'<p class="note">{e(bound_caption(headline_bounds(rec)))}.</p>'
+        + (f'<p class="note">{e(cap)}.</p>' if (cap := cap_caption(headline_limits(rec))) else ""),
+    ]
     if any(fr.headline.bands is not None for fr in rec.systems.values()):  # the terminal's band legend and its
         out += [f'<p class="note">{e(x)}.</p>' for x in (HEADLINE_BAND_CAPTION, *uncovered_lines(rec))]  # no-band lines
     first = next(iter(rec.comparisons.values()))
@@ -149,39 +199,81 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
     rows, banded = [], False
     for n, c in rec.comparisons.items():
         pk = c.peak_ratio
-        rows.append([e(n), f"{pk['throughput_per_chip']:.2f}× ({pk['tok_s_per_kw']:.2f}×, "
-                     + e(peak_usd_cell(pk)).replace("x", "×") + ")", f"{c.max_interactivity_ratio:.2f}×"]
-                    + [_ratio_cell(r, k, u, frontier_peaks(rec, n), n == rec.baseline)
-                       for r, k, u in iso_rows(c.iso_interactivity)])
+        rows.append(
+            [
+                e(n),
+                f"{pk['throughput_per_chip']:.2f}× ({pk['tok_s_per_kw']:.2f}×, "
+                + e(peak_usd_cell(pk)).replace("x", "×")
+                + ")",
+                f"{c.max_interactivity_ratio:.2f}×",
+            ]
+            + [
+                _ratio_cell(r, k, u, frontier_peaks(rec, n), n == rec.baseline)
+                for r, k, u in iso_rows(c.iso_interactivity)
+            ]
+        )
         if n != rec.baseline and getattr(c, "bands", None) and band_moves(c.bands):
             rows.append([e(f"{n} band"), *(e(x) for x in band_cells(c.bands, band_peaks(rec, n)))])
             banded = True
-    out += [f"<h2>Ratios vs {e(rec.baseline)}</h2>",
-            "<p>Throughput per chip (per kW, " + e(conv) + " power, and per $, in brackets). Flags: <i>at frontier end: who</i> — "
-            "the speed is within 10% of that frontier's last point or in its tail below 10% of its peak, where ratios "
-            "swing (who: this, the row's system; baseline; or both); "
-            "<i>" + e(BELOW_START) + ": who</i> — slower than that frontier's first (slowest) point, where that side reads "
-            "its peak throughput: at a lower per-user speed a system serves at least its peak's (who: this, baseline or "
-            "both); <i>unreachable</i> — that frontier "
-            "never reaches the speed." + (" " + e(BAND_ROW_CAPTION) if banded else "")
-            + (f" Per $ of {e(', '.join(sorted(estimated)))}: at an estimated $/chip-hour (est. in the tables)."
-               if estimated else "") + "</p>",
-            _table(ratio_columns(xs), rows, "ratios")]
+    out += [
+        f"<h2>Ratios vs {e(rec.baseline)}</h2>",
+        "<p>Throughput per chip (per kW, "
+        + e(conv)
+        + " power, and per $, in brackets). Flags: <i>at frontier end: who</i> — "
+        "the speed is within 10% of that frontier's last point or in its tail below 10% of its peak, where ratios "
+        "swing (who: this, the row's system; baseline; or both); "
+        "<i>" + e(BELOW_START) + ": who</i> — slower than that frontier's first (slowest) point, where that side reads "
+        "its peak throughput: at a lower per-user speed a system serves at least its peak's (who: this, baseline or "
+        "both); <i>unreachable</i> — that frontier "
+        "never reaches the speed."
+        + (" " + e(BAND_ROW_CAPTION) if banded else "")
+        + (
+            f" Per $ of {e(', '.join(sorted(estimated)))}: at an estimated $/chip-hour (est. in the tables)."
+            if estimated
+            else ""
+        )
+        + "</p>",
+        _table(ratio_columns(xs), rows, "ratios"),
+    ]
     for parts, cls in ((where_wins_parts(rec), "where-wins"), (bound_parts(rec), "bounds")):  # where, why (ux51)
         if parts is not None:
-            out += [f"<h2>{e(parts[0][0].upper() + parts[0][1:])}</h2>",
-                    _table(parts[1], [[e(c) for c in r] for r in parts[2]], cls), f'<p class="note">{e(parts[3])}.</p>']
+            out += [
+                f"<h2>{e(parts[0][0].upper() + parts[0][1:])}</h2>",
+                _table(parts[1], [[e(c) for c in r] for r in parts[2]], cls),
+                f'<p class="note">{e(parts[3])}.</p>',
+            ]
     tiers = list(first.tiers)
-    trows = [[e(n)] + [(e(unreachable_tier(rec.systems[n].headline)) if c.tiers[t]["status"] == "unreachable" else
-                        f"{_fmt(c.tiers[t]['throughput'], ',.0f')} @ {_fmt(c.tiers[t]['interactivity'], '.0f')}"
-                        f" ({e(tier_energy_cost(c.tiers[t], c.tiers_tok_s_per_kw[t], rec.systems[n].frontier) + est(n))})"
-                        f"<br><small>{e(tier_deployments(c.tiers[t], rec.systems[n].frontier))}</small>")
-                       for t in tiers] for n, c in rec.comparisons.items()]
-    heads = [t + (f" (≥ {first.tiers[t]['floor_tok_per_s_per_user']:g} tok/s/user)"
-                  if first.tiers[t].get("floor_tok_per_s_per_user") else " (peak)") for t in tiers]
-    out += [("<h2>Operating tiers</h2><p>Best throughput per chip (tok/s, input + output) at or above a per-user "
-             "speed floor (@ its tok/s/user), with the same point's tok/s per kW (" + e(conv) + " power) and $ per "
-             "M tokens (input + output) at the system's $/chip-hour.</p>"), _table(["system", *heads], trows, "tiers") + caption]
+    trows = [
+        [e(n)]
+        + [
+            (
+                e(unreachable_tier(rec.systems[n].headline))
+                if c.tiers[t]["status"] == "unreachable"
+                else f"{_fmt(c.tiers[t]['throughput'], ',.0f')} @ {_fmt(c.tiers[t]['interactivity'], '.0f')}"
+                f" ({e(tier_energy_cost(c.tiers[t], c.tiers_tok_s_per_kw[t], rec.systems[n].frontier) + est(n))})"
+                f"<br><small>{e(tier_deployments(c.tiers[t], rec.systems[n].frontier))}</small>"
+            )
+            for t in tiers
+        ]
+        for n, c in rec.comparisons.items()
+    ]
+    heads = [
+        t
+        + (
+            f" (≥ {first.tiers[t]['floor_tok_per_s_per_user']:g} tok/s/user)"
+            if first.tiers[t].get("floor_tok_per_s_per_user")
+            else " (peak)"
+        )
+        for t in tiers
+    ]
+    out += [
+        (
+            "<h2>Operating tiers</h2><p>Best throughput per chip (tok/s, input + output) at or above a per-user "
+            "speed floor (@ its tok/s/user), with the same point's tok/s per kW (" + e(conv) + " power) and $ per "
+            "M tokens (input + output) at the system's $/chip-hour.</p>"
+        ),
+        _table(["system", *heads], trows, "tiers") + caption,
+    ]
     return "\n".join(out)
 
 
@@ -244,12 +336,19 @@ th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}th:first-child,td
 
 
 def _options(values: Mapping[str, str], selected: str) -> str:
-    return "".join(f'<option value="{html.escape(k)}"{" selected" if k == selected else ""}>{html.escape(v)}</option>'
-                   for k, v in values.items())
+    return "".join(
+        f'<option value="{html.escape(k)}"{" selected" if k == selected else ""}>{html.escape(v)}</option>'
+        for k, v in values.items()
+    )
 
 
-def render_report(rec: ComparisonRecord, data: dict, notes: Sequence[str] = (), estimated: Collection[str] = (),
-                  reproduce: Sequence[str] = ()) -> str:
+def render_report(
+    rec: ComparisonRecord,
+    data: dict,
+    notes: Sequence[str] = (),
+    estimated: Collection[str] = (),
+    reproduce: Sequence[str] = (),
+) -> str:
     """The page's HTML text (plotly.js inline); ``estimated``: the systems priced at an estimated $/chip-hour
     (:func:`tables_html`); ``reproduce``: the closing lines, the command that wrote the page and the versions it ran
     on (cli/report_cmd.reproduce_lines), each a ``<p class="reproduce">`` under a "Reproduce" heading."""
@@ -287,8 +386,15 @@ it does not (not like for like); dashed lines: tier floors.</p>
 """
 
 
-def write_report(rec: ComparisonRecord, data: dict, path: str | Path, notes: Sequence[str] = (),
-                 estimated: Collection[str] = (), option: str = "--html", reproduce: Sequence[str] = ()) -> Path:
+def write_report(
+    rec: ComparisonRecord,
+    data: dict,
+    path: str | Path,
+    notes: Sequence[str] = (),
+    estimated: Collection[str] = (),
+    option: str = "--html",
+    reproduce: Sequence[str] = (),
+) -> Path:
     """Write the report page to ``path`` (``estimated``, ``reproduce``: as :func:`render_report`'s; ``option``: the
     option that gave the path, named in an error: ``--html``, or ``--out``, its old spelling).
 

@@ -30,20 +30,26 @@ def _num(x: float) -> float | None:
 def _points(pts: Sequence[PointRecord], system: System) -> dict:
     """Column-wise series of frontier points for the page's script."""
     usd = system.usd_per_chip_hour
-    return {"interactivity": [_num(p.interactivity) for p in pts], "e2e": [_num(p.e2e_s) for p in pts],
-            "chip": [_num(p.throughput_per_chip) for p in pts],
-            "kw": {c: [_num(p.tok_s_per_kw_by_convention[c]) for p in pts] for c in CONVENTIONS},
-            "usd": [_num(p.throughput_per_chip / usd) for p in pts],
-            "hover": [hover_text(p) for p in pts]}
+    return {
+        "interactivity": [_num(p.interactivity) for p in pts],
+        "e2e": [_num(p.e2e_s) for p in pts],
+        "chip": [_num(p.throughput_per_chip) for p in pts],
+        "kw": {c: [_num(p.tok_s_per_kw_by_convention[c]) for p in pts] for c in CONVENTIONS},
+        "usd": [_num(p.throughput_per_chip / usd) for p in pts],
+        "hover": [hover_text(p) for p in pts],
+    }
 
 
 def frontier_config(fr, serving: str = "both") -> dict:
     """What a system's frontier models, for matching measured points like for like: its swept
     precisions, serving modes (``--serving``) and whether its deployments run with and without MTP."""
     mtp = {p.deployment.mtp is not None for p in fr.frontier}
-    return {"precisions": {x.strip() for x in fr.precision.split(",") if x.strip()},
-            "modes": {"agg", "disagg"} if serving == "both" else {serving},
-            "mtp": True in mtp, "no_mtp": False in mtp or not mtp}
+    return {
+        "precisions": {x.strip() for x in fr.precision.split(",") if x.strip()},
+        "modes": {"agg", "disagg"} if serving == "both" else {serving},
+        "mtp": True in mtp,
+        "no_mtp": False in mtp or not mtp,
+    }
 
 
 def measured_config(mp: MeasuredPoint, cfg: Mapping) -> tuple[str, list[str]]:
@@ -71,8 +77,12 @@ def measured_config(mp: MeasuredPoint, cfg: Mapping) -> tuple[str, list[str]]:
     return label, why
 
 
-def _measured(points: Sequence[MeasuredPoint], systems: Mapping[str, System], osl: int,
-              configs: Mapping[str, Mapping] | None = None) -> list[dict]:
+def _measured(
+    points: Sequence[MeasuredPoint],
+    systems: Mapping[str, System],
+    osl: int,
+    configs: Mapping[str, Mapping] | None = None,
+) -> list[dict]:
     out = []
     for mp in points:
         s = systems.get(mp.system)
@@ -85,13 +95,26 @@ def _measured(points: Sequence[MeasuredPoint], systems: Mapping[str, System], os
         cfg = (configs or {}).get(mp.system)
         label, why = measured_config(mp, cfg) if cfg else (f"{mp.precision} · {mp.mode}", [])
         dep = f"<br>{_esc(mp.deployment.label)}" if mp.deployment is not None else ""
-        out.append({"system": mp.system, "interactivity": inter, "e2e": e2e, "chip": thr,
-                    "kw": {c: thr / (power_w_per_chip(s, c)[0] / 1000) for c in CONVENTIONS},
-                    "usd": thr / s.usd_per_chip_hour, "config": label, "like": not why, "why": why,
-                    "hover": _esc(f"measured {mp.id} · {mp.framework} · {label}"
-                                  f"{' · conc ' + format(mp.concurrency, 'g') if mp.concurrency else ''}")
-                    + dep + f"<br>{thr:,.0f} tok/s/chip · {inter:.1f} tok/s/user"
-                    + ("".join(f"<br>not like for like: {_esc(w)}" for w in why))})
+        out.append(
+            {
+                "system": mp.system,
+                "interactivity": inter,
+                "e2e": e2e,
+                "chip": thr,
+                "kw": {c: thr / (power_w_per_chip(s, c)[0] / 1000) for c in CONVENTIONS},
+                "usd": thr / s.usd_per_chip_hour,
+                "config": label,
+                "like": not why,
+                "why": why,
+                "hover": _esc(
+                    f"measured {mp.id} · {mp.framework} · {label}"
+                    f"{' · conc ' + format(mp.concurrency, 'g') if mp.concurrency else ''}"
+                )
+                + dep
+                + f"<br>{thr:,.0f} tok/s/chip · {inter:.1f} tok/s/user"
+                + ("".join(f"<br>not like for like: {_esc(w)}" for w in why)),
+            }
+        )
     return out
 
 
@@ -102,14 +125,21 @@ def measured_warning(data: Mapping) -> str:
     if not bad:
         return ""
     kinds = sorted({f"{p['system']} {p['config']}: {', '.join(p['why'])}" for p in bad})
-    return (f"{len(bad)} of {len(data['measured'])} measured points ran a configuration the predicted frontiers "
-            f"do not model ({'; '.join(kinds)}). They are drawn as open diamonds marked 'not like for like' in "
-            "the legend and hover; pass --like-for-like to overlay only the matching ones.")
+    return (
+        f"{len(bad)} of {len(data['measured'])} measured points ran a configuration the predicted frontiers "
+        f"do not model ({'; '.join(kinds)}). They are drawn as open diamonds marked 'not like for like' in "
+        "the legend and hover; pass --like-for-like to overlay only the matching ones."
+    )
 
 
-def report_data(rec: ComparisonRecord, systems: Mapping[str, System], bands: Mapping[str, Mapping] | None = None,
-                floors: Sequence[tuple[str, float]] = (), measured: Sequence[MeasuredPoint] = (),
-                like_for_like: bool = False) -> dict:
+def report_data(
+    rec: ComparisonRecord,
+    systems: Mapping[str, System],
+    bands: Mapping[str, Mapping] | None = None,
+    floors: Sequence[tuple[str, float]] = (),
+    measured: Sequence[MeasuredPoint] = (),
+    like_for_like: bool = False,
+) -> dict:
     """The JSON the page draws: per system its colour, frontier, band and measured points.
 
     Args:
@@ -122,13 +152,22 @@ def report_data(rec: ComparisonRecord, systems: Mapping[str, System], bands: Map
             frontier models it (``like``; :func:`measured_config`).
         like_for_like: keep only the measured points whose configuration the frontier models.
     """
-    data: dict = {"title": f"{rec.model} · ISL {rec.workload.isl} / OSL {rec.workload.osl} · {rec.precision}",
-                  "convention": rec.power_convention, "conventions": list(CONVENTIONS),
-                  "floors": [[t, f] for t, f in floors], "systems": []}
+    data: dict = {
+        "title": f"{rec.model} · ISL {rec.workload.isl} / OSL {rec.workload.osl} · {rec.precision}",
+        "convention": rec.power_convention,
+        "conventions": list(CONVENTIONS),
+        "floors": [[t, f] for t, f in floors],
+        "systems": [],
+    }
     for name, fr in rec.systems.items():
         s = systems[name]
-        entry = {"name": name, "color": system_color(name), "fill": rgba(system_color(name), 0.15),
-                 "frontier": _points(fr.frontier, s), "band": None}
+        entry = {
+            "name": name,
+            "color": system_color(name),
+            "fill": rgba(system_color(name), 0.15),
+            "frontier": _points(fr.frontier, s),
+            "band": None,
+        }
         band = (bands or {}).get(name)
         if band:
             entry["band"] = {w: _points((band.get(w) or fr).frontier, s) for w in ("low", "high")}

@@ -68,10 +68,29 @@ class ServingPoints:
         return self.concurrency.shape[0]
 
     @classmethod
-    def assemble(cls, *, concurrency, decode_batch, request_rate_per_s, ttft_by_quantile: dict, tpot_s,
-                 decode_steps_per_request: float, step_time_s, workload: Workload, chips, bound, bound_margin,
-                 limit, feasible, reason, queue_s, kv_transfer_s, bound_level=None, prefill_bound=None,
-                 prefill_chips=None) -> ServingPoints:
+    def assemble(
+        cls,
+        *,
+        concurrency,
+        decode_batch,
+        request_rate_per_s,
+        ttft_by_quantile: dict,
+        tpot_s,
+        decode_steps_per_request: float,
+        step_time_s,
+        workload: Workload,
+        chips,
+        bound,
+        bound_margin,
+        limit,
+        feasible,
+        reason,
+        queue_s,
+        kv_transfer_s,
+        bound_level=None,
+        prefill_bound=None,
+        prefill_chips=None,
+    ) -> ServingPoints:
         """Build the points from a serving model's primitives (the one constructor serving models use).
 
         Every array argument has shape (N,) (or broadcasts to it where noted); units as the fields.
@@ -108,16 +127,31 @@ class ServingPoints:
         tput = lam * (wl.mean_isl + wl.mean_osl) / chips
         n = np.shape(concurrency)[0]
         return cls(
-            concurrency=concurrency, decode_batch=decode_batch, request_rate_per_s=lam, ttft_s=ttft, tpot_s=tpot_s,
-            e2e_s=e2e, queue_s=queue, throughput_per_chip=tput,
-            output_throughput_per_chip=lam * wl.mean_osl / chips, interactivity=1.0 / tpot_s, step_time_s=tau,
+            concurrency=concurrency,
+            decode_batch=decode_batch,
+            request_rate_per_s=lam,
+            ttft_s=ttft,
+            tpot_s=tpot_s,
+            e2e_s=e2e,
+            queue_s=queue,
+            throughput_per_chip=tput,
+            output_throughput_per_chip=lam * wl.mean_osl / chips,
+            interactivity=1.0 / tpot_s,
+            step_time_s=tau,
             kv_transfer_s=kv_transfer_s,
-            chips=np.full(n, float(chips)) if type(chips) in (int, float) else np.broadcast_to(np.asarray(chips, dtype=float), (n,)).copy(),
-            bound=bound, bound_margin=bound_margin,
-            bound_level=np.full(n, "", dtype=object) if bound_level is None else bound_level, limit=limit,
-            feasible=feasible, reason=reason,
+            chips=np.full(n, float(chips))
+            if type(chips) in (int, float)
+            else np.broadcast_to(np.asarray(chips, dtype=float), (n,)).copy(),
+            bound=bound,
+            bound_margin=bound_margin,
+            bound_level=np.full(n, "", dtype=object) if bound_level is None else bound_level,
+            limit=limit,
+            feasible=feasible,
+            reason=reason,
             prefill_bound=np.full(n, "", dtype=object) if prefill_bound is None else prefill_bound,
-            prefill_chips=np.zeros(n) if prefill_chips is None else prefill_chips, **q)
+            prefill_chips=np.zeros(n) if prefill_chips is None else prefill_chips,
+            **q,
+        )
 
     def take(self, idx) -> ServingPoints:
         """A subset of points (index array or mask)."""

@@ -78,8 +78,14 @@ class Trace:
         """Request ``k`` as a :class:`~jalapeno.serve.sim.workloads.RequestSpec`."""
         from jalapeno.serve.sim.workloads import RequestSpec
 
-        return RequestSpec(int(self.isl[k]), int(self.osl[k]), float(self.arrival_s[k]), int(self.session[k]), 0,
-                           int(self.prefix_group[k]))
+        return RequestSpec(
+            int(self.isl[k]),
+            int(self.osl[k]),
+            float(self.arrival_s[k]),
+            int(self.session[k]),
+            0,
+            int(self.prefix_group[k]),
+        )
 
     def __iter__(self) -> Iterator:
         return (self.spec(k) for k in range(len(self)))
@@ -106,9 +112,16 @@ class Trace:
             return specs
         if len(specs) == 0:
             raise SpecError("trace", "the trace has no requests", "give at least one request")
-        cols = [np.array([getattr(s, a) for s in specs], dtype=t) for a, t in
-                (("arrival_s", float), ("isl", np.int64), ("osl", np.int64), ("session", np.int64),
-                 ("prefix_group", np.int64))]
+        cols = [
+            np.array([getattr(s, a) for s in specs], dtype=t)
+            for a, t in (
+                ("arrival_s", float),
+                ("isl", np.int64),
+                ("osl", np.int64),
+                ("session", np.int64),
+                ("prefix_group", np.int64),
+            )
+        ]
         order = np.argsort(cols[0], kind="stable")
         return cls(*(c[order] for c in cols), row=order.astype(np.int64) + 1)
 
@@ -187,28 +200,48 @@ def read_trace(path: str | Path) -> Trace:
         s = pd.Series(raw, dtype=object).map(lambda v: "" if v is None or str(v).strip() in ("", "None") else v)
         blank = (s == "").to_numpy()
         # a text id ("sess-a1", a UUID) was 'not a finite number. Fix: use finite numbers' (break44): say it is a label
-        text = ~blank & pd.to_numeric(s.where(~blank, "-1"), errors="coerce").isna().to_numpy() & s.map(_is_label).to_numpy()
-        faults.add(text, c, lambda k, s=s: f"{str(s.iloc[k])!r} is text, not a numeric id",
-                   f"number the {c}s 0, 1, 2, ... (the same number on every row of one {c.removesuffix('_id').replace('_', ' ')}) "
-                   "and leave the cell blank for none")
+        text = (
+            ~blank
+            & pd.to_numeric(s.where(~blank, "-1"), errors="coerce").isna().to_numpy()
+            & s.map(_is_label).to_numpy()
+        )
+        faults.add(
+            text,
+            c,
+            lambda k, s=s: f"{str(s.iloc[k])!r} is text, not a numeric id",
+            f"number the {c}s 0, 1, 2, ... (the same number on every row of one {c.removesuffix('_id').replace('_', ' ')}) "
+            "and leave the cell blank for none",
+        )
         vals = _numeric(faults, c, s.where(~blank, "-1"))
         with np.errstate(invalid="ignore"):
             bad = ~blank & np.isfinite(vals) & ((vals < 0) | (vals != np.floor(vals)) | (vals >= MAX_ID))
         # -5 was read as "no session" and 1.5 as session 1, silently
-        faults.add(bad, c, lambda k, v=vals: f"{v[k]:g} is not an id (a whole number from 0 to 2^62)",
-                   f"number the {c}s 0, 1, 2, ... and leave the cell blank for none")
+        faults.add(
+            bad,
+            c,
+            lambda k, v=vals: f"{v[k]:g} is not an id (a whole number from 0 to 2^62)",
+            f"number the {c}s 0, 1, 2, ... and leave the cell blank for none",
+        )
         opt[c] = np.where(np.isfinite(vals) & ~bad, vals, -1).astype(np.int64)  # a bad id is named below, not cast
     for col, v in (("arrival_s", arr), ("input_tokens", isl), ("output_tokens", osl)):
         tokens = col != "arrival_s"
         with np.errstate(invalid="ignore"):
             out = (v < 1) | (v > MAX_TOKENS) if tokens else v < 0
-        faults.add(out, col, lambda k, v=v, t=tokens: f"{v[k]:g} is out of range "
-                   f"({f'1 to {MAX_TOKENS:.0e} tokens' if t else '>= 0 s'})",
-                   f"give {col} as a whole number of tokens from 1 to {MAX_TOKENS:.0e}" if tokens
-                   else "give arrival_s in seconds from the trace's start (>= 0)")
+        faults.add(
+            out,
+            col,
+            lambda k, v=v, t=tokens: f"{v[k]:g} is out of range ({f'1 to {MAX_TOKENS:.0e} tokens' if t else '>= 0 s'})",
+            f"give {col} as a whole number of tokens from 1 to {MAX_TOKENS:.0e}"
+            if tokens
+            else "give arrival_s in seconds from the trace's start (>= 0)",
+        )
         if tokens:  # 100.5 was truncated to 100, silently
-            faults.add(np.isfinite(v) & ~out & (v != np.floor(v)), col,
-                       lambda k, v=v: f"{v[k]:g} is not a whole number of tokens", "give token counts as integers")
+            faults.add(
+                np.isfinite(v) & ~out & (v != np.floor(v)),
+                col,
+                lambda k, v=v: f"{v[k]:g} is not a whole number of tokens",
+                "give token counts as integers",
+            )
     err = faults.error() or stop
     if err is not None:
         raise err
@@ -216,18 +249,33 @@ def read_trace(path: str | Path) -> Trace:
     if float(arr.max()) >= NOT_SECONDS_ABOVE:
         if first < NOT_SECONDS_ABOVE:  # seconds beside 1e300: that row's slip, not an epoch clock (break53)
             k = int(np.flatnonzero(arr >= NOT_SECONDS_ABOVE)[0])
-            raise SpecError(f"{p.name}: {where(k)}: arrival_s", f"{arr[k]:.3g} s is over {NOT_SECONDS_ABOVE:.0e} s "
-                            f"(3,200 years) while the first arrival is {first:g} s", "give every arrival_s in "
-                            "seconds on one clock")
+            raise SpecError(
+                f"{p.name}: {where(k)}: arrival_s",
+                f"{arr[k]:.3g} s is over {NOT_SECONDS_ABOVE:.0e} s "
+                f"(3,200 years) while the first arrival is {first:g} s",
+                "give every arrival_s in seconds on one clock",
+            )
         unit = "nanoseconds" if first >= 1e17 else "microseconds" if first >= 1e14 else "milliseconds"
-        raise SpecError(f"{p.name}: arrival_s", f"values up to {arr.max():.3g} are not seconds (epoch {unit}?)",
-                        f"give seconds: divide by {_PER_S[unit]}")
+        raise SpecError(
+            f"{p.name}: arrival_s",
+            f"values up to {arr.max():.3g} are not seconds (epoch {unit}?)",
+            f"give seconds: divide by {_PER_S[unit]}",
+        )
     if first >= REBASE_ABOVE_S:
         arr = arr - first  # an absolute clock (epoch seconds): only the gaps matter
     if float(arr.max()) > MAX_SPAN_S:
-        raise SpecError(f"{p.name}: arrival_s", f"the trace spans {arr.max():.3g} s (over {MAX_SPAN_S:.0e} s, "
-                        "3 years)", "give arrival times in seconds")
+        raise SpecError(
+            f"{p.name}: arrival_s",
+            f"the trace spans {arr.max():.3g} s (over {MAX_SPAN_S:.0e} s, 3 years)",
+            "give arrival times in seconds",
+        )
     order = np.argsort(arr, kind="stable")
-    return Trace(arr[order], isl.astype(np.int64)[order], np.maximum(osl.astype(np.int64), 2)[order],
-                 opt["session_id"][order], opt["prefix_group"][order], int(np.count_nonzero(osl < 2)),
-                 order.astype(np.int64) + 1)
+    return Trace(
+        arr[order],
+        isl.astype(np.int64)[order],
+        np.maximum(osl.astype(np.int64), 2)[order],
+        opt["session_id"][order],
+        opt["prefix_group"][order],
+        int(np.count_nonzero(osl < 2)),
+        order.astype(np.int64) + 1,
+    )

@@ -32,8 +32,10 @@ COLUMNS = ("arrival_s", "input_tokens", "output_tokens")
 OPTIONAL = ("session_id", "prefix_group")
 _PER_S = {"nanoseconds": "1e9", "microseconds": "1e6", "milliseconds": "1e3"}
 #: Arrival-time columns named in another unit: (the unit, what to divide by for seconds).
-_UNIT_SLIPS = {f"arrival_{u}": (unit, _PER_S[unit]) for u, unit in
-               (("ms", "milliseconds"), ("us", "microseconds"), ("ns", "nanoseconds"))}
+_UNIT_SLIPS = {
+    f"arrival_{u}": (unit, _PER_S[unit])
+    for u, unit in (("ms", "milliseconds"), ("us", "microseconds"), ("ns", "nanoseconds"))
+}
 
 
 class _Faults:
@@ -90,8 +92,12 @@ def _numeric(faults: _Faults, col: str, raw) -> np.ndarray:
 
     if not hasattr(raw, "dtype"):  # JSONL: a quoted "10" was read as the number 10, with no word
         quoted = np.array([isinstance(v, _Quoted) for v in raw], dtype=bool)
-        faults.add(quoted, col, lambda k: f"{json.dumps(str(raw[k]))} is text, not a number",
-                   f'write {col} as a JSON number without quotes, e.g. "{col}": 1024')
+        faults.add(
+            quoted,
+            col,
+            lambda k: f"{json.dumps(str(raw[k]))} is text, not a number",
+            f'write {col} as a JSON number without quotes, e.g. "{col}": 1024',
+        )
     s = pd.Series(raw, dtype=object) if not hasattr(raw, "dtype") else raw
     try:
         vals = np.array(pd.to_numeric(s, errors="coerce"), dtype=float)  # a copy: bad cells become NaN
@@ -105,8 +111,9 @@ def _numeric(faults: _Faults, col: str, raw) -> np.ndarray:
             faults.add(bad, col, lambda _: "missing value", f"give {col} for every row")
         else:
             shown = f"{cell:g}" if isinstance(cell, float) else repr(cell)  # a NumPy float read 'np.float64(inf)'
-            faults.add(bad, col, lambda _: f"{shown} is not a finite number",
-                       "use finite numbers for times, lengths and ids")
+            faults.add(
+                bad, col, lambda _: f"{shown} is not a finite number", "use finite numbers for times, lengths and ids"
+            )
         vals[bad] = np.nan
     return vals
 
@@ -135,6 +142,7 @@ def _csv_where(text: str) -> Callable[[int], str]:
         if not lines:
             lines.extend([ln for ln, _ in _csv_rows(text)] or [0])
         return f"row {k + 1} (line {lines[k]})" if k < len(lines) and lines[k] else f"row {k + 1}"
+
     return where
 
 
@@ -147,8 +155,11 @@ def _columns_from_csv(text: str, name: str) -> tuple[dict, Callable[[int], str],
     header = [h.strip() for h in next(csv.reader([text.split("\n", 1)[0]]), [])]
     for sep, word in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars")):  # one column 'a;b;c' was 'unknown column'
         if len(header) == 1 and len(header[0].split(sep)) > 1 and header[0].split(sep)[0].strip() in COLUMNS + OPTIONAL:
-            raise SpecError(f"{name}: header", f"its columns are separated by {word}, not commas",
-                            "write the trace comma-separated: arrival_s,input_tokens,output_tokens")
+            raise SpecError(
+                f"{name}: header",
+                f"its columns are separated by {word}, not commas",
+                "write the trace comma-separated: arrival_s,input_tokens,output_tokens",
+            )
     dup = sorted({h for h in header if header.count(h) > 1})
     if dup:
         raise SpecError(f"{name}: header", f"column {dup[0]!r} appears twice", "give each column once")
@@ -156,26 +167,36 @@ def _columns_from_csv(text: str, name: str) -> tuple[dict, Callable[[int], str],
     try:
         with warnings.catch_warnings():  # pandas only warns when a row has more cells than the header
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True,
-                             index_col=False)
+            df = pd.read_csv(
+                io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True, index_col=False
+            )
     except (pd.errors.ParserWarning, pd.errors.ParserError) as e:
         width = len(header)
         wide = next(((k, ln, row) for k, (ln, row) in enumerate(_csv_rows(text)) if len(row) > width), None)
         if wide is None:
-            raise SpecError(name, f"malformed CSV ({str(e).splitlines()[0]})",
-                            "one request per line; close every quoted field with a matching \"") from None
+            raise SpecError(
+                name,
+                f"malformed CSV ({str(e).splitlines()[0]})",
+                'one request per line; close every quoted field with a matching "',
+            ) from None
         k, line, row = wide
-        stop = SpecError(f"{name}: row {k + 1} (line {line})", f"{len(row)} cells, more cells than the header "
-                         f"has columns ({width})", "give one value per column (quote a value that holds a comma)")
+        stop = SpecError(
+            f"{name}: row {k + 1} (line {line})",
+            f"{len(row)} cells, more cells than the header has columns ({width})",
+            "give one value per column (quote a value that holds a comma)",
+        )
         if k == 0:
             return {}, where, stop
-        cols, _, _ = _columns_from_csv("\n".join(text.split("\n")[:line - 1]) + "\n", name)
+        cols, _, _ = _columns_from_csv("\n".join(text.split("\n")[: line - 1]) + "\n", name)
         return cols, where, stop
     except pd.errors.EmptyDataError:
         raise SpecError(name, "the trace has no rows", "add a header and at least one request") from None
     except ValueError as e:
-        raise SpecError(name, f"malformed CSV ({str(e).splitlines()[0]})",
-                        "one request per line; close every quoted field with a matching \"") from None
+        raise SpecError(
+            name,
+            f"malformed CSV ({str(e).splitlines()[0]})",
+            'one request per line; close every quoted field with a matching "',
+        ) from None
     df.columns = [str(c).strip() for c in df.columns]
     _check_names(df.columns, name)
     return {c: df[c] for c in df.columns}, where, None
@@ -188,13 +209,18 @@ def _check_names(names, name: str) -> None:
 
     for c in names:
         if c in _UNIT_SLIPS:  # arrival_ms was 'did you mean arrival_s?': renaming it alone reads ms as s
-            raise SpecError(f"{name}: {c}", f"arrival times in {_UNIT_SLIPS[c][0]}; the trace reads seconds",
-                            f"divide the times by {_UNIT_SLIPS[c][1]} and name them arrival_s")
+            raise SpecError(
+                f"{name}: {c}",
+                f"arrival times in {_UNIT_SLIPS[c][0]}; the trace reads seconds",
+                f"divide the times by {_UNIT_SLIPS[c][1]} and name them arrival_s",
+            )
         if c not in COLUMNS + OPTIONAL:
             near = difflib.get_close_matches(c.lower(), COLUMNS + OPTIONAL, n=1, cutoff=0.6)  # ARRIVAL_S: no hint
-            raise SpecError(f"{name}: {c}", "unknown column" + (f" (did you mean {near[0]!r}?)" if near else ""),
-                            "rename or drop it: a trace holds arrival_s, input_tokens, output_tokens "
-                            "[, session_id, prefix_group]")
+            raise SpecError(
+                f"{name}: {c}",
+                "unknown column" + (f" (did you mean {near[0]!r}?)" if near else ""),
+                "rename or drop it: a trace holds arrival_s, input_tokens, output_tokens [, session_id, prefix_group]",
+            )
 
 
 def _is_array_of_objects(text: str) -> bool:
@@ -216,20 +242,30 @@ def _columns_from_jsonl(text: str, name: str) -> tuple[dict, Callable[[int], str
     lines: list[int] = []
     stop = None
     if _is_array_of_objects(text):  # json.dump of a list of requests was 'line 1: not a JSON object'
-        return cols, (lambda k: f"row {k + 1}"), SpecError(
-            name, "is one JSON array, not JSON Lines (one request object per line)",
-            "write one JSON object per line, e.g. jq -c '.[]' FILE > trace.jsonl")
+        return (
+            cols,
+            (lambda k: f"row {k + 1}"),
+            SpecError(
+                name,
+                "is one JSON array, not JSON Lines (one request object per line)",
+                "write one JSON object per line, e.g. jq -c '.[]' FILE > trace.jsonl",
+            ),
+        )
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line, object_pairs_hook=unique_keys)
         except DuplicateKeyError as e:  # the last value was kept, silently
-            stop = SpecError(f"{name}: line {i}: {e.key}", "is given twice in one object",
-                             "give each field once per line")
+            stop = SpecError(
+                f"{name}: line {i}: {e.key}", "is given twice in one object", "give each field once per line"
+            )
         except (json.JSONDecodeError, RecursionError) as e:
-            stop = SpecError(f"{name}: line {i}", f"malformed JSON: {getattr(e, 'msg', 'nested too deeply')}",
-                             "one JSON object per line")
+            stop = SpecError(
+                f"{name}: line {i}",
+                f"malformed JSON: {getattr(e, 'msg', 'nested too deeply')}",
+                "one JSON object per line",
+            )
         except ValueError as e:  # a 5,000-digit integer: json raised it past every handler, a traceback (break50)
             if not too_many_digits(e):
                 raise
@@ -249,8 +285,15 @@ def _columns_from_jsonl(text: str, name: str) -> tuple[dict, Callable[[int], str
             v = obj.get(c)
             # a non-number shown as JSON writes it (true, [1, 2]), not as Python would ('True'); a NaN literal
             # as 'NaN' (a float NaN was taken for a blank cell: 'missing value')
-            col.append("" if v is None else json.dumps(v) if isinstance(v, (dict, list, bool)) or v != v
-                       else _Quoted(v) if isinstance(v, str) else v)
+            col.append(
+                ""
+                if v is None
+                else json.dumps(v)
+                if isinstance(v, (dict, list, bool)) or v != v
+                else _Quoted(v)
+                if isinstance(v, str)
+                else v
+            )
     cols = {c: v for c, v in cols.items() if c in COLUMNS or any(x != "" for x in v)}
     return cols, (lambda k: f"row {k + 1} (line {lines[k]})"), stop
 
