@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from jalapeno.analysis.claims import Claim, ClaimContext
+from jalapeno.analysis.claims import Claim, ClaimContext, operating_point
 from jalapeno.analysis.uncertain import Parameter, apply, headline_parameters, physical_limit, uncertain_parameters
 from jalapeno.specs.variants import moved_together
 
@@ -71,6 +71,9 @@ class AuditResult:
     context: dict = field(default_factory=dict)
     #: each stated headline spec alone (peak, HBM bandwidth, scale-up bandwidth): the value the claim needs
     spec_changes: list[dict] = field(default_factory=list)
+    #: the frontier point the calibrated metric is read at, ``{"system": {...}, "baseline": {...} or None}``
+    #: (analysis/claims.operating_point: deployment, tok/s/user, tok/s/chip, concurrency, step bound)
+    operating_point: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         """The JSON of ``audit``: the claim, the predicted value with its band, the physical limit, the verdict
@@ -90,6 +93,7 @@ class AuditResult:
             "spec_changes": self.spec_changes,
             "joint_change": self.joint_change,
             "baseline_value": self.baseline_value,
+            "operating_point": self.operating_point,
             "context": self.context,
         }
 
@@ -450,4 +454,8 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
             "physical_limit_parameters": limit_values,
         },
         spec_changes,
+        {
+            "system": operating_point(ctx, claim, *pred_sw) if pred_sw else None,
+            "baseline": operating_point(ctx, claim, *base_sw) if base_sw else None,
+        },
     )

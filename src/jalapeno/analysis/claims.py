@@ -418,3 +418,56 @@ def _runners_up(ok: np.ndarray, y: np.ndarray, deps: list, k: int) -> np.ndarray
             if len(out) == k:
                 break
     return np.array(out, dtype=int)
+
+
+def operating_point(ctx: ClaimContext, claim: Claim, points, deps) -> dict | None:
+    """The frontier point ``claim``'s metric is read at in one sweep, and the bound of its step: the point a
+    sceptic asks about ("at which speed, on which deployment, limited by what?").
+
+    ``max_interactivity``: the fastest valid point; ``min_e2e_s``: the lowest mean E2E; a peak: the highest
+    tok/s/chip (under the ``load`` convention the per-kW peak may sit on another frontier point: this is the
+    throughput peak); ``@X``: the frontier point nearest X in log tok/s/user, one end of the log-log
+    interpolation the metric reads — compare's "why" table picks the same point (analysis/win_ranges.nearest_points).
+
+    Args:
+        ctx: the claim's context (its ``instance_chips`` filter applies).
+        claim: the claim (its ratio flag is ignored: one side's sweep).
+        points: a sweep's ServingPoints, shape (N,) each field; deps: each point's deployment (N,).
+
+    Returns:
+        ``{"deployment", "interactivity" (tok/s/user), "throughput_per_chip" (tok/s/chip), "concurrency",
+        "bound"}`` (``bound``: analysis/records.bound_cell's text: compute, hbm_bandwidth, scale_up_link,
+        scale_out_link, overhead or on_die_network; ``decode X; prefill Y (S of chips)`` disaggregated), or None
+        where no valid point reaches the claim's speed.
+    """
+    from jalapeno.analysis.records import bound_cell, prefill_chip_share
+    from jalapeno.analysis.win_ranges import nearest_points
+
+    ok = np.flatnonzero(ctx._valid(points, deps))
+    if ok.size == 0:
+        return None
+    x, y = points.interactivity[ok], points.throughput_per_chip[ok]
+    if claim.metric == "max_interactivity":
+        i = ok[int(np.argmax(x))]
+    elif claim.metric == "min_e2e_s":
+        i = ok[int(np.argmin(points.e2e_s[ok]))]
+    elif claim.at is None:
+        i = ok[int(np.argmax(y))]
+    else:
+        fi = ok[frontier_indices(x, y)]
+        k = nearest_points(points.interactivity[fi], [claim.at])[0]
+        if k is None:
+            return None
+        i = fi[k]
+    i = int(i)
+    return {
+        "deployment": deps[i].label,
+        "interactivity": float(points.interactivity[i]),
+        "throughput_per_chip": float(points.throughput_per_chip[i]),
+        "concurrency": float(points.concurrency[i]),
+        "bound": bound_cell(
+            str(points.bound[i]),
+            str(points.prefill_bound[i]),
+            prefill_chip_share(points.prefill_chips[i], points.chips[i]),
+        ),
+    }

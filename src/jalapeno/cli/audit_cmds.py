@@ -132,8 +132,9 @@ def _uncovered(res, model: str) -> str:
 
 
 def audit(
-    system: str = typer.Option(..., "--system", "-s", help="System the claim is about (name or TOML path)."),
-    claim: str = typer.Option(..., "--claim", help=CLAIM_HELP),
+    ctx: typer.Context,
+    system: str = typer.Option(None, "--system", "-s", help="System the claim is about (name or TOML path)."),
+    claim: str = typer.Option(None, "--claim", help=CLAIM_HELP),
     baseline: str = typer.Option(None, "--baseline", "-b", help="Baseline system of a *_ratio claim."),
     model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
@@ -151,6 +152,9 @@ def audit(
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
+    claims: str = typer.Option(None, "--claims", help="A TOML file of [[claim]] tables (claim, system, baseline, "
+                               "model, workload, precision, power, ...): audit each, one table of status, ratio, band, "
+                               "bound and what would flip it (docs/audit.md §7). Instead of --system/--claim."),
 ) -> None:
     """Hold a claim against the model: predicted value and band, what would make it hold, verdict.
 
@@ -161,6 +165,12 @@ def audit(
     from jalapeno.analysis.audit import audit_claim
     from jalapeno.analysis.claims import parse_claim
 
+    if claims is not None:
+        _audit_claims_file(ctx, claims, chip_model, placement, json_out)
+        return
+    for name, opt in ((system, "--system"), (claim, "--claim")):
+        if not name:
+            raise SpecError(opt, "is required", "give --system NAME --claim METRIC=VALUE, or --claims FILE")
     c = parse_claim(claim)
     ctx = _context(model, workload, isl, osl, precision, power, serving)
     refuse_unread_power(power, c.metric, "--claim")
@@ -289,6 +299,24 @@ def audit(
             t.add_row(label, _f(v["value"], ".3g") if v else "not reachable", _f(v["metric_at_change"]) if v else "-",
                       ("yes" if v["within_band"] else "no") if v else "-")
         console.print(t)
+
+
+def _audit_claims_file(ctx: typer.Context, path: str, chip_model: str, placement: str | None, json_out: bool) -> None:
+    """``audit --claims FILE`` (cli/audit_set.py); an option the file sets itself is refused, not ignored.
+
+    Raises:
+        SpecError: field ``--claims``, naming the option given beside it.
+    """
+    from jalapeno.cli.audit_set import FILE_OPTIONS, print_claims, run_claims
+
+    # by the source's name: typer may carry its own click, whose ParameterSource is another enum
+    given = ["--" + n.replace("_", "-").replace("sets", "set") for n in FILE_OPTIONS
+             if getattr(ctx.get_parameter_source(n), "name", "") == "COMMANDLINE"]
+    if given:
+        raise SpecError("--claims", f"each claim of the file is audited as the file states it: {', '.join(given)} "
+                        "beside it would be ignored", "drop it: give it as a key of the file (docs/audit.md §7 lists "
+                        "them; a top-level key is every claim's default), or audit that claim alone with --claim")
+    print_claims(run_claims(path, chip_model, placement), json_out)
 
 
 def _check_instance_chips(instance_chips: int | None, baseline: str | None) -> None:

@@ -1,0 +1,150 @@
+"""A whole vendor claim as a set of checkable statements: ``jalapeno audit --claims FILE`` (docs/audit.md §7).
+
+A press-release claim ("beats GB200 and GB300 on tokens per watt and per-user speed on three models") is many
+audits (analysis/audit.py): one per model, baseline and metric. A claims file lists them; each is audited and
+read back as one row of the answer:
+
+- ``status``: ``held`` (the band's unfavourable end still meets the claim), ``within band`` (the band straddles
+  it: the prediction alone does not settle it) or ``not held`` (not even the band's favourable end meets it);
+  the audit's own verdict (holds / plausible / requires / impossible) beside it;
+- the operating point and the bound of each side's step there (analysis/claims.operating_point);
+- ``flip``: what would turn the status round — the relative move of the system's figure that puts the
+  prediction on the claim, and for a claim the prediction misses the nearest single parameter the audit found.
+
+The file (TOML): top-level keys are defaults for every ``[[claim]]`` table; each table needs ``claim``
+(``METRIC[@X]=VALUE`` as ``--claim`` reads it), ``system`` and, for a ``_ratio``, ``baseline``::
+
+    system = "jalapeno"
+    workload = "8k1k"
+    [[claim]]
+    name = "DeepSeek-R1 per watt vs GB200 at 50 tok/s/user"
+    model = "deepseek-r1"
+    baseline = "gb200-nvl72"
+    claim = "tok_s_per_kw_ratio@50=1.0"
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+
+from jalapeno.errors import SpecError
+
+#: The keys a claim (or the file's defaults) may set, each as the audit option of the same name.
+KEYS = ("name", "claim", "system", "baseline", "model", "workload", "precision", "power", "serving", "efficiency")
+#: Relative tolerance of "meets" (analysis/audit.RTOL).
+_RTOL = 1e-3
+
+
+def load_claims(path: str | Path) -> list[dict]:
+    """The claims of a claims file, each a dict of :data:`KEYS` (defaults merged in; ``name`` defaults to the
+    claim text).
+
+    Raises:
+        SpecError: field ``--claims``: the file is missing, not TOML, has no ``[[claim]]`` table, or a key
+            outside :data:`KEYS`; field ``claim[i]``: a table without ``claim`` or ``system``.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError("--claims", f"no file {str(p)!r}", "give a TOML file of [[claim]] tables (docs/audit.md §7)")
+    try:
+        data = tomllib.loads(p.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise SpecError("--claims", f"{p} is not TOML: {e}", "fix the file (docs/audit.md §7 has an example)") from None
+    rows = data.pop("claim", None)
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        raise SpecError("--claims", f"{p} has no [[claim]] tables", "add one [[claim]] table per statement")
+    out = []
+    for i, row in enumerate([data, *rows]):
+        bad = sorted(set(row) - set(KEYS))
+        if bad:
+            where = "the file's defaults" if i == 0 else f"claim {i}"
+            raise SpecError("--claims", f"{where}: unknown key(s) {', '.join(bad)}", f"use only {', '.join(KEYS)}")
+    for i, row in enumerate(rows, 1):
+        c = {**data, **row}
+        for k in ("claim", "system"):
+            if not isinstance(c.get(k), str) or not c[k]:
+                raise SpecError(f"claim[{i}]", f"no {k}", f'give {k} = "..." in the table or at the top of the file')
+        c.setdefault("name", c["claim"])
+        out.append(c)
+    return out
+
+
+def _meets(v: float | None, claim: float, higher: bool) -> bool:
+    if v is None or not math.isfinite(v):
+        return False
+    return v >= claim * (1 - _RTOL) if higher else v <= claim * (1 + _RTOL)
+
+
+def status(predicted: float, low: float, high: float, claim: float, higher: bool = True) -> str:
+    """``held`` (the band's unfavourable end meets ``claim``), ``not held`` (its favourable end does not) or
+    ``within band`` (one end meets it); an undefined end (NaN: that set never reaches @X) does not meet it. With
+    no band (both ends NaN) the prediction decides: ``held`` or ``not held``.
+
+    >>> status(1.40, 0.99, 2.19, 1.0), status(1.40, 1.05, 2.19, 1.0), status(0.80, 0.57, 0.98, 1.0)
+    ('within band', 'held', 'not held')
+    >>> status(6.9, 6.0, 7.5, 7.0, higher=False)
+    'within band'
+    """
+    ends = [v for v in (low, high) if v is not None and math.isfinite(v)]
+    if not ends:
+        return "held" if _meets(predicted, claim, higher) else "not held"
+    bad_end = (low if higher else high) if len(ends) == 2 else math.nan
+    good_end = max(ends) if higher else min(ends)
+    if _meets(bad_end, claim, higher):
+        return "held"
+    return "within band" if _meets(good_end, claim, higher) else "not held"
+
+
+def _move(frac: float) -> str:
+    """A relative move in words: a percentage, to one decimal from 99.5% up (a fall of 99.7% is not 100%), as a
+    factor from 10x up.
+
+    >>> _move(0.2), _move(0.997), _move(273.09)
+    ('20%', '99.7%', '274x')
+    """
+    if frac >= 9:
+        return f"{frac + 1:,.0f}x"
+    return f"{frac:.1%}" if 0.995 <= frac < 1 else f"{frac:.0%}"
+
+
+def flip_condition(res: dict) -> str:
+    """What would turn an audit's answer round, in words, from its ``--json`` dict (analysis/audit.AuditResult).
+
+    A prediction that meets the claim: the fall of the system's figure (or, for a ratio, the same rise of the
+    baseline's) that would put it on the claim. One that misses: the rise it needs, and the nearest single
+    uncertain parameter that gets there (smallest move, in band first), or the physical limit's word.
+
+    >>> r = {"claim": {"value": 1.0, "system": "jalapeno", "baseline": "gb200-nvl72", "metric": "tok_s_per_kw_ratio@50"},
+    ...      "predicted": {"value": 1.25}, "verdict": "holds", "changes": []}
+    >>> flip_condition(r)
+    'fails if jalapeno falls 20% (or gb200-nvl72 rises 25%)'
+    >>> r.update(predicted={"value": 0.8}, verdict="requires", changes=[{"parameter": "efficiency.hbm_fraction",
+    ...          "required": 0.95, "factor": 1.3, "within_band": False}])
+    >>> flip_condition(r)
+    'holds if jalapeno rises 25%; nearest: efficiency.hbm_fraction 0.95 (1.3x, outside its band)'
+    """
+    c, pred = res["claim"], res["predicted"]["value"]
+    higher = c["metric"].split("@")[0].removesuffix("_ratio") != "min_e2e_s"
+    if pred is None or not math.isfinite(pred) or pred <= 0:
+        return f"{c['system']} does not reach the claim's speed: no figure to move"
+    r = c["value"] / pred
+    if res["verdict"] == "holds":
+        fall = (1 - r) if higher else (r - 1)
+        text = f"fails if {c['system']} {'falls' if higher else 'rises'} {_move(fall)}"
+        if c.get("baseline"):
+            text += f" (or {c['baseline']} {'rises' if higher else 'falls'} {_move((1 / r - 1) if higher else (1 - 1 / r))})"
+        return text
+    need = (r - 1) if higher else (1 - r)
+    text = f"holds if {c['system']} {'rises' if higher else 'falls'} {_move(need)}"
+    found = [ch for ch in res.get("changes", []) if ch.get("required") is not None and ch.get("factor")]
+    if found:
+        ch = min(found, key=lambda ch: (not ch["within_band"], abs(math.log(ch["factor"]))))
+        text += (
+            f"; nearest: {ch['parameter']} {ch['required']:.3g} ({ch['factor']:.2g}x, "
+            f"{'inside' if ch['within_band'] else 'outside'} its band)"
+        )
+    elif res["verdict"] == "impossible":
+        text += "; not even the physical limit gets there under the stated specs"
+    return text

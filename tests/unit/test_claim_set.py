@@ -1,0 +1,183 @@
+"""``jalapeno audit --claims FILE`` (analysis/claim_set.py, cli/audit_set.py): a whole vendor claim, each of its
+statements audited, one table as the answer. Expected values by hand in the comments; the CLI checks hold the file's
+answer against the single-claim audit and the ``frontier`` command (another path to the same figure)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from cli_runner import check_error, run, run_captured
+
+from jalapeno.analysis.claim_set import flip_condition, load_claims, status
+from jalapeno.errors import SpecError
+
+ARGS = ("--system", "jalapeno", "--model", "gpt-oss-120b", "--workload", "8k1k", "--serving", "agg")
+FILE = """
+system = "jalapeno"
+model = "gpt-oss-120b"
+workload = "8k1k"
+serving = "agg"
+[[claim]]
+name = "trivial"
+claim = "max_interactivity=1"
+[[claim]]
+claim = "max_interactivity=100000"
+"""
+
+
+def test_load_claims_merges_the_defaults_and_names_each_claim(tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text(FILE)
+    a, b = load_claims(p)
+    assert (a["name"], a["system"], a["model"], a["serving"]) == ("trivial", "jalapeno", "gpt-oss-120b", "agg")
+    assert b["name"] == "max_interactivity=100000"  # no name: the claim text
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (None, ("no file",)),
+        ('system = "jalapeno"\n', ("no [[claim]] tables",)),
+        ('[[claim]]\nclaim = "max_interactivity=1"\nsystem = "jalapeno"\nmodle = "x"\n', ("claim 1", "modle")),
+        ('nope = 1\n[[claim]]\nclaim = "max_interactivity=1"\nsystem = "jalapeno"\n', ("defaults", "nope")),
+        ("[[claim\n", ("is not TOML",)),
+    ],
+)
+def test_a_bad_claims_file_names_what_is_wrong(tmp_path, text, words):
+    p = tmp_path / "c.toml"
+    if text is not None:
+        p.write_text(text)
+    with pytest.raises(SpecError) as e:
+        load_claims(p)
+    assert e.value.field == "--claims"
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_a_claim_without_a_system_names_its_table(tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text('[[claim]]\nclaim = "max_interactivity=1"\n')
+    with pytest.raises(SpecError) as e:
+        load_claims(p)
+    assert e.value.field == "claim[1]" and "no system" in str(e.value)
+
+
+def test_status_reads_the_band_against_the_claim():
+    # the DeepSeek-R1 per-kW claim at 50 tok/s/user vs GB300 (fp8): 1.404x, band 0.987-2.19 → the low end misses 1.0
+    assert status(1.404, 0.987, 2.19, 1.0) == "within band"
+    assert status(1.404, 1.01, 2.19, 1.0) == "held"  # the whole band at or above 1.0
+    assert status(0.795, 0.571, 0.999 * 0.998, 1.0) == "not held"  # 0.997 is more than 0.1% short of 1.0
+    assert status(0.795, 0.571, 0.9995, 1.0) == "within band"  # within 0.1% meets (audit.RTOL)
+    assert status(1.1, math.nan, 1.3, 1.0) == "within band"  # the low set never reaches @X: undefined, not met
+    assert status(5.0, 4.0, 6.0, 5.5, higher=False) == "within band"  # E2E: lower is better, 4.0 meets 5.5
+    assert status(5.0, 4.0, 5.4, 5.5, higher=False) == "held"
+
+
+def test_flip_condition_by_hand():
+    r = {
+        "claim": {"value": 1.0, "system": "jalapeno", "baseline": "gb300-nvl72", "metric": "max_interactivity_ratio"},
+        "predicted": {"value": 1.043},
+        "verdict": "holds",
+        "changes": [],
+    }
+    # 1 - 1/1.043 = 4.1% fall of Jalapeño's figure; 1.043 - 1 = 4.3% rise of the baseline's
+    assert flip_condition(r) == "fails if jalapeno falls 4% (or gb300-nvl72 rises 4%)"
+    r.update(
+        predicted={"value": 0.5},
+        verdict="plausible",
+        changes=[
+            {"parameter": "a", "required": 2.0, "factor": 1.5, "within_band": False},
+            {"parameter": "b", "required": 3.0, "factor": 3.0, "within_band": True},
+            {"parameter": "c", "required": None, "factor": None, "within_band": False},
+        ],
+    )
+    # 1/0.5 - 1 = 100%; the in-band change comes first however far it moves
+    assert flip_condition(r) == "holds if jalapeno rises 100%; nearest: b 3 (3x, inside its band)"
+    r.update(verdict="impossible", changes=[])
+    assert flip_condition(r).endswith("not even the physical limit gets there under the stated specs")
+
+
+@pytest.fixture(scope="module")
+def claims_json(tmp_path_factory) -> dict:
+    p = tmp_path_factory.mktemp("claims") / "c.toml"
+    p.write_text(FILE)
+    code, out, err = run_captured("audit", "--claims", str(p), "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_the_file_gives_what_the_single_claim_audit_gives(capsys, claims_json):
+    code, out, err = run(capsys, "audit", *ARGS, "--claim", "max_interactivity=1", "--json")
+    assert code == 0, err
+    one = json.loads(out)
+    row = claims_json["claims"][0]
+    assert row["predicted"] == one["predicted"] and row["verdict"] == one["verdict"] == "holds"
+    # 1 tok/s/user is far under any band end: held; 100,000 is past the physical limit: not held
+    assert [r["status"] for r in claims_json["claims"]] == ["held", "not held"]
+    assert claims_json["tally"] == {"held": 1, "within band": 0, "not held": 1}
+    assert claims_json["claims"][1]["verdict"] == "impossible"
+
+
+def test_the_operating_point_is_the_frontier_s_fastest_point(capsys, claims_json):
+    # max_interactivity is read at the frontier's fastest point: the frontier command's last point, by another path
+    code, out, err = run(capsys, "frontier", *ARGS, "--json")
+    assert code == 0, err
+    last = max(json.loads(out)["frontier"], key=lambda p: p["interactivity"])
+    op = claims_json["claims"][0]["operating_point"]["system"]
+    assert op["interactivity"] == pytest.approx(last["interactivity"], rel=1e-9)
+    assert op["bound"] == last["bound"] and op["deployment"] == last["deployment"]["label"]
+    assert claims_json["claims"][0]["operating_point"]["baseline"] is None  # no baseline: no second point
+
+
+def test_the_table_names_status_verdict_and_flip(tmp_path, capsys):
+    p = tmp_path / "c.toml"
+    p.write_text(FILE.split("[[claim]]\nclaim")[0])  # the trivial claim alone
+    code, out, err = run(capsys, "audit", "--claims", str(p))
+    assert code == 0, err
+    assert "held (holds)" in out and "fails if jalapeno falls" in out and "tally: held 1" in out
+
+
+def test_options_the_file_sets_are_refused_beside_it(tmp_path, capsys):
+    p = tmp_path / "c.toml"
+    p.write_text(FILE)
+    code, out, err = run(capsys, "audit", "--claims", str(p), "--model", "deepseek-r1")
+    check_error(code, out, err, "--claims", "--model", "beside it would be ignored")
+    code, out, err = run(capsys, "audit", "--claim", "max_interactivity=1")
+    check_error(code, out, err, "--system", "--claims FILE")
+
+
+def test_a_ratio_claim_reads_what_compare_reads(tmp_path, capsys):
+    # the same question through compare's ratio table (analysis/compare.py, another path): the per-kW ratio at
+    # 50 tok/s/user and the bound of each side's nearest frontier point
+    p = tmp_path / "c.toml"
+    p.write_text(
+        'system = "jalapeno"\nmodel = "gpt-oss-120b"\nserving = "agg"\n[[claim]]\nbaseline = "gb300-nvl72"\n'
+        'claim = "tok_s_per_kw_ratio@50=1.0"\npower = "all-in"\n'
+    )
+    code, out, err = run(capsys, "audit", "--claims", str(p), "--json")
+    assert code == 0, err
+    row = json.loads(out)["claims"][0]
+    code, out, err = run(
+        capsys,
+        "compare",
+        "-s",
+        "jalapeno,gb300-nvl72",
+        "-m",
+        "gpt-oss-120b",
+        "--serving",
+        "agg",
+        "--at",
+        "50",
+        "--json",
+    )
+    assert code == 0, err
+    iso = json.loads(out)["comparisons"]["jalapeno"]["iso_interactivity"]
+    kw, chip = iso["tok_s_per_kw"][0], iso["throughput_per_chip"][0]
+    assert row["predicted"]["value"] == pytest.approx(kw["ratio"], rel=1e-9)
+    # by hand: per kW = per chip x the baseline's all-in W over the system's, 2,100 / 1,150 (GB300: InferenceX
+    # constants.ts GPU_SPECS all-in kW; Jalapeño's 1,150 W an estimate from components, `jalapeno hardware show`)
+    assert kw["ratio"] == pytest.approx(chip["ratio"] * 2100 / 1150, rel=1e-9)
+    op = row["operating_point"]
+    assert (op["system"]["bound"], op["baseline"]["bound"]) == (kw["bound_a"], kw["bound_b"])
