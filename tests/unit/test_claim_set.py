@@ -182,3 +182,19 @@ def test_a_ratio_claim_reads_what_compare_reads(tmp_path, capsys):
     assert kw["ratio"] == pytest.approx(chip["ratio"] * 2100 / 1150, rel=1e-9)
     op = row["operating_point"]
     assert (op["system"]["bound"], op["baseline"]["bound"]) == (kw["bound_a"], kw["bound_b"])
+
+
+def test_the_shipped_claims_file_states_the_twelve_statements():
+    # 3 models x 2 baselines x {tokens per watt at a matched speed, max per-user speed}, each "beats": >= 1.0
+    from pathlib import Path
+
+    rows = load_claims(Path(__file__).resolve().parents[2] / "examples" / "claims_jalapeno.toml")
+    got = {(r["model"], r["baseline"], r["claim"]) for r in rows}
+    assert len(rows) == len(got) == 12
+    assert got == {
+        (m, b, c)
+        for m in ("deepseek-r1", "gpt-oss-120b", "kimi-k2.5")
+        for b in ("gb200-nvl72", "gb300-nvl72")
+        for c in ("tok_s_per_kw_ratio@50=1.0", "max_interactivity_ratio=1.0")
+    }
+    assert {r["system"] for r in rows} == {"jalapeno"} and {r["workload"] for r in rows} == {"8k1k"}
