@@ -182,6 +182,9 @@ def test_a_ratio_claim_reads_what_compare_reads(tmp_path, capsys):
     assert kw["ratio"] == pytest.approx(chip["ratio"] * 2100 / 1150, rel=1e-9)
     op = row["operating_point"]
     assert (op["system"]["bound"], op["baseline"]["bound"]) == (kw["bound_a"], kw["bound_b"])
+    # the per-kW claim turns where Jalapeño's all-in W per chip (1,150, `jalapeno hardware list`) grows by the ratio
+    assert row["power_w_per_chip"] == 1150
+    assert f"its power above {1150 * row['predicted']['value']:,.0f} W per chip" in row["flip"]
 
 
 def test_the_shipped_claims_file_states_the_twelve_statements():

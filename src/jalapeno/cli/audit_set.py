@@ -38,6 +38,7 @@ def run_claims(path: str, chip_model: str, placement: str | None) -> list[dict]:
     from jalapeno.analysis.audit import audit_claim
     from jalapeno.analysis.claim_set import flip_condition, load_claims, status
     from jalapeno.analysis.claims import parse_claim
+    from jalapeno.analysis.power_cost import power_w_per_chip
     from jalapeno.cli.audit_cmds import _context
     from jalapeno.cli.chip_opts import chip_model_pricers
     from jalapeno.cli.system_opts import system_pricer
@@ -68,7 +69,10 @@ def run_claims(path: str, chip_model: str, placement: str | None) -> list[dict]:
         res["name"] = c["name"]
         p = res["predicted"]
         res["status"] = status(p["value"], p["low"], p["high"], cl.value, cl.higher_is_better)
-        res["flip"] = flip_condition(res)
+        # a per-kW figure is tok/s over the system's W per chip (one figure but under ``load``): the W that turns it
+        watts = power_w_per_chip(pr.system, ctx.convention)[0] if ctx.convention != "load" else None
+        res["power_w_per_chip"] = watts
+        res["flip"] = flip_condition(res, watts)
         out.append(res)
     return out
 
