@@ -201,3 +201,14 @@ def test_the_shipped_claims_file_states_the_twelve_statements():
         for c in ("tok_s_per_kw_ratio@50=1.0", "max_interactivity_ratio=1.0")
     }
     assert {r["system"] for r in rows} == {"jalapeno"} and {r["workload"] for r in rows} == {"8k1k"}
+
+
+def test_the_single_audit_says_where_it_reads_the_claim_and_what_turns_it(capsys):
+    # the claims table's two columns, under one audit's table too: 1 tok/s/user is met by the whole band (held);
+    # the fastest frontier point is overhead-bound (as the frontier command's last point: the test above)
+    code, out, err = run(capsys, "audit", *ARGS, "--claim", "max_interactivity=1")
+    assert code == 0, err
+    read = next(line for line in out.splitlines() if line.startswith("read at: jalapeno "))
+    assert "tok/s/user on agg " in read and ", bound " in read
+    turns = next(line for line in out.splitlines() if line.startswith("status "))
+    assert turns.startswith("status held (the band's unfavourable end meets the claim); turns: fails if jalapeno falls")

@@ -33,6 +33,12 @@ from jalapeno.errors import SpecError
 
 #: The keys a claim (or the file's defaults) may set, each as the audit option of the same name.
 KEYS = ("name", "claim", "system", "baseline", "model", "workload", "precision", "power", "serving", "efficiency")
+#: Each status in words (the caption of the claims table, the single audit's status line).
+STATUS_MEANING = {
+    "held": "the band's unfavourable end meets the claim",
+    "within band": "the band straddles the claim: the prediction alone does not settle it",
+    "not held": "not even the band's favourable end meets the claim",
+}
 #: Relative tolerance of "meets" (analysis/audit.RTOL).
 _RTOL = 1e-3
 

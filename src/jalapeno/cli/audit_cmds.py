@@ -250,6 +250,10 @@ def audit(
         # baseline's calibrated prediction (compare --bands says 'no band for <baseline>'; audit said nothing)
         console.print(f"band: {res.system}'s efficiency sets over {res.baseline}'s calibrated prediction alone"
                       f"{uncovered[:-1]}; docs/audit.md §3.1)", markup=False)
+    from jalapeno.cli.audit_set import point_lines
+
+    for line in point_lines(d, pr.system, ctx.convention):  # where it is read, its bound, what turns it (claims53)
+        console.print(line, markup=False, soft_wrap=True)
     if c.at is not None and res.verdict == "impossible" and not math.isfinite(res.physical_limit):
         # the verdict stood alone over a row of '-': say why (sensitivity refuses the same @X)
         console.print(f"why: {c.metric}@{c.at:g} is undefined at every parameter value tried: no frontier reaches "

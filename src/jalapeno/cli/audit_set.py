@@ -141,3 +141,38 @@ def _tally(rows: list[dict]) -> dict:
     {'held': 2, 'within band': 0, 'not held': 1}
     """
     return {k: sum(r["status"] == k for r in rows) for k in ("held", "within band", "not held")}
+
+
+def point_lines(d: dict, system, convention: str) -> list[str]:
+    """The single audit's lines under its table (``audit --claim``): where each side's metric is read and what
+    bounds it there, and what would turn the answer round — the two columns the claims table carries.
+
+    Args:
+        d: the audit's ``--json`` dict (analysis/audit.AuditResult.as_dict).
+        system: the audited :class:`~jalapeno.specs.system.System` (its W per chip for a per-kW claim's flip).
+        convention: the power convention (``load``: no single W per chip).
+
+    Returns:
+        ``["read at: jalapeno 51 tok/s/user on <deployment>, bound decode compute; ...", "status held (...); turns:
+        fails if ..."]``.
+    """
+    from jalapeno.analysis.claim_set import STATUS_MEANING, flip_condition, status
+    from jalapeno.analysis.power_cost import power_w_per_chip
+
+    out, op = [], d.get("operating_point") or {}
+    names = [(d["claim"]["system"], op.get("system"))]
+    if d["claim"]["baseline"]:
+        names.append((d["claim"]["baseline"], op.get("baseline")))
+    parts = [
+        f"{n} {p['interactivity']:.0f} tok/s/user on {p['deployment']}, bound {p['bound']}"
+        if p
+        else f"{n}: no point reaches it"
+        for n, p in names
+    ]
+    out.append("read at: " + "; ".join(parts) + " (the frontier point the metric is read at; docs/audit.md §7)")
+    watts = power_w_per_chip(system, convention)[0] if convention != "load" else None
+    p = d["predicted"]
+    higher = d["claim"]["metric"].split("@")[0].removesuffix("_ratio") != "min_e2e_s"
+    st = status(p["value"], p["low"], p["high"], d["claim"]["value"], higher)
+    out.append(f"status {st} ({STATUS_MEANING[st]}); turns: " + flip_condition(d, watts))
+    return out
