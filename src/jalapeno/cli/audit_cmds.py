@@ -166,7 +166,9 @@ def audit(
     from jalapeno.analysis.claims import parse_claim
 
     if claims is not None:
-        _audit_claims_file(ctx, claims, chip_model, placement, json_out)
+        from jalapeno.cli.audit_set import audit_claims_file
+
+        audit_claims_file(ctx, claims, chip_model, placement, json_out)
         return
     for name, opt in ((system, "--system"), (claim, "--claim")):
         if not name:
@@ -303,24 +305,6 @@ def audit(
             t.add_row(label, _f(v["value"], ".3g") if v else "not reachable", _f(v["metric_at_change"]) if v else "-",
                       ("yes" if v["within_band"] else "no") if v else "-")
         console.print(t)
-
-
-def _audit_claims_file(ctx: typer.Context, path: str, chip_model: str, placement: str | None, json_out: bool) -> None:
-    """``audit --claims FILE`` (cli/audit_set.py); an option the file sets itself is refused, not ignored.
-
-    Raises:
-        SpecError: field ``--claims``, naming the option given beside it.
-    """
-    from jalapeno.cli.audit_set import FILE_OPTIONS, print_claims, run_claims
-
-    # by the source's name: typer may carry its own click, whose ParameterSource is another enum
-    given = ["--" + n.replace("_", "-").replace("sets", "set") for n in FILE_OPTIONS
-             if getattr(ctx.get_parameter_source(n), "name", "") == "COMMANDLINE"]
-    if given:
-        raise SpecError("--claims", f"each claim of the file is audited as the file states it: {', '.join(given)} "
-                        "beside it would be ignored", "drop it: give it as a key of the file (docs/audit.md §7 lists "
-                        "them; a top-level key is every claim's default), or audit that claim alone with --claim")
-    print_claims(run_claims(path, chip_model, placement), json_out)
 
 
 def _check_instance_chips(instance_chips: int | None, baseline: str | None) -> None:

@@ -176,3 +176,28 @@ def point_lines(d: dict, system, convention: str) -> list[str]:
     st = status(p["value"], p["low"], p["high"], d["claim"]["value"], higher)
     out.append(f"status {st} ({STATUS_MEANING[st]}); turns: " + flip_condition(d, watts))
     return out
+
+
+def audit_claims_file(ctx, path: str, chip_model: str, placement: str | None, json_out: bool) -> None:
+    """``audit --claims FILE``: run and print its claims; an option the file sets itself (``ctx``: the audit command's
+    click context, which says where each option came from) is refused, not ignored.
+
+    Raises:
+        SpecError: field ``--claims``, naming the option given beside it.
+    """
+    from jalapeno.errors import SpecError
+
+    # by the source's name: typer may carry its own click, whose ParameterSource is another enum
+    given = [
+        "--" + n.replace("_", "-").replace("sets", "set")
+        for n in FILE_OPTIONS
+        if getattr(ctx.get_parameter_source(n), "name", "") == "COMMANDLINE"
+    ]
+    if given:
+        raise SpecError(
+            "--claims",
+            f"each claim of the file is audited as the file states it: {', '.join(given)} beside it would be ignored",
+            "drop it: give it as a key of the file (docs/audit.md §7 lists "
+            "them; a top-level key is every claim's default), or audit that claim alone with --claim",
+        )
+    print_claims(run_claims(path, chip_model, placement), json_out)
