@@ -36,10 +36,13 @@ def test_zero_crossing_linear_bracketed_and_extrapolated():
     # e = 2 (r - 0.85): zero at 0.85, bracketed by 0.8 / 0.9
     rs = (0.7, 0.8, 0.9, 1.0)
     assert cc.zero_crossing(rs, [2 * (r - 0.85) for r in rs]) == pytest.approx(0.85)
-    # every error negative (the model too slow even at r = 1): extrapolated from the last two, e = r - 1.05
-    assert cc.zero_crossing(rs, [r - 1.05 for r in rs]) == pytest.approx(1.05)
-    # every error positive, smallest at r = 0.7: from the first two, e = r - 0.6
-    assert cc.zero_crossing(rs, [r - 0.6 for r in rs]) == pytest.approx(0.6)
+    # every error negative (the model too slow even at r = 1): extrapolated from the last two. Errors that bend, so
+    # the two ends give different lines: -0.50 / -0.30 / -0.15 / -0.05; the last two rise 0.10 over 0.1, zero at
+    # 1.0 + 0.05 / 1.0 = 1.05 (the first two, slope 2.0, would say 0.7 + 0.50 / 2 = 0.95)
+    assert cc.zero_crossing(rs, [-0.50, -0.30, -0.15, -0.05]) == pytest.approx(1.05)
+    # every error positive, smallest at r = 0.7: from the first two. 0.05 / 0.15 / 0.30 / 0.50: slope 1.0, zero at
+    # 0.7 - 0.05 / 1.0 = 0.65 (the last two, slope 2.0, would say 1.0 - 0.50 / 2 = 0.75)
+    assert cc.zero_crossing(rs, [0.05, 0.15, 0.30, 0.50]) == pytest.approx(0.65)
     with pytest.raises(ValueError, match="flat"):
         cc.zero_crossing((0.8, 0.9), [0.1, 0.1])
     with pytest.raises(ValueError, match="two or more"):
