@@ -127,6 +127,8 @@ class Findings:
         self.by_check: dict[str, list[str]] = {}
         self.checked: dict[str, int] = {}
         self.quiet = quiet
+        #: (decode step over its floor, where) of the tightest point check 1 saw
+        self.tightest: tuple[float, str] = (np.inf, "")
 
     def count(self, check: str, n: int = 1) -> None:
         self.checked[check] = self.checked.get(check, 0) + n
@@ -189,7 +191,7 @@ def check_floors(f: Findings, where: str, model, system, res, wl) -> None:
         comp = 2.0 * model.active_params * tokens / (chips * peak)
         step = float(p.step_time_s[i])
         f.count("1 floor")
-        f.tightest = min(getattr(f, "tightest", (np.inf, "")), (step / max(hbm, comp), f"{where} {dep.label}"))
+        f.tightest = min(f.tightest, (step / max(hbm, comp), f"{where} {dep.label}"))
         if step < max(hbm, comp) * (1 - FLOOR_TOL):
             f.add(
                 "1 floor",
@@ -355,6 +357,7 @@ def check_dense_concurrency(f: Findings, where: str, model, pricer, dep, wl) -> 
             )
         if b <= knee and thr[b] < thr[a] * (1 - MONO_TOL):
             if ev:  # a step up in the step's work (a padded graph bucket): throughput dips, then recovers
+                f.count("events")
                 print(f"  [event] {at}: throughput/chip {thr[a]:,.0f} -> {thr[b]:,.0f} explained by {'; '.join(ev)}")
             else:
                 f.add(
@@ -368,6 +371,7 @@ def check_dense_concurrency(f: Findings, where: str, model, pricer, dep, wl) -> 
                 f"(batch {p.decode_batch[a]:g} -> {p.decode_batch[b]:g})",
             )
         elif max(r_t, 1 / r_t) > JUMP and ev:
+            f.count("events")
             print(f"  [event] {at}: TPOT x{r_t:.2f} explained by {'; '.join(ev)}")
 
 
@@ -567,7 +571,7 @@ def main(argv: list[str] | None = None, quiet: bool = False) -> Findings:
     for check in sorted((set(f.checked) | set(f.by_check)) - {"events"}):
         print(f"  {check}: {f.checked.get(check, 0):,} checked, {len(f.by_check.get(check, []))} violations")
     print(f"  moves named by an event (not violations): {f.checked.get('events', 0)}")
-    if hasattr(f, "tightest"):
+    if np.isfinite(f.tightest[0]):
         print(f"  tightest decode step over its floor: x{f.tightest[0]:.2f} ({f.tightest[1]})")
     print(f"runtime {time.perf_counter() - t0:.1f} s")
     return f
