@@ -12,6 +12,7 @@ for DeepSeek-R1 (E = 256, k = 8) at T = 64, 256 x (1 - (31/32)^64) = 222.4.
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -112,3 +113,109 @@ def test_bunched_prompt_event_named():
     assert ss._named(f, "t", "l", res, i, j, (m, pr, wl)) is False
     assert "prefill-carrying share" in ss._event(res, i, j, (m, pr, wl))
     assert ss._named(f, "t", "l", res, i, j, None) is True
+
+
+# Checks 2-5 on hand-built points (review53: the quick subset holds no violation, so only a planted one shows each
+# check can fail). A deployment with no CUDA-graph sizes and one instance, so no event names a move unless planted.
+def _dep(label="agg attn TP8 DP1 · MoE TP1 EP8 [fp8]", prefill=None):
+    layout = SimpleNamespace(dp=1, pp=1)
+    return SimpleNamespace(
+        label=label,
+        decode=SimpleNamespace(layout=layout),
+        prefill=prefill,
+        cuda_graph_max_batch=None,
+        cuda_graph_batch_sizes=(),
+    )
+
+
+def _served(conc, tpot, limit=None):
+    """Points at concurrencies ``conc`` (each the decode batch) with TPOT ``tpot`` s: throughput = C / TPOT."""
+    conc, tpot = np.asarray(conc, float), np.asarray(tpot, float)
+    return SimpleNamespace(
+        feasible=np.ones(conc.size, bool),
+        tpot_s=tpot,
+        throughput_per_chip=conc / tpot,
+        decode_batch=conc,
+        limit=np.array(limit if limit is not None else [""] * conc.size, dtype=object),
+        bound=np.array(["hbm"] * conc.size, dtype=object),
+    )
+
+
+def test_continuity_check_can_fail(monkeypatch):
+    # TPOT 10 ms to the 20th concurrency of the grid, 30 ms after: x3 over a x2^0.25 = x1.19 step is above
+    # JUMP x step = 1.6 x 1.19 = 1.90, with no event; throughput C / TPOT falls 3 / 1.19 = 2.5x there, before its
+    # knee (the last point: 4,096 / 0.03 = 136,533 tok/s is the highest)
+    def served(model, pricer, dep, wl, conc):
+        t = np.where(np.arange(len(conc)) < 20, 0.01, 0.03)
+        return _served(conc, t)
+
+    monkeypatch.setattr(ss, "serve_at_concurrency", served)
+    f = ss.Findings(quiet=True)
+    ss.check_dense_concurrency(f, "planted", None, None, _dep(), None)
+    assert len(f.by_check["3 continuity"]) == 1 and "TPOT x3.00" in f.by_check["3 continuity"][0]
+    assert len(f.by_check["2 monotone"]) == 1 and "before the knee (no event)" in f.by_check["2 monotone"][0]
+
+    # the same jump where the binding limit changes is an event: counted, not a violation
+    def limited(model, pricer, dep, wl, conc):
+        i = np.arange(len(conc))
+        return _served(conc, np.where(i < 20, 0.01, 0.03), np.where(i < 20, "", "kv"))
+
+    monkeypatch.setattr(ss, "serve_at_concurrency", limited)
+    g = ss.Findings(quiet=True)
+    ss.check_dense_concurrency(g, "planted", None, None, _dep(), None)
+    assert not g.by_check and g.checked["events"] == 2  # the throughput dip and the TPOT jump, each named
+
+
+def test_ttft_in_isl_check_can_fail(monkeypatch):
+    # TTFT = 1 s / ISL falls as the prompt grows: every one of the 24 ISL steps 512 ... 32,768 is a fall
+    monkeypatch.setattr(
+        ss,
+        "serve_at_concurrency",
+        lambda model, pricer, dep, wl, conc: SimpleNamespace(feasible=[True], ttft_s=[1.0 / wl.isl]),
+    )
+    f = ss.Findings(quiet=True)
+    ss.check_isl(f, "planted", SimpleNamespace(max_context=40_000), None, _dep())
+    assert len(f.by_check["2 monotone"]) == 24 and "TTFT falls" in f.by_check["2 monotone"][0]
+
+
+def test_mtp_check_can_fail(monkeypatch):
+    # without MTP interactivity 100 tok/s at batches 1 and 8; with MTP k: 90 at batch 1 (x0.9 < 1) and
+    # 100 x (1 + k + 0.5) at 8 (above the 1 + k tokens a step can add): two violations a setting, four in all
+    def fake_sweep(model, pricer, wl, prec, opts):
+        k = opts.mtp.draft_tokens if opts.mtp else 0
+        label = "agg attn TP8" + (f" MTP{k}@0.8" if k else "")
+        inter = [100.0, 100.0] if not k else [90.0, 100.0 * (1.5 + k)]
+        return SimpleNamespace(
+            points=SimpleNamespace(
+                feasible=np.ones(2, bool), interactivity=np.array(inter), decode_batch=np.array([1.0, 8.0])
+            ),
+            dep_index=np.zeros(2, int),
+            deployments=[SimpleNamespace(label=label)],
+        )
+
+    monkeypatch.setattr(ss, "sweep", fake_sweep)
+    f = ss.Findings(quiet=True)
+    ss.check_mtp(f, "planted", None, None, None, None)
+    lines = f.by_check["4 MTP"]
+    assert len(lines) == 4 and sum("< 1 at batch 1" in ln for ln in lines) == 2
+    assert any("speed-up x2.50 > 1 + k = 2" in ln for ln in lines)  # MTP1: 250 / 100
+
+
+def test_frontier_check_can_fail(monkeypatch, capsys):
+    # points (interactivity, tok/s/chip) (10, 100) and (20, 200): the first is dominated x2 on both axes; listed as
+    # a frontier point (a frontier_indices that kept every point), the check names it
+    res = SimpleNamespace(
+        points=SimpleNamespace(
+            feasible=np.ones(2, bool),
+            throughput_per_chip=np.array([100.0, 200.0]),
+            interactivity=np.array([10.0, 20.0]),
+        ),
+        dep_index=np.array([0, 1]),
+        deployments=[_dep("agg A"), _dep("agg B")],
+    )
+    f = ss.Findings(quiet=True)
+    ss.check_frontier(f, "planted", res)
+    assert "5 frontier" not in f.by_check and f.checked["5 frontier"] == 1  # the true frontier: (20, 200) alone
+    monkeypatch.setattr(ss, "frontier_indices", lambda x, y: np.arange(len(x)))
+    ss.check_frontier(f, "planted", res)
+    assert len(f.by_check["5 frontier"]) == 1 and "agg A dominated" in f.by_check["5 frontier"][0]
