@@ -81,3 +81,20 @@ def test_the_docs_index_links_every_page():
         p.name for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "README.md" and f"]({p.name})" not in index
     ]
     assert not missing, f"add a line for each to docs/README.md (the question it answers, when to read it): {missing}"
+
+
+def test_check_fails_on_a_stale_page_and_writing_mends_it(tmp_path, monkeypatch, capsys):
+    """--check exits 1 naming a page whose contents list no longer matches its headings, and writes nothing; a run
+    without --check rewrites the list, after which --check passes (review53: the currency test above passes on the
+    repository's pages whatever --check returns, so a --check that always said 0 went unseen)."""
+    page = tmp_path / "gap_x.md"
+    stale = "# T\n\n<!-- contents -->\n**Contents**\n\n- [Old](#old)\n<!-- /contents -->\n\n## New\n"
+    page.write_text(stale)
+    monkeypatch.setattr(toc, "pages", lambda: [page])
+    monkeypatch.setattr(toc, "ROOT", tmp_path)
+    assert toc.main(["--check"]) == 1
+    assert "gap_x.md: contents out of date" in capsys.readouterr().err
+    assert page.read_text() == stale
+    assert toc.main([]) == 0
+    assert "- [New](#new)" in page.read_text() and "#old" not in page.read_text()
+    assert toc.main(["--check"]) == 0
