@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from _docgen import write_or_check
+from gen_doc_toc import BEGIN, END
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "scripts"
@@ -101,8 +102,8 @@ def doc_lines() -> list[tuple[str, list[tuple[str, str]], str]]:
             continue
         heading, fenced, kept, toc = "", False, [], False
         for ln in page.read_text().splitlines():
-            if ln in ("<!-- contents -->", "<!-- /contents -->"):  # a page's contents list (gen_doc_toc.py)
-                toc = ln == "<!-- contents -->"
+            if ln in (BEGIN, END):  # a page's contents list (gen_doc_toc.py)
+                toc = ln == BEGIN
             elif toc:
                 continue
             elif ln.startswith("```"):
