@@ -51,7 +51,7 @@ into B decoding and λ·TTFT before their first token (queued or prefilling: C =
 law); the latter are the users who arrived a little earlier in the same bunch, and serve/analytic's grouping
 counts them among the prompts a prompt meets (m = a·ISL/chunk: a per step for the ISL/chunk steps a prompt is
 in prefill). Counting B drops them from the bunch: the rate is (B − 1)/(C − 1) of the bunch's. At 8k/1k
-λ·TTFT ≪ B (C ≈ B); at 32k/1k sanity53 found B 2, C 4.2 at DP 256 (gpt-oss-120b): (4.2 − 1)/(2 − 1) = 3.2
+λ·TTFT ≪ B (C ≈ B); at 32k/1k sanity53 found B 2, C 4.25 at DP 256 (Jalapeño, DeepSeek-R1 fp4): (4.25 − 1)/(2 − 1) = 3.25
 times the rate. The closed loop's own C is λ·E2E at the point (serve/analytic.agg_tail's ``c``); the
 fixed-concurrency solve (serve/lockstep.solve_concurrencies) carries it from pass to pass (its batch B over the
 pass's (E2E − TTFT)/E2E), and serve/admission_waits.batch_wait_hold_s already passes C (its no-queue Little's
