@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import load_pricer
-from jalapeno.cost.sliced import SlicedPricer, chip_model_pricer, network_time, slice_traffic
+from jalapeno.cost import sliced
+from jalapeno.cost.sliced import SlicedPricer, chip_model_pricer, network_time, slice_summary, slice_traffic
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
@@ -97,6 +98,29 @@ def test_bytes_read_locally_plus_remotely_equal_the_op_table():
             assert np.all(tr.hbm_remote_bytes == 0)
         if placement == "striped":  # 5/6 of every byte lives on another slice's stack
             np.testing.assert_allclose(tr.hbm_remote_bytes, sc.ops.bytes * 5 / 6, rtol=1e-12)
+
+
+def test_byte_check_catches_a_placement_that_loses_bytes(monkeypatch):
+    """mend53: byte_check was total − remote + remote − total, 0 whatever the placement did.
+
+    Planted: a local_first that reads only 90% of each op's bytes from its own stacks. At point 0 the
+    check must then be −10% of the op table's bytes (summed over ops); the honest placements give 0.
+    """
+    p = _sliced("jalapeno", "local_first")
+    sc = _step(p)
+    tol = 1e-6 * float(sc.ops.bytes[:, 0].sum())
+    for placement in ("local_first", "striped", "best"):
+        q = _sliced("jalapeno", placement)
+        assert slice_summary(sc.ops, sc.times, q, 0)["byte_check"] == pytest.approx(0.0, abs=tol)
+    honest = sliced._traffic_of
+
+    def leaky(ops, s, how):
+        local, remote, exch = honest(ops, s, how)
+        return 0.9 * local, remote, exch
+
+    monkeypatch.setattr(sliced, "_traffic_of", leaky)
+    lost = -0.1 * float(sc.ops.bytes[:, 0].sum())  # local_first reads every byte locally: 10% of them vanish
+    assert slice_summary(sc.ops, sc.times, p, 0)["byte_check"] == pytest.approx(lost, rel=1e-9)
 
 
 def test_two_slice_example_by_hand():

@@ -119,21 +119,27 @@ def network_time(die: Die, net_bytes: np.ndarray, kernels: np.ndarray) -> np.nda
     return np.where(n > 0, np.maximum(port, cut) + lat, 0.0)
 
 
-def _traffic_of(ops: OpTable, s: int, how: str) -> tuple[np.ndarray, np.ndarray]:
-    """(HBM remote bytes, exchange bytes), (n_ops, N), of every op under one placement ``how``."""
+def _traffic_of(ops: OpTable, s: int, how: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(HBM local bytes, HBM remote bytes, exchange bytes), (n_ops, N), of every op under one placement ``how``.
+
+    Local bytes are the placement's own reads from each slice's stacks, not the op table's bytes less the remote
+    ones, so :func:`slice_summary`'s ``byte_check`` (local + remote − op table bytes) can catch a placement that
+    loses or double-counts a byte.
+    """
     kinds = np.array(ops.kind, dtype=object).reshape(-1, 1)
     split = np.isin(kinds, SPLIT_KINDS)
     a, w, k = ops.act_bytes, ops.weight_bytes, ops.kv_bytes
+    own = w + k + a  # column/row/head splits: each slice reads its 1/S share of W, K and A from its own stacks
     if how == "local_first":
-        return np.zeros_like(a), np.where(split, (s - 1) * a, 0.0)
+        return own, np.zeros_like(a), np.where(split, (s - 1) * a, 0.0)
     if how == "row_split":
         rowable = np.isin(kinds, ROW_SPLIT_KINDS)
-        return np.zeros_like(a), np.where(rowable, (s - 1) * w, np.where(split, (s - 1) * a, 0.0))
+        return own, np.zeros_like(a), np.where(rowable, (s - 1) * w, np.where(split, (s - 1) * a, 0.0))
     if how == "head_split":  # attention by heads: its KV multicast; every other op as local_first (HEAD_SPLIT_ON)
-        return np.zeros_like(a), np.where(kinds == "attention", (s - 1) * k, np.where(split, (s - 1) * a, 0.0))
-    if how == "striped":
+        return own, np.zeros_like(a), np.where(kinds == "attention", (s - 1) * k, np.where(split, (s - 1) * a, 0.0))
+    if how == "striped":  # 1/S of what a slice reads is on its own stacks, (S − 1)/S on the others'
         remote = (s - 1) / s * (w + k + a)
-        return remote, np.where(split, (s - 1) * a - (s - 1) / s * a, 0.0)
+        return (w + k + a) / s, remote, np.where(split, (s - 1) * a - (s - 1) / s * a, 0.0)
     raise SpecError("placement", f"unknown placement {how!r}", f"use one of {PLACEMENTS}")
 
 
@@ -145,21 +151,21 @@ def slice_traffic(ops: OpTable, die: Die, placement: str) -> SliceTraffic:
     """
     if placement not in PLACEMENTS:
         raise SpecError("placement", f"unknown placement {placement!r}", f"use one of {PLACEMENTS}")
-    s, total = die.slices, ops.bytes
+    s = die.slices
     best_of = ("local_first", "row_split") + (("head_split",) if HEAD_SPLIT_ON else ()) + ("striped",)
     candidates = best_of if placement == "best" else (placement,)
     best = None
     for how in candidates:
-        remote, exch = _traffic_of(ops, s, how)
+        local, remote, exch = _traffic_of(ops, s, how)
         t = network_time(die, remote + exch, ops.kernels)
         if best is None:
-            best = [remote, exch, t, np.full(t.shape, how, dtype=object)]
+            best = [local, remote, exch, t, np.full(t.shape, how, dtype=object)]
             continue
-        better = t < best[2]
-        for i, new in enumerate((remote, exch, t, how)):
+        better = t < best[3]
+        for i, new in enumerate((local, remote, exch, t, how)):
             best[i] = np.where(better, new, best[i])
-    remote, exch, t, split = best
-    return SliceTraffic(total - remote, remote, exch, t, split)
+    local, remote, exch, t, split = best
+    return SliceTraffic(local, remote, exch, t, split)
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -283,7 +289,9 @@ def slice_summary(ops: OpTable, times: OpTimes, pricer: SlicedPricer, i: int = 0
         dict: ``slices``, ``topology``, ``placement``, ``per_slice`` (list of dicts: compute_s, hbm_s,
         network_s, hbm_local_bytes, hbm_remote_bytes, exchange_bytes), ``on_die_bytes`` (whole
         chip), ``network_bound_ops`` (ops whose time the network sets), ``splits`` (op → the
-        placement it uses at point ``i``), ``byte_check`` (local + remote − op table bytes, 0).
+        placement it uses at point ``i``), ``byte_check`` (local + remote HBM reads − the op table's bytes at
+        point ``i``, summed over ops: 0 for a placement that reads every byte once; local reads are the placement's
+        own, see ``_traffic_of``, so a placement that loses or double-counts bytes shows here).
     """
     die, tr = pricer.die, pricer.traffic(ops)
     s = die.slices
