@@ -35,7 +35,7 @@ _API = {
     "Pool": "jalapeno.deploy.deployment",
     "MTP": "jalapeno.deploy.deployment",
     "Batch": "jalapeno.cost.step",
-    "step_cost": "jalapeno.cost.step",
+    "step_cost": "jalapeno.cost.step_api",
     "collective_time": "jalapeno.cost.collectives",
     "serve_at_concurrency": "jalapeno.serve.point",
     "simulate": "jalapeno.serve.sim.run",

@@ -30,6 +30,7 @@ from jalapeno.cli.system_opts import (
     note_unread_efficiency,
     system_pricer,
 )
+from jalapeno.cost.batch import refuse_no_tokens
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
 from jalapeno.cost.roofline import compute_limit_labels
 from jalapeno.cost.step import Batch, step_cost
@@ -182,12 +183,12 @@ def step(
     ):
         if v < 0:  # was refused as batch.decode_ctx etc., names the option does not have
             raise SpecError(opt, f"must be >= 0, got {v}", f"give {opt} 0 or more")
-    if batch == 0 and prefill_tokens == 0:  # priced as launch and collective latency alone, ~1 ms of nothing
-        raise SpecError(
-            "--batch/--prefill-tokens",
-            "the step has no tokens: no decoding sequence and no prompt token",
-            "give --batch N (decoding sequences) and/or --prefill-tokens N",
-        )
+    refuse_no_tokens(  # priced as launch and collective latency alone, ~1 ms of nothing
+        batch,
+        prefill_tokens,
+        "--batch/--prefill-tokens",
+        "give --batch N (decoding sequences) and/or --prefill-tokens N",
+    )
     if prefix and not prefill_tokens:
         raise SpecError(
             "--prefix",

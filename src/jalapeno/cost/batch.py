@@ -234,6 +234,27 @@ def _read_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_s
     return out
 
 
+def refuse_no_tokens(decode_seqs, prefill_tokens, field: str, fix: str) -> None:
+    """Refuse a step with no tokens: no decoding sequence and no prompt token at some point.
+
+    Such a step is priced as launch and collective latency alone (about 1-3 ms of nothing), so the CLI's
+    ``step`` and the public ``jalapeno.step_cost`` (cost/step_api.py) refuse it with this one message; the
+    simulator and the sweeps call cost/step.step_cost directly, where a point with no work is legitimate.
+
+    Args:
+        decode_seqs, prefill_tokens: scalars or (N,) arrays of the step's decoding sequences and prompt tokens.
+        field, fix: the input to name and what to give instead (an option for the CLI, an argument for the API).
+
+    Raises:
+        SpecError: some point has neither; with N > 1 points the message names them (0-based).
+    """
+    empty = np.atleast_1d((np.asarray(decode_seqs) <= 0) & (np.asarray(prefill_tokens) <= 0))
+    if not empty.any():
+        return
+    where = "" if empty.size == 1 else f" at point(s) {', '.join(str(i) for i in np.flatnonzero(empty)[:8])}"
+    raise SpecError(field, f"the step has no tokens: no decoding sequence and no prompt token{where}", fix)
+
+
 @dataclass(frozen=True, slots=True)
 class Batch:
     """What one step of a model instance processes; every field but ``pad_routing`` an array of shape (N,).
