@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cli_runner import check_error, run
+
 import jalapeno as jp
 from jalapeno.cost.step import step_cost as internal_step_cost
 from jalapeno.errors import JalapenoError
@@ -43,3 +45,28 @@ def test_internal_step_cost_still_prices_empty_points_for_the_simulator():
     """serve/sim/step_time.py and the sweeps call cost/step.step_cost with points that hold no work."""
     sc = internal_step_cost(*_args(), jp.Batch.make(decode_seqs=np.array([0.0, 16]), decode_ctx=1024))
     assert sc.step_time_s.shape == (2,) and sc.step_time_s[0] > 0
+
+
+# ---- 2. a system name with a comma; max_stage_factor 0; frontier -o a device ------------------------------------
+
+
+def test_a_system_name_with_a_comma_is_refused(capsys):
+    """main: compare ran with a system called 'a,b', which --systems would read as two systems."""
+    code, out, err = run(capsys, "compare", "--systems", "b200,h200", "--set", "b200:name=a,b")
+    check_error(code, out, err, "--set name", "'a,b' holds a comma", "name=a-b")
+    code, out, err = run(capsys, "frontier", "--system", "h200", "--set", "name=x,y,z")
+    check_error(code, out, err, "--set name", "name=x-y-z")
+
+
+@pytest.mark.parametrize("factor", [0, -2, 1.5, True])
+def test_max_stage_factor_below_one_is_refused(factor):
+    """main: max_stage_factor=0 swept no layout and said 'within 0x its scale-up domain'."""
+    msg = _message(lambda: jp.SweepOptions(max_stage_factor=factor))
+    assert msg.startswith("options.max_stage_factor: must be a whole number >= 1") and "max_stage_factor=1" in msg
+    assert jp.SweepOptions(max_stage_factor=1).max_stage_factor == 1
+
+
+def test_frontier_out_to_a_device_says_nothing_was_written(capsys):
+    """main: "unknown file type ''" for -o /dev/full, which has no ending to pick a format from."""
+    code, out, err = run(capsys, "frontier", "--system", "h200", "-o", "/dev/full")
+    check_error(code, out, err, "--out", "'/dev/full' is a device or pipe", "nothing was written", ".csv")

@@ -233,6 +233,13 @@ class SweepOptions:
 
     def __post_init__(self) -> None:
         self._check_grids()
+        f = self.max_stage_factor  # 0 swept nothing and said "within 0x its scale-up domain" (break53)
+        if isinstance(f, bool) or not isinstance(f, (int, np.integer)) or f < 1:
+            raise SpecError(
+                "options.max_stage_factor",
+                f"must be a whole number >= 1 (the largest stage as a multiple of the scale-up domain), got {f!r}",
+                "give max_stage_factor=1 (stages within one scale-up domain) or more; the default is 4",
+            )
         if self.eplb is not None and (isinstance(self.eplb, bool) or not isinstance(self.eplb, int) or self.eplb < 0):
             raise SpecError(
                 "eplb",

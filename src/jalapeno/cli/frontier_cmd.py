@@ -281,8 +281,16 @@ def _check_frontier_out(out: str) -> None:
     from pathlib import Path
 
     ext = Path(out).suffix.lower()
+    if ext not in (".csv", ".json", ".parquet") and Path(out).exists() and not Path(out).is_file():
+        # -o /dev/full said "unknown file type ''" (break53): nothing was written, and the device is the news
+        raise SpecError(
+            "--out",
+            f"{out!r} is a device or pipe, not a file: frontier writes a file and picks its format from the "
+            "ending (.csv, .json or .parquet), which a device has not, so nothing was written",
+            "give a file path ending in .csv, .json or .parquet",
+        )
     if ext not in (".csv", ".json", ".parquet"):
-        raise SpecError("--out", f"unknown file type {ext!r}", "use a .csv, .json or .parquet file")
+        raise SpecError("--out", f"unknown file type {ext or '(none)'!r}", "use a .csv, .json or .parquet file")
     if ext == ".parquet":
         try:
             import pyarrow  # noqa: F401

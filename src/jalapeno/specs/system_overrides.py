@@ -43,7 +43,7 @@ def parse_sets(items: Iterable[str], option: str = "--set") -> Overrides:
 
     Raises:
         SpecError: an item without ``=`` or with an empty key; a key given twice; an empty inline
-            table (it sets nothing).
+            table (it sets nothing); a ``name`` with a comma (it separates system names: ``--systems a,b`` is two).
 
     >>> parse_sets(["chip.hbm_stacks=8", "efficiency.kernel_launch_s=2.5e-7", "name=my-chip"])
     (('chip.hbm_stacks', 8), ('efficiency.kernel_launch_s', 2.5e-07), ('name', 'my-chip'))
@@ -70,6 +70,12 @@ def parse_sets(items: Iterable[str], option: str = "--set") -> Overrides:
         for leaf, v in _set_leaves(key, value, option):
             if any(k == leaf for k, _ in out):  # the last one won, silently, and the label named both
                 raise SpecError(f"{option} {leaf}", "given twice", f"give {leaf} once, with the value you mean")
+            if leaf == "name" and "," in str(v):  # a,b read as two systems wherever names are listed (break53)
+                raise SpecError(
+                    f"{option} name",
+                    f"{v!r} holds a comma, which separates system names (--systems a,b is two systems, and compare lists names so)",
+                    f"give a name without commas, e.g. {option} name={str(v).replace(',', '-')}",
+                )
             out.append((leaf, _frozen(v)))
     return tuple(out)
 
