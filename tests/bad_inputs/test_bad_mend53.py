@@ -70,3 +70,19 @@ def test_frontier_out_to_a_device_says_nothing_was_written(capsys):
     """main: "unknown file type ''" for -o /dev/full, which has no ending to pick a format from."""
     code, out, err = run(capsys, "frontier", "--system", "h200", "-o", "/dev/full")
     check_error(code, out, err, "--out", "'/dev/full' is a device or pipe", "nothing was written", ".csv")
+
+
+# ---- 3. a --set price: the price-basis line says it was set on the command line -----------------------------------
+
+
+def test_a_set_price_is_said_to_come_from_the_command_line():
+    """main: '...; its source in full: `jalapeno hardware show h200`', which shows the catalog's 1.41 $/h, not 3."""
+    from jalapeno.analysis.price_reason import system_basis
+    from jalapeno.specs.catalog import load_system
+
+    line = system_basis(load_system("h200", (("cost.usd_per_chip_hour", 3.0),)))
+    assert line == (
+        "given: override cost.usd_per_chip_hour = 3.0; set on the command line (--set), so `jalapeno hardware show "
+        "h200` shows the catalog's figure this replaces, not this one"
+    )
+    assert "its source in full" not in line

@@ -68,10 +68,11 @@ def basis_text(name: str, source: str, estimate: bool, user_file: bool = False) 
     from its file's ``cost.usd_per_chip_hour`` ``source`` and ``estimate`` flag: ``published: <source up to its
     first ;>`` (a figure the file cites, e.g. InferenceX's TCO table, with its bracketed detail), ``estimated:
     <why>`` (:func:`estimate_reason`), ``derived: the base's published price + <change>`` (a ``--set`` variant's
-    followed price, specs/power.follow_variant), ``given: <override>`` (``--set cost.usd_per_chip_hour``), ``given in
+    followed price, specs/power.follow_variant), ``given: <override>`` (``--set cost.usd_per_chip_hour``: the line says
+    it was set on the command line, as ``hardware show`` without the ``--set`` shows the catalog's figure), ``given in
     the system file: <source>`` (``user_file``: the figure is a user file's own, where "published" told a price the
-    user wrote, source "assumption", as cited: newuser51), then where the full source is. The JSON outputs carry it
-    as :data:`BASIS_FIELD`.
+    user wrote, source "assumption", as cited: newuser51), then where the full source is (but for ``given``). The
+    JSON outputs carry it as :data:`BASIS_FIELD`.
 
     >>> basis_text("gb200-nvl72", "InferenceX constants.ts costh (hyperscaler owner, 4-year life)", False)
     'published: InferenceX constants.ts costh (hyperscaler owner, 4-year life); its source in full: `jalapeno hardware show gb200-nvl72`, cost.usd_per_chip_hour'
@@ -85,9 +86,12 @@ def basis_text(name: str, source: str, estimate: bool, user_file: bool = False) 
     'given in the system file: assumption; '
     """
     clause = first_clause(source)
-    if clause.startswith(_OVERRIDE):
-        why = f"given: {clause}"
-    elif estimate:
+    if clause.startswith(_OVERRIDE):  # `hardware show NAME` without the --set shows the catalog's price (newuser53)
+        return (
+            f"given: {clause}; set on the command line (--set), so `jalapeno hardware show {name}` shows the "
+            "catalog's figure this replaces, not this one"
+        )
+    if estimate:
         why = f"estimated: {estimate_reason(name, source)}"
     elif clause.startswith(_FOLLOWED):
         why = f"derived: the base's published price {clause}"
