@@ -86,3 +86,29 @@ def test_a_set_price_is_said_to_come_from_the_command_line():
         "h200` shows the catalog's figure this replaces, not this one"
     )
     assert "its source in full" not in line
+
+
+# ---- 4. the agentic headline shows the cap on the decode batch where one binds (cap53) -------------------------------
+
+
+def test_agentic_headline_shows_a_binding_cap_and_explains_it(capsys):
+    """main: 'bound at peak' printed 'compute' alone where the fixed-length headline prints 'compute; capped by
+    kv_capacity'; the agentic records carry the limit (analysis/agentic._point 'limit')."""
+    import json
+
+    from jalapeno.report.agentic_tables import agentic_tables
+
+    code, out, err = run(capsys, "compare", "--workload", "agentic:coding-agent", "--systems", "h200,b200", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    d["systems"]["h200"]["peak"]["limit"] = "kv_capacity"  # planted: one capped, one not
+    d["systems"]["b200"]["peak"]["limit"] = ""
+    head = agentic_tables(d)[0]
+    bound = next(c for c in head.columns if c.header == "bound at peak")._cells
+    assert bound[0] == d["systems"]["h200"]["peak"]["bound"] + "; capped by kv_capacity"
+    assert bound[1] == d["systems"]["b200"]["peak"]["bound"]
+    assert (
+        "capped by X: what stopped the decode batch growing" in head.caption and "kv_capacity: the HBM" in head.caption
+    )
+    d["systems"]["h200"]["peak"]["limit"] = ""  # no cap binds: no caption line
+    assert "capped by X" not in agentic_tables(d)[0].caption

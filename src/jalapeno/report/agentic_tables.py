@@ -7,7 +7,15 @@ from collections.abc import Collection, Mapping, Sequence
 
 from rich.table import Table
 
-from jalapeno.report.cell_notes import ESTIMATE_MARK, below_start_flag, end_flag, estimate_caption, unreachable_cell
+from jalapeno.analysis.records import with_cap
+from jalapeno.report.cell_notes import (
+    ESTIMATE_MARK,
+    below_start_flag,
+    cap_caption,
+    end_flag,
+    estimate_caption,
+    unreachable_cell,
+)
 from jalapeno.report.tables import usd_text
 
 
@@ -155,12 +163,14 @@ def agentic_tables(
             f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
             f"{_min(fa['task_time_s'])} ({_min(fa['task_time_p90_s'])})",
             _f(fa["tasks_per_hour_per_chip"], ",.2f"),
-            pk["bound"],
+            with_cap(pk["bound"], pk.get("limit", "")),  # the cap on the decode batch where one binds (cap53)
             _kv(pk),
             pk["deployment"],
         )
     for name, why in d.get("infeasible", {}).items():  # compared without them, each with its reason
         head.add_row(name, "infeasible", *["-"] * 7, f"cannot run the model: {why}", style="dim")
+    if cap_line := cap_caption({s["peak"].get("limit", "") for s in d["systems"].values()}):
+        head.caption += "\n" + cap_line
     turns = Table(
         title="per turn at peak and at the fastest point: TTFT first / mean / last turn, TPOT, prefix-cache hit rate"
     )
