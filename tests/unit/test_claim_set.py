@@ -35,6 +35,15 @@ def test_load_claims_merges_the_defaults_and_names_each_claim(tmp_path):
     assert b["name"] == "max_interactivity=100000"  # no name: the claim text
 
 
+def test_a_claims_file_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
+    """A claims file goes through specs/files.read_user_text as every user file does: an editor's UTF-8 byte-order
+    mark is dropped (tomllib alone refuses '\ufeff' as an invalid statement)."""
+    p = tmp_path / "c.toml"
+    p.write_text('\ufeffsystem = "jalapeno"\n[[claim]]\nclaim = "max_interactivity=1"\n', encoding="utf-8")
+    (c,) = load_claims(p)
+    assert (c["system"], c["claim"]) == ("jalapeno", "max_interactivity=1")
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [

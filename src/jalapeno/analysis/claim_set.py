@@ -49,14 +49,18 @@ def load_claims(path: str | Path) -> list[dict]:
 
     Raises:
         SpecError: field ``--claims``: the file is missing, not TOML, has no ``[[claim]]`` table, or a key
-            outside :data:`KEYS`; field ``claim[i]``: a table without ``claim`` or ``system``.
+            outside :data:`KEYS`; field ``claim[i]``: a table without ``claim`` or ``system``; field the path: a
+            file specs/files.read_user_text refuses (unreadable, too large, not UTF-8).
     """
     p = Path(path)
     if not p.is_file():
         raise SpecError("--claims", f"no file {str(p)!r}", "give a TOML file of [[claim]] tables (docs/audit.md §7)")
+    from jalapeno.specs.files import read_user_text  # every user file read once (size, encoding, byte-order mark)
+
+    text = read_user_text(p, "a claims TOML file", "give a TOML file of [[claim]] tables (docs/audit.md §7)")
     try:
-        data = tomllib.loads(p.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
         raise SpecError("--claims", f"{p} is not TOML: {e}", "fix the file (docs/audit.md §7 has an example)") from None
     rows = data.pop("claim", None)
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
