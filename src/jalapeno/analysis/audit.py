@@ -140,7 +140,7 @@ class _Auditor:
     def full(self, values: dict) -> float:
         pr, terms = apply(self.pricer, values)
         ctx = _with_terms(self.ctx, terms)
-        v, sw = ctx.full(pr, self.claim)
+        v, sw = ctx.full(pr, self.claim, (self.pricer, ("what-if", tuple(sorted(values.items())))))
         self.last_sweep = sw
         self.full_sweeps += 1
         self.add_candidates(sw)
@@ -392,7 +392,7 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
         )
     base_value, base_sw = None, None
     if baseline is not None:
-        base_value, base_sw = ctx.full(baseline, claim)
+        base_value, base_sw = ctx.full(baseline, claim, (baseline, ("what-if", ())))
     aud = _Auditor(ctx, pricer, claim, base_value)
     predicted = aud.full({})
     pred_sw = aud.last_sweep
@@ -400,7 +400,7 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
     vals = [predicted]
     for w in ("low", "high"):
         if not same_set(bands[w], pricer):
-            v, sw = ctx.full(bands[w], claim)
+            v, sw = ctx.full(bands[w], claim, (pricer, ("band", w)))
             aud.add_candidates(sw)
             vals.append(aud._scale(v))
     vals, band_source = _measured_ends(ctx, claim, pricer, baseline, vals, pred_sw, base_value, base_sw, aud)

@@ -218,6 +218,8 @@ class ClaimContext:
     terms: dict | None = None
     instance_chips: int | None = None
     _cands: dict = field(default_factory=dict, repr=False)
+    #: a claim set's sweep memo (analysis/claim_set.py; None: none): each distinct frontier swept once per run
+    sweeps: dict | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.convention not in POWER_CONVENTIONS:
@@ -228,15 +230,31 @@ class ClaimContext:
             )
 
     # ---- evaluation ------------------------------------------------------------------------
-    def full(self, pricer, claim: Claim):
+    def full(self, pricer, claim: Claim, names: tuple | None = None):
         """(value, sweep) of ``claim``'s metric (not the ratio) on a full sweep of ``pricer``.
+
+        ``names``: ``(root, what)``, what ``pricer`` is, for the claim set's sweep memo (:attr:`sweeps`): ``root`` a
+        pricer the run keeps for its whole length, ``what`` a hashable account of how ``pricer`` derives from it (its
+        band, the what-if values applied). The memo is keyed on everything the sweep reads: the model and precision
+        objects (the catalog's, one per name), the workload and sweep options (by value) and ``root`` (by identity,
+        held by the memo so its id is not reused) with ``what``; the power convention and power terms are read by
+        the metric, not the sweep. None, or no memo: a fresh sweep.
 
         Raises:
             InfeasibleDeployment: nothing fits.
         """
         from jalapeno.analysis.sweep import sweep
 
-        res = sweep(self.model, pricer, self.workload, self.precision, self.options)
+        key = None
+        if self.sweeps is not None and names is not None:
+            key = (id(self.model), self.workload, id(self.precision), self.options, id(names[0]), names[1])
+        hit = self.sweeps.get(key) if key is not None else None
+        if hit is not None:
+            res = hit[-1]
+        else:
+            res = sweep(self.model, pricer, self.workload, self.precision, self.options)
+            if key is not None:  # the objects whose ids the key holds stay alive with it
+                self.sweeps[key] = (self.model, self.precision, names[0], res)
         deps = [res.deployments[int(i)] for i in res.dep_index]
         return self._metric(pricer, claim, res.points, deps), (res.points, deps)
 

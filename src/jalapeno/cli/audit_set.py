@@ -31,50 +31,104 @@ def run_claims(path: str, chip_model: str, placement: str | None) -> list[dict]:
     """Audit each claim of ``path``: one dict per claim, the audit's ``--json`` (analysis/audit.AuditResult) with
     ``name``, ``status`` and ``flip`` (analysis/claim_set) added.
 
+    The claims are grouped by the frontiers they read (model, workload, precision, serving: :func:`_group_key`);
+    each group runs with one sweep memo (analysis/claims.ClaimContext.full: a frontier several statements read, the
+    same baseline or the same system's prediction, band and physical limit, is swept once), the groups in worker
+    processes (analysis/workers.in_workers; ``JALAPENO_WORKERS``). The answer is the same bytes as one claim after
+    the other with no memo (tests/unit/test_claim_set_perf.py; benchmarks/bench_claims.py times it).
+
     Raises:
         SpecError, UnknownNameError, InfeasibleDeployment: as ``audit`` on the claim that raises it (its field
-            prefixed with the claim's name).
+            prefixed with the claim's name); of several, the first in the file, as a run of one claim after the
+            other raises.
     """
+    from jalapeno.analysis.claim_set import load_claims
+    from jalapeno.analysis.workers import in_workers
+
+    groups: dict = {}
+    for i, c in enumerate(load_claims(path), 1):
+        groups.setdefault(_group_key(c), []).append((i, c))
+    done, failed = {}, []
+    for thunk in in_workers(lambda g: _run_group(g, chip_model, placement), list(groups.values())):
+        rows, bad = thunk()
+        done.update(rows)
+        failed += [bad] if bad is not None else []
+    if failed:  # the first failing claim in the file raises its own error, here (a claim raises before any sweep
+        i = min(failed)  # or when its model does not fit: cheap to run again)
+        _run_group([(i, load_claims(path)[i - 1])], chip_model, placement, raise_error=True)
+    return [done[i] for i in sorted(done)]
+
+
+def _group_key(c: dict) -> tuple:
+    """What the frontiers of claim ``c`` (a dict of analysis/claim_set.KEYS) depend on besides the pricers: claims
+    with another key share no sweep (analysis/claims.ClaimContext.full keys its memo on these)."""
+    return (c.get("model", "deepseek-r1"), c.get("workload"), c.get("precision"), c.get("serving", "both"))
+
+
+def _run_group(group: list, chip_model: str, placement: str | None, raise_error: bool = False) -> tuple:
+    """``(rows, failed)``: ``rows`` ``[(i, row)]`` of the claims ``group`` (``[(i, claim dict)]``) audited in order
+    with one sweep memo, ``failed`` the number of the claim that raised a JalapenoError (None: none; the claims after
+    it are not run). ``raise_error``: raise it instead."""
+    from jalapeno.errors import JalapenoError
+
+    sweeps: dict = {}  # (analysis/claims.ClaimContext.full) its key holds each pricer by identity:
+    built: dict = {}  # each (system, efficiency set) is built once and kept for the group
+    rows = []
+    for i, c in group:
+        try:
+            rows.append((i, _audit_one(i, c, chip_model, placement, sweeps, built)))
+        except JalapenoError:
+            if raise_error:
+                raise
+            return rows, i
+    return rows, None
+
+
+def _audit_one(i: int, c: dict, chip_model: str, placement: str | None, sweeps: dict, built: dict) -> dict:
+    """Claim ``c`` (number ``i`` of the file) audited: the audit's ``--json`` with ``name``, ``status``,
+    ``power_w_per_chip`` and ``flip``; ``sweeps`` the sweep memo, ``built`` the pricers by (system, efficiency)."""
     from jalapeno.analysis.audit import audit_claim
-    from jalapeno.analysis.claim_set import flip_condition, load_claims, status
+    from jalapeno.analysis.claim_set import flip_condition, status
     from jalapeno.analysis.claims import parse_claim
     from jalapeno.analysis.power_cost import power_w_per_chip
     from jalapeno.cli.audit_cmds import _context
-    from jalapeno.cli.chip_opts import chip_model_pricers
     from jalapeno.cli.system_opts import system_pricer
+    from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
     from jalapeno.errors import SpecError, UnknownNameError
 
-    out = []
-    for i, c in enumerate(load_claims(path), 1):
-        try:
-            cl = parse_claim(c["claim"])
-            ctx = _context(
-                c.get("model", "deepseek-r1"),
-                c.get("workload"),
-                None,
-                None,
-                c.get("precision"),
-                c.get("power"),
-                c.get("serving", "both"),
-            )
-            if c.get("power") is not None and "per_kw" not in cl.metric:
-                raise SpecError("power", f"{cl.metric} reads no power convention", "drop power from this claim")
-            pricers = [system_pricer(c["system"], c.get("efficiency", "calibrated"))]
-            if c.get("baseline"):
-                pricers.append(system_pricer(c["baseline"], "calibrated"))
-            pr, *base = chip_model_pricers(pricers, chip_model, placement)
-            res = audit_claim(ctx, pr, cl, base[0] if base else None).as_dict()
-        except (SpecError, UnknownNameError) as e:  # say which claim of the file it is
-            raise type(e)(f"claim[{i}] ({c['name']}): {e.field}", e.problem, e.fix) from None
-        res["name"] = c["name"]
-        p = res["predicted"]
-        res["status"] = status(p["value"], p["low"], p["high"], cl.value, cl.higher_is_better)
-        # a per-kW figure is tok/s over the system's W per chip (one figure but under ``load``): the W that turns it
-        watts = power_w_per_chip(pr.system, ctx.convention)[0] if ctx.convention != "load" else None
-        res["power_w_per_chip"] = watts
-        res["flip"] = flip_condition(res, watts)
-        out.append(res)
-    return out
+    def pricer(system: str, efficiency: str):
+        if (system, efficiency) not in built:
+            built[system, efficiency] = chip_model_pricer(system_pricer(system, efficiency), chip_model, placement)
+        return built[system, efficiency]
+
+    try:
+        cl = parse_claim(c["claim"])
+        ctx = _context(
+            c.get("model", "deepseek-r1"),
+            c.get("workload"),
+            None,
+            None,
+            c.get("precision"),
+            c.get("power"),
+            c.get("serving", "both"),
+        )
+        ctx.sweeps = sweeps
+        if c.get("power") is not None and "per_kw" not in cl.metric:
+            raise SpecError("power", f"{cl.metric} reads no power convention", "drop power from this claim")
+        pr = pricer(c["system"], c.get("efficiency", "calibrated"))
+        base = pricer(c["baseline"], "calibrated") if c.get("baseline") else None
+        refuse_idle_placement([pr] if base is None else [pr, base], placement)  # as chip_opts.chip_model_pricers
+        res = audit_claim(ctx, pr, cl, base).as_dict()
+    except (SpecError, UnknownNameError) as e:  # say which claim of the file it is
+        raise type(e)(f"claim[{i}] ({c['name']}): {e.field}", e.problem, e.fix) from None
+    res["name"] = c["name"]
+    p = res["predicted"]
+    res["status"] = status(p["value"], p["low"], p["high"], cl.value, cl.higher_is_better)
+    # a per-kW figure is tok/s over the system's W per chip (one figure but under ``load``): the W that turns it
+    watts = power_w_per_chip(pr.system, ctx.convention)[0] if ctx.convention != "load" else None
+    res["power_w_per_chip"] = watts
+    res["flip"] = flip_condition(res, watts)
+    return res
 
 
 def _num(v) -> str:
