@@ -30,7 +30,7 @@ HAND_KV_SEQS = {"b200": 442.2, "h200": 276.9}
 
 def test_cap_words_one_helper():
     """One wording: the bound, then '; capped by X' where a cap binds (and nothing where none does)."""
-    from jalapeno.analysis.records import cap_text, point_bound_capped, with_cap
+    from jalapeno.analysis.bound_words import cap_text, point_bound_capped, with_cap
 
     assert cap_text("kv_capacity") == "capped by kv_capacity"
     assert cap_text("") == ""

@@ -4,7 +4,7 @@ What confused, and is fixed here:
 
 1. ``compare --bands`` folded a band inside a number in the terminal: the peak cell of Jalapeño on gpt-oss-120b
    printed ``82,083 (74,333-97,`` over ``416)``, read as a band ending at 97 and a stray 416, and its max tok/s/user
-   ``(339.5-2104`` over ``.9)``. A band is now written ``(lo - hi)`` (since ux47 ``(lo to hi)``, analysis/records.band_span), so a narrow column wraps between the ends.
+   ``(339.5-2104`` over ``.9)``. A band is now written ``(lo - hi)`` (since ux47 ``(lo to hi)``, analysis/bound_words.band_span), so a narrow column wraps between the ends.
 
 2. ``plan -w 128k1k`` offered 'fewer racks: ... CP4 ... serves the target with 47,600 chips in 182 racks': 182 NVL72
    racks hold 13,104 chips. The rack count packed each worker's tp x dp chips and dropped its context-parallel

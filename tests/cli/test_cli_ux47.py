@@ -69,11 +69,11 @@ def test_compare_headline_reads_whole_at_80_columns(capsys, monkeypatch):
 
 def test_one_band_format_in_every_command(capsys):
     """audit printed `126.8-500.1` and `3.2e-07-4e-06` (the range dash read as an exponent's minus), compare
-    `(7,043 - 9,852)`, the measured bands `-12.3%..+8.2%`: all now `low to high` (analysis/records.band_span)."""
+    `(7,043 - 9,852)`, the measured bands `-12.3%..+8.2%`: all now `low to high` (analysis/bound_words.band_span)."""
     import re
 
     from jalapeno.analysis.measured_bands import load_measured_bands
-    from jalapeno.analysis.records import band_span
+    from jalapeno.analysis.bound_words import band_span
     from jalapeno.report.compare_cells import band_range, band_text
 
     assert band_span("-12.3%", "+8.2%") == "-12.3% to +8.2%"

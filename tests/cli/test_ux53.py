@@ -95,7 +95,7 @@ def test_every_command_names_a_points_bound_in_compares_words(capsys, tmp_path):
     tok/s/user, disaggregated P 1x(TP1) + D 1x(TP4) fp8-tensor at ~133 requests. compare names its bound 'decode
     hbm_bandwidth; prefill compute (20% of chips)' (the prefill pool is 1 chip of 1 + 4: 20%). predict said 'bound
     (decode step): hbm_bandwidth' and 'prefill pool's bound: compute' for it, frontier --json only the raw fields:
-    both now print compare's words (analysis/records.point_bound), the report page's why table the same cell, and
+    both now print compare's words (analysis/bound_words.point_bound), the report page's why table the same cell, and
     step prices each pool's step to the same words (the decode step's hbm_bandwidth, the prefill step's compute)."""
     import html
 

@@ -45,6 +45,7 @@ REEXPORTS = {
     "jalapeno.serve.analytic": "jalapeno.serve.serving_points",
     "jalapeno.cli.engine_opts": ("jalapeno.cli.as_deployed", "jalapeno.cli.engine_memory_opts"),
     "jalapeno.cli.serving_opts": "jalapeno.cli.pool_opts",
+    "jalapeno.analysis.records": "jalapeno.analysis.bound_words",
 }
 
 

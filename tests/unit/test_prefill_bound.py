@@ -13,7 +13,7 @@ import pytest
 from cli_runner import run
 
 import jalapeno as jp
-from jalapeno.analysis.records import bound_cell, bound_text
+from jalapeno.analysis.bound_words import bound_cell, bound_text
 from jalapeno.report.tables import PREFILL_BOUND_CAPTION, frontier_table
 from jalapeno.serve.disagg import pool_prefill_perf
 

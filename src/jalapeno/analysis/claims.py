@@ -454,11 +454,11 @@ def operating_point(ctx: ClaimContext, claim: Claim, points, deps) -> dict | Non
 
     Returns:
         ``{"deployment", "interactivity" (tok/s/user), "throughput_per_chip" (tok/s/chip), "concurrency",
-        "bound"}`` (``bound``: analysis/records.bound_cell's text: compute, hbm_bandwidth, scale_up_link,
+        "bound"}`` (``bound``: analysis/bound_words.bound_cell's text: compute, hbm_bandwidth, scale_up_link,
         scale_out_link, overhead or on_die_network; ``decode X; prefill Y (S of chips)`` disaggregated), or None
         where no valid point reaches the claim's speed.
     """
-    from jalapeno.analysis.records import bound_cell, prefill_chip_share
+    from jalapeno.analysis.bound_words import bound_cell, prefill_chip_share
     from jalapeno.analysis.win_ranges import nearest_points
 
     ok = np.flatnonzero(ctx._valid(points, deps))

@@ -100,8 +100,8 @@ class SystemBand:
 
     def describe(self) -> str:
         """One line: the quantiles and row counts of the metrics a band scales (throughput, interactivity, E2E),
-        each band ``-12.3% to +8.2%`` (analysis/records.band_span)."""
-        from jalapeno.analysis.records import band_span
+        each band ``-12.3% to +8.2%`` (analysis/bound_words.band_span)."""
+        from jalapeno.analysis.bound_words import band_span
 
         parts = [
             f"{m} {band_span(f'{100 * b.q_lo:+.1f}%', f'{100 * b.q_hi:+.1f}%')} (n {b.n}"

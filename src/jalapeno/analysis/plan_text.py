@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jalapeno.analysis.records import PointRecord, bound_cell
+from jalapeno.analysis.records import PointRecord
+from jalapeno.analysis.bound_words import bound_cell
 from jalapeno.specs.hardware import System
 
 

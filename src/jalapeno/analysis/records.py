@@ -27,6 +27,19 @@ from typing import Any
 
 import numpy as np
 
+from jalapeno.analysis.bound_words import (  # noqa: F401 (re-exported: split for the line budget, round 53)
+    BAND_TO,
+    BOUND_TEXT_FIELD,
+    LIMIT_TEXT_FIELD,
+    band_span,
+    bound_cell,
+    bound_text,
+    cap_text,
+    point_bound,
+    point_bound_capped,
+    prefill_chip_share,
+    with_cap,
+)
 from jalapeno.analysis.power_cost import CONVENTIONS, energy_and_cost, power_w_per_chip
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.serve.serving_points import ServingPoints
@@ -115,109 +128,6 @@ def _span(points) -> str:
         f"{len(ok)} points, {min(x):,.1f}-{max(x):,.1f} tok/s/user, "
         f"peak {max(p.throughput_per_chip for p in ok):,.0f} in+out tok/s/chip"
     )
-
-
-#: The word between a band's two ends, in every command and the report page (compare's headline and ratio bands,
-#: audit's band columns, the measured error bands): ``126.8 to 500.1``, ``-12.3% to +8.2%``. Three formats said
-#: it before (audit's ``lo-hi``, compare's ``(lo - hi)``, ``+a%..+b%``), and a dash reads as a minus sign before
-#: a negative end or inside an exponent (audit printed a band ``3.2e-07-4e-06``); ux47.
-BAND_TO = " to "
-
-
-def band_span(lo: str, hi: str) -> str:
-    """A band's two ends as text, lower first as given, joined by :data:`BAND_TO`.
-
-    >>> band_span("3.2e-07", "4e-06"), band_span("-12.3%", "+8.2%")
-    ('3.2e-07 to 4e-06', '-12.3% to +8.2%')
-    """
-    return f"{lo}{BAND_TO}{hi}"
-
-
-def bound_cell(bound: str, prefill_bound: str = "", prefill_chip_share: float = 0.0) -> str:
-    """A point's bound for a table cell: ``bound`` alone when aggregated (no ``prefill_bound``); a
-    disaggregated point's decode step's, then its prefill pool's with the pool's share of the chips
-    (docs/metrics.md §4).
-
-    >>> bound_cell("hbm_bandwidth"), bound_cell("hbm_bandwidth", "compute", 0.765)
-    ('hbm_bandwidth', 'decode hbm_bandwidth; prefill compute (76% of chips)')
-    """
-    if not prefill_bound:
-        return bound
-    return f"decode {bound}; prefill {prefill_bound} ({prefill_chip_share:.0%} of chips)"
-
-
-BOUND_TEXT_FIELD = "bound_text"  #: frontier --json's (per point) and predict --json's :func:`point_bound` words
-
-
-def point_bound(p) -> str:
-    """A point's bound in compare's words (:func:`bound_cell`), for every command that names it: compare's why table
-    (win_ranges.iso_bounds: the same fields off the sweep), frontier's column and --json, predict, the chart (ux53).
-
-    >>> from types import SimpleNamespace as P
-    >>> point_bound(P(bound="hbm_bandwidth", prefill_bound="compute", prefill_chip_share=0.2))
-    'decode hbm_bandwidth; prefill compute (20% of chips)'
-    """
-    return bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share)
-
-
-LIMIT_TEXT_FIELD = "limit_text"  #: frontier --json's (per point) and predict --json's :func:`cap_text` words (cap53)
-
-
-def cap_text(limit: str) -> str:
-    """What capped a point's decode batch (its admission cap, ``PointRecord.limit``) in one wording for every
-    command that names it (cap53): predict, frontier (column, --json ``limit_text``), the chart's hover, compare's
-    headline and why table, the report page. ``limit`` is the cap's name as the serving model sets it
-    (serve/analytic.aggregated_batch_cap, serve/disagg.decode_curve, serve/sessions): ``kv_capacity`` (the HBM
-    left after the weights holds the KV of no more sequences, deploy/memory_fit), ``max_running`` (the engine's
-    running-request limit or its default backstop), ``max_tokens_per_step`` (the engine's token budget),
-    ``prefill_budget`` (the prefill chunk budget), with `` (queueing)`` when the excess requests wait for admission;
-    ``""`` when no cap binds (the batch is the load's). Returns ``""`` for no cap.
-
-    >>> cap_text("kv_capacity"), cap_text("max_running (queueing)"), cap_text("")
-    ('capped by kv_capacity', 'capped by max_running (queueing)', '')
-    """
-    return f"capped by {limit}" if limit else ""
-
-
-def with_cap(bound: str, limit: str) -> str:
-    """A bound cell (:func:`bound_cell`) and, where one binds, the cap on the decode batch after it (cap53): the
-    bound says which spec's speed sets the step time, the cap which limit (HBM capacity, an engine limit) stops
-    the batch from growing to the load's.
-
-    >>> with_cap("hbm_bandwidth", "kv_capacity"), with_cap("compute", "")
-    ('hbm_bandwidth; capped by kv_capacity', 'compute')
-    """
-    return f"{bound}; {cap_text(limit)}" if limit else bound
-
-
-def point_bound_capped(p) -> str:
-    """:func:`point_bound` then the point's cap (:func:`with_cap`), as frontier's column and the chart's hover
-    print it (cap53).
-
-    >>> from types import SimpleNamespace as P
-    >>> point_bound_capped(P(bound="compute", prefill_bound="", prefill_chip_share=0.0, limit="kv_capacity"))
-    'compute; capped by kv_capacity'
-    """
-    return with_cap(point_bound(p), p.limit)
-
-
-def prefill_chip_share(prefill_chips: float, chips: float) -> float:
-    """A point's prefill-pool chips over its chips, 0-1 (0 aggregated, or with no chips): one rule for
-    :attr:`PointRecord.prefill_chip_share` and the headline's ``prefill_chip_share_at_*``.
-
-    >>> prefill_chip_share(12.0, 20.0), prefill_chip_share(0.0, 8.0), prefill_chip_share(0.0, 0.0)
-    (0.6, 0.0, 0.0)
-    """
-    return float(prefill_chips) / float(chips) if float(chips) > 0 else 0.0
-
-
-def bound_text(p) -> str:
-    """A point's bound in words (its short repr): ``compute-bound``; a disaggregated point's prefill
-    pool first, with its share of the chips: ``prefill compute-bound on 77% of the chips, decode
-    hbm_bandwidth-bound``."""
-    if not p.prefill_bound:
-        return f"{p.bound}-bound"
-    return f"prefill {p.prefill_bound}-bound on {p.prefill_chip_share:.0%} of the chips, decode {p.bound}-bound"
 
 
 def _frame(points) -> Any:

@@ -15,7 +15,8 @@ import numpy as np
 from jalapeno.analysis import compare as cmp
 from jalapeno.analysis.deployed import one_sweep, sweep_plan, sweep_precisions
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
-from jalapeno.analysis.records import FrontierRecord, Headline, PointRecord, prefill_chip_share
+from jalapeno.analysis.records import FrontierRecord, Headline, PointRecord
+from jalapeno.analysis.bound_words import prefill_chip_share
 from jalapeno.analysis.sweep import SweepOptions, SweepResult
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.deploy.engines import Recipe
@@ -210,5 +211,5 @@ def headline(sf: SystemFrontier) -> Headline:
 
 
 def _share(p, i: int) -> float:
-    """Point ``i``'s prefill chips over its chips (0 aggregated): records.prefill_chip_share."""
+    """Point ``i``'s prefill chips over its chips (0 aggregated): bound_words.prefill_chip_share."""
     return prefill_chip_share(p.prefill_chips[i], p.chips[i])

@@ -226,13 +226,13 @@ def iso_bounds(rows: Mapping[str, list[dict]], a, b) -> None:
     """Add to each iso-interactivity row (analysis/compare.iso_interactivity_ratio's, per ratio kind) the frontier
     point of each side nearest its speed and that point's bound: ``point_a`` / ``point_b`` (index into the system's
     frontier, null when that side never reaches the speed) and ``bound_a`` / ``bound_b`` (``compute``,
-    ``hbm_bandwidth``, ... or ``decode X; prefill Y (S of chips)`` disaggregated: analysis/records.bound_cell; ``""``
+    ``hbm_bandwidth``, ... or ``decode X; prefill Y (S of chips)`` disaggregated: analysis/bound_words.bound_cell; ``""``
     when unreachable), and ``limit_a`` / ``limit_b``: what capped that point's decode batch (``kv_capacity``,
-    ``max_running``, ...: PointRecord.limit, analysis/records.cap_text; ``""`` when none binds or unreachable; cap53).
+    ``max_running``, ...: PointRecord.limit, analysis/bound_words.cap_text; ``""`` when none binds or unreachable; cap53).
     ``a``, ``b``: the two systems' :class:`~jalapeno.analysis.system_frontier.SystemFrontier`.
     Changes ``rows`` in place. The nearest point is one side of the log-log interpolation the ratio reads, the one
     closer in log speed: its bound says which spec moves that side there (docs/metrics.md §4, §6)."""
-    from jalapeno.analysis.records import bound_cell, prefill_chip_share
+    from jalapeno.analysis.bound_words import bound_cell, prefill_chip_share
 
     first = next(iter(rows.values()), [])
     xq = [r["x"] for r in first]

@@ -23,7 +23,7 @@ from jalapeno.cli.audit_lines import spec_search_notes
 from jalapeno.cli.chip_opts import chip_model_lines, chip_model_option, chip_model_pricers, placement_option
 from jalapeno.cli.chip_opts import chip_model_json  # sensitivity's and audit's --json fields (ux53)
 from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
-from jalapeno.analysis.records import band_span
+from jalapeno.analysis.bound_words import band_span
 from jalapeno.errors import SpecError, choice_hint
 
 POWER_HELP = ("Power convention of per-kW metrics: chip (TDP), sustained, all-in (provisioned; the default) or load "
@@ -204,7 +204,7 @@ def audit(
     for col in ("predicted", "band (low to high)", "physical limit", "verdict"):
         head.add_column(col)
     ends = [math.isfinite(v) for v in (res.low, res.high)]
-    # one format with compare's (analysis/records.band_span); one end undefined: that setting never reaches @X
+    # one format with compare's (analysis/bound_words.band_span); one end undefined: that setting never reaches @X
     band = _with_unit(band_span(_f(res.low), _f(res.high)), c.unit) if any(ends) else "-"
     from jalapeno.report.compare_cells import WIDE_BAND
     from jalapeno.report.tables import efficiency_label

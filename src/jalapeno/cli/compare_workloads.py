@@ -110,7 +110,7 @@ def _ratio_cell(c: Mapping) -> str:
 def workload_tables(docs: Mapping[str, Mapping]) -> list[Table]:
     """The tables across workloads from each workload's compare document: ratios, where it wins, bound at peak."""
     from jalapeno.analysis.ratio_bands import END_RTOL, TAIL_FRACTION
-    from jalapeno.analysis.records import bound_cell, with_cap
+    from jalapeno.analysis.bound_words import bound_cell, with_cap
     from jalapeno.analysis.win_ranges import EVEN_BAND
     from jalapeno.report.win_tables import segments_text
 

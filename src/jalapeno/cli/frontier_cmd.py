@@ -253,7 +253,7 @@ def frontier(
     if json_out:  # its points' usd_per_mtok with what the $/chip-hour rests on, and its watts' sources (ux53)
         from jalapeno.analysis.price_reason import system_basis
 
-        from jalapeno.analysis.records import BOUND_TEXT_FIELD, LIMIT_TEXT_FIELD, cap_text, point_bound
+        from jalapeno.analysis.bound_words import BOUND_TEXT_FIELD, LIMIT_TEXT_FIELD, cap_text, point_bound
 
         d = rec.as_dict()  # each point's bound in compare's words beside its fields (ux53)
         d["frontier"] = [  # and its cap in the same words, "" for none (cap53)

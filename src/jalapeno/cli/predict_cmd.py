@@ -267,7 +267,7 @@ def predict(
         power_basis_lines,
         system_basis,
     )
-    from jalapeno.analysis.records import BOUND_TEXT_FIELD, LIMIT_TEXT_FIELD, cap_text, point_bound
+    from jalapeno.analysis.bound_words import BOUND_TEXT_FIELD, LIMIT_TEXT_FIELD, cap_text, point_bound
     from jalapeno.serve.limits import running_cap, running_cap_text
 
     cap = running_cap(m, pr, dep, wl)  # the deployment's max_running is null where the decode KV pool caps (ux50)

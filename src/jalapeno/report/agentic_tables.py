@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from rich.table import Table
 
-from jalapeno.analysis.records import with_cap
+from jalapeno.analysis.bound_words import with_cap
 from jalapeno.report.cell_notes import (
     ESTIMATE_MARK,
     below_start_flag,

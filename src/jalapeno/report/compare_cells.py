@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from jalapeno.analysis.power_cost import usd_text
-from jalapeno.analysis.records import band_span
+from jalapeno.analysis.bound_words import band_span
 from jalapeno.report.cell_notes import below_start_flag, end_flag
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ WIDE_BAND = 2.0
 
 
 def band_text(lo: float, hi: float, fmt: str) -> str:
-    """A headline cell's band suffix: `` (lo to hi)`` (analysis/records.band_span, every command's band format),
+    """A headline cell's band suffix: `` (lo to hi)`` (analysis/bound_words.band_span, every command's band format),
     lower end first whichever way the two come (a band of a figure that falls as efficiency rises has its "low"
     set's end above its "high" set's), flagged `` [wide band: Nx]`` when high / low reaches :data:`WIDE_BAND`;
     ``""`` for a point band. An infinite end prints ``-`` (as :func:`_f` prints one) and, beside a finite
@@ -110,7 +110,7 @@ def band_moves(b: Mapping) -> bool:
 
 
 def band_range(lo: float | None, hi: float | None, flag: bool = True) -> str:
-    """A ratio band's cell text: ``0.62 to 0.95x`` (analysis/records.band_span), lower end first, flagged as :func:`band_text` flags a
+    """A ratio band's cell text: ``0.62 to 0.95x`` (analysis/bound_words.band_span), lower end first, flagged as :func:`band_text` flags a
     headline's (unless ``flag`` is False: the per-kW bracket, whose ends are the per-chip ones times one
     constant); ``-`` for an end that is undefined.
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jalapeno.analysis.records import point_bound_capped
+from jalapeno.analysis.bound_words import point_bound_capped
 from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 

@@ -30,7 +30,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jalapeno.analysis.records import bound_cell, with_cap
+from jalapeno.analysis.bound_words import bound_cell, with_cap
 from jalapeno.errors import SpecError
 from jalapeno.report.cell_notes import (
     BELOW_START,

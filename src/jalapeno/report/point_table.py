@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from jalapeno.analysis.power_cost import usd_text
-from jalapeno.analysis.records import cap_text, point_bound
+from jalapeno.analysis.bound_words import cap_text, point_bound
 from jalapeno.report.compare_cells import _f, _small
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False, price_note:
         ("J per token (in+out)", _f(p.j_per_token, ".3f")),
         ("$ per M tokens (in+out)", usd_text(p.usd_per_mtok) + price_note),
         ("efficiency set", str(getattr(p, "efficiency_source", ""))),
-        (  # compare's words for the point (analysis/records.point_bound), then the decode step's margin (ux53)
+        (  # compare's words for the point (analysis/bound_words.point_bound), then the decode step's margin (ux53)
             "bound",
             (
                 f"{point_bound(p)}; the decode step {_f(p.bound_margin, '.2f')}x the next"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from jalapeno.analysis.power_cost import usd_text
-from jalapeno.analysis.records import bound_cell, point_bound_capped, with_cap
+from jalapeno.analysis.bound_words import bound_cell, point_bound_capped, with_cap
 from jalapeno.errors import SpecError
 from jalapeno.report.compare_cells import (  # noqa: F401 (re-exported: split from here, round 50)
     WIDE_BAND,

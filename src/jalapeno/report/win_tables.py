@@ -16,7 +16,7 @@ from rich.table import Table
 
 from jalapeno.report.cell_notes import cap_caption
 
-from jalapeno.analysis.records import with_cap
+from jalapeno.analysis.bound_words import with_cap
 from jalapeno.analysis.power_cost import CONVENTIONS  # chip, sustained, all-in: the order the per-kW line names them
 
 if TYPE_CHECKING:
