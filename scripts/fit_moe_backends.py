@@ -1,7 +1,7 @@
 """Write data/moe_backends.toml: the measured routed-expert latency of each TensorRT-LLM MoE backend.
 
 Runs fit/moe_backends.measured_curves (which rows, which shapes: its docstring; the MXFP4 curves:
-fit/moe_backends.mxfp4_curves; vLLM's FlashInfer TRT-LLM FP8 curves: fit/moe_backends.vllm_curves, B200 and B300
+fit/moe_backends.mxfp4_curves; vLLM's FlashInfer TRT-LLM FP8 curves: fit/vllm_moe_curves.vllm_curves, B200 and B300
 vLLM tables) on aiconfigurator's B200, GB200, H100 and H200 ``moe_perf`` tables (pip install -e ".[calibrate]"); the ``cutedsl`` curves are read
 from a checkout of github.com/ai-dynamo/aiconfigurator (fit/moe_backends.REPO_TABLES: not in the
 released package), given as ``--aic-repo PATH`` (``git clone`` it and check out 095f58a51c4c).

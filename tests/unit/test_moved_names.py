@@ -46,6 +46,7 @@ REEXPORTS = {
     "jalapeno.cli.engine_opts": ("jalapeno.cli.as_deployed", "jalapeno.cli.engine_memory_opts"),
     "jalapeno.cli.serving_opts": "jalapeno.cli.pool_opts",
     "jalapeno.analysis.records": "jalapeno.analysis.bound_words",
+    "jalapeno.fit.moe_backends": "jalapeno.fit.vllm_moe_curves",
 }
 
 

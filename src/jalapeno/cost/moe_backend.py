@@ -37,7 +37,7 @@ assignments (20.4 tokens), about 0.18 ms.
 
 Expert TP read as expert parallelism. A layout whose experts are split by tensor parallelism t
 (``moe_tp``) is priced by its own measured expert-TP curve where one is shipped in the op's kernel format
-(vLLM's ``flashinfer_trtllm`` curves, fit/moe_backends.VLLM_MOE_TP: at decode sizes a TP-t rank is up to 1.2x
+(vLLM's ``flashinfer_trtllm`` curves, fit/vllm_moe_curves.VLLM_MOE_TP: at decode sizes a TP-t rank is up to 1.2x
 slower than the EP-t row at the same weight bytes). Where none is in that format (gpt-oss-120b at TP2-TP8 on
 TensorRT-LLM and vLLM, MoE TP = attention TP: no row in TensorRT-LLM's table at its shape; MiniMax-M2.5's FP8
 experts at vLLM TP8, measured there in NVFP4 only), it is read from the EP row of t·ep ranks, the load and the touched

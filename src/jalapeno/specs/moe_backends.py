@@ -23,7 +23,7 @@ from jalapeno.errors import SpecError
 
 #: backend names a recipe may give (TensorRT-LLM ``moe_config.backend``, lower case; ``marlin``: vLLM's
 #: Marlin MoE, ``VLLM_MXFP4_USE_MARLIN=1``; ``flashinfer_trtllm``: vLLM's FlashInfer TRT-LLM-gen FP8 block-scale and
-#: NVFP4 MoE, ``--moe-backend flashinfer_trtllm``, measured by vLLM's own tables: fit/moe_backends.VLLM_TABLES,
+#: NVFP4 MoE, ``--moe-backend flashinfer_trtllm``, measured by vLLM's own tables: fit/vllm_moe_curves.VLLM_TABLES,
 #: VLLM_NVFP4_TABLES; ``sglang_triton``: SGLang's Triton fused MoE on Hopper, a fitted form,
 #: fit/moe_backends.KERNEL_BACKENDS, given by deploy/sglang_triton_moe.py)
 MOE_BACKENDS: tuple[str, ...] = (
