@@ -147,7 +147,7 @@ def _rows():
 def caps_rows(pts, runs) -> list[dict]:
     """Block 1, one dict per validation row: its config caps, the run's load, the model's KV cap a rank."""
     from jalapeno.deploy.kv_capacity import decode_batch_cap
-    from jalapeno.serve.analytic import aggregated_batch_cap
+    from jalapeno.serve.agg_batch_cap import aggregated_batch_cap
     from mlperf_server_rate40 import _priced
 
     by = {(r["submitter"], r["system"]): r for r in runs}

@@ -173,7 +173,7 @@ def step_table(model, pricer, dep, wl, decode_batch: float) -> np.ndarray:
     from dataclasses import replace
 
     from jalapeno.cost.step import Batch, pool_step_cost
-    from jalapeno.serve.analytic import _chunk
+    from jalapeno.serve.agg_batch_cap import _chunk
     from jalapeno.serve.limits import decode_step_s, floored_steps, graph_padded, prompt_floor_s
 
     lay = replace(dep.decode.layout, dp_dispatch="balanced")

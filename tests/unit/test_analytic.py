@@ -27,10 +27,10 @@ from tiny_fixtures import (
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.analytic import (
-    aggregated_batch_cap,
     aggregated_by_batch,
     solve_concurrency,
 )
+from jalapeno.serve.agg_batch_cap import aggregated_batch_cap
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision

@@ -20,7 +20,7 @@ from jalapeno.deploy.engines import get_recipe, identified_config
 from jalapeno.deploy.recipe import _recipe
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
-from jalapeno.serve.analytic import aggregated_batch_cap
+from jalapeno.serve.agg_batch_cap import aggregated_batch_cap
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision

@@ -21,7 +21,7 @@ from jalapeno.deploy.engines import deployed_recipe, get_recipe, recipes
 from jalapeno.deploy.recipe import _recipe
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
-from jalapeno.serve.analytic import aggregated_batch_cap
+from jalapeno.serve.agg_batch_cap import aggregated_batch_cap
 from jalapeno.serve.disagg import decode_curve
 from jalapeno.serve.limits import EAGER_LAUNCH_S
 from jalapeno.serve.point import serve_at_concurrency

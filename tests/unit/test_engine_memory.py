@@ -107,7 +107,7 @@ def test_bad_memory_fraction(bad):
 def test_deployment_memory_fraction_reaches_serving():
     # the aggregated KV cap falls with the engine's share: gpt-oss-120b on one H100, 1k1k
     from jalapeno.cost.pricer import load_pricer
-    from jalapeno.serve.analytic import aggregated_batch_cap
+    from jalapeno.serve.agg_batch_cap import aggregated_batch_cap
     from jalapeno.specs.workload import get_workload
 
     m, pr, wl = load_model("gpt-oss-120b"), load_pricer("h100"), get_workload("1k1k")

@@ -22,11 +22,11 @@ from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.errors import SpecError
 import jalapeno.serve.lockstep as lockstep_mod
 from jalapeno.serve.analytic import (
-    aggregated_batch_cap,
     aggregated_by_batch,
     running_slots,
     solve_concurrency,
 )
+from jalapeno.serve.agg_batch_cap import aggregated_batch_cap
 from jalapeno.serve.serving_points import ServingPoints, requeue
 from jalapeno.serve.lockstep import solve_concurrencies
 from jalapeno.specs.catalog import load_model

@@ -100,7 +100,7 @@ def _full_every_pass(model, pricer, deps, wl, conc, iterations=8):
     solve_concurrencies."""
     from jalapeno.cost.priced import price_layouts
     from jalapeno.serve.admission_waits import running_slots
-    from jalapeno.serve.analytic import aggregated_batch_cap
+    from jalapeno.serve.agg_batch_cap import aggregated_batch_cap
     from jalapeno.serve.serving_points import requeue
 
     c_req = np.asarray(conc, dtype=float)

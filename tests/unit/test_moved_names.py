@@ -42,7 +42,7 @@ REEXPORTS = {
     "jalapeno.fit.validate": "jalapeno.fit.ix_points",
     "jalapeno.cost.step": "jalapeno.cost.step_bounds",
     "jalapeno.cost.ops": ("jalapeno.cost.expert_ops", "jalapeno.cost.gemm_allreduce"),
-    "jalapeno.serve.analytic": "jalapeno.serve.serving_points",
+    "jalapeno.serve.analytic": ("jalapeno.serve.serving_points", "jalapeno.serve.agg_batch_cap"),
     "jalapeno.cli.engine_opts": ("jalapeno.cli.as_deployed", "jalapeno.cli.engine_memory_opts"),
     "jalapeno.cli.serving_opts": "jalapeno.cli.pool_opts",
     "jalapeno.analysis.records": "jalapeno.analysis.bound_words",

@@ -63,7 +63,7 @@ def cap_text(limit: str) -> str:
     """What capped a point's decode batch (its admission cap, ``PointRecord.limit``) in one wording for every
     command that names it (cap53): predict, frontier (column, --json ``limit_text``), the chart's hover, compare's
     headline and why table, the report page. ``limit`` is the cap's name as the serving model sets it
-    (serve/analytic.aggregated_batch_cap, serve/disagg.decode_curve, serve/sessions): ``kv_capacity`` (the HBM
+    (serve/agg_batch_cap.aggregated_batch_cap, serve/disagg.decode_curve, serve/sessions): ``kv_capacity`` (the HBM
     left after the weights holds the KV of no more sequences, deploy/memory_fit), ``max_running`` (the engine's
     running-request limit or its default backstop), ``max_tokens_per_step`` (the engine's token budget),
     ``prefill_budget`` (the prefill chunk budget), with `` (queueing)`` when the excess requests wait for admission;

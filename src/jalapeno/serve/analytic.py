@@ -45,15 +45,14 @@ from jalapeno.cost.step import Batch, pool_step_cost, pool_step_times
 from jalapeno.cost.step_bounds import BOUNDS, rank_bounds
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.mtp import query_len
-from jalapeno.deploy.kv_capacity import admission_batch_cap, decode_batch_cap
-from jalapeno.serve.kv_admission import cohort_admission_osl
 from jalapeno.serve.admission_waits import adp_gate_s, batch_wait_hold_s, running_slots  # noqa: F401 (re-exported)
 from jalapeno.serve import batch_wait
 from jalapeno.serve.batch_wait import bunched_arrivals_per_step
 from jalapeno.serve.chunked import chunked_prefill_s, long_chunks, step_room
-from jalapeno.serve.limits import batch_caps, decode_step_s, floored_steps, graph_padded, prompt_floor_s
+from jalapeno.serve.limits import decode_step_s, floored_steps, graph_padded, prompt_floor_s
 from jalapeno.serve.overlap_loop import arrival_busy, lag_steps
 from jalapeno.serve.adp_balance import adp_release_prompts
+from jalapeno.serve.agg_batch_cap import _chunk, aggregated_batch_cap  # noqa: F401 (re-exported: split from here, round 53)
 from jalapeno.serve.queueing import agg_queue_s, poll_wait_s
 from jalapeno.serve.serving_points import (  # noqa: F401 (re-exported: split from here, round 53)
     QUANTILES,
@@ -67,11 +66,6 @@ from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
 _StepTimes = namedtuple("_StepTimes", "step_time_s interval_s")  # cost/step.step_times's pair, read as a StepCost's
-
-
-def _chunk(dep: Deployment, isl: float) -> float:
-    """A prompt's chunk: its length within one rank's budget (Deployment.prompt_budget)."""
-    return float(min(isl, dep.prompt_budget(dep.decode.layout)))
 
 
 def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: float, users=None) -> tuple:
@@ -99,8 +93,14 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
     group = np.ones_like(p_mb)
     if lay.dp > 1:
         c = b_mb * lay.pp if users is None or not batch_wait.BUNCH_CONCURRENCY_ON else np.asarray(users, dtype=float)
-        a = bunched_arrivals_per_step(c, p_mb / wl.mean_isl, wl.osl, wl.range_ratio,
-                                      dep.mtp.tokens_per_step if dep.mtp else 1.0, osl_std=wl.osl_std)
+        a = bunched_arrivals_per_step(
+            c,
+            p_mb / wl.mean_isl,
+            wl.osl,
+            wl.range_ratio,
+            dep.mtp.tokens_per_step if dep.mtp else 1.0,
+            osl_std=wl.osl_std,
+        )
         m = a * wl.mean_isl / chunk
         busy = -np.expm1(-m)
         # at most one chunk per rank: beyond it a step grows with its chunks (the ranks' mean share), so
@@ -117,8 +117,9 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
     return p_mb, chunk, (wl.mean_isl - chunk) / 2, p_big, b_pre
 
 
-def mean_prompt_prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_batch,
-                          users=None) -> np.ndarray:
+def mean_prompt_prefill_s(
+    model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_batch, users=None
+) -> np.ndarray:
     """The mean prompt's prefill time (s) on one aggregated instance at decode batches ``decode_batch`` (N,), as
     :func:`aggregated_by_batch` prices it inside TTFT: its chunk step(s) beside the decode batch
     (:func:`_chunk_step_load`; a prompt longer than the budget runs its chunks in turn, :func:`_prefill_s`).
@@ -130,8 +131,13 @@ def mean_prompt_prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl:
     _, chunk, pre_ctx, p_big, b_pre = _chunk_step_load(dep, wl, b_mb, (wl.mean_osl - 1) / a, users)
     lengths = {None: wl.mean_isl}
     long, chunks, plan = long_chunks(dep, lengths, b_pre, wl.decode_ctx)
-    mixed = Batch.make(decode_seqs=b_pre, decode_ctx=wl.decode_ctx, prefill_tokens=p_big, prefill_ctx=pre_ctx,
-                       prefill_seqs=p_big / chunk)
+    mixed = Batch.make(
+        decode_seqs=b_pre,
+        decode_ctx=wl.decode_ctx,
+        prefill_tokens=p_big,
+        prefill_ctx=pre_ctx,
+        prefill_seqs=p_big / chunk,
+    )
     sc = pool_step_cost(model, pricer, dep, lay, mixed if chunks is None else Batch.joined(mixed, chunks))
     n = b_mb.shape[0]
     return chunked_prefill_s(lengths, sc.step_time_s[:n], long, plan, sc.step_time_s[n:], sc.interval_s[n:])[None]
@@ -142,43 +148,15 @@ def frontend_s(eff: Efficiency, isl: float) -> float:
     return eff.request_overhead_s + eff.prompt_overhead_s_per_token * isl
 
 
-def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload) -> tuple[float, str]:
-    """Largest decode batch one aggregated instance sustains, and what caps it.
-
-    Caps: KV capacity at the mean resident context (ISL + OSL/2, or a length spread's
-    output-token-weighted mean, Workload.decode_ctx) for the decoding sequences and
-    the prefilling ones beside them (deploy/kv_capacity.decode_batch_cap) — with an SGLang memory
-    profile, the running requests its admission rule keeps (deploy/kv_capacity.admission_batch_cap), of
-    which the decoding share D·chunk/(D·chunk + ISL) —, the prefill budget
-    (p = B·ISL/D ≤ token budget) and the engine limits ``max_running`` and
-    ``max_tokens_per_step`` (serve/limits.batch_caps). Ties go to kv_capacity, max_running,
-    prefill_budget, max_tokens_per_step, in that order.
-    """
-    a = dep.mtp.tokens_per_step if dep.mtp else 1.0
-    steps = (wl.mean_osl - 1) / a
-    ctx = wl.decode_ctx
-    lay = dep.decode.layout
-    chunk = _chunk(dep, wl.mean_isl)
-    kv = decode_batch_cap(model, pricer.system, lay, dep.precision, ctx, pricer.efficiency, dep.mtp,
-                          float(dep.prefill_budget(lay)), wl.mean_isl / (steps * chunk),
-                          memory_fraction=dep.memory_fraction, engine=dep.memory_profile)
-    prof = dep.memory_profile
-    if prof is not None and prof.rule == "sglang":  # the engine admits by reserved tokens, not by use
-        def count(osl: float) -> float:
-            return admission_batch_cap(model, pricer.system, lay, dep.precision, prof, wl.mean_isl, osl,
-                                       dep.memory_fraction, dep.mtp)
-
-        osl = cohort_admission_osl(count, wl) if prof.ignore_eos_admission else wl.mean_osl  # serve/kv_admission.py
-        kv = min(kv, count(osl) * (steps * chunk) / (steps * chunk + wl.mean_isl))
-    budget_cap = dep.prefill_budget(lay) * steps / wl.mean_isl * lay.pp
-    engine = batch_caps(dep, query_len(dep.mtp), wl.mean_isl / steps, lay.pp, layout=lay)
-    caps = {"kv_capacity": kv, "max_running": engine.pop("max_running"), "prefill_budget": budget_cap, **engine}
-    name = min(caps, key=caps.get)
-    return caps[name], name
-
-
-def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
-                        decode_batch, slots_full=None, cap: tuple[float, str] | None = None) -> ServingPoints:
+def aggregated_by_batch(
+    model: ModelSpec,
+    pricer: Pricer,
+    dep: Deployment,
+    wl: Workload,
+    decode_batch,
+    slots_full=None,
+    cap: tuple[float, str] | None = None,
+) -> ServingPoints:
     """Aggregated closed-loop points at decode batches ``decode_batch`` (N,) per instance.
 
     Batches above the instance's cap are clipped to it (``limit`` names the cap). Steps run
@@ -191,8 +169,16 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     return agg_points(model, pricer, dep, wl, agg_plan(model, pricer, dep, wl, decode_batch, cap), slots_full)
 
 
-def agg_plan(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_batch,
-             cap: tuple[float, str] | None = None, join: bool = True, users=None) -> tuple:
+def agg_plan(
+    model: ModelSpec,
+    pricer: Pricer,
+    dep: Deployment,
+    wl: Workload,
+    decode_batch,
+    cap: tuple[float, str] | None = None,
+    join: bool = True,
+    users=None,
+) -> tuple:
     """What :func:`aggregated_by_batch` derives at ``decode_batch`` (N,) before it prices a step: the step
     batch (last) and the loads it is made of; :func:`agg_points` finishes the points (serve/lockstep.py
     prices the batches of several deployments together in between). ``join`` False: the step batch holds
@@ -223,21 +209,44 @@ def agg_plan(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, de
     long, chunks, plan = long_chunks(dep, lengths, b_pre, ctx)
     # decode-only steps at their padded CUDA-graph batch (serve/limits.graph_padded), in one call with the prompt-carrying
     # rows (not serve/open_loop.decode_pool_step, which prices a decode-only step alone)
-    kinds = graph_padded(dep, lay, Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx,
-                                              prefill_tokens=pre, prefill_ctx=pre_ctx, prefill_seqs=pre / chunk))
-    return (b, limit, steps, p_mb, chunk, pre_ctx, p_big, b_pre, lengths, long, plan,
-            kinds if chunks is None or not join else Batch.joined(kinds, chunks))
+    kinds = graph_padded(
+        dep,
+        lay,
+        Batch.make(
+            decode_seqs=np.concatenate([b_mb, b_pre]),
+            decode_ctx=ctx,
+            prefill_tokens=pre,
+            prefill_ctx=pre_ctx,
+            prefill_seqs=pre / chunk,
+        ),
+    )
+    return (
+        b,
+        limit,
+        steps,
+        p_mb,
+        chunk,
+        pre_ctx,
+        p_big,
+        b_pre,
+        lengths,
+        long,
+        plan,
+        kinds if chunks is None or not join else Batch.joined(kinds, chunks),
+    )
 
 
-def agg_points(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple,
-               slots_full=None) -> ServingPoints:
+def agg_points(
+    model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, slots_full=None
+) -> ServingPoints:
     """:func:`aggregated_by_batch`'s points from its :func:`agg_plan`."""
     head, long_s = agg_head(model, pricer, dep, wl, plan_)
     return agg_tail(pricer, dep, wl, plan_, head, long_s, slots_full)
 
 
-def agg_head(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple,
-             times_only: bool = False) -> tuple[dict, tuple]:
+def agg_head(
+    model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, times_only: bool = False
+) -> tuple[dict, tuple]:
     """What :func:`agg_points` works out from its plan's step batch before a prompt's prefill time: (name → (N,)
     array: the decode batch ``b``, its cap ``limit``, the mean step ``tau``, the request rate ``lam``, the
     throughput per chip ``tput`` (:meth:`ServingPoints.assemble`'s), ``feasible``, …), and the floored step times
@@ -248,18 +257,29 @@ def agg_head(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pl
     ``n_bar``, ``s_chunk``, ``s_join``), the same values, from cost/step.step_times where no CUDA-graph ceiling reads
     the step's kernels (serve/limits.decode_step_s): no bounds, attribution or memory fit (serve/lockstep.py)."""
     b, limit, steps, p_mb, chunk, pre_ctx, p_big, b_pre, lengths, long, plan, batch = plan_
-    eff, lay, ctx, n, sep = pricer.efficiency, dep.decode.layout, wl.decode_ctx, b.shape[0], dep.prefill_steps == "separate"
+    eff, lay, ctx, n, sep = (
+        pricer.efficiency,
+        dep.decode.layout,
+        wl.decode_ctx,
+        b.shape[0],
+        dep.prefill_steps == "separate",
+    )
     light = times_only and dep.cuda_graph_max_batch is None
-    sc = (_StepTimes(*pool_step_times(model, pricer, dep, lay, batch)) if light
-          else pool_step_cost(model, pricer, dep, lay, batch))
+    sc = (
+        _StepTimes(*pool_step_times(model, pricer, dep, lay, batch))
+        if light
+        else pool_step_cost(model, pricer, dep, lay, batch)
+    )
     # a TensorRT-LLM step carrying a prompt without piecewise graphs costs max(host, GPU) (serve/limits.prompt_floor_s);
     # the requests decoding beside an arriving prompt are the other users, b − 1
-    step_s = floored_steps(sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens, prompt_floor_s(model, dep, pricer=pricer))
+    step_s = floored_steps(
+        sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens, prompt_floor_s(model, dep, pricer=pricer)
+    )
     frac = np.minimum(p_mb / p_big, 1.0)  # p_mb / chunk below one chunk (or one per rank: _chunk_step_load)
     # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps
     # carrying a prefill chunk are priced as they are (engines graph decode batches only), floored above
     t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b, np.zeros(sc.step_time_s.shape[0] - 2 * n)]), lay)[:n]
-    ttft_step = step_s[n:2 * n]
+    ttft_step = step_s[n : 2 * n]
     w_dec = np.ones(n) if sep else 1 - frac  # weight of the decode-only step per decode step
     tau = w_dec * t_dec + frac * ttft_step
     lam = np.where(b > 0, b / (steps * tau), 0.0)
@@ -272,23 +292,45 @@ def agg_head(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pl
     s_join = _joined_chunk_s(model, pricer, dep, b_pre, ctx, pre_ctx, p_big, n_bar, chunk, ttft_step, s_chunk)
     head = dict(b=b, tau=tau, t_dec=t_dec, ttft_step=ttft_step, lam=lam, n_bar=n_bar, s_chunk=s_chunk, s_join=s_join)
     if times_only:
-        return head, (step_s[2 * n:], sc.interval_s[2 * n:])
-    shares = np.array([sc.attribution_s[k][:2 * n] for k in BOUNDS], dtype=float)  # (bounds, 2N): np.stack's rows
+        return head, (step_s[2 * n :], sc.interval_s[2 * n :])
+    shares = np.array([sc.attribution_s[k][: 2 * n] for k in BOUNDS], dtype=float)  # (bounds, 2N): np.stack's rows
     bound, margin = rank_bounds(w_dec * shares[:, :n] + frac * shares[:, n:])
-    fits = sc.feasible[:n] & sc.feasible[n:2 * n]
+    fits = sc.feasible[:n] & sc.feasible[n : 2 * n]
     if not fits.all():  # (bound is a fresh object array: kept as it is where every point fits)
         bound = np.where(fits, bound, "hbm_capacity")
-    bound_level = np.where(np.array([str(x).endswith("_link") for x in bound.tolist()], dtype=bool),
-                           np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:2 * n]), "")
-    reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:2 * n], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
-                      "leave no room; shard wider or use a smaller precision")
-    head.update(limit=limit, bound=bound, margin=margin, bound_level=bound_level.astype(object),
-                feasible=fits & (b > 0), reason=reason, tput=lam * (wl.mean_isl + wl.mean_osl) / lay.chips)
-    return head, (step_s[2 * n:], sc.interval_s[2 * n:])
+    bound_level = np.where(
+        np.array([str(x).endswith("_link") for x in bound.tolist()], dtype=bool),
+        np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n : 2 * n]),
+        "",
+    )
+    reason = np.where(
+        b > 0,
+        np.where(sc.feasible[:n], sc.reason[n : 2 * n], sc.reason[:n]),
+        "no sequence fits in the KV cache: weights and activations "
+        "leave no room; shard wider or use a smaller precision",
+    )
+    head.update(
+        limit=limit,
+        bound=bound,
+        margin=margin,
+        bound_level=bound_level.astype(object),
+        feasible=fits & (b > 0),
+        reason=reason,
+        tput=lam * (wl.mean_isl + wl.mean_osl) / lay.chips,
+    )
+    return head, (step_s[2 * n :], sc.interval_s[2 * n :])
 
 
-def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: dict, long_s: tuple,
-             slots_full=None, times_only: bool = False) -> ServingPoints | tuple[np.ndarray, np.ndarray]:
+def agg_tail(
+    pricer: Pricer,
+    dep: Deployment,
+    wl: Workload,
+    plan_: tuple,
+    head: dict,
+    long_s: tuple,
+    slots_full=None,
+    times_only: bool = False,
+) -> ServingPoints | tuple[np.ndarray, np.ndarray]:
     """:func:`agg_points`'s points from its :func:`agg_head` ``head`` (or the same entries at a subset of its
     points) and the floored step times and intervals ``long_s`` of those points' long-prompt chunk steps
     (serve/chunked.long_chunks's rows, point major): the prompts' prefill, TTFT, queue and concurrency. ``times_only``
@@ -304,11 +346,17 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
     # (serve/queueing.IDLE_ARRIVAL_POLL, shipped off) and the overlap loop's lag (no shipped profile sets it);
     # evaluated only where one of them takes it, so the sweep's default path does no extra work
     lag = lag_steps(eff, dep, lay)
-    busy = arrival_busy(users, frontend_s(eff, wl.mean_isl), ttft_q[None] + steps * tau) \
-        if lag or queueing.IDLE_ARRIVAL_POLL else None
+    busy = (
+        arrival_busy(users, frontend_s(eff, wl.mean_isl), ttft_q[None] + steps * tau)
+        if lag or queueing.IDLE_ARRIVAL_POLL
+        else None
+    )
     idle = busy if queueing.IDLE_ARRIVAL_POLL else None
-    queue = agg_queue_s(head["s_chunk"], n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, head["s_join"],
-                                                                        n_bar, t_dec, ttft_step, idle) - tau / 2
+    queue = (
+        agg_queue_s(head["s_chunk"], n_bar, tau, users)
+        + poll_wait_s(dep.recv_interval, tau, users, head["s_join"], n_bar, t_dec, ttft_step, idle)
+        - tau / 2
+    )
     queue = queue + adp_gate_s(dep, lay, b, lam, tau, slots_full)
     # TensorRT-LLM's batch waiting replaces the steady queue: a prompt waits for its window to close
     # (serve/batch_wait.py) and shares that step with the window's other prompts
@@ -319,23 +367,51 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
         queue = queue + lag * tau * busy  # overlap_loop.admission_lag_s, with the P(busy) above
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
     if ttft_spread.STEADY_SPREAD_ON and not times_only:  # the wait's spread in the quantiles (serve/ttft_spread.py)
-        width = (ttft_q[0.99] - ttft_q[0.5]) / 0.49  # the length terms, uniform in the length: L_0.99 − L_0.5 = 0.49·width
-        shifts = ttft_spread.quantile_shifts_s(QUANTILES, t_dec, head["s_chunk"], n_bar, tau, users, -width / 2,
-                                               width / 2)  # (Q, N): the chain solved once for every quantile
+        width = (
+            ttft_q[0.99] - ttft_q[0.5]
+        ) / 0.49  # the length terms, uniform in the length: L_0.99 − L_0.5 = 0.49·width
+        shifts = ttft_spread.quantile_shifts_s(
+            QUANTILES, t_dec, head["s_chunk"], n_bar, tau, users, -width / 2, width / 2
+        )  # (Q, N): the chain solved once for every quantile
         for k, shift in zip(QUANTILES, shifts):
             ttft_q[k] = ttft_q[k] + np.where(hold_s > 0, 0.0, shift)
     if times_only:
         return ttft_e2e(ttft_q[None], np.zeros_like(b), steps, tau)
     c = lam * (ttft_q[None] + steps * tau)
     return ServingPoints.assemble(
-        concurrency=c, decode_batch=b, request_rate_per_s=lam, ttft_by_quantile=ttft_q, tpot_s=tau / a,
-        decode_steps_per_request=steps, step_time_s=tau, workload=wl, chips=lay.chips, bound=head["bound"],
-        bound_margin=head["margin"], limit=head["limit"], feasible=head["feasible"], reason=head["reason"],
-        queue_s=np.zeros_like(b), kv_transfer_s=np.zeros_like(b), bound_level=head["bound_level"])
+        concurrency=c,
+        decode_batch=b,
+        request_rate_per_s=lam,
+        ttft_by_quantile=ttft_q,
+        tpot_s=tau / a,
+        decode_steps_per_request=steps,
+        step_time_s=tau,
+        workload=wl,
+        chips=lay.chips,
+        bound=head["bound"],
+        bound_margin=head["margin"],
+        limit=head["limit"],
+        feasible=head["feasible"],
+        reason=head["reason"],
+        queue_s=np.zeros_like(b),
+        kv_transfer_s=np.zeros_like(b),
+        bound_level=head["bound_level"],
+    )
 
 
-def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx: float, pre_ctx: float, p_big,
-                    n_bar, chunk: float, chunk_step, s_chunk) -> np.ndarray:
+def _joined_chunk_s(
+    model: ModelSpec,
+    pricer: Pricer,
+    dep: Deployment,
+    b_mb,
+    ctx: float,
+    pre_ctx: float,
+    p_big,
+    n_bar,
+    chunk: float,
+    chunk_step,
+    s_chunk,
+) -> np.ndarray:
     """Marginal step time of each chunk that joins an arrival's prefill step after a poll period, s, (N,).
 
     With a poll every n decode steps the (n − 1)·n̄ chunks that arrived in the period run in one
@@ -350,14 +426,22 @@ def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx
         return s_chunk
     lay = dep.decode.layout
     p_join = np.minimum(p_big + chunk * joined, dep.prefill_budget(lay))
-    sc = pool_step_cost(model, pricer, dep, lay, Batch.make(decode_seqs=b_mb, decode_ctx=ctx, prefill_tokens=p_join,
-                                                            prefill_ctx=pre_ctx, prefill_seqs=p_join / chunk))
+    sc = pool_step_cost(
+        model,
+        pricer,
+        dep,
+        lay,
+        Batch.make(
+            decode_seqs=b_mb, decode_ctx=ctx, prefill_tokens=p_join, prefill_ctx=pre_ctx, prefill_seqs=p_join / chunk
+        ),
+    )
     extra = (p_join - p_big) / chunk
     return np.where(extra > 1e-9, np.maximum(sc.step_time_s - chunk_step, 0.0) / np.maximum(extra, 1e-9), s_chunk)
 
 
-def solve_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, concurrency,
-                      iterations: int = 8) -> ServingPoints:
+def solve_concurrency(
+    model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, concurrency, iterations: int = 8
+) -> ServingPoints:
     """Aggregated points at requested closed-loop concurrencies (N,), per instance.
 
     Fixed point B ← C·D·τ/E2E (Little's law), started at B = C; beyond the instance's cap the
@@ -367,4 +451,3 @@ def solve_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wor
     from jalapeno.serve.lockstep import solve_concurrencies
 
     return solve_concurrencies(model, pricer, [dep], wl, concurrency, iterations)[0]
-

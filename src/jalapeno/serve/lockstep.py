@@ -36,8 +36,8 @@ from jalapeno.serve.analytic import (
     agg_plan,
     agg_points,
     agg_tail,
-    aggregated_batch_cap,
 )
+from jalapeno.serve.agg_batch_cap import aggregated_batch_cap
 from jalapeno.serve.serving_points import ServingPoints, requeue
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
