@@ -47,6 +47,7 @@ REEXPORTS = {
     "jalapeno.cli.serving_opts": "jalapeno.cli.pool_opts",
     "jalapeno.analysis.records": "jalapeno.analysis.bound_words",
     "jalapeno.fit.moe_backends": "jalapeno.fit.vllm_moe_curves",
+    "jalapeno.specs.design_space": "jalapeno.specs.design_space_keys",
 }
 
 
