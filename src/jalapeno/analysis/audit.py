@@ -51,6 +51,18 @@ RTOL = 1e-3
 ROOT_RTOL = 2e-3
 
 
+def meets_claim(v: float | None, claim: float, higher: bool) -> bool:
+    """Whether value ``v`` meets ``claim`` within :data:`RTOL` (at least it, or at most it where lower is better); None
+    or a non-finite value does not.
+
+    >>> meets_claim(0.9995, 1.0, True), meets_claim(0.998, 1.0, True), meets_claim(1.0005, 1.0, False)
+    (True, False, True)
+    """
+    if v is None or not math.isfinite(v):
+        return False
+    return v >= claim * (1 - RTOL) if higher else v <= claim * (1 + RTOL)
+
+
 @dataclass
 class AuditResult:
     """The audit of one claim; :meth:`as_dict` is the ``jalapeno audit --json`` contract."""
@@ -123,10 +135,7 @@ class _Auditor:
         return v / self.base if self.base else v
 
     def meets(self, v: float) -> bool:
-        if not math.isfinite(v):
-            return False
-        c = self.claim.value
-        return v >= c * (1 - RTOL) if self.claim.higher_is_better else v <= c * (1 + RTOL)
+        return meets_claim(v, self.claim.value, self.claim.higher_is_better)
 
     def gap(self, v: float) -> float:
         """Signed distance to the claim, > 0 where it is met (log scale): :func:`claim_gap`."""

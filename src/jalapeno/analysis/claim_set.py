@@ -29,6 +29,7 @@ import math
 import tomllib
 from pathlib import Path
 
+from jalapeno.analysis.audit import meets_claim
 from jalapeno.errors import SpecError
 
 #: The keys a claim (or the file's defaults) may set, each as the audit option of the same name.
@@ -39,8 +40,6 @@ STATUS_MEANING = {
     "within band": "the band straddles the claim: the prediction alone does not settle it",
     "not held": "not even the band's favourable end meets the claim",
 }
-#: Relative tolerance of "meets" (analysis/audit.RTOL).
-_RTOL = 1e-3
 
 
 def load_claims(path: str | Path) -> list[dict]:
@@ -81,12 +80,6 @@ def load_claims(path: str | Path) -> list[dict]:
     return out
 
 
-def _meets(v: float | None, claim: float, higher: bool) -> bool:
-    if v is None or not math.isfinite(v):
-        return False
-    return v >= claim * (1 - _RTOL) if higher else v <= claim * (1 + _RTOL)
-
-
 def status(predicted: float, low: float, high: float, claim: float, higher: bool = True) -> str:
     """``held`` (the band's unfavourable end meets ``claim``), ``not held`` (its favourable end does not) or
     ``within band`` (one end meets it); an undefined end (NaN: that set never reaches @X) does not meet it. With
@@ -99,12 +92,12 @@ def status(predicted: float, low: float, high: float, claim: float, higher: bool
     """
     ends = [v for v in (low, high) if v is not None and math.isfinite(v)]
     if not ends:
-        return "held" if _meets(predicted, claim, higher) else "not held"
+        return "held" if meets_claim(predicted, claim, higher) else "not held"
     bad_end = (low if higher else high) if len(ends) == 2 else math.nan
     good_end = max(ends) if higher else min(ends)
-    if _meets(bad_end, claim, higher):
+    if meets_claim(bad_end, claim, higher):
         return "held"
-    return "within band" if _meets(good_end, claim, higher) else "not held"
+    return "within band" if meets_claim(good_end, claim, higher) else "not held"
 
 
 def _move(frac: float) -> str:

@@ -242,12 +242,18 @@ def mxfp4_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
     df, version = load_table(sdir, "moe", "moe_perf")
     table = f"aiconfigurator {sdir} moe_perf {version}"
     got = _balanced_curves(df, (MXFP4_SOURCE,), dtype, shapes)
+    return _balanced_result(got, name, backend, fmt, table, dtype, (MXFP4_SOURCE,), weights="mxfp4")
+
+
+def _balanced_result(got: dict, name: str, backend: str, fmt: str, table: str, dtype: str, sources, **extra) -> tuple:
+    """(curves, report) of :func:`_balanced_curves`'s ``got``: one curve dict per (shape, expert TP, EP) in key order,
+    each with ``extra`` (e.g. ``weights``) after its format, and the report of the table they came from."""
     curves = [
         {
             "system": name,
             "backend": backend,
             "fmt": fmt,
-            "weights": "mxfp4",
+            **extra,
             "hidden": h,
             "inter": inter,
             "experts": e,
@@ -263,7 +269,7 @@ def mxfp4_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
     report = {
         "dtype": dtype,
         "table": table,
-        "kernel_source": [MXFP4_SOURCE],
+        "kernel_source": list(sources),
         "curves": len(curves),
         "distribution": "balanced",
     }

@@ -81,34 +81,13 @@ def vllm_curves(name: str, backend: str, shapes, tables=None) -> tuple[list[dict
     Raises:
         SpecError: the package lacks the table (``pip install -e ".[calibrate]"``).
     """
-    from jalapeno.fit.moe_backends import _balanced_curves  # at call time: moe_backends imports this module
+    from jalapeno.fit.moe_backends import (
+        _balanced_curves,
+        _balanced_result,
+    )  # at call time: moe_backends imports this module
 
     sdir, dtype, fmt, sources = (VLLM_TABLES if tables is None else tables)[name, backend]
     df, version = load_table(sdir, "moe", "moe_perf", backend="vllm")
     table = f"aiconfigurator {sdir} vllm {version} moe_perf"
     got = _balanced_curves(df, sources, dtype, shapes, moe_tp=VLLM_MOE_TP)
-    curves = [
-        {
-            "system": name,
-            "backend": backend,
-            "fmt": fmt,
-            "hidden": h,
-            "inter": inter,
-            "experts": e,
-            "top_k": top,
-            "moe_tp": tp,
-            "ep": ep,
-            "table": table,
-            "tokens": tokens,
-            "latency_ms": lat,
-        }
-        for (h, inter, e, top, tp, ep), (tokens, lat) in sorted(got.items())
-    ]
-    report = {
-        "dtype": dtype,
-        "table": table,
-        "kernel_source": list(sources),
-        "curves": len(curves),
-        "distribution": "balanced",
-    }
-    return curves, report
+    return _balanced_result(got, name, backend, fmt, table, dtype, sources)
