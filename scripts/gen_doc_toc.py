@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Write the table of contents at the top of the long docs pages (docs/model.md, docs/architecture.md, docs/gap_*.md).
+"""Write the table of contents at the top of the long docs pages (docs/model.md, docs/architecture.md, the other
+reference pages of :data:`REFERENCE_PAGES`, docs/gap_*.md).
 
 Each page's contents list sits right under its ``# title`` line, between the markers ``<!-- contents -->`` and
 ``<!-- /contents -->``: one item per ``##`` heading (``###`` indented under it), each linking to the heading's
@@ -26,9 +27,19 @@ _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _FENCE = ("```", "~~~")
 
 
+#: the other reference pages with a contents list (round 54, docs54)
+REFERENCE_PAGES = ("metrics.md", "stacks.md", "simulator.md", "audit.md", "agentic.md", "explore.md")
+
+
 def pages() -> list[Path]:
-    """The pages that carry a contents list: model.md, architecture.md and every gap_*.md investigation log."""
-    return [DOCS / "model.md", DOCS / "architecture.md", *sorted(DOCS.glob("gap_*.md"))]
+    """The pages that carry a contents list: model.md, architecture.md, :data:`REFERENCE_PAGES` and every gap_*.md
+    investigation log."""
+    return [
+        DOCS / "model.md",
+        DOCS / "architecture.md",
+        *(DOCS / n for n in REFERENCE_PAGES),
+        *sorted(DOCS.glob("gap_*.md")),
+    ]
 
 
 def slug(heading: str) -> str:

@@ -61,9 +61,11 @@ def test_the_data_counts_match_the_package_data():
     import re
     import tomllib
 
-    n = {"systems": len(list((PKG / "data" / "systems").glob("*.toml"))),
-         "models": len(list((PKG / "data" / "models").glob("*.json"))),
-         "calibration": len(list((PKG / "data" / "calibration").glob("*.toml")))}
+    n = {
+        "systems": len(list((PKG / "data" / "systems").glob("*.toml"))),
+        "models": len(list((PKG / "data" / "models").glob("*.json"))),
+        "calibration": len(list((PKG / "data" / "calibration").glob("*.toml"))),
+    }
     for kind, ext in (("systems", "toml"), ("models", "json"), ("calibration", "toml")):
         assert f"{kind}/*.{ext} ({n[kind]})" in DOC, f"docs/architecture.md §2 tree: {kind}/*.{ext} ({n[kind]})"
     assert f"`models/*.json` ({n['models']} configs" in DOC
@@ -71,8 +73,10 @@ def test_the_data_counts_match_the_package_data():
     for p in (PKG / "data" / "calibration").glob("*.toml"):
         k = tomllib.loads(p.read_text()).get("kind", "?")
         kinds[k] = kinds.get(k, 0) + 1
-    want = (f"({n['calibration']} sets, each file's `kind`: {kinds.get('measured', 0)} measured, "
-            f"{kinds.get('partial', 0)} partial, {kinds.get('derived', 0)} derived")
+    want = (
+        f"({n['calibration']} sets, each file's `kind`: {kinds.get('measured', 0)} measured, "
+        f"{kinds.get('partial', 0)} partial, {kinds.get('derived', 0)} derived"
+    )
     assert want in DOC, f"docs/architecture.md data/ row: write {want!r}"
     assert re.search(r"`systems/\*\.toml` \(" + str(n["systems"]) + " systems", DOC)
 
@@ -115,11 +119,17 @@ def test_the_data_flow_diagram_names_modules_that_exist():
         right = line[53:]
         m = re.search(r"\b(specs|deploy|cost|serve|analysis|fit|report|cli)/", right)
         stage = m.group(1) if m else stage
-        missing += [f"{stage}/{n}.py" for n in re.findall(r"(\w+)\.py", right) if not (PKG / stage / f"{n}.py").exists()]
+        missing += [
+            f"{stage}/{n}.py" for n in re.findall(r"(\w+)\.py", right) if not (PKG / stage / f"{n}.py").exists()
+        ]
         if "sim/ (" in right or right.strip().startswith(("scheduler", "metrics")):
             sim = right.split("sim/", 1)[-1]
-            missing += [f"serve/sim/{n}.py" for n in re.findall(r"[a-z_]+", sim) if not (PKG / "serve/sim" / f"{n}.py").exists()]
-    assert stage == "cli" and not missing, f"docs/architecture.md §1's diagram names modules that do not exist: {missing}"
+            missing += [
+                f"serve/sim/{n}.py" for n in re.findall(r"[a-z_]+", sim) if not (PKG / "serve/sim" / f"{n}.py").exists()
+            ]
+    assert stage == "cli" and not missing, (
+        f"docs/architecture.md §1's diagram names modules that do not exist: {missing}"
+    )
 
 
 def test_every_switch_is_named_in_its_module_row():
