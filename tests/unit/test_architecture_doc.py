@@ -146,3 +146,37 @@ def test_every_switch_is_named_in_its_module_row():
             if name not in rows.get(rel, ""):
                 missing.append(f"{rel}: {name}")
     assert not missing, f"name each switch in its module's row of docs/architecture.md §2: {missing}"
+
+
+def _code_names() -> set[str]:
+    """The identifiers of the package's and the scripts' code (Python NAME tokens and short string literals: no
+    docstring or comment prose) and the words of the package's TOML data."""
+    import io
+    import re
+    import tokenize
+
+    names: set[str] = set()
+    for path in [*PKG.rglob("*.py"), *(ROOT / "scripts").glob("*.py")]:
+        toks = tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
+        for tok in toks:
+            if tok.type == tokenize.NAME:
+                names.add(tok.string)
+            elif tok.type == tokenize.STRING and len(tok.string) < 80:  # a short literal (an environment variable,
+                names.update(re.findall(r"\w+", tok.string))  # an engine's setting), not a docstring's prose
+    for path in PKG.rglob("*.toml"):
+        names.update(re.findall(r"\w+", path.read_text()))
+    return names
+
+
+def test_every_class_and_constant_named_exists():
+    """docs54: the serve/sim/events.py row named `Sample` long after the event was removed (its place taken by
+    `TraceNext`). Every capitalised name the page gives in backticks (``X`` or ``pkg/module.X``: classes, constants)
+    is an identifier of the package's or the scripts' code, or a word of the package's TOML data."""
+    import re
+
+    pattern = re.compile(r"^(?:[\w/]+\.)?([A-Z][A-Za-z0-9_]+)$")
+    named = {m.group(1) for span in re.findall(r"`([^`\n]+)`", DOC) if (m := pattern.match(span.strip()))}
+    assert len(named) > 200
+    other_projects = {"GUARANTEED_NO_EVICT"}  # TensorRT-LLM's capacity scheduler policy (serve/kv_admission.py)
+    gone = sorted(named - _code_names() - other_projects)
+    assert not gone, f"docs/architecture.md names classes / constants that no longer exist: {gone}"
