@@ -23,6 +23,9 @@ Where the submission declares its engine (layout, batch and token limits: fit/ml
 disaggregated prefill and decode pools: fit/mlperf_disagg.MLPERF_DISAGG_ENGINES; mapping ``matched@limits``), the
 search is that deployment's alone (:func:`engine_within_limits`): the same two limits over its concurrency, from one
 request to every slot filled.
+
+Both limits are judged at the 99th percentile, or with serve/early_stopping.EARLY_STOPPING_ON (round 54, shipped off)
+at LoadGen's early-stopping quantile of the row's run (:func:`_judged_p99s`; 0.99145 for a 26,328-query run).
 """
 
 from __future__ import annotations
@@ -89,14 +92,11 @@ def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
         if pts.throughput_per_chip[blk[0]] <= best[0]:  # a factor is <= 1: no later point can do better
             break
         p99 = np.full(blk.size, np.inf)
-        for d in np.unique(sweep.dep_index[blk]):
-            sel = sweep.dep_index[blk] == d
-            p99[sel] = poisson_ttft_s(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]), arrival_k=arrival_k)
         tpot99 = np.full(blk.size, np.inf)
         for d in np.unique(sweep.dep_index[blk]):
             sel = sweep.dep_index[blk] == d
-            tpot99[sel] = poisson_tpot_s(
-                model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]), arrival_k=arrival_k
+            p99[sel], tpot99[sel] = _judged_p99s(
+                model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]), run, run_chips, arrival_k
             )
         within = (p99 <= ttft_limit_s) & (tpot99 <= tpot_limit_s)
         meet = np.flatnonzero(within)
@@ -114,6 +114,30 @@ def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
             if y[k] > best[0]:
                 best = (float(y[k]), float(p99[sel[k]]), int(blk[sel[k]]), float(f[k]))
     return best, np.concatenate(failed) if failed else np.zeros(0, dtype=int)
+
+
+def _judged_p99s(model, pricer, dep, wl, pts, run, run_chips: int, arrival_k: int = 1):
+    """(Poisson TTFT, Poisson TPOT over requests) of ``dep``'s points ``pts`` at the quantile each is judged at, s,
+    (N,) each: 0.99, or with serve/early_stopping.EARLY_STOPPING_ON and a ``run`` (serve/finite_run.ServerRun)
+    LoadGen's early-stopping quantile of the run's query count at that load's whole-run rate (the point's rate per
+    chip x ``run_chips``, as :func:`server_run_factors`), rounded to 1e-5 so that loads of one count are priced
+    together."""
+    from jalapeno.serve import early_stopping
+
+    qs = np.full(len(pts), early_stopping.PERCENTILE)
+    if run is not None and early_stopping.EARLY_STOPPING_ON:
+        chips = np.broadcast_to(np.asarray(pts.chips, dtype=float), (len(pts),))
+        for i in range(len(pts)):
+            rate = float(pts.request_rate_per_s[i]) * ((run_chips / chips[i]) if run_chips > 0 else 1.0)
+            if rate > 0 and np.isfinite(rate):
+                qs[i] = round(early_stopping.early_stopping_quantile(run.queries(rate)), 5)
+    ttft, tpot = np.full(len(pts), np.inf), np.full(len(pts), np.inf)
+    for q in np.unique(qs):
+        sel = qs == q
+        sub = pts if sel.all() else pts.take(np.flatnonzero(sel))
+        ttft[sel] = poisson_ttft_s(model, pricer, dep, wl, sub, q=float(q), arrival_k=arrival_k)
+        tpot[sel] = poisson_tpot_s(model, pricer, dep, wl, sub, q=float(q), arrival_k=arrival_k)
+    return ttft, tpot
 
 
 def _refine(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips: int, best, failed):
@@ -159,8 +183,8 @@ def _refine(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
         if not ok.size:
             continue
         sub = cand.take(ok)
-        p99 = poisson_ttft_s(model, pricer, dep, wl, sub)
-        meet = np.flatnonzero((p99 <= ttft_limit_s) & (poisson_tpot_s(model, pricer, dep, wl, sub) <= tpot_limit_s))
+        p99, tpot99 = _judged_p99s(model, pricer, dep, wl, sub, run, run_chips)
+        meet = np.flatnonzero((p99 <= ttft_limit_s) & (tpot99 <= tpot_limit_s))
         if not meet.size:
             continue
         sub = sub.take(meet)

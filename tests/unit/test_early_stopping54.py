@@ -1,0 +1,126 @@
+"""LoadGen's early-stopping test on Server token latencies (serve/early_stopping.py, round 54 mlperf54).
+
+Expected values are computed here independently: the binomial tail by summing log-pmf terms with math.lgamma, and
+LoadGen's own rule (loadgen/early_stopping.cc, mlcommons/inference @b66003e) restated with scipy's regularised
+incomplete beta, not with the module's code.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from jalapeno.errors import SpecError
+from jalapeno.serve import early_stopping
+from jalapeno.serve.early_stopping import early_stopping_quantile, over_limit_allowance
+
+
+def _cdf_by_hand(t: int, n: int, p: float) -> float:
+    """P(Bin(n, p) <= t) as a sum of pmf terms (lgamma), independent of scipy.stats."""
+    lp, lq = math.log(p), math.log1p(-p)
+    return sum(
+        math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp + (n - k) * lq)
+        for k in range(t + 1)
+    )
+
+
+def _loadgen_passes(n: int, t: int) -> bool:
+    """LoadGen's Server early stopping as results.cc / early_stopping.cc state it: h = the least h with
+    I_0.99(h, 1 + t) < 0.01, and the run passes iff n >= h + t."""
+    from scipy.special import betainc
+
+    h = 1
+    while betainc(h, 1 + t, 0.99) >= 0.01:
+        h += 1
+    return n >= h + t
+
+
+def test_allowance_of_a_deepseek_r1_server_run():
+    # N = 26,328 (the v5.1 DeepSeek-R1 Server runs' min_query_count). Normal approximation: 263.28 − 2.326 x
+    # sqrt(26,328 x 0.01 x 0.99) = 263.28 − 2.326 x 16.14 = 225.7; the exact binomial boundary is 225:
+    assert _cdf_by_hand(225, 26328, 0.01) < 0.01 <= _cdf_by_hand(226, 26328, 0.01)
+    assert over_limit_allowance(26328) == 225
+    # so a run may carry 225 over-limit queries (0.855%), not the 263 a plain 1% would allow
+    assert early_stopping_quantile(26328) == pytest.approx(1 - 225 / 26328)
+
+
+def test_smallest_run_that_can_pass():
+    # no over-limit query allowed at all until 0.99^n < 0.01: n > ln(0.01) / ln(0.99) = 458.2
+    assert 0.99**458 > 0.01 > 0.99**459
+    assert over_limit_allowance(458) == -1
+    assert over_limit_allowance(459) == 0
+    # with none allowed, the quantile is the largest of n draws', 1 − 1/(n + 1)
+    assert early_stopping_quantile(459) == pytest.approx(1 - 1 / 460)
+
+
+@pytest.mark.parametrize("n", [459, 1000, 5000, 26328])
+def test_allowance_is_loadgens_rule(n):
+    t = over_limit_allowance(n)
+    assert _loadgen_passes(n, t)
+    assert not _loadgen_passes(n, t + 1)
+
+
+def test_quantile_tightens_p99_and_tends_to_it():
+    qs = [early_stopping_quantile(n) for n in (26328, 49152, 270336, 10**7)]
+    assert all(q > 0.99 for q in qs)
+    assert qs == sorted(qs, reverse=True)
+    # N = 10^7: sd 314.6, 2.326 sd / N = 0.0000732 below 1%
+    assert qs[-1] == pytest.approx(0.99 + 2.326 * math.sqrt(1e7 * 0.0099) / 1e7, abs=2e-6)
+
+
+@pytest.mark.parametrize("bad", [0, -5, 1.5, True, "100"])
+def test_bad_query_count_is_one_clear_error(bad):
+    with pytest.raises(SpecError) as e:
+        over_limit_allowance(bad)
+    assert "n_queries" in str(e.value)
+
+
+def test_bad_percentile_is_one_clear_error():
+    with pytest.raises(SpecError) as e:
+        early_stopping_quantile(1000, percentile=1.5)
+    assert "percentile" in str(e.value)
+
+
+class _Pts:
+    def __init__(self, rates):
+        self.request_rate_per_s = np.asarray(rates, dtype=float)
+        self.chips = np.array(8.0)
+
+    def __len__(self):
+        return len(self.request_rate_per_s)
+
+    def take(self, idx):
+        return _Pts(self.request_rate_per_s[idx])
+
+
+class _Run:
+    def queries(self, rate):
+        # two counts: 26,328 below 10/s, 270,336 at or above
+        return 26328 if rate < 10 else 270336
+
+
+def test_limits_judge_each_load_at_its_runs_quantile(monkeypatch):
+    from jalapeno.fit import latency_limits
+
+    seen = []
+
+    def fake(model, pricer, dep, wl, pts, q=0.99, arrival_k=1):
+        seen.append((round(q, 5), tuple(pts.request_rate_per_s)))
+        return np.full(len(pts), q)
+
+    monkeypatch.setattr(latency_limits, "poisson_ttft_s", fake)
+    monkeypatch.setattr(latency_limits, "poisson_tpot_s", fake)
+    pts = _Pts([5.0, 20.0, 6.0])
+    monkeypatch.setattr(early_stopping, "EARLY_STOPPING_ON", False)
+    ttft, tpot = latency_limits._judged_p99s(None, None, None, None, pts, _Run(), 0)
+    assert list(ttft) == [0.99, 0.99, 0.99]  # off: every load at p99, one pricing call per latency
+    assert len(seen) == 2
+    seen.clear()
+    monkeypatch.setattr(early_stopping, "EARLY_STOPPING_ON", True)
+    ttft, tpot = latency_limits._judged_p99s(None, None, None, None, pts, _Run(), 0)
+    # 1 − 225/26,328 = 0.99145 at 5 and 6 /s; at 20 /s 270,336 queries: 2,703.4 − 2.326 x 51.73 = 2,583 allowed,
+    # 1 − 2,583/270,336 = 0.99045
+    assert list(np.round(ttft, 5)) == [0.99145, 0.99045, 0.99145]
+    assert list(np.round(tpot, 5)) == [0.99145, 0.99045, 0.99145]
+    # without a run (a sweep's frontier with no LoadGen run) the switch changes nothing
+    assert list(latency_limits._judged_p99s(None, None, None, None, pts, None, 0)[0]) == [0.99] * 3
