@@ -110,6 +110,9 @@ def test_limits_judge_each_load_at_its_runs_quantile(monkeypatch):
 
     monkeypatch.setattr(latency_limits, "poisson_ttft_s", fake)
     monkeypatch.setattr(latency_limits, "poisson_tpot_s", fake)
+    from jalapeno.serve import occupancy_padding
+
+    monkeypatch.setattr(occupancy_padding, "OCCUPANCY_PADDING_ON", False)  # its own test below
     pts = _Pts([5.0, 20.0, 6.0])
     monkeypatch.setattr(early_stopping, "EARLY_STOPPING_ON", False)
     ttft, tpot = latency_limits._judged_p99s(None, None, None, None, pts, _Run(), 0)
@@ -124,3 +127,72 @@ def test_limits_judge_each_load_at_its_runs_quantile(monkeypatch):
     assert list(np.round(tpot, 5)) == [0.99145, 0.99045, 0.99145]
     # without a run (a sweep's frontier with no LoadGen run) the switch changes nothing
     assert list(latency_limits._judged_p99s(None, None, None, None, pts, None, 0)[0]) == [0.99] * 3
+
+
+# --- serve/occupancy_padding.py: the CUDA-graph padding a Poisson batch pays (round 54) ---------------------------
+
+
+def _poisson_sf_by_hand(k: int, c: float) -> float:
+    """P(N > k), N ~ Poisson(c), by summing pmf terms with lgamma (independent of scipy)."""
+    return 1.0 - sum(math.exp(-c + n * math.log(c) - math.lgamma(n + 1)) for n in range(k + 1))
+
+
+def test_poisson_mean_of_a_staircase():
+    from jalapeno.serve.occupancy_padding import poisson_mean_of
+
+    # a step from 79.3 to 89.7 ms past 3,072 sequences (384 a rank x 8, round 45's NVIDIA B200 curve) at a mean of
+    # 2,976 (372 a rank): sd 54.6, z = (3,072.5 − 2,976) / 54.6 = 1.77, so ~3.9% of the steps pad to 512 a rank
+    p = _poisson_sf_by_hand(3072, 2976.0)
+    assert p == pytest.approx(0.038, abs=0.004)
+    got = poisson_mean_of(lambda n: np.where(n > 3072, 0.0897, 0.0793), 2976.0)
+    assert got == pytest.approx(0.0793 + 0.0104 * p, rel=1e-6)
+    # a linear step has no excess: E[a + bN] = a + b c
+    assert poisson_mean_of(lambda n: 0.05 + 1e-5 * n, 2976.0) == pytest.approx(0.05 + 1e-5 * 2976.0, rel=1e-6)
+
+
+class _Dep:
+    def __init__(self, sizes, prefill=None):
+        self.cuda_graph_batch_sizes = sizes
+        self.prefill = prefill
+
+
+class _DecodePts(_Pts):
+    def __init__(self, batch):
+        super().__init__([1.0] * len(batch))
+        self.decode_batch = np.asarray(batch, dtype=float)
+        self.tpot_s = np.full(len(batch), 0.08)
+        self.step_time_s = np.full(len(batch), 0.08)
+
+
+def test_padding_excess_is_signed_and_needs_a_staircase(monkeypatch):
+    from jalapeno.serve import occupancy_padding, open_loop
+
+    def stairs(model, pricer, dep, wl, n):
+        return np.where(np.asarray(n, dtype=float) > 3072, 0.0897, 0.0793)
+
+    monkeypatch.setattr(open_loop, "decode_step_s", stairs)
+    pts = _DecodePts([3000.0, 3100.0])
+    ex = occupancy_padding.padding_excess_s(None, None, _Dep((128, 256, 384, 512)), None, pts)
+    # below the size: + 10.4 ms x P(N > 3,072); just above it: − 10.4 ms x P(N <= 3,072)
+    assert ex[0] == pytest.approx(0.0104 * _poisson_sf_by_hand(3072, 3000.0), rel=1e-5)
+    assert ex[1] == pytest.approx(-0.0104 * (1 - _poisson_sf_by_hand(3072, 3100.0)), rel=1e-5)
+    assert ex[0] > 0 > ex[1]
+    # no captured sizes, or a disaggregated deployment: nothing
+    assert not occupancy_padding.padding_excess_s(None, None, _Dep(()), None, pts).any()
+    assert not occupancy_padding.padding_excess_s(None, None, _Dep((384,), prefill=object()), None, pts).any()
+
+
+def test_limits_add_the_excess_only_for_a_run(monkeypatch):
+    from jalapeno.fit import latency_limits
+    from jalapeno.serve import occupancy_padding
+
+    monkeypatch.setattr(latency_limits, "poisson_ttft_s", lambda *a, **k: np.full(len(a[4]), 1.0))
+    monkeypatch.setattr(latency_limits, "poisson_tpot_s", lambda *a, **k: np.full(len(a[4]), 0.075))
+    monkeypatch.setattr(occupancy_padding, "padding_excess_s", lambda *a: np.full(len(a[4]), 0.002))
+    monkeypatch.setattr(early_stopping, "EARLY_STOPPING_ON", False)
+    pts = _Pts([5.0, 6.0])
+    monkeypatch.setattr(occupancy_padding, "OCCUPANCY_PADDING_ON", True)
+    assert list(latency_limits._judged_p99s(None, None, None, None, pts, _Run(), 0)[1]) == pytest.approx([0.077] * 2)
+    assert list(latency_limits._judged_p99s(None, None, None, None, pts, None, 0)[1]) == [0.075] * 2  # closed loop
+    monkeypatch.setattr(occupancy_padding, "OCCUPANCY_PADDING_ON", False)
+    assert list(latency_limits._judged_p99s(None, None, None, None, pts, _Run(), 0)[1]) == [0.075] * 2

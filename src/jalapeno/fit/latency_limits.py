@@ -137,6 +137,10 @@ def _judged_p99s(model, pricer, dep, wl, pts, run, run_chips: int, arrival_k: in
         sub = pts if sel.all() else pts.take(np.flatnonzero(sel))
         ttft[sel] = poisson_ttft_s(model, pricer, dep, wl, sub, q=float(q), arrival_k=arrival_k)
         tpot[sel] = poisson_tpot_s(model, pricer, dep, wl, sub, q=float(q), arrival_k=arrival_k)
+    from jalapeno.serve import occupancy_padding
+
+    if run is not None and occupancy_padding.OCCUPANCY_PADDING_ON:  # round 54: the Poisson batch's graph padding
+        tpot = tpot + occupancy_padding.padding_excess_s(model, pricer, dep, wl, pts)
     return ttft, tpot
 
 

@@ -149,7 +149,8 @@ def graph_padded(dep: Deployment, layout, batch: Batch) -> Batch:
     smallest captured size g >= n per rank; the g − n dummy sequences hold one context token each, so
     the mean context becomes (n·L + (g − n)) / g and the step reads the real sequences' KV and the
     dummies' one token each. Ranks are taken equally loaded (the mean; the all-gathered largest rank
-    of a real step is not modelled, an ASSUMPTION). Unchanged without captured sizes, for mixed
+    of a real step is not modelled, an ASSUMPTION; an open-loop batch's Poisson spread over the sizes is
+    serve/occupancy_padding's, round 54). Unchanged without captured sizes, for mixed
     points and above the largest size (eager: :func:`decode_step_s`).
 
     >>> from jalapeno.deploy.deployment import Deployment, Pool
