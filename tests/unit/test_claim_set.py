@@ -221,3 +221,82 @@ def test_the_single_audit_says_where_it_reads_the_claim_and_what_turns_it(capsys
     assert "tok/s/user on agg " in read and ", bound " in read
     turns = next(line for line in out.splitlines() if line.startswith("status "))
     assert turns.startswith("status held (the band's unfavourable end meets the claim); turns: fails if jalapeno falls")
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "words"),
+    [
+        # each key is an audit option's text: name = 5 was a traceback in the table's rendering (rich cannot render
+        # an int), precision = ["fp8"] one in the grouping (a list is unhashable), system = 5 was told "no system"
+        ("name = 5", "claim[1].name", ("an integer 5",)),
+        ('precision = ["fp8"]', "claim[1].precision", ("an array ['fp8']",)),
+        ("system = 5", "claim[1].system", ("an integer 5",)),
+        ("baseline = true", "claim[1].baseline", ("a boolean true", "drop it for a plain claim")),
+        ('name = ""', "claim[1].name", ("an empty string",)),
+    ],
+)
+def test_a_claim_key_that_is_not_a_string_is_named(tmp_path, line, field, words):
+    p = tmp_path / "c.toml"
+    system = "" if line.startswith("system") else 'system = "jalapeno"\n'  # TOML refuses a key given twice
+    p.write_text(f'[[claim]]\nclaim = "max_interactivity=1"\n{system}{line}\n')
+    with pytest.raises(SpecError) as e:
+        load_claims(p)
+    assert e.value.field == field
+    assert "must be a non-empty string" in str(e.value)
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_a_top_level_default_that_is_not_a_string_is_named(tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text('model = 3\n[[claim]]\nclaim = "max_interactivity=1"\nsystem = "jalapeno"\n')
+    with pytest.raises(SpecError) as e:
+        load_claims(p)
+    assert e.value.field == "model (the file's top-level default)" and "an integer 3" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("tables", "words"),
+    [
+        # two tables named alike: the answer's rows (and --json's) could not be told apart
+        ('name = "a"\nmodel = "gpt-oss-120b"', "'a' is also claim[1]'s name: "),
+        # no name: each is named by its claim text, the same on two models
+        ('model = "gpt-oss-120b"', "'max_interactivity=1' is also claim[1]'s name (a claim without a name"),
+    ],
+)
+def test_two_claims_of_one_name_are_refused(tmp_path, tables, words):
+    one = f'[[claim]]\nclaim = "max_interactivity=1"\nsystem = "jalapeno"\n{tables}\n'
+    p = tmp_path / "c.toml"
+    p.write_text(one + one.replace("gpt-oss-120b", "deepseek-r1"))
+    with pytest.raises(SpecError) as e:
+        load_claims(p)
+    assert e.value.field == "claim[2].name" and words in str(e.value)
+
+
+def test_a_claims_path_that_is_a_directory_is_named_as_one(tmp_path):
+    """It was told "no file" (the path exists); specs/files.read_user_text names a directory as such."""
+    with pytest.raises(SpecError) as e:
+        load_claims(tmp_path)
+    assert e.value.field == str(tmp_path) and "is a directory, not a claims TOML file" in str(e.value)
+
+
+def test_a_claims_file_read_from_a_pipe_is_read(tmp_path):
+    """``audit --claims <(...)`` (a pipe, not a regular file) was refused as "no file"; read_user_text reads it."""
+    import os
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    text = '[[claim]]\nclaim = "max_interactivity=1"\nsystem = "jalapeno"\n'
+    writer = threading.Thread(target=lambda: fifo.write_text(text))
+    writer.start()
+    (c,) = load_claims(fifo)
+    writer.join()
+    assert (c["system"], c["claim"]) == ("jalapeno", "max_interactivity=1")
+
+
+def test_a_claims_table_with_a_non_string_name_is_one_error_on_the_command_line(capsys, tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text('[[claim]]\nclaim = "max_interactivity=1"\nsystem = "jalapeno"\nname = 5\n')
+    code, out, err = run(capsys, "audit", "--claims", str(p))
+    check_error(code, out, err, "claim[1].name", "an integer 5")

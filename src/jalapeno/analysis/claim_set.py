@@ -48,11 +48,12 @@ def load_claims(path: str | Path) -> list[dict]:
 
     Raises:
         SpecError: field ``--claims``: the file is missing, not TOML, has no ``[[claim]]`` table, or a key
-            outside :data:`KEYS`; field ``claim[i]``: a table without ``claim`` or ``system``; field the path: a
-            file specs/files.read_user_text refuses (unreadable, too large, not UTF-8).
+            outside :data:`KEYS`; field ``claim[i]``: a table without ``claim`` or ``system``; field
+            ``claim[i].<key>``: a key that is not a non-empty string, or a name another claim has; field the path: a
+            file specs/files.read_user_text refuses (a directory, unreadable, too large, not UTF-8).
     """
     p = Path(path)
-    if not p.is_file():
+    if not p.exists() and not p.is_symlink():  # a directory, a pipe, a dangling link: read_user_text names each
         raise SpecError("--claims", f"no file {str(p)!r}", "give a TOML file of [[claim]] tables (docs/audit.md §7)")
     from jalapeno.specs.files import read_user_text  # every user file read once (size, encoding, byte-order mark)
 
@@ -70,6 +71,7 @@ def load_claims(path: str | Path) -> list[dict]:
         if bad:
             where = "the file's defaults" if i == 0 else f"claim {i}"
             raise SpecError("--claims", f"{where}: unknown key(s) {', '.join(bad)}", f"use only {', '.join(KEYS)}")
+        _check_strings(row, i)
     for i, row in enumerate(rows, 1):
         c = {**data, **row}
         for k in ("claim", "system"):
@@ -77,7 +79,60 @@ def load_claims(path: str | Path) -> list[dict]:
                 raise SpecError(f"claim[{i}]", f"no {k}", f'give {k} = "..." in the table or at the top of the file')
         c.setdefault("name", c["claim"])
         out.append(c)
+    _check_names_unique(out, ["name" in data or "name" in r for r in rows])
     return out
+
+
+def _check_strings(row: dict, i: int) -> None:
+    """Refuse a key of one claim table (or of the file's defaults, ``row``) that is not a non-empty string: every
+    key is an audit option's text (``name = 5`` failed in the table's rendering with a traceback, ``precision =
+    ["fp8"]`` in the grouping of the claims; ``system = 5`` was told "no system"). ``i``: the table's number, 0 for
+    the file's top-level defaults.
+
+    >>> _check_strings({"name": "a", "system": "jalapeno"}, 1)
+
+    Raises:
+        SpecError: field ``claim[i].<key>`` (``<key> (the file's top-level default)``), naming the value and its
+            TOML type.
+    """
+    for k, v in row.items():
+        if isinstance(v, str) and v.strip():
+            continue
+        where = f"claim[{i}].{k}" if i else f"{k} (the file's top-level default)"
+        shown = str(v).lower() if isinstance(v, bool) else repr(v)  # TOML's true, not Python's True
+        got = "an empty string" if isinstance(v, str) else f"{_toml_type(v)} {shown}"
+        fix = "drop it for a plain claim (a _ratio claim names its baseline)" if k == "baseline" else "drop it"
+        raise SpecError(where, f"must be a non-empty string, got {got}", f'write {k} = "..." (in quotes), or {fix}')
+
+
+def _toml_type(v: object) -> str:
+    """The TOML word for a value's type, as a claims file spells it.
+
+    >>> _toml_type(5), _toml_type(True), _toml_type(["fp8"]), _toml_type({"a": 1})
+    ('an integer', 'a boolean', 'an array', 'a table')
+    """
+    words = {bool: "a boolean", int: "an integer", float: "a float", list: "an array", dict: "a table"}
+    return words.get(type(v), f"a {type(v).__name__}")
+
+
+def _check_names_unique(claims: list[dict], named: list[bool]) -> None:
+    """Refuse two claims of one name: the answer's table and ``--json`` tell the claims apart by name alone (a
+    claim with no ``name`` is named by its ``claim`` text, so two models' ``max_interactivity_ratio=1.0`` collide).
+    ``named``: for each claim, whether the file gave its name.
+
+    Raises:
+        SpecError: field ``claim[j].name``, naming the earlier claim of that name.
+    """
+    seen: dict[str, int] = {}
+    for j, (c, given) in enumerate(zip(claims, named, strict=True), 1):
+        i = seen.setdefault(c["name"], j)
+        if i != j:
+            how = "" if given else " (a claim without a name is named by its claim text)"
+            raise SpecError(
+                f"claim[{j}].name",
+                f"{c['name']!r} is also claim[{i}]'s name{how}: the answer tells the claims apart by name",
+                'give each [[claim]] table its own name = "..."',
+            )
 
 
 def status(predicted: float, low: float, high: float, claim: float, higher: bool = True) -> str:
