@@ -273,3 +273,14 @@ def test_corrupt_or_odd_stores_give_one_line(tmp_path, capsys):
     code, out, err = run(capsys, "results", "list", "--store", str(store), "--json")
     assert code == 0 and json.loads(out) == [] and "skipped" in err
     check_error(*run(capsys, "results", "show", runs[0], "--store", str(store), "--top", "-1"), "--top")
+
+
+@pytest.mark.parametrize("choice, kind", [({"a": 1}, "a table"), ([4], "an array")])
+def test_a_choice_that_is_a_table_or_an_array_is_named_as_one(choice, kind):
+    """Every member of a choice's union (bool, int, float, str) refuses a table or an array; the first member's
+    words, 'must be true or false', asked for the one kind of choice the schema refuses (break54)."""
+    with pytest.raises(SpecError) as e:
+        design_space_from_dict(_space(params={"chip.hbm_stacks": {"choices": [choice, 6]}}), "space.toml")
+    assert e.value.field == "space.toml: params.chip.hbm_stacks.choices.0"
+    assert f"a choice is a number or a name, got {kind}" in str(e.value)
+    assert "true or false" not in str(e.value)

@@ -332,10 +332,16 @@ def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpa
         # a NaN among choices fails every member of the union; the finite-number one is the cause
         e = next((x for x in errs if x["type"] == "finite_number"), errs[0])
         parts = list(e["loc"])
-        if len(parts) > 1 and parts[-1] in ("bool", "int", "float", "str"):  # the union member tried
+        member = len(parts) > 1 and parts[-1] in ("bool", "int", "float", "str")  # the union member tried
+        if member:
             parts = parts[:-1]
         loc = ".".join(str(x) for x in parts) or "(top level)"
         problem, fix = describe(e, loc, "docs/explore.md")
+        if member and e["type"] == "bool_type" and "choices" in parts:  # every member failed: a table, array, ...
+            # it was told 'must be true or false', the one kind of choice the schema refuses (break54)
+            kind = {dict: "a table", list: "an array"}.get(type(e["input"]), repr(e["input"]))
+            problem = f"a choice is a number or a name, got {kind}"
+            fix = f'write {".".join(str(x) for x in parts[:-1])} = [4, 6, 8] (numbers) or ["a", "b"] (names in quotes)'
         if e["type"] == "extra_forbidden" and parts:  # 'sed = 1' named no key meant (break50)
             problem += choice_hint(parts[-1], _known_keys(parts[:-1]))
         table, sep, rest = problem.partition(": ")
