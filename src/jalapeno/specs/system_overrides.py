@@ -242,8 +242,15 @@ def _unknown_key(key: str, where: str, data: Mapping[str, Any]) -> SpecError:
             "take --set NAME:KEY=VALUE); this command prices one system",
             f"drop {head + ':'!r}: --set {rest}=...",
         )
-    close = _close_keys(key, _known_keys(data))
+    known = _known_keys(data)
+    close = _close_keys(key, known)
     hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    table = key.split(".")[0] + "."
+    own = [k.removeprefix(table) for k in known if k.startswith(table)]
+    if "." in key and own and not any(c.startswith(table) for c in close):
+        # 'cost.nosuch' was asked 'did you mean host.note?': another table's key is not what a key of this one means
+        more = f" and {len(own) - 6} more" if len(own) > 6 else ""
+        hint = f" ([{table[:-1]}] has {', '.join(own[:6])}{more})"
     return SpecError(
         f"{where}: {key}",
         f"unknown system field{hint}",
