@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
 from cli_runner import check_error, run
+
+DATA = Path(__file__).parents[2] / "src" / "jalapeno" / "data"
 
 
 def test_an_unknown_key_of_a_table_names_the_table_s_keys_not_another_table_s(capsys):
@@ -14,3 +20,20 @@ def test_an_unknown_key_of_a_table_names_the_table_s_keys_not_another_table_s(ca
     # a near key of the same table is still offered as before
     code, out, err = run(capsys, "step", "-s", "b200", "--set", "cost.usd_per_hour=1")
     check_error(code, out, err, "did you mean 'cost.usd_per_chip_hour'?")
+
+
+def _llama(tmp_path, **over) -> str:
+    cfg = json.loads((DATA / "models" / "llama-3.3-70b.json").read_text())
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**cfg, **over}))
+    return str(p)
+
+
+@pytest.mark.parametrize("value, shown", [("x", '"x"'), ([1], "[1]")])
+def test_a_text_config_that_is_not_an_object_is_refused(capsys, tmp_path, value, shown):
+    """A text_config of "x" (or [1]) was passed over, silently: it is the text model's fields or nothing; null is
+    no text_config, as before."""
+    code, out, err = run(capsys, "models", "show", _llama(tmp_path, text_config=value))
+    check_error(code, out, err, "text_config", f"must be an object of the text model's fields, got {shown}")
+    code, out, err = run(capsys, "models", "show", _llama(tmp_path, text_config=None))
+    assert code == 0, err

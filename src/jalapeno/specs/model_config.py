@@ -101,6 +101,13 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     if q is not None and not isinstance(q, dict):
         key = quant_key(cfg)
         raise SpecError(f"{src}: {key}", "must be an object", "remove it or give the HF object")
+    tc = cfg.get("text_config")
+    if tc is not None and not isinstance(tc, dict):  # "text_config": "x" was passed over, silently (break54)
+        raise SpecError(
+            f"{src}: text_config",
+            f"must be an object of the text model's fields, got {_js(tc)}",
+            "remove it (a text-only config.json needs none) or give the HF object",
+        )
     if isinstance(cfg.get("vision_config"), dict) and mt in SUPPORTED_MODEL_TYPES:
         # a vision tower beside a text decoder was dropped silently: its weights were not counted
         raise UnsupportedModelError(
