@@ -37,3 +37,19 @@ def test_a_text_config_that_is_not_an_object_is_refused(capsys, tmp_path, value,
     check_error(code, out, err, "text_config", f"must be an object of the text model's fields, got {shown}")
     code, out, err = run(capsys, "models", "show", _llama(tmp_path, text_config=None))
     assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    "given, plain",
+    [
+        ("64KB", "64000"),  # 64 x 1,000
+        ("1MiB", "1048576"),  # 2^20
+        ("1.5GB,2 MB", "1.5e9,2e6"),  # each item of a list, a space before the unit too
+    ],
+)
+def test_collective_bytes_with_a_unit_say_the_plain_bytes(capsys, given, plain):
+    """'64KB' was told only "is not a number or list of numbers"; the fix now writes the bytes it means."""
+    code, out, err = run(capsys, "collective", "-s", "b200", "--bytes", given)
+    check_error(code, out, err, "--bytes", "carries a unit: --bytes takes plain bytes", f"write --bytes {plain} (")
+    code, out, err = run(capsys, "collective", "-s", "b200", "--bytes", plain)
+    assert code == 0, err

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import typer
 from rich.table import Table
@@ -26,9 +28,18 @@ def collective(
     """Price one collective on a system's link hierarchy (time, algorithm, bandwidths)."""
     pr = system_pricer(system, efficiency, sets, stack)
     s = pr.system
+    items = list_items(bytes_, "--bytes", "1e6,1e8", numbers=True)
     try:
-        sizes = np.array([float(v) for v in list_items(bytes_, "--bytes", "1e6,1e8", numbers=True)])
+        sizes = np.array([float(v) for v in items])
     except ValueError:
+        in_bytes = _unit_bytes(items)
+        if in_bytes is not None:  # '64KB' was told only 'not a number': the number it means, in bytes
+            raise SpecError(
+                "--bytes",
+                f"{bytes_!r} carries a unit: --bytes takes plain bytes",
+                f"write --bytes {','.join(_plain(v) for v in in_bytes)} (KB/MB/GB = 1e3/1e6/1e9 bytes, "
+                "KiB/MiB/GiB = 2^10/2^20/2^30)",
+            ) from None
         raise SpecError(
             "--bytes", f"{bytes_!r} is not a number or list of numbers", "write e.g. --bytes 1e6,1e8"
         ) from None
@@ -107,3 +118,40 @@ def collective(
             f"{row['busbw_bytes_per_s'] / 1e9:.1f}",
         )
     console.print(t)
+
+
+_SIZE = re.compile(r"([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKMGT]?)(i?)B", re.ASCII)
+
+
+def _unit_bytes(items: list[str]) -> list[float] | None:
+    """``items`` in bytes where each is a number or a number with a byte unit (B, KB/kB, MB, GB, TB: powers of
+    1,000; KiB, MiB, GiB, TiB: powers of 1,024), else None (some item is neither).
+
+    >>> _unit_bytes(["64KB", "1 MiB", "1e3"])
+    [64000.0, 1048576.0, 1000.0]
+    >>> _unit_bytes(["abc"]) is None
+    True
+    """
+    out = []
+    for item in items:
+        try:
+            out.append(float(item))
+            continue
+        except ValueError:
+            pass
+        m = _SIZE.fullmatch(item.strip())
+        if m is None or (m[3] and not m[2]):  # 'iB' alone is no unit
+            return None
+        power = " KMGT".index(m[2].upper()) if m[2] else 0
+        out.append(float(m[1]) * (1024 if m[3] else 1000) ** power)
+    return out
+
+
+def _plain(v: float) -> str:
+    """A byte count as --bytes reads it back exactly: ``1e6`` where that is exact, else every digit.
+
+    >>> _plain(1e6), _plain(1048576.0), _plain(64000.0), _plain(1.5e9)
+    ('1e6', '1048576', '64000', '1.5e9')
+    """
+    short = f"{v:g}".replace("e+0", "e").replace("e+", "e")
+    return short if float(short) == v else f"{v:.0f}"
