@@ -53,3 +53,18 @@ def test_collective_bytes_with_a_unit_say_the_plain_bytes(capsys, given, plain):
     check_error(code, out, err, "--bytes", "carries a unit: --bytes takes plain bytes", f"write --bytes {plain} (")
     code, out, err = run(capsys, "collective", "-s", "b200", "--bytes", plain)
     assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    "key, fix",
+    [
+        ("engine.max_running=64", "give --max-running VALUE"),
+        ("engine.gpu_memory_utilization=0.9", "give --memory-fraction VALUE"),  # vLLM's name for it
+        ("engine.max_num_tokens=8192", "give --max-tokens-per-step VALUE"),  # TRT-LLM's
+        ("engine.nosuch=1", "give --engine RECIPE"),
+    ],
+)
+def test_an_engine_setting_given_to_set_names_its_option(capsys, key, fix):
+    """--set engine.max_running=64 was told only "unknown system field": an engine limit is an option."""
+    code, out, err = run(capsys, "step", "-s", "b200", "--set", key)
+    check_error(code, out, err, f"--set: {key.split('=')[0]}", "is not a system field", fix)

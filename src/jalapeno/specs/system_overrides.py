@@ -233,6 +233,17 @@ def _close_keys(key: str, known: list[str]) -> list[str]:
     return close[:1] + [c for c, r in zip(close[1:], ratio[1:]) if r >= ratio[0] - SECOND_SUGGESTION_RATIO_GAP]
 
 
+#: the engine limits the serving commands take as options, each with the names engines give it (vLLM max_num_seqs,
+#: max_num_batched_tokens, gpu_memory_utilization; SGLang max_running_requests, mem_fraction_static; TRT-LLM
+#: max_batch_size, max_num_tokens): ``--set engine.max_running=64`` names the option (break54)
+_ENGINE_OPTIONS = {
+    "--max-running": ("max_running", "max_num_seqs", "max_running_requests", "max_batch_size"),
+    "--max-tokens-per-step": ("max_tokens_per_step", "max_num_batched_tokens", "max_num_tokens"),
+    "--cuda-graph-max-batch": ("cuda_graph_max_batch", "cuda_graph_max_bs"),
+    "--memory-fraction": ("memory_fraction", "gpu_memory_utilization", "mem_fraction_static"),
+}
+
+
 def _unknown_key(key: str, where: str, data: Mapping[str, Any]) -> SpecError:
     head, colon, rest = key.partition(":")
     if colon and where == "--set" and rest.split(".")[0] in SystemFile.model_fields:  # was 'unknown system field'
@@ -241,6 +252,16 @@ def _unknown_key(key: str, where: str, data: Mapping[str, Any]) -> SpecError:
             f"{head + ':'!r} picks one of several systems (compare and report "
             "take --set NAME:KEY=VALUE); this command prices one system",
             f"drop {head + ':'!r}: --set {rest}=...",
+        )
+    if key.split(".")[0] in ("engine", "engines") and "." in key:  # an engine limit is an option, not a system field
+        leaf = key.split(".")[-1].replace("-", "_")
+        option = next((o for o, names in _ENGINE_OPTIONS.items() if leaf in names), None)
+        return SpecError(
+            f"{where}: {key}",
+            "is not a system field: an engine's settings are the commands' options, not the system file's",
+            f"give {option} VALUE"
+            if option
+            else "give --engine RECIPE (data/engines.toml) or one of its options: " + ", ".join(_ENGINE_OPTIONS),
         )
     known = _known_keys(data)
     close = _close_keys(key, known)
