@@ -68,3 +68,20 @@ def test_an_engine_setting_given_to_set_names_its_option(capsys, key, fix):
     """--set engine.max_running=64 was told only "unknown system field": an engine limit is an option."""
     code, out, err = run(capsys, "step", "-s", "b200", "--set", key)
     check_error(code, out, err, f"--set: {key.split('=')[0]}", "is not a system field", fix)
+
+
+def test_a_toml_points_file_is_named_toml_not_json(capsys, tmp_path):
+    """A .toml whose text opens with a '[table]' was called JSON (its first character decided before its name)."""
+    f = tmp_path / "points.toml"
+    f.write_text('[[claim]]\nclaim = "max_interactivity=1"\n')
+    code, out, err = run(capsys, "validate", "--points", str(f), "--no-aiconfigurator")
+    check_error(code, out, err, "--points points.toml", "is TOML, not CSV")
+    f = tmp_path / "points.txt"  # no telling name: the text decides
+    f.write_text("[1, 2]\n")
+    check_error(*run(capsys, "validate", "--points", str(f), "--no-aiconfigurator"), "is JSON, not CSV")
+
+
+def test_report_measured_given_a_directory_names_it_as_one(capsys, tmp_path):
+    """--measured DIR was told "file not found" (it exists); refused before the sweep as a directory."""
+    code, out, err = run(capsys, "report", "-s", "h200", "-m", "llama-3.3-70b", "--measured", str(tmp_path), "--json")
+    check_error(code, out, err, "--measured", "is a directory, not an InferenceX points CSV")

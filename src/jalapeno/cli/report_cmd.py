@@ -125,8 +125,8 @@ def report(
             "filters the measured overlay, and --measured none draws none",
             "drop --like-for-like, or give --measured shipped or a CSV path",
         )
-    if measured not in ("shipped", "none") and not Path(measured).is_file():  # was refused after the sweep
-        raise _measured_missing(measured)
+    if measured not in ("shipped", "none"):  # was refused after the sweep
+        _check_measured_path(measured)
     if serving not in (None, "agg", "disagg", "both"):
         raise SpecError(
             "--serving",
@@ -317,6 +317,24 @@ def report_json(rec, data: dict, notes: list[str], syss, band_frontiers) -> dict
     return {"comparison": d, "chart": data, "notes": list(notes)}
 
 
+def _check_measured_path(measured: str) -> None:
+    """Refuse a ``--measured`` path that is no file: missing (:func:`_measured_missing`) or a directory (it was told
+    "file not found", break54). A pipe or a device passes: fit/ix_cells.points_rows reads it as every user file.
+
+    Raises:
+        SpecError: field ``--measured``.
+    """
+    p = Path(measured)
+    if p.is_dir():
+        raise SpecError(
+            "--measured",
+            f"{measured!r} is a directory, not an InferenceX points CSV",
+            "give 'shipped', 'none' or a CSV path",
+        )
+    if not p.exists():
+        raise _measured_missing(measured)
+
+
 def _measured_missing(measured: str) -> SpecError:
     """The error for a ``--measured`` that is neither a keyword nor a file; a misspelt keyword (``shiped``,
     ``Shipped``, ``NONE``: no ``.`` or ``/`` in it) is named as the one meant (break47: "file not found" alone)."""
@@ -332,8 +350,8 @@ def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str]]:
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
     path = DEFAULT_POINTS if measured == "shipped" else Path(measured)
-    if measured != "shipped" and not path.is_file():
-        raise _measured_missing(measured)
+    if measured != "shipped":
+        _check_measured_path(measured)
     pts, skipped = load_inferencex(path, "--measured")
     if skipped and not pts and measured != "shipped":  # every row unreadable: a page without them, exit 0, before
         raise SpecError(

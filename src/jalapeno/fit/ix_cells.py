@@ -40,7 +40,8 @@ def points_rows(p: Path, option: str = "--points") -> list[dict[str, str]]:
     text = read_user_text(p, "an InferenceX points CSV", "pass an InferenceX points CSV")
     head = text.lstrip()[:1]
     if head in ("{", "[") or p.suffix.lower() in (".json", ".jsonl", ".toml", ".yaml", ".yml", ".parquet"):
-        kind = "JSON" if head in ("{", "[") else p.suffix.lstrip(".").upper()
+        named = p.suffix.lower() in (".json", ".jsonl", ".toml", ".yaml", ".yml", ".parquet")
+        kind = p.suffix.lstrip(".").upper() if named else "JSON"  # a .toml's '[table]' is not JSON (break54)
         raise SpecError(
             f"{option} {p.name}",
             f"is {kind}, not CSV: measured InferenceX points are read from CSV only",
