@@ -36,7 +36,7 @@ def test_an_output_no_file_can_be_created_at_is_refused_before_the_run(capsys, m
 
 
 def test_the_create_probe_leaves_no_file_and_keeps_an_existing_one(tmp_path):
-    from jalapeno.cli.common import check_writable
+    from jalapeno.cli.out_paths import check_writable
 
     new = tmp_path / "new.csv"
     check_writable(str(new), "--out")
@@ -52,7 +52,7 @@ def test_a_dangling_link_is_probed_at_its_target(tmp_path):
     /data/run/out.csv out.csv``) is written through the link, creating its target; the create probe refused it
     ("File exists": an exclusive create does not follow a link). The probe leaves neither target nor link changed;
     a link whose target's folder is missing, or a link loop, is still refused before the run."""
-    from jalapeno.cli.common import check_writable
+    from jalapeno.cli.out_paths import check_writable
     from jalapeno.errors import SpecError
 
     (tmp_path / "data").mkdir()

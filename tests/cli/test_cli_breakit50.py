@@ -58,7 +58,7 @@ def test_a_number_past_pythons_digit_limit_is_named_in_every_file_kind(capsys, t
 
 def test_an_output_over_a_shipped_data_file_is_refused():
     # validate's default --points is the shipped file: `validate -o <it>` overwrote the measured points (exit 0)
-    from jalapeno.cli.common import check_writable
+    from jalapeno.cli.out_paths import check_writable
     from jalapeno.errors import SpecError
 
     shipped = DATA / "validation" / "inferencex_points.csv"

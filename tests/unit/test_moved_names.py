@@ -48,6 +48,7 @@ REEXPORTS = {
     "jalapeno.analysis.records": "jalapeno.analysis.bound_words",
     "jalapeno.fit.moe_backends": "jalapeno.fit.vllm_moe_curves",
     "jalapeno.specs.design_space": "jalapeno.specs.design_space_keys",
+    "jalapeno.cli.common": "jalapeno.cli.out_paths",  # round 54
 }
 
 

@@ -156,9 +156,9 @@ def _main(argv: list[str] | None) -> None:
     warnings.filterwarnings("ignore", category=RuntimeWarning)  # numpy inf/nan notes: results say it
     _register()
     _flags_without_a_type()
-    from jalapeno.cli import common
+    from jalapeno.cli import common, out_paths
 
-    common.ARGV[:] = sys.argv[1:] if argv is None else list(argv)  # check_writable: an output over an input
+    out_paths.ARGV[:] = sys.argv[1:] if argv is None else list(argv)  # check_writable: an output over an input
     common.console.on_broken_pipe = _closed_pipe  # rich's own exited 1
     try:
         _refuse_repeated(sys.argv[1:] if argv is None else argv)

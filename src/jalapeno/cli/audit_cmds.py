@@ -7,18 +7,8 @@ import math
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import (
-    FIXED_WORKLOAD_HELP,
-    check_html_out,
-    console,
-    efficiency_option,
-    isl_option,
-    model_option,
-    osl_option,
-    precision_option,
-    print_json,
-    say_written,
-)
+from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console, efficiency_option, isl_option, model_option, osl_option, precision_option, print_json, say_written
+from jalapeno.cli.out_paths import check_html_out
 from jalapeno.cli.audit_lines import spec_search_notes
 from jalapeno.cli.chip_opts import chip_model_lines, chip_model_option, chip_model_pricers, placement_option
 from jalapeno.cli.chip_opts import chip_model_json  # sensitivity's and audit's --json fields (ux53)

@@ -1,4 +1,5 @@
-"""Shared CLI helpers: JSON output and rich console."""
+"""Shared CLI helpers: JSON output and rich console, the shared model/precision/stack options. The output-path
+checks (``check_writable``, ``check_html_out``, ...) are cli/out_paths.py (round 54, module budget), re-exported here."""
 
 from __future__ import annotations
 
@@ -13,11 +14,18 @@ import numpy as np
 import typer
 from rich.console import Console
 
+from jalapeno.cli.out_paths import (  # noqa: F401  (re-exported: they lived here)
+    ARGV,
+    check_html_out,
+    check_out_dir_not_shipped,
+    check_table_out,
+    check_writable,
+)
+
 #: Wide enough for the comparison tables when stdout is not a terminal (pipes, CI logs). Markup is
 #: off: every string printed is literal, so a user's name, description or source holding square
 #: brackets (``my-h200 [/bold]``) prints as written; styles are given as rich ``Text``/``style=``.
-console = Console(width=shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160,
-                  markup=False)
+console = Console(width=shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160, markup=False)
 
 
 def _clean(o: Any) -> Any:
@@ -42,148 +50,6 @@ def print_json(obj: Any) -> None:
     print(json.dumps(_clean(obj), indent=2))
 
 
-def check_writable(path: str | None, option: str) -> None:
-    """Refuse an output path that cannot be written, before the run that would fill it (a
-    validation or report run of seconds otherwise ends in "cannot write"). None or '' is no output.
-
-    Raises:
-        SpecError: the path starts with '-' (an option or a number taken as the path), is a
-            folder, its folder does not exist or is a file (errors.check_output_file), or either is not writable;
-            it is an input named on the command line or a file of jalapeno's data folder (:func:`_shipped_file`).
-    """
-    import os
-    from pathlib import Path
-
-    from jalapeno.errors import SpecError, check_output_file
-
-    if not path:
-        return
-    if str(path).startswith("-"):  # '-o -x.csv', '--html --json': an option or number taken as the path
-        raise SpecError(option, f"{path!r} looks like an option or a number, not a file (the word after {option} "
-                        "is taken as its path)", f"give a file path (write ./{path} for a file named so)")
-    check_output_file(path, option)
-    p = Path(path)
-    folder = p.parent if str(p.parent) else Path(".")
-    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise SpecError(option, f"cannot write {path!r} (no write permission)",
-                        "give a file path in a folder you can write to")
-    why = _create_fails(p)
-    if why:  # as root, os.access passes /proc and the run of minutes ended in "cannot write" (break46)
-        raise SpecError(option, f"cannot write {path!r} ({why})", "give a file path in a folder you can write to")
-    read = _input_named(p, option)
-    if read is not None:  # `validate --points p.csv -o p.csv` overwrote the measured points with the results
-        raise SpecError(option, f"{path!r} is also the file {read} reads: writing the output there would "
-                        "overwrite it", "give the output another file name")
-    shipped = _shipped_file(p)
-    if shipped is not None:  # `validate -o .../data/validation/inferencex_points.csv` overwrote the points (break50)
-        raise SpecError(option, f"{path!r} is a file jalapeno ships and reads ({shipped}): writing the output there "
-                        "would overwrite it for every later run", "give the output another file name")
-
-
-def _create_fails(p) -> str:
-    """Why the file ``p`` cannot be created, or "" when it can: it is created and removed again (an existing
-    regular file is opened for appending, unchanged). Catches what ``os.access`` passes: a root user in /proc or
-    /sys, a read-only or full file system, a name the file system refuses. A dangling symbolic link is probed at
-    its target, which the write creates through it (``open(link, "xb")`` fails "File exists" on the link itself).
-    """
-    import os
-    from pathlib import Path
-
-    if p.is_symlink() and not p.exists():  # `ln -s /data/out.csv out.csv; validate -o out.csv` was refused
-        p = Path(os.path.realpath(p))
-        if p.is_symlink():  # realpath stops on a loop
-            return "a symbolic link that loops back on itself"
-    try:
-        if p.exists():
-            if p.is_file():
-                with p.open("ab"):
-                    pass
-            return ""  # a device or FIFO (/dev/null, /dev/stdout): written as given
-        with p.open("xb"):
-            pass
-        p.unlink()
-    except OSError as e:
-        return e.strerror or type(e).__name__
-    return ""
-
-
-#: The running command line's words (cli/app.main sets them): :func:`check_writable` looks in them for an
-#: input file an output path would overwrite.
-ARGV: list[str] = []
-
-
-def _shipped_file(p) -> str | None:
-    """The package-relative name of ``p`` when it is an existing file of jalapeno's own data folder
-    (``data/validation/inferencex_points.csv``), else None: an output written there replaces what every later
-    command reads, though no option named it as an input (validate's default --points is that file).
-
-    >>> from importlib import resources
-    >>> _shipped_file(resources.files("jalapeno") / "data" / "systems" / "h200.toml")
-    'data/systems/h200.toml'
-    """
-    from importlib import resources
-    from pathlib import Path
-
-    if not Path(p).is_file():
-        return None
-    data = Path(str(resources.files("jalapeno") / "data")).resolve()
-    try:
-        return Path(p).resolve().relative_to(data.parent).as_posix() if data in Path(p).resolve().parents else None
-    except (OSError, ValueError):
-        return None
-
-
-def check_out_dir_not_shipped(out_dir: str, option: str, own: str) -> None:
-    """Refuse an output folder inside jalapeno's data folder other than ``own`` (a package-relative folder, e.g.
-    ``data/calibration``, the one the command may rewrite): ``calibrate --out-dir src/jalapeno/data/systems``
-    wrote its fitted ``h200.toml`` over the H200 system file, exit 0 (break50).
-
-    Raises:
-        SpecError: ``option``, naming the folder and the fix.
-    """
-    from importlib import resources
-    from pathlib import Path
-
-    from jalapeno.errors import SpecError
-
-    data = Path(str(resources.files("jalapeno") / "data")).resolve()
-    p = Path(out_dir).resolve()
-    if (p == data or data in p.parents) and p != data.parent / own:
-        rel = p.relative_to(data.parent).as_posix()
-        raise SpecError(option, f"{out_dir!r} is jalapeno's own {rel} folder: the files written there would "
-                        "replace or join the shipped files every command reads", f"give a folder of your own, or omit "
-                        f"{option} to write {own}")
-
-
-def _input_named(p, option: str) -> str | None:
-    """The option (as typed) of another word of :data:`ARGV` naming the existing file ``p``, else None."""
-    import os
-
-    if not p.is_file():
-        return None
-    named = []
-    for i, word in enumerate(ARGV):
-        flag, eq, value = word.partition("=") if word.startswith("--") else ("", "", word)
-        if value and os.path.isfile(value) and os.path.samefile(value, p):
-            named.append(flag if eq else ARGV[i - 1] if i and ARGV[i - 1].startswith("-") else "an argument")
-    inputs = [n for n in named if n not in (option, "-o", "--out", "--html")]  # the output's own word is one
-    return inputs[0] if len(named) > 1 and inputs else None
-
-
-def check_html_out(path: str | None, option: str = "--html") -> None:
-    """Refuse an HTML output path that does not end in .html/.htm (an HTML page written to
-    ``x.txt`` or ``x.csv``), or that cannot be written (:func:`check_writable`). None or '' is no output.
-
-    Raises:
-        SpecError: not an .html path, or not writable.
-    """
-    from jalapeno.errors import SpecError
-
-    if path and not str(path).lower().endswith((".html", ".htm")):
-        raise SpecError(option, f"{path!r} is not an .html file", "give a path ending in .html")
-    check_writable(path, option)
-
-
 def say_written(label: str, path, json_out: bool = False) -> None:
     """Say which file a command wrote: ``LABEL /abs/path`` (``tornado chart: /abs/t.html``, ``wrote /abs/s.html``) on stdout, or on stderr under ``--json`` (stdout
     stays one JSON document). Every command that writes a page says where (ux50: ``validate --html`` wrote
@@ -195,25 +61,6 @@ def say_written(label: str, path, json_out: bool = False) -> None:
         print(line, file=sys.stderr)
     else:
         console.print(line, markup=False, soft_wrap=True)
-
-
-def check_table_out(path: str | None, option: str, suffixes: tuple[str, ...], note: str = "") -> None:
-    """Refuse a table output path whose suffix is not one of ``suffixes`` (``validate -o val.json``
-    wrote CSV into a .json file; ``simulate --out x.txt`` ran the simulation, then refused the
-    suffix), or that cannot be written (:func:`check_writable`); before the run. None or '' is no
-    output. ``note`` ends the fix (e.g. where the JSON goes instead).
-
-    Raises:
-        SpecError: an unsupported suffix, or not writable.
-    """
-    from pathlib import Path
-
-    from jalapeno.errors import SpecError
-
-    check_writable(path, option)  # first: a folder has no suffix, and "cannot write a folder" is the news
-    if path and Path(path).suffix.lower() not in suffixes:
-        raise SpecError(option, f"{path!r} is not a {' or '.join(suffixes)} file (the format follows the suffix)",
-                        f"give a path ending in {' or '.join(suffixes)}{note}")
 
 
 #: ``--workload`` of the commands that take a fixed-length workload only (not agentic presets)
@@ -240,17 +87,23 @@ def list_items(text: str, option: str, example: str, numbers: bool = False) -> l
 
     parts = [p.strip() for p in text.split(",")]
     if any(parts) and not all(parts[:-1]):  # nothing at all (',') is left to the option's "none given" error
-        raise SpecError(option, f"{text!r} has an empty item between commas",
-                        f"write one value per item, e.g. {option} {example}")
+        raise SpecError(
+            option, f"{text!r} has an empty item between commas", f"write one value per item, e.g. {option} {example}"
+        )
     if numbers and re.fullmatch(r"\d{1,3}(,\d{3})*,0\d\d(,\d{3})*", text.strip()):
-        raise SpecError(option, f"{text!r} reads as the list {', '.join(p.lstrip('0') or '0' for p in parts)}: its "
-                        "commas separate values", f"write {option} {text.strip().replace(',', '')} (no thousands "
-                        "separators)")
+        raise SpecError(
+            option,
+            f"{text!r} reads as the list {', '.join(p.lstrip('0') or '0' for p in parts)}: its commas separate values",
+            f"write {option} {text.strip().replace(',', '')} (no thousands separators)",
+        )
     if numbers and _power_of_two_grouped(parts):  # '8,192' / '16,384' run two values: say the other reading
         Console(stderr=True).print(
             f"note: {option} {text.strip()} runs the values {', '.join(p for p in parts if p)}; for "
             f"{int(''.join(parts))} write {option} {''.join(parts)} (no thousands separators)",
-            markup=False, highlight=False, soft_wrap=True)
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     return [p for p in parts if p]
 
 
@@ -279,6 +132,7 @@ def fmt_si(x: float, unit: str = "") -> str:
 
 
 # ---- workload and pricing options shared by the commands (one declaration: the help cannot drift) ---------
+
 
 def model_option():
     """``--model`` / ``-m``: a catalog model name or a config.json path (default deepseek-r1)."""
@@ -313,8 +167,10 @@ def mtp_acceptance_option():
 #: ``--efficiency``'s help, one text on every command: a set name, or the folder / file ``calibrate --out-dir`` writes
 #: (specs/calibration._calibration_path). The help said "calibrated, low, high or spec." while the README's own
 #: example runs ``validate --efficiency my-calibration`` (newuser51).
-EFFICIENCY_HELP = ("Efficiency set: calibrated (default), low, high or spec, or a folder written by `jalapeno calibrate "
-                   "--out-dir DIR` (its <system>.toml) or one calibration .toml file.")
+EFFICIENCY_HELP = (
+    "Efficiency set: calibrated (default), low, high or spec, or a folder written by `jalapeno calibrate "
+    "--out-dir DIR` (its <system>.toml) or one calibration .toml file."
+)
 
 
 def efficiency_option():
@@ -325,28 +181,41 @@ def efficiency_option():
 
 # ---- precision options shared by every command that takes a precision ---------------------------
 
+
 def kv_dtype_option():
     """``--kv-dtype``: the KV-cache storage format, independent of the weights (specs/kv_cache.py)."""
-    return typer.Option(None, "--kv-dtype",
-                        help="KV-cache dtype: bf16, fp8 (e4m3, per-tensor scale), fp8_e5m2, fp8_ds_mla "
-                             "(MLA, FlashMLA 656 B layout) or nvfp4 (default: the precision's).")
+    return typer.Option(
+        None,
+        "--kv-dtype",
+        help="KV-cache dtype: bf16, fp8 (e4m3, per-tensor scale), fp8_e5m2, fp8_ds_mla "
+        "(MLA, FlashMLA 656 B layout) or nvfp4 (default: the precision's).",
+    )
 
 
 def attention_dtype_option():
     """``--attention-dtype``: the compute format of the attention math (bf16 or fp8)."""
-    return typer.Option(None, "--attention-dtype",
-                        help="Attention math format: bf16 or fp8 (FP8 MLA/FMHA; default: the precision's).")
+    return typer.Option(
+        None, "--attention-dtype", help="Attention math format: bf16 or fp8 (FP8 MLA/FMHA; default: the precision's)."
+    )
 
 
 def compute_fallback_option():
     """``--compute-fallback``: allow the documented fallback where a chip lacks a compute format."""
-    return typer.Option(False, "--compute-fallback",
-                        help="Where a chip lacks a format the precision computes in (FP4 on Hopper), run "
-                             "it dequantised at the next wider one instead of refusing.")
+    return typer.Option(
+        False,
+        "--compute-fallback",
+        help="Where a chip lacks a format the precision computes in (FP4 on Hopper), run "
+        "it dequantised at the next wider one instead of refusing.",
+    )
 
 
-def resolve_precision(model, precision: str | None, kv_dtype: str | None = None,
-                      attention_dtype: str | None = None, compute_fallback: bool = False):
+def resolve_precision(
+    model,
+    precision: str | None,
+    kv_dtype: str | None = None,
+    attention_dtype: str | None = None,
+    compute_fallback: bool = False,
+):
     """The precision a command runs: the preset (default: the model's release) with the overrides.
 
     Raises:
@@ -374,24 +243,31 @@ def _refuse_contradicting_override(precision: str, p, kv_dtype: str | None, atte
 
     given = dict(o.strip().partition("=")[::2] for o in str(precision).split(",")[1:])
     for key, option, value, same in (
-            ("kv", "--kv-dtype", kv_dtype, lambda v: get_kv_format(v) == p.kv_cache),
-            ("attn", "--attention-dtype", attention_dtype, lambda v: str(v).lower() == p.attention_compute)):
+        ("kv", "--kv-dtype", kv_dtype, lambda v: get_kv_format(v) == p.kv_cache),
+        ("attn", "--attention-dtype", attention_dtype, lambda v: str(v).lower() == p.attention_compute),
+    ):
         if value is not None and given.get(key) and not same(value):
-            raise SpecError(option, f"{value} contradicts {key}={given[key]} in --precision {precision!r}: one "
-                            "of the two would be dropped",
-                            f"give it once: drop {option}, or drop {key}= from --precision")
+            raise SpecError(
+                option,
+                f"{value} contradicts {key}={given[key]} in --precision {precision!r}: one of the two would be dropped",
+                f"give it once: drop {option}, or drop {key}= from --precision",
+            )
 
 
 def stack_option(engine: bool = True):
     """``--stack``: the software-stack profile (fixed costs of the serving engine, specs/stacks.py);
     ``engine``: whether the command also takes ``--engine`` (its help names the recipe's default
     only where there is one: ``collective --help`` named an option it does not have)."""
-    return typer.Option(None, "--stack", callback=note_stack_version,
-                        help="Software stack: default, kernel (every fixed cost zero), sglang, trtllm, "
-                             "dynamo-trtllm, vllm, sglang-rocm, vllm-rocm, atom-rocm, compiled, jalapeno "
-                             f"(data/stacks.toml; default: the system's own{', with --engine the recipe engine' + chr(39) + 's' if engine else ''}); "
-                             "NAME@VERSION pins an engine release of a profile with version rules, e.g. "
-                             "trtllm@1.1.0rc2.post2.")
+    return typer.Option(
+        None,
+        "--stack",
+        callback=note_stack_version,
+        help="Software stack: default, kernel (every fixed cost zero), sglang, trtllm, "
+        "dynamo-trtllm, vllm, sglang-rocm, vllm-rocm, atom-rocm, compiled, jalapeno "
+        f"(data/stacks.toml; default: the system's own{', with --engine the recipe engine' + chr(39) + 's' if engine else ''}); "
+        "NAME@VERSION pins an engine release of a profile with version rules, e.g. "
+        "trtllm@1.1.0rc2.post2.",
+    )
 
 
 #: Version-rule fields whose cost a shipped-off switch gates: field -> (module, switch). A rule on such a field holds
@@ -403,15 +279,19 @@ def stack_option(engine: bool = True):
 #: recipe listed it as a cost with the switch off (review48b).
 SWITCHED_RULE_FIELDS: dict[str, tuple[str, str]] = {
     "prompt_step_s_per_token": ("jalapeno.cost.step", "PROMPT_TOKEN_STEP_ON"),
-    "disagg_prebuilt": ("jalapeno.serve.prebuilt_skip", "PREBUILT_SKIP_ON")}
+    "disagg_prebuilt": ("jalapeno.serve.prebuilt_skip", "PREBUILT_SKIP_ON"),
+}
 
 
 def switched_off_fields() -> frozenset[str]:
     """The :data:`SWITCHED_RULE_FIELDS` whose switch is off now (read at call time, not copied)."""
     import importlib
 
-    return frozenset(f for f, (module, switch) in SWITCHED_RULE_FIELDS.items()
-                     if not getattr(importlib.import_module(module), switch))
+    return frozenset(
+        f
+        for f, (module, switch) in SWITCHED_RULE_FIELDS.items()
+        if not getattr(importlib.import_module(module), switch)
+    )
 
 
 #: Version-rule fields that change a price only where the profile's all-reduce + RMSNorm fusion is on: field ->
@@ -487,9 +367,12 @@ def in_option_words(reason: str, load: str) -> str:
     """A library reason in the command's own option names: ``max_running`` → ``--max-running``,
     ``the memory fraction`` → ``--memory-fraction``, ``the concurrency`` → ``load`` (``--batch``
     on ``step``, which has no ``--concurrency``)."""
-    for lib, opt in (("max_running / max_tokens_per_step", "--max-running / --max-tokens-per-step"),
-                     ("max_running", "--max-running"), ("max_tokens_per_step", "--max-tokens-per-step"),
-                     ("raise the memory fraction", "raise --memory-fraction"),
-                     ("lower the concurrency", f"lower {load}")):
+    for lib, opt in (
+        ("max_running / max_tokens_per_step", "--max-running / --max-tokens-per-step"),
+        ("max_running", "--max-running"),
+        ("max_tokens_per_step", "--max-tokens-per-step"),
+        ("raise the memory fraction", "raise --memory-fraction"),
+        ("lower the concurrency", f"lower {load}"),
+    ):
         reason = reason.replace(lib, opt)
     return reason

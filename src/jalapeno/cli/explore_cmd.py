@@ -177,9 +177,9 @@ def check_html_path(html: str) -> None:
 
     Raises:
         SpecError: not an .html file, a folder, in a folder that does not exist or is a file, or a file that
-            cannot be created (cli/common.check_html_out: /proc as root ran every trial, then refused, break46).
+            cannot be created (cli/out_paths.check_html_out: /proc as root ran every trial, then refused, break46).
     """
-    from jalapeno.cli.common import check_html_out
+    from jalapeno.cli.out_paths import check_html_out
 
     check_html_out(html, "--html")
 
@@ -436,7 +436,7 @@ def results_export(
 ) -> None:
     """Export a run's table (trials or frontier points) through DuckDB."""
     from jalapeno.analysis import results_store as rs
-    from jalapeno.cli.common import check_writable
+    from jalapeno.cli.out_paths import check_writable
 
     check_writable(out, "--out")  # first: '-o st' (a folder) was told "unknown file type '(none)'"
     rs.refuse_output_in_store(out, store)  # '-o STORE/runs/OTHER/meta.json' dropped OTHER from the store (break51)

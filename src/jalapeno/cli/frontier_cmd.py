@@ -11,7 +11,6 @@ from jalapeno.analysis.results_store import check_store
 from jalapeno.cli.chip_opts import chip_model_line, chip_model_option, placement_option
 from jalapeno.cli.common import (
     attention_dtype_option,
-    check_writable,
     compute_fallback_option,
     console,
     efficiency_option,
@@ -26,6 +25,7 @@ from jalapeno.cli.common import (
     stack_label,
     stack_option,
 )
+from jalapeno.cli.out_paths import check_writable
 from jalapeno.cli.engine_opts import (
     engine_option,
     graph_option,

@@ -9,7 +9,6 @@ import typer
 
 from jalapeno.cli.common import (
     FIXED_WORKLOAD_HELP,
-    check_writable,
     efficiency_option,
     isl_option,
     list_items,
@@ -18,6 +17,7 @@ from jalapeno.cli.common import (
     print_json,
     say_written,
 )
+from jalapeno.cli.out_paths import check_writable
 from jalapeno.cli.as_deployed import AS_DEPLOYED_HELP, deployed_recipes, mtp_unlike, refuse_with_as_deployed
 from jalapeno.cli.chip_opts import refuse_die_sets
 from jalapeno.cli.system_opts import SETS_OPTION, baseline_name, systems_pricers
@@ -261,13 +261,13 @@ def page_notes(rec, syss, bands: bool, band_frontiers=None) -> list[str]:
 
 
 def command_line(prog: str = "jalapeno") -> str | None:
-    """The running command as typed, shell-quoted: ``prog`` and the words cli/app.main received (common.ARGV), so
+    """The running command as typed, shell-quoted: ``prog`` and the words cli/app.main received (out_paths.ARGV), so
     ``jalapeno report -w 8k1k --html r.html`` reads back as typed; options left at their defaults are not written
     (the versions beside it name the release and data whose defaults those are). None when no command line is
     recorded (the function called directly, not through ``jalapeno``)."""
     import shlex
 
-    from jalapeno.cli.common import ARGV
+    from jalapeno.cli.out_paths import ARGV
 
     return " ".join([prog, *map(shlex.quote, ARGV)]) if ARGV else None
 

@@ -8,11 +8,8 @@ import typer
 
 from jalapeno.analysis.results_store import check_store
 from jalapeno.cli.chip_opts import chip_model_band_lines, chip_model_line, chip_model_option, placement_option
-from jalapeno.cli.common import (
-    attention_dtype_option, check_writable, compute_fallback_option, console, efficiency_option, isl_option,
-    kv_dtype_option, list_items, model_option, mtp_acceptance_option, mtp_option, osl_option, print_json,
-    resolve_precision, say_written, stack_option,
-)
+from jalapeno.cli.common import attention_dtype_option, compute_fallback_option, console, efficiency_option, isl_option, kv_dtype_option, list_items, model_option, mtp_acceptance_option, mtp_option, osl_option, print_json, resolve_precision, say_written, stack_option
+from jalapeno.cli.out_paths import check_writable
 from jalapeno.cli.engine_opts import (
     engine_option,
     graph_option,

@@ -9,11 +9,8 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from jalapeno.cli.common import (
-    OVERLAP_HELP, attention_dtype_option, check_html_out, check_table_out, compute_fallback_option, console,
-    efficiency_option, isl_option, kv_dtype_option, model_option, mtp_acceptance_option, mtp_option, osl_option,
-    precision_option, print_json, resolve_precision, say_written, stack_label, stack_option,
-)
+from jalapeno.cli.common import OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console, efficiency_option, isl_option, kv_dtype_option, model_option, mtp_acceptance_option, mtp_option, osl_option, precision_option, print_json, resolve_precision, say_written, stack_label, stack_option
+from jalapeno.cli.out_paths import check_html_out, check_table_out
 from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_option, max_tokens_option
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP

@@ -5,17 +5,8 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import (
-    check_html_out,
-    check_out_dir_not_shipped,
-    check_table_out,
-    console,
-    efficiency_option,
-    list_items,
-    note_stack_version,
-    print_json,
-    say_written,
-)
+from jalapeno.cli.common import console, efficiency_option, list_items, note_stack_version, print_json, say_written
+from jalapeno.cli.out_paths import check_html_out, check_out_dir_not_shipped, check_table_out
 
 
 def _why_fitted(name: str, names: list[str] | None) -> str:
