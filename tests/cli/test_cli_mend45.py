@@ -14,9 +14,9 @@ from cli_runner import check_error, run
 def test_hbm_stacks_at_the_base_count_says_it_changes_nothing(capsys):
     """Jalapeño has 6 HBM stacks (data/systems/jalapeno.toml): ``--set chip.hbm_stacks=6`` printed the
     'changes the stack count only' note of a real change."""
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
 
-    system_opts._NOTED.discard("stacks-only")
+    system_notes._NOTED.discard("stacks-only")
     code, out, err = run(
         capsys, "step", "-s", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "4", "--set", "chip.hbm_stacks=6"
     )

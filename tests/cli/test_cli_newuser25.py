@@ -52,9 +52,9 @@ def test_a_power_cap_is_said_to_change_the_power_figures_only(capsys, monkeypatc
     """`--set chip.sustained_w=400` (a power-cap what-if) left throughput unchanged and raised the
     sustained tok/s/kW by 550/400 with no word: the model has no DVFS model. The frontier is the
     same; the note says so once, and the sustained tok/s/kW is the same throughput over 0.4 kW."""
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
 
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     args = ("frontier", "--system", "jalapeno", "-p", "fp4", "--power", "sustained", "--json")
     code, out, err = run(capsys, *args)
     assert code == 0, err

@@ -135,9 +135,9 @@ def test_plan_without_a_speed_floor_says_it_sized_the_batch_point(capsys):
 def test_set_hbm_stacks_alone_says_bandwidth_and_capacity_stay(capsys):
     """compare --set chip.hbm_stacks=8 read as 'eight stacks of HBM' and printed Jalapeño's six-stack bandwidth
     and capacity figures with no word (README: an override changes only the key it names)."""
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
 
-    system_opts._NOTED.discard("stacks-only")
+    system_notes._NOTED.discard("stacks-only")
     code, out, err = run(capsys, "step", "-s", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "4",
                          "--set", "chip.hbm_stacks=8")
     assert code == 0, err
@@ -145,7 +145,7 @@ def test_set_hbm_stacks_alone_says_bandwidth_and_capacity_stay(capsys):
     # jalapeno.toml: 15.4 TB/s and 216 GiB (6 x 36 GiB), the catalog's figures
     assert ("note: --set chip.hbm_stacks changes the stack count only (the chip's power follows it; its cost follows the capacity); the "
             "HBM bandwidth and capacity priced stay 15.4 TB/s and 216 GiB") in text
-    system_opts._NOTED.discard("stacks-only")
+    system_notes._NOTED.discard("stacks-only")
     code, out, err = run(capsys, "step", "-s", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "4",
                          "--set", "chip.hbm_stacks=8", "--set", "chip.hbm_bandwidth_tb_per_s=20.5")
     assert code == 0 and "stack count only" not in err

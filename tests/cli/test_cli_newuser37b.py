@@ -34,9 +34,9 @@ def test_a_torus_key_on_a_switched_level_is_said_once(capsys, tmp_path, monkeypa
     """torus_dims / links_per_chip on a level whose topology is switched were dropped without a word (only torus3d
     reads the shape, torus3d and full_mesh the link count: cost/collectives.py). Not refused: the Jalapeño what-if
     --set levels.global.topology=switched runs, with one note."""
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
 
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     base = ("predict", "-m", "gpt-oss-120b", "-w", "1k1k", "-c", "64", "--tp", "8", "--json")
     code, out, err = run(capsys, *base, "-s", "jalapeno", "--set", "levels.global.topology=switched")
     assert code == 0, err
@@ -126,9 +126,9 @@ def test_the_700w_example_derives_jalapenos_memory_exactly_at_its_six_stacks(exa
 def test_hardware_show_prints_a_torus_shape_only_on_a_torus(capsys, monkeypatch):
     """hardware show jalapeno --set levels.global.topology=switched printed 'switched [8, 16, 16]', a shape the
     switch does not use (cost/collectives.py reads torus_dims on torus3d only); the note says it is not read."""
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
 
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     code, out, err = run(capsys, "hardware", "show", "jalapeno", "--set", "levels.global.topology=switched")
     assert code == 0, err
     assert "[8, 16, 16]" not in out and "levels.global.torus_dims (switched)" in err

@@ -10,7 +10,7 @@ import json
 import pytest
 from cli_runner import run
 
-from jalapeno.cli import system_opts
+from jalapeno.cli import system_notes
 
 ARGS = ("predict", "-m", "llama-3.3-70b", "-c", "16", "--json")
 NOTE = (
@@ -20,7 +20,7 @@ NOTE = (
 
 
 def _predict(capsys, monkeypatch, system, *extra):
-    monkeypatch.setattr(system_opts, "_NOTED", set())  # the notes are said once per process: each run afresh
+    monkeypatch.setattr(system_notes, "_NOTED", set())  # the notes are said once per process: each run afresh
     code, out, err = run(capsys, *ARGS, "-s", str(system), *extra)
     assert code == 0, err
     return json.loads(out[out.index("{") :]), err

@@ -61,10 +61,10 @@ def test_a_hub_cache_config_is_named_after_its_repository_not_the_snapshot_hash(
 @pytest.fixture(autouse=True)
 def _fresh_notes():
     """The capacity note is said once per process per system: forget the ones an earlier test said."""
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
 
-    for k in [k for k in system_opts._NOTED if k.startswith("capacity-only:")]:
-        system_opts._NOTED.discard(k)
+    for k in [k for k in system_notes._NOTED if k.startswith("capacity-only:")]:
+        system_notes._NOTED.discard(k)
 
 
 def _note_lines(err: str, word: str) -> list[str]:

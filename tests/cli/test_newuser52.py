@@ -20,9 +20,9 @@ def test_a_variant_file_stating_a_lower_tdp_gets_the_power_cap_note(capsys, tmp_
     """A variant TOML with chip.tdp_w = 500 / chip.sustained_w = 400 kept Jalapeño's all-in 1,150 W per chip
     (its source still 'chip 700 W + ...') and its step times, with no word; the same keys given by --set got the
     power-cap note. The file's keys now get it too, naming the file. All-in stays 1.15 kW: the catalog's figure."""
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
 
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     path = _variant(tmp_path, "jal-500w", "chip.tdp_w = 500\nchip.sustained_w = 400\n")
     code, out, err = run(capsys, "hardware", "show", path, "--json")
     assert code == 0, err
@@ -36,9 +36,9 @@ def test_a_variant_file_stating_a_lower_tdp_gets_the_power_cap_note(capsys, tmp_
 def test_a_variant_file_without_power_keys_gets_no_power_cap_note(capsys, tmp_path, monkeypatch):
     """A variant that changes only the HBM bandwidth states no power key: no power-cap note (its power follows its
     components instead, specs/power.follow_variant)."""
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
 
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     path = _variant(tmp_path, "jal-bw", "chip.hbm_bandwidth_tb_per_s = 20.5\n")
     code, out, err = run(capsys, "hardware", "show", path, "--json")
     assert code == 0, err
@@ -76,13 +76,13 @@ def test_an_explore_space_searching_the_tdp_gets_the_power_cap_note(capsys, tmp_
 
     pytest.importorskip("optuna")
     from jalapeno.analysis import explore as explore_mod
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
     from jalapeno.errors import SpecError
 
     def stop(space):
         raise SpecError("stub", "stopped before any trial", "none: a test stub")
 
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     monkeypatch.setattr(explore_mod, "make_evaluator", stop)
     space = tmp_path / "tdp.toml"
     space.write_text(SPACE)
@@ -193,19 +193,19 @@ def test_a_variant_file_stating_only_more_stacks_gets_the_stacks_only_note(capsy
     moved: two more stacks' background watts) with no word; --set chip.hbm_stacks=8 got the note. The file's key now
     gets it, naming the file and the figures that stay: 15.4 TB/s and 216 GiB (Jalapeño's file). With a bandwidth key
     beside it (here on the command line) the stacks do add something: no note."""
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
 
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     path = _variant(tmp_path, "jal-8stack", "chip.hbm_stacks = 8\n")
     code, out, err = run(capsys, "hardware", "show", path, "--json")
     assert code == 0, err
     assert "jal-8stack.toml: chip.hbm_stacks = 8 changes the stack count only" in err
     assert "stay 15.4 TB/s and 216 GiB" in err
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     code, out, err = run(capsys, "hardware", "show", path, "--set", "chip.hbm_bandwidth_tb_per_s=20.5", "--json")
     assert code == 0, err
     assert "stack count only" not in err
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     same = _variant(tmp_path, "jal-6stack", "chip.hbm_stacks = 6\n")  # Jalapeño's own count: nothing to say
     code, out, err = run(capsys, "hardware", "show", same, "--json")
     assert code == 0, err
@@ -215,9 +215,9 @@ def test_a_variant_file_stating_only_more_stacks_gets_the_stacks_only_note(capsy
 def test_a_variant_file_with_sourced_entries_still_loads_and_gets_the_notes(capsys, tmp_path, monkeypatch):
     """A variant's override may be a {value, source} table (a dict): the notes compare keys, not (key, value) pairs,
     which a dict cannot be hashed into. Stated TDP 500 W with its source: the power-cap note, and the file loads."""
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
 
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     body = 'chip.tdp_w = { value = 500, source = "my cap" }\nchip.sustained_w = 400\n'
     path = _variant(tmp_path, "jal-cap", body)
     code, out, err = run(capsys, "hardware", "show", path, "--set", 'chip.hbm_stacks={value = 6, source = "same"}')
@@ -267,9 +267,9 @@ def test_a_rack_faster_than_the_ports_it_shares_is_said_to_cost_no_watts(capsys,
     levels.rack.bandwidth_gb_per_s=1200 priced a 1,200 GB/s rack at the 700 W TDP (the link power counts the tray's
     own ports only), where the tray at 1,200 costs 748 W: 2 x 600 GB/s more x 8 bit x 5 pJ/bit = 48 W. The note says
     so and names the fix (with a --set value that parses: 1200, not 1,200); rack and tray set together: no note."""
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
 
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     code, out, err = run(
         capsys, "hardware", "show", "jalapeno", "--set", "levels.rack.bandwidth_gb_per_s=1200", "--json"
     )
@@ -277,7 +277,7 @@ def test_a_rack_faster_than_the_ports_it_shares_is_said_to_cost_no_watts(capsys,
     assert "levels.rack.bandwidth_gb_per_s 1,200 is above levels.tray's 600" in err
     assert "costs no watts; set levels.tray.bandwidth_gb_per_s=1200 too" in err
     assert json.loads(out)["chip"]["tdp_w"] == 700  # the note's point: no watts for the faster rack
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     both = ("--set", "levels.rack.bandwidth_gb_per_s=1200", "--set", "levels.tray.bandwidth_gb_per_s=1200")
     code, out, err = run(capsys, "hardware", "show", "jalapeno", *both, "--json")
     assert code == 0, err
@@ -286,7 +286,7 @@ def test_a_rack_faster_than_the_ports_it_shares_is_said_to_cost_no_watts(capsys,
     # a faster level on ports of its own costs its watts and gets no note (review52: the note had no case where
     # shares_ports_with_inner is false): Jalapeño's global torus at 1,200 GB/s a chip, above the rack's 600, adds
     # 2 x (1,200 - 200) GB/s x 8 bit x 5 pJ/bit = 80 W: 780 W
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     code, out, err = run(
         capsys, "hardware", "show", "jalapeno", "--set", "levels.global.bandwidth_gb_per_s=1200", "--json"
     )

@@ -196,7 +196,7 @@ def test_plan_how_sure_on_a_one_set_system_names_the_set_it_priced(capsys) -> No
     code, out, err = run(capsys, "plan", "-s", "gb200-nvl72", "--target", "1e6", "--min-interactivity", "50",
                          "--efficiency", "low")  # fmt: skip
     assert code == 0, err
-    assert "has no low set" in err  # system_opts.note_no_band
+    assert "has no low set" in err  # system_notes.note_no_band
     text = " ".join(out.split())
     assert "this plan prices the calibrated efficiencies only (gb200-nvl72 has no low set" in text
     assert "the efficiency set low" not in text and "--efficiency low" not in text

@@ -11,7 +11,7 @@ import json
 
 from cli_runner import run
 
-from jalapeno.cli import system_opts
+from jalapeno.cli import system_notes
 from jalapeno.cli.engine_opts import engine_rules
 from jalapeno.serve import prebuilt_skip
 
@@ -39,7 +39,7 @@ def test_the_prebuilt_rule_is_charged_with_its_switch_on(monkeypatch):
 
 
 def test_predict_engine_says_not_charged(capsys, monkeypatch):
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     code, out, err = run(capsys, *ARGS, "--engine", "sglang-b200-dsr1-fp4", "--json")
     assert code == 0, err
     rules = {r["field"]: r for r in json.loads(out[out.index("{") :])["version_rules"]}
@@ -47,7 +47,7 @@ def test_predict_engine_says_not_charged(capsys, monkeypatch):
 
 
 def test_stack_version_and_set_say_not_charged(capsys, monkeypatch):
-    monkeypatch.setattr(system_opts, "_NOTED", set())
+    monkeypatch.setattr(system_notes, "_NOTED", set())
     code, _, err = run(capsys, *ARGS, "--stack", "sglang@0.5.9", "--set", "efficiency.disagg_prebuilt=skip")
     assert code == 0, err
     flat = " ".join(err.split())

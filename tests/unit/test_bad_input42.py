@@ -214,7 +214,7 @@ def test_a_missing_number_is_skipped_naming_its_column(tmp_path, field, value, m
 
 
 def test_w4a16_override_on_a_model_without_int4_experts_is_noted(capsys):
-    from jalapeno.cli.system_opts import note_unread_efficiency
+    from jalapeno.cli.system_notes import note_unread_efficiency
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.formats import get_precision

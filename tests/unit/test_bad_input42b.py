@@ -69,7 +69,7 @@ def test_on_a_dense_model_the_moe_and_all_to_all_keys_are_unread():
 
 def test_the_note_names_the_keys_and_the_step_it_notes_is_unchanged(capsys):
     from jalapeno.cli.app import _register, app
-    from jalapeno.cli.system_opts import note_unread_efficiency
+    from jalapeno.cli.system_notes import note_unread_efficiency
     from jalapeno.cost.pricer import load_pricer
 
     pr = load_pricer("h200", "calibrated", (), None)

@@ -78,10 +78,10 @@ UNREAD = "--set efficiency.moe.bf16.peak_fraction is not read: deepseek-r1 at fp
 def _invoke(monkeypatch, args):
     from typer.testing import CliRunner
 
-    from jalapeno.cli import system_opts
+    from jalapeno.cli import system_notes
     from jalapeno.cli.app import _register, app
 
-    monkeypatch.setattr(system_opts, "_NOTED", set())  # the note is said once per process: each run says it afresh
+    monkeypatch.setattr(system_notes, "_NOTED", set())  # the note is said once per process: each run says it afresh
     _register()
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output

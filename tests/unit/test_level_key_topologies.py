@@ -1,5 +1,5 @@
 """cost/collectives.LEVEL_KEY_TOPOLOGIES (which topology reads ``torus_dims`` / ``links_per_chip``; the note of
-cli/system_opts.note_ignored_level_keys reads it) agrees with the pricing itself: a key changes some collective's
+cli/system_notes.note_ignored_level_keys reads it) agrees with the pricing itself: a key changes some collective's
 time on exactly the topologies the table names, on either level of a two-level system."""
 
 from dataclasses import replace

@@ -49,6 +49,7 @@ REEXPORTS = {
     "jalapeno.fit.moe_backends": "jalapeno.fit.vllm_moe_curves",
     "jalapeno.specs.design_space": "jalapeno.specs.design_space_keys",
     "jalapeno.cli.common": "jalapeno.cli.out_paths",  # round 54
+    "jalapeno.cli.system_opts": "jalapeno.cli.system_notes",
 }
 
 

@@ -70,7 +70,7 @@ def test_byte_identical_copy_without_base_is_priced_with_the_spec_set_and_says_s
 
 
 def test_note_is_said_once_per_process(tmp_path, capsys):
-    from jalapeno.cli.system_opts import note_efficiency
+    from jalapeno.cli.system_notes import note_efficiency
 
     text = (resources.files("jalapeno") / "data" / "systems" / "h100.toml").read_text()
     path = _write(tmp_path, "once.toml", text)

@@ -12,7 +12,8 @@ from jalapeno.cli.out_paths import check_html_out
 from jalapeno.cli.audit_lines import spec_search_notes
 from jalapeno.cli.chip_opts import chip_model_lines, chip_model_option, chip_model_pricers, placement_option
 from jalapeno.cli.chip_opts import chip_model_json  # sensitivity's and audit's --json fields (ux53)
-from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
+from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+from jalapeno.cli.system_notes import note_unread_efficiency
 from jalapeno.analysis.bound_words import band_span
 from jalapeno.errors import SpecError, choice_hint
 

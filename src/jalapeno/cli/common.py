@@ -273,7 +273,7 @@ def stack_option(engine: bool = True):
 #: Version-rule fields whose cost a shipped-off switch gates: field -> (module, switch). A rule on such a field holds
 #: at its release but the model charges nothing while the switch is off, so `--stack` notes and `predict --engine`
 #: say so (round 43: predict listed trt8k43's 1.1.0rc2 prompt-step rule as a cost the model did not charge), as do
-#: `--set efficiency.FIELD` and a system file's `[efficiency]` (cli/system_opts.switched_off_note; round 44).
+#: `--set efficiency.FIELD` and a system file's `[efficiency]` (cli/system_notes.switched_off_note; round 44).
 #: ``disagg_prebuilt`` (the sglang and sglang-rocm profiles' rule ``skip`` before 0.5.10rc0, round 48) is priced only
 #: with serve/prebuilt_skip.PREBUILT_SKIP_ON (serve/disagg._prebuilt_token_time): ``predict --engine`` on an SGLang
 #: recipe listed it as a cost with the switch off (review48b).

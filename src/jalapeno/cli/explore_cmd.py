@@ -17,7 +17,7 @@ from jalapeno.cli.explore_lines import base_lines as _base_lines
 from jalapeno.cli.explore_lines import moved_together_note as _moved_together_note
 from jalapeno.cli.explore_lines import fig as _fig
 from jalapeno.cli.explore_lines import price_estimated as _price_estimated
-from jalapeno.cli.system_opts import note_power_only
+from jalapeno.cli.system_notes import note_power_only
 from jalapeno.errors import SpecError, require_extra
 
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show (re-render), export.")

@@ -50,13 +50,8 @@ from jalapeno.cli.serving_opts import (
     refuse_dense_overlap,
     refuse_idle_ar_rms,
 )
-from jalapeno.cli.system_opts import (
-    PRICER_OPTION,
-    SET_OPTION,
-    check_pricer_chip_model,
-    note_unread_efficiency,
-    system_pricer,
-)
+from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chip_model, system_pricer
+from jalapeno.cli.system_notes import note_unread_efficiency
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 from jalapeno.specs.precision_checks import check_fallback_used

@@ -17,7 +17,8 @@ from jalapeno.cli.common import (
 )
 from jalapeno.analysis.plan_inputs import MAX_TTFT_HELP
 from jalapeno.cli.chip_opts import refuse_die_sets
-from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
+from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+from jalapeno.cli.system_notes import note_unread_efficiency
 
 
 def plan(
@@ -320,7 +321,7 @@ def _uncalibrated(s) -> bool:
 
 def _one_set(pr, system: str, efficiency: str, sets) -> bool:
     """Whether ``--efficiency low|high`` priced ``system`` with its calibrated set: a system fitted on its own kernels
-    has one set (system_opts.note_no_band says so on stderr), and 'how sure' then named 'the efficiency set low'
+    has one set (system_notes.note_no_band says so on stderr), and 'how sure' then named 'the efficiency set low'
     and passed --efficiency low to the audit (newuser53)."""
     import dataclasses
 

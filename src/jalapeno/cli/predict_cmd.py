@@ -42,13 +42,8 @@ from jalapeno.cli.engine_opts import (
 from jalapeno.cli.engine_memory_opts import engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.serving_opts import EPLB_HELP, _mtp, _setup, refuse_idle_ar_rms
 from jalapeno.cli.pool_opts import check_pool, parse_pool
-from jalapeno.cli.system_opts import (
-    PRICER_OPTION,
-    SET_OPTION,
-    check_pricer_chip_model,
-    note_unread_efficiency,
-    system_pricer,
-)
+from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chip_model, system_pricer
+from jalapeno.cli.system_notes import note_unread_efficiency
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.deploy.engine_version import recipe_engine_version
 from jalapeno.deploy.vllm_fp8_moe import release_moe_backend, stack_release

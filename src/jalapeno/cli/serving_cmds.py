@@ -49,15 +49,8 @@ from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-e
     sweep_eplb,
 )
 from jalapeno.cli.pool_opts import check_pool, parse_pool  # noqa: F401 (re-exported: they lived here)
-from jalapeno.cli.system_opts import (
-    PRICER_OPTION,
-    SETS_OPTION,
-    baseline_name,
-    check_pricer_chip_model,
-    note_unread_efficiency,
-    per_system_sets,
-    systems_pricers,
-)
+from jalapeno.cli.system_opts import PRICER_OPTION, SETS_OPTION, baseline_name, check_pricer_chip_model, per_system_sets, systems_pricers
+from jalapeno.cli.system_notes import note_unread_efficiency
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 from jalapeno.specs.precision_checks import check_fallback_used

@@ -83,7 +83,8 @@ def simulate(
     from jalapeno.serve.sim.run import simulate as run_sim
     from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace
     from jalapeno.cli.chip_opts import refuse_die_sets
-    from jalapeno.cli.system_opts import note_unread_efficiency, system_pricer
+    from jalapeno.cli.system_opts import system_pricer
+    from jalapeno.cli.system_notes import note_unread_efficiency
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.workload import get_workload
 

@@ -23,13 +23,8 @@ from jalapeno.cli.common import (
 from jalapeno.cli.serving_opts import refuse_idle_ar_rms
 from jalapeno.cli.engine_opts import check_dispatch_ranks, check_positive, check_positive_limits
 from jalapeno.cli.engine_memory_opts import check_stack_memory, engine_memory_option, memory_breakdown_lines
-from jalapeno.cli.system_opts import (
-    PRICER_OPTION,
-    SET_OPTION,
-    check_pricer_chip_model,
-    note_unread_efficiency,
-    system_pricer,
-)
+from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chip_model, system_pricer
+from jalapeno.cli.system_notes import note_unread_efficiency
 from jalapeno.cost.batch import refuse_no_tokens
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
 from jalapeno.cost.roofline import compute_limit_labels
