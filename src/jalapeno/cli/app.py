@@ -46,6 +46,9 @@ def _root(
     ),
 ) -> None:
     """First-principles performance model of LLM-inference systems."""
+    from jalapeno.cli.system_notes import forget_notes
+
+    forget_notes()  # the once-per-run notes: each invocation hears its own (an in-process caller runs several)
 
 
 _REGISTERED = False
