@@ -217,7 +217,7 @@ def test_agentic_doc_fleet_example_is_what_compare_prints(capsys):
 def test_sensitivity_swing_prints_as_its_ends():
     """7. ``sensitivity --metric throughput_per_chip@50`` printed swings '987.1' and '212' beside '213.7' in one column,
     under ends printed whole ('6,064' and '7,051'): the swing now takes its ends' format."""
-    from jalapeno.cli.audit_cmds import _swing_text
+    from jalapeno.cli.audit_tables import _swing_text
 
     # by hand: 7,051.2 - 6,064.1 = 987.1 -> '987' beside whole ends; 6,705.3 - 6,493.3 = 212.0 -> '212'
     assert _swing_text({"metric_at_low": 6064.1, "metric_at_high": 7051.2, "swing": 987.1}) == "987"

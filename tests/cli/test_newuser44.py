@@ -83,7 +83,7 @@ def test_audit_names_the_estimated_specs_that_meet_the_claim():
     """"What the chip would need" searches the stated headline specs only; an estimated spec (kind ``spec``) that
     alone meets the claim is named on a line under it, with its value and factor; efficiency rows, spec rows
     that do not reach the claim, and an audit with none of them print no line."""
-    from jalapeno.cli.audit_cmds import estimated_spec_line
+    from jalapeno.cli.audit_tables import estimated_spec_line
 
     bf16 = {"parameter": "chip.peak_dense_tflops.bf16", "kind": "spec", "required": 2105.0, "factor": 2105 / 1700,
             "within_band": False}

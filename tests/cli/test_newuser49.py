@@ -84,7 +84,7 @@ def test_every_audit_verdict_has_its_meaning():
     """The four verdicts analysis/audit.audit_claim returns (holds, plausible, requires, impossible) each have a line;
     a fifth would raise KeyError here before a user saw a blank."""
     import jalapeno.analysis.audit as audit_module
-    from jalapeno.cli.audit_cmds import verdict_caption
+    from jalapeno.cli.audit_tables import verdict_caption
 
     assert "a change inside the parameters' bands meets it" in verdict_caption("plausible")
     assert verdict_caption("impossible").startswith("verdict IMPOSSIBLE: not even the physical limit meets it")

@@ -1,4 +1,4 @@
-"""The audit's one-parameter tables (analysis/audit.py step 3, cli/audit_cmds._changes_table): the stated headline
+"""The audit's one-parameter tables (analysis/audit.py step 3, cli/audit_tables._changes_table): the stated headline
 specs solved alone ("what the chip would need"), parameters that cannot move the claim on one line, the rest ranked.
 
 Independent checks: the headline keys are read here from the system file itself (data/systems/jalapeno.toml: its
@@ -145,7 +145,7 @@ def test_a_mixed_list_of_changes_keeps_each_row_in_its_columns():
 
     from rich.console import Console
 
-    from jalapeno.cli.audit_cmds import _changes_table
+    from jalapeno.cli.audit_tables import _changes_table
 
     def row(key, kind, current, band, required):
         return {"parameter": key, "kind": kind, "current": current, "band": band, "required": required,

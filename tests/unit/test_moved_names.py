@@ -50,6 +50,7 @@ REEXPORTS = {
     "jalapeno.specs.design_space": "jalapeno.specs.design_space_keys",
     "jalapeno.cli.common": "jalapeno.cli.out_paths",  # round 54
     "jalapeno.cli.system_opts": "jalapeno.cli.system_notes",
+    "jalapeno.cli.audit_cmds": "jalapeno.cli.audit_tables",
 }
 
 

@@ -1,4 +1,6 @@
-"""``jalapeno audit`` (hold a claim against the model) and ``jalapeno sensitivity`` (a tornado)."""
+"""``jalapeno audit`` (hold a claim against the model), and the registration of ``jalapeno sensitivity`` (a tornado:
+cli/sensitivity_cmd.py). Its figures and tables are written by cli/audit_tables.py (both split from here in round
+54, module budget)."""
 
 from __future__ import annotations
 
@@ -7,9 +9,28 @@ import math
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console, efficiency_option, isl_option, model_option, osl_option, precision_option, print_json, say_written
-from jalapeno.cli.out_paths import check_html_out
+from jalapeno.cli.common import (
+    FIXED_WORKLOAD_HELP,
+    console,
+    efficiency_option,
+    isl_option,
+    model_option,
+    osl_option,
+    precision_option,
+    print_json,
+)
 from jalapeno.cli.audit_lines import spec_search_notes
+from jalapeno.cli.audit_tables import (  # noqa: F401  (re-exported: they lived here)
+    VERDICT_MEANING,
+    _changes_table,
+    _f,
+    _joint_reaches,
+    _reaching,
+    _swing_text,
+    _with_unit,
+    estimated_spec_line,
+    verdict_caption,
+)
 from jalapeno.cli.chip_opts import chip_model_lines, chip_model_option, chip_model_pricers, placement_option
 from jalapeno.cli.chip_opts import chip_model_json  # sensitivity's and audit's --json fields (ux53)
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
@@ -17,16 +38,21 @@ from jalapeno.cli.system_notes import note_unread_efficiency
 from jalapeno.analysis.bound_words import band_span
 from jalapeno.errors import SpecError, choice_hint
 
-POWER_HELP = ("Power convention of per-kW metrics: chip (TDP), sustained, all-in (provisioned; the default) or load "
-              "(the chip power drawn at each operating point).")
-CLAIM_HELP = ("METRIC[@X]=VALUE: peak_throughput_per_chip, peak_tok_s_per_kw, peak_tokens_per_usd, "
-              "max_interactivity, min_e2e_s, throughput_per_chip@X, tok_s_per_kw@X (X in tok/s/user); "
-              "<metric>_ratio against --baseline, the _ratio before any @X (throughput_per_chip_ratio@50=1.0; "
-              "throughput_per_chip@50_ratio is read the same).")
+POWER_HELP = (
+    "Power convention of per-kW metrics: chip (TDP), sustained, all-in (provisioned; the default) or load "
+    "(the chip power drawn at each operating point)."
+)
+CLAIM_HELP = (
+    "METRIC[@X]=VALUE: peak_throughput_per_chip, peak_tok_s_per_kw, peak_tokens_per_usd, "
+    "max_interactivity, min_e2e_s, throughput_per_chip@X, tok_s_per_kw@X (X in tok/s/user); "
+    "<metric>_ratio against --baseline, the _ratio before any @X (throughput_per_chip_ratio@50=1.0; "
+    "throughput_per_chip@50_ratio is read the same)."
+)
 
 
-def _context(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None,
-             power: str, serving: str):
+def _context(
+    model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None, power: str, serving: str
+):
     from jalapeno.analysis.claims import ClaimContext
     from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.cli.common import resolve_precision
@@ -34,7 +60,11 @@ def _context(model: str, workload: str | None, isl: int | None, osl: int | None,
     from jalapeno.specs.workload import get_workload
 
     if serving not in ("agg", "disagg", "both"):
-        raise SpecError("--serving", f"unknown serving mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}", "use agg, disagg or both")
+        raise SpecError(
+            "--serving",
+            f"unknown serving mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
+            "use agg, disagg or both",
+        )
     from jalapeno.cli.serving_opts import check_workload_context
 
     m = load_model(model)
@@ -59,41 +89,11 @@ def refuse_unread_power(power: str | None, metric: str, option: str) -> None:
     """
     if power is None or "per_kw" in metric:
         return
-    raise SpecError("--power", f"sets the power convention of per-kW metrics, and {metric} is not one: it would "
-                    "be ignored", f"drop --power, or give {option} peak_tok_s_per_kw (or tok_s_per_kw@X)")
-
-
-def _f(x, fmt: str = ".4g") -> str:
-    """A table figure: thousands separators from 1,000 up (plan prints 11,496 tok/s/chip where ``.4g`` gave
-    1.15e+04 for the same point), four significant digits below (parameters such as 4e-06 s)."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "-"
-    if fmt == ".4g" and isinstance(x, (int, float)) and 1e3 <= abs(x) < 1e15:
-        return f"{x:,.0f}"
-    return format(x, fmt)
-
-
-def _with_unit(text: str, unit: str) -> str:
-    """A claim table's figure with the claim's unit: ``1.212x`` for a ratio (as the claim's own title writes it),
-    ``9,694 tok/s/chip`` otherwise; ``-`` (no figure) as it is.
-
-    >>> _with_unit("1.212", "x"), _with_unit("9,694", "tok/s/chip"), _with_unit("-", "x")
-    ('1.212x', '9,694 tok/s/chip', '-')
-    """
-    if text == "-":
-        return text
-    return f"{text}x" if unit == "x" else f"{text} {unit}"
-
-
-def _swing_text(r: dict) -> str:
-    """A tornado row's swing in its ends' format: whole numbers where either end prints with thousands
-    separators (6,064 and 7,051 swing 987, not '987.1'; 6,493 and 6,705 swing 212, not '212' beside '213.7'
-    in the same column), else :func:`_f`'s four significant digits (135.1 and 338.1 swing 203)."""
-    ends = [v for v in (r["metric_at_low"], r["metric_at_high"]) if isinstance(v, (int, float)) and math.isfinite(v)]
-    sw = r["swing"]
-    if ends and max(abs(v) for v in ends) >= 1e3 and isinstance(sw, (int, float)) and math.isfinite(sw):
-        return f"{sw:,.0f}"
-    return _f(sw)
+    raise SpecError(
+        "--power",
+        f"sets the power convention of per-kW metrics, and {metric} is not one: it would be ignored",
+        f"drop --power, or give {option} peak_tok_s_per_kw (or tok_s_per_kw@X)",
+    )
 
 
 def _price_basis(claim, pr, base) -> dict:
@@ -117,8 +117,11 @@ def _uncovered(res, model: str) -> str:
     from jalapeno.analysis.measured_bands import load_measured_bands
 
     bands = load_measured_bands()
-    said = [f"{n}'s measured band is validate's error on {', '.join(bands[n].models)} only: no {model} points on it"
-            for n in (res.system, res.baseline) if n in bands and model not in bands[n].models]
+    said = [
+        f"{n}'s measured band is validate's error on {', '.join(bands[n].models)} only: no {model} points on it"
+        for n in (res.system, res.baseline)
+        if n in bands and model not in bands[n].models
+    ]
     return f" ({'; '.join(said)})" if said else ""
 
 
@@ -136,16 +139,24 @@ def audit(
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
     efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
-    instance_chips: int = typer.Option(None, "--instance-chips", help="Hold the claim on the deployments of this "
-                                       "many chips per instance only (prefill + decode workers of a disagg one): "
-                                       "the deployment a plan leads with, not the system's frontier (default: "
-                                       "every size)."),
+    instance_chips: int = typer.Option(
+        None,
+        "--instance-chips",
+        help="Hold the claim on the deployments of this "
+        "many chips per instance only (prefill + decode workers of a disagg one): "
+        "the deployment a plan leads with, not the system's frontier (default: "
+        "every size).",
+    ),
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
-    claims: str = typer.Option(None, "--claims", help="A TOML file of [[claim]] tables (claim, system, baseline, "
-                               "model, workload, precision, power, ...): audit each, one table of status, ratio, band, "
-                               "bound and what would flip it (docs/audit.md §7). Instead of --system/--claim."),
+    claims: str = typer.Option(
+        None,
+        "--claims",
+        help="A TOML file of [[claim]] tables (claim, system, baseline, "
+        "model, workload, precision, power, ...): audit each, one table of status, ratio, band, "
+        "bound and what would flip it (docs/audit.md §7). Instead of --system/--claim.",
+    ),
 ) -> None:
     """Hold a claim against the model: predicted value and band, what would make it hold, verdict.
 
@@ -172,15 +183,21 @@ def audit(
         from dataclasses import replace
 
         ctx = replace(ctx, instance_chips=instance_chips)
-    pr, base = chip_model_pricers([system_pricer(system, efficiency, sets)]
-                                   + ([system_pricer(baseline, "calibrated")] if baseline else []), chip_model, placement)
+    pr, base = chip_model_pricers(
+        [system_pricer(system, efficiency, sets)] + ([system_pricer(baseline, "calibrated")] if baseline else []),
+        chip_model,
+        placement,
+    )
     note_unread_efficiency(sets, ctx.model, ctx.precision, pr)
     res = audit_claim(ctx, pr, c, base)
     if instance_chips is not None and not math.isfinite(res.predicted):
-        raise SpecError("--instance-chips", f"no {instance_chips}-chip deployment of {ctx.model.name} on "
-                        f"{res.system} gives {c.name} ({ctx.precision.name}, --serving {serving}): none of that size "
-                        "fits, or none reaches the claim's speed", "give a size `jalapeno frontier` lists (its "
-                        "deployment column), or drop --instance-chips for every size")
+        raise SpecError(
+            "--instance-chips",
+            f"no {instance_chips}-chip deployment of {ctx.model.name} on "
+            f"{res.system} gives {c.name} ({ctx.precision.name}, --serving {serving}): none of that size "
+            "fits, or none reaches the claim's speed",
+            "give a size `jalapeno frontier` lists (its deployment column), or drop --instance-chips for every size",
+        )
     basis = _price_basis(c, pr, base)  # a $ claim says what its $/chip-hour rests on, as compare and plan do
     if json_out:  # the chip model that priced it, as the terminal's lines say (ux53)
         d = res.as_dict()
@@ -190,8 +207,12 @@ def audit(
     d = res.as_dict()
     vs = f" vs {res.baseline}" if res.baseline else ""
     value = f"{c.value:g}x" if c.unit == "x" else f"{c.value:g} {c.unit}"  # a ratio '1.7x', not '1.7 x'
-    head = Table(title=(f"claim: {c.name} = {value} for {res.system}{vs} · {ctx.model.name} · "
-                              f"{ctx.workload.name} · {ctx.precision.name} · power {ctx.convention}"))
+    head = Table(
+        title=(
+            f"claim: {c.name} = {value} for {res.system}{vs} · {ctx.model.name} · "
+            f"{ctx.workload.name} · {ctx.precision.name} · power {ctx.convention}"
+        )
+    )
     for col in ("predicted", "band (low to high)", "physical limit", "verdict"):
         head.add_column(col)
     ends = [math.isfinite(v) for v in (res.low, res.high)]
@@ -206,15 +227,24 @@ def audit(
     if wide:
         band += f" [wide band: {res.high / res.low:.1f}x]"
     # each figure with the claim's unit (newuser49: a ratio read '1.212', not '1.212x'; a rate carried no unit)
-    head.add_row(_with_unit(_f(res.predicted), c.unit), band, _with_unit(_f(res.physical_limit), c.unit),
-                 res.verdict.upper())
+    head.add_row(
+        _with_unit(_f(res.predicted), c.unit), band, _with_unit(_f(res.physical_limit), c.unit), res.verdict.upper()
+    )
 
     sets = [f"{res.system}: {efficiency_label(res.context['efficiency_source'])}"]
     if res.baseline:
         sets.append(f"{res.baseline}: {efficiency_label(res.context['baseline_efficiency_source'])}")
-    head.caption = ("efficiency sets: " + "; ".join(sets)) + "\n" + verdict_caption(res.verdict) + (
-        f"\n[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — a verdict inside it rests on an assumption's "
-        "spread, not a prediction to quote alone (as compare --bands; docs/metrics.md §6)" if wide else "")
+    head.caption = (
+        ("efficiency sets: " + "; ".join(sets))
+        + "\n"
+        + verdict_caption(res.verdict)
+        + (
+            f"\n[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — a verdict inside it rests on an assumption's "
+            "spread, not a prediction to quote alone (as compare --bands; docs/metrics.md §6)"
+            if wide
+            else ""
+        )
+    )
     console.print(head)
     if basis:
         from jalapeno.analysis.price_reason import basis_lines
@@ -222,44 +252,66 @@ def audit(
         for line in basis_lines([pr.system] + ([base.system] if base is not None else [])):
             console.print(line, markup=False, soft_wrap=True)
     if all(ends) and res.low == res.high == res.predicted:  # '9694-9694' read as a zero-error prediction
-        console.print(f"band: none for {res.system}: only derived efficiency parameters (no kernel tables of their own: "
-                      "Jalapeño, Vera Rubin, AMD's borrowed part) carry a low/high set, and only a catalog system "
-                      "fitted on its own measured kernels, priced as validated, on a model validated there, its measured "
-                      "error band (data/validation/measured_bands.toml); the documented defaults, a user file or a what-if set "
-                      "have neither (docs/validation.md, 'Bands of derived systems'; `jalapeno validate`)"
-                      + _uncovered(res, ctx.model.name) + ". The parameter bands below still apply", markup=False)
+        console.print(
+            f"band: none for {res.system}: only derived efficiency parameters (no kernel tables of their own: "
+            "Jalapeño, Vera Rubin, AMD's borrowed part) carry a low/high set, and only a catalog system "
+            "fitted on its own measured kernels, priced as validated, on a model validated there, its measured "
+            "error band (data/validation/measured_bands.toml); the documented defaults, a user file or a what-if set "
+            "have neither (docs/validation.md, 'Bands of derived systems'; `jalapeno validate`)"
+            + _uncovered(res, ctx.model.name)
+            + ". The parameter bands below still apply",
+            markup=False,
+        )
     elif "measured error" in res.band_source:  # say what the band is: not an efficiency set's
         # a metric read @X moves along the frontier too: each end scales every point's tok/s/user by the interactivity
         # error, so it reads another point (GB200 8k1k throughput_per_chip@53.5: 6,115 to 10,828 where 10,297 over
         # 1 + p90 / 1 + p10 of throughput alone is 9,310 to 10,594; the line said only the latter, newuser53)
-        at = ("" if c.at is None else f"; read @{c.at:g}, each end also scales every frontier point's tok/s/user by the "
-              "interactivity error and reads the frontier at the speed, another point of it, so the band is wider than "
-              "the metric's own error")
-        console.print("band: " + res.band_source + "; the band is the prediction over 1 + p90 and 1 + p10 (a ratio: "
-                      f"the system's worse end over the baseline's better end and the reverse{at}; docs/audit.md §3.1)",
-                      markup=False)
+        at = (
+            ""
+            if c.at is None
+            else f"; read @{c.at:g}, each end also scales every frontier point's tok/s/user by the "
+            "interactivity error and reads the frontier at the speed, another point of it, so the band is wider than "
+            "the metric's own error"
+        )
+        console.print(
+            "band: " + res.band_source + "; the band is the prediction over 1 + p90 and 1 + p10 (a ratio: "
+            f"the system's worse end over the baseline's better end and the reverse{at}; docs/audit.md §3.1)",
+            markup=False,
+        )
     elif uncovered := _uncovered(res, ctx.model.name):
         # the baseline's measured band does not cover the model: the band is the system's sets alone, over the
         # baseline's calibrated prediction (compare --bands says 'no band for <baseline>'; audit said nothing)
-        console.print(f"band: {res.system}'s efficiency sets over {res.baseline}'s calibrated prediction alone"
-                      f"{uncovered[:-1]}; docs/audit.md §3.1)", markup=False)
+        console.print(
+            f"band: {res.system}'s efficiency sets over {res.baseline}'s calibrated prediction alone"
+            f"{uncovered[:-1]}; docs/audit.md §3.1)",
+            markup=False,
+        )
     from jalapeno.cli.audit_set import point_lines
 
     for line in point_lines(d, pr.system, ctx.convention):  # where it is read, its bound, what turns it (claims53)
         console.print(line, markup=False, soft_wrap=True)
     if c.at is not None and res.verdict == "impossible" and not math.isfinite(res.physical_limit):
         # the verdict stood alone over a row of '-': say why (sensitivity refuses the same @X)
-        console.print(f"why: {c.metric}@{c.at:g} is undefined at every parameter value tried: no frontier reaches "
-                      f"{c.at:g} tok/s/user, not even the physical limit's (zero fixed costs, peak efficiencies). "
-                      f"`jalapeno audit --system {res.system} --claim max_interactivity=...` says how fast it can go",
-                      markup=False)
+        console.print(
+            f"why: {c.metric}@{c.at:g} is undefined at every parameter value tried: no frontier reaches "
+            f"{c.at:g} tok/s/user, not even the physical limit's (zero fixed costs, peak efficiencies). "
+            f"`jalapeno audit --system {res.system} --claim max_interactivity=...` says how fast it can go",
+            markup=False,
+        )
         # the tables below would be rows of 'none in range' and '-': keep the rows that reach @X (a headline
         # spec can, where the stated chip cannot), and say so in one line when none does
-        d = dict(d, changes=_reaching(d["changes"]), spec_changes=_reaching(d["spec_changes"]),
-                 joint_change=d["joint_change"] if _joint_reaches(d["joint_change"]) else None)
+        d = dict(
+            d,
+            changes=_reaching(d["changes"]),
+            spec_changes=_reaching(d["spec_changes"]),
+            joint_change=d["joint_change"] if _joint_reaches(d["joint_change"]) else None,
+        )
         if not (d["changes"] or d["spec_changes"] or d["joint_change"]):
-            console.print(f"no parameter alone, headline spec alone (0.5-4x) or joint change reaches {c.at:g} "
-                          "tok/s/user either: no tables of what the claim needs", markup=False)
+            console.print(
+                f"no parameter alone, headline spec alone (0.5-4x) or joint change reaches {c.at:g} "
+                "tok/s/user either: no tables of what the claim needs",
+                markup=False,
+            )
             return
     from jalapeno.analysis.audit import claim_gap
     from jalapeno.specs.precision_checks import priced_as
@@ -274,8 +326,14 @@ def audit(
     if d["changes"]:
         _changes_table(console, d["changes"], "each parameter alone: the value the claim needs", c.name, closeness)
     if d["spec_changes"]:
-        _changes_table(console, d["spec_changes"], "what the chip would need: each stated headline spec alone "
-                       "(searched 0.5-4x; the verdict keeps the stated specs)", c.name, closeness)
+        _changes_table(
+            console,
+            d["spec_changes"],
+            "what the chip would need: each stated headline spec alone "
+            "(searched 0.5-4x; the verdict keeps the stated specs)",
+            c.name,
+            closeness,
+        )
         for line in spec_search_notes(d["spec_changes"], pr.system):
             console.print(line, markup=False, soft_wrap=True)
     for line in chip_model_lines([pr] + ([base] if base is not None else []), [ch["parameter"] for ch in d["changes"]]):
@@ -288,13 +346,24 @@ def audit(
         t = Table(title="joint changes (fixed costs and efficiencies together)")
         for col in ("move", "amount", "metric there", "in band"):
             t.add_column(col)
-        t.add_row("every parameter at its favourable band end", "-", _f(j["band_ends"]["value"]),
-                  "yes" if j["within_band"] else "no")
-        for name, label in (("fixed_costs_factor", "fixed costs x k"), ("efficiency_toward_peak",
-                            "efficiencies a fraction s toward 1"), ("together", "both, by s")):
+        t.add_row(
+            "every parameter at its favourable band end",
+            "-",
+            _f(j["band_ends"]["value"]),
+            "yes" if j["within_band"] else "no",
+        )
+        for name, label in (
+            ("fixed_costs_factor", "fixed costs x k"),
+            ("efficiency_toward_peak", "efficiencies a fraction s toward 1"),
+            ("together", "both, by s"),
+        ):
             v = j.get(name)
-            t.add_row(label, _f(v["value"], ".3g") if v else "not reachable", _f(v["metric_at_change"]) if v else "-",
-                      ("yes" if v["within_band"] else "no") if v else "-")
+            t.add_row(
+                label,
+                _f(v["value"], ".3g") if v else "not reachable",
+                _f(v["metric_at_change"]) if v else "-",
+                ("yes" if v["within_band"] else "no") if v else "-",
+            )
         console.print(t)
 
 
@@ -308,182 +377,22 @@ def _check_instance_chips(instance_chips: int | None, baseline: str | None) -> N
     if instance_chips is None:
         return
     if instance_chips < 1:
-        raise SpecError("--instance-chips", f"{instance_chips} is not a number of chips",
-                        "give the chips per instance of the deployment to audit, e.g. --instance-chips 8")
+        raise SpecError(
+            "--instance-chips",
+            f"{instance_chips} is not a number of chips",
+            "give the chips per instance of the deployment to audit, e.g. --instance-chips 8",
+        )
     if baseline:
-        raise SpecError("--instance-chips", "pins one system's deployment size, and a ratio claim against "
-                        "--baseline would hold the baseline to it too", "drop --instance-chips, or --baseline")
-
-
-def estimated_spec_line(changes: list[dict]) -> str | None:
-    """One line naming the estimated chip specs (catalog ``estimate = true``, kind ``spec``: Jalapeño's BF16 peak,
-    its tray bandwidth, ...) that alone meet the claim, with the value and factor each needs; None when none
-    does. The "what the chip would need" table searches the stated headline specs only (docs/audit.md §2), so
-    for Kimi K2.5 on Jalapeño, whose INT4 experts compute in BF16, it read "none in range" and "FP8/FP4 peaks
-    do not move it" while the first table's BF16 peak row said 2,105 TFLOP/s (1.24x) would do.
-
-    >>> estimated_spec_line([{"parameter": "chip.peak_dense_tflops.bf16", "kind": "spec", "required": 2105.0,
-    ...                       "factor": 1.238, "within_band": False}]).endswith("bf16 2,105 (1.24x, outside its band)")
-    True
-    """
-    hits = [ch for ch in changes if ch.get("kind") == "spec" and ch.get("required") is not None]
-    if not hits:
-        return None
-    parts = [f"{ch['parameter']} {_f(ch['required'])} ({_f(ch['factor'], '.3g')}x, "
-             f"{'inside' if ch.get('within_band') else 'outside'} its band)"
-             for ch in sorted(hits, key=lambda r: abs(math.log(r["factor"])) if r.get("factor") else math.inf)]
-    return "estimated chip specs (kind spec in the first table) that alone meet the claim: " + "; ".join(parts)
-
-
-def _reaching(changes: list[dict]) -> list[dict]:
-    """The one-at-a-time rows whose metric is defined somewhere in their search range (a required value or a
-    best alone): at an @X no frontier reaches, the rest are rows of 'none in range'."""
-    return [ch for ch in changes if _defined(ch.get("required")) or _defined(ch.get("best_in_range"))]
-
-
-def _defined(v) -> bool:
-    """A metric value the audit found (not None, not NaN: an undefined @X is NaN in the result, null in JSON)."""
-    return v is not None and math.isfinite(v)
-
-
-def _joint_reaches(j: dict | None) -> bool:
-    """Whether a joint change (analysis/audit.py) defines the metric anywhere: a band-ends value or a move."""
-    if not j:
-        return False
-    return _defined(j["band_ends"]["value"]) or any(j.get(n) for n in ("fixed_costs_factor", "efficiency_toward_peak",
-                                                                       "together"))
-
-
-def _changes_table(console, changes: list[dict], title: str, metric: str, closeness) -> None:
-    """One-at-a-time changes (analysis/audit.py step 3) as a table: those that reach the claim first
-    (inside their band first, then the smallest factor), then the rest; parameters that do not move
-    the metric anywhere in their search range on one line under it, not as rows of 'none in range'.
-    ``closeness(value)``: larger the nearer a metric value is to the claim (-inf for None)."""
-    from rich.table import Table
-
-    moving = [ch for ch in changes if ch.get("moves_metric", True)]
-    still = [ch["parameter"] for ch in changes if not ch.get("moves_metric", True)]
-    if moving:
-        t = Table(title=title)
-        cols = ("parameter", "kind", "current", "band", "required", "factor", "in band", "best alone")
-        # the headline layout (no band: the stated value) only for a table of headline specs alone; a
-        # mixed list takes the full layout, a headline row's band its stated value (review34: the layout
-        # followed the first row's kind, so a mixed list would misalign)
-        headline = all(ch["kind"] == "headline" for ch in moving)
-        for col in cols if not headline else ("parameter", "stated", "required", "factor", "best alone"):
-            t.add_column(col, overflow="fold")
-        # reached first (in band first, then the smallest move), then the closest the parameter alone gets
-        order = sorted(moving, key=lambda r: (r["required"] is None, not r["within_band"],
-                                              abs(math.log(r["factor"])) if r["factor"] else math.inf,
-                                              -closeness(r.get("best_in_range"))))
-        for ch in order:
-            req = _f(ch["required"]) if ch["required"] is not None else ch["note"]
-            best = _f(ch.get("best_in_range"))
-            if headline:
-                t.add_row(ch["parameter"], _f(ch["current"]), req, _f(ch["factor"], ".3g"), best)
-            else:
-                t.add_row(ch["parameter"], ch["kind"], _f(ch["current"]), band_span(_f(ch["band"][0]), _f(ch["band"][1])),
-                          req, _f(ch["factor"], ".3g"), "yes" if ch["within_band"] else "no", best)
-        t.caption = f"best alone: {metric} at the better end of the parameter's search range (the others as priced)"
-        # a band measured on the parameter's own kernel table (the W4A16 experts' form): say which, not 'assumed'
-        own = sorted({(ch["parameter"].rsplit(".", 1)[0], ch["band_source"]) for ch in moving
-                      if "held-out error" in ch.get("band_source", "")})
-        t.caption += "".join(f"; band of {k}.*: {src}" for k, src in own)
-        from jalapeno.report.narrow import label_first
-
-        console.print(label_first(t, console.width))  # the parameter's name on one line where the width allows
-    if still:
-        console.print(f"{len(still)} parameter{'s' if len(still) > 1 else ''} do{'es' if len(still) == 1 else ''} not "
-                      f"move {metric} anywhere in {'their' if len(still) > 1 else 'its'} search range: "
-                      + ", ".join(still), markup=False)
-
-
-#: What each audit verdict says (analysis/audit.audit_claim, step 5; docs/audit.md §3, "Verdict"), as the
-#: command's --help lists them: the table printed 'REQUIRES' with no word of what it means (newuser49).
-VERDICT_MEANING = {
-    "holds": "the prediction meets the claim",
-    "plausible": "a change inside the parameters' bands meets it (the band's far end, one parameter, or all band "
-                 "ends together)",
-    "requires": "only changes outside the parameters' bands meet it (listed below with their factors)",
-    "impossible": "not even the physical limit meets it under the stated specs",
-}
-
-
-def verdict_caption(verdict: str) -> str:
-    """The line under audit's claim table that says what its verdict and its physical limit are.
-
-    >>> verdict_caption("requires")
-    "verdict REQUIRES: only changes outside the parameters' bands meet it (listed below with their factors); physical limit: the metric with every fixed cost at 0 and every efficiency at its limit, under the stated specs (docs/audit.md §2)"
-    """
-    return (f"verdict {verdict.upper()}: {VERDICT_MEANING[verdict]}; physical limit: the metric with every fixed cost "
-            "at 0 and every efficiency at its limit, under the stated specs (docs/audit.md §2)")
-
-
-def sensitivity(
-    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
-    metric: str = typer.Option("max_interactivity", "--metric", help="METRIC[@X]: " + CLAIM_HELP.split(": ", 1)[1]
-                               .split(";")[0].split(" <metric>")[0]),
-    model: str = model_option(),
-    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
-    isl: int = isl_option(),
-    osl: int = osl_option(),
-    precision: str = precision_option(),
-    power: str = typer.Option(None, "--power", help=POWER_HELP),
-    serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
-    efficiency: str = efficiency_option(),
-    sets: list[str] = SET_OPTION,
-    chip_model: str = chip_model_option(),
-    placement: str = placement_option(),
-    html: str = typer.Option(None, "--html", help="Write the tornado chart to this HTML file (none without it)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
-) -> None:
-    """Each uncertain parameter moved across its band, one at a time: a table, and with --html a tornado page."""
-    from jalapeno.analysis.sensitivity import parse_metric
-    from jalapeno.analysis.sensitivity import sensitivity as run
-
-    mt = parse_metric(metric)
-    # a page only where --html names one (ux50: it wrote jalapeno-sensitivity.html into the working directory
-    # unasked); '' stays "none", as before
-    check_html_out(html, "--html")
-    ctx = _context(model, workload, isl, osl, precision, power, serving)
-    refuse_unread_power(power, mt.metric, "--metric")
-    pr, _ = chip_model_pricers([system_pricer(system, efficiency, sets)], chip_model, placement)
-    note_unread_efficiency(sets, ctx.model, ctx.precision, pr)
-    res = run(ctx, pr, mt)
-    d = res.as_dict()
-    if html:
-        from jalapeno.report.tornado import write_tornado
-
-        write_tornado(d, html)
-        if json_out:
-            say_written("tornado chart:", html, json_out=True)
-    if json_out:  # the chip model that priced it, as the terminal's lines say (ux53)
-        print_json(d | chip_model_json([pr], [r["parameter"] for r in d["rows"]]))
-        return
-    # the precision and power as audit's title gives them: 'max_interactivity = 135.1' beside compare's 138.9 for
-    # the same system read as a disagreement, with nothing saying it is the fp8 frontier's and compare's the fp4's
-    t = Table(title=(f"{res.system} · {ctx.model.name} · {ctx.workload.name} · {ctx.precision.name} · power "
-                     f"{ctx.convention}: {res.metric} = {_f(res.value)} {res.unit} as priced; one parameter at a time "
-                     "across its band"))
-    for col in ("parameter", "kind", "current", "band", f"{res.metric} at low", "at high", "swing", "band from"):
-        t.add_column(col, overflow="fold")
-    for r in d["rows"]:  # the swing as the figures beside it (9,219, not 9.22e+03 beside 75,523 and 84,742)
-        t.add_row(r["parameter"], r["kind"], _f(r["current"]), band_span(_f(r["low"]), _f(r["high"])),
-                  _f(r["metric_at_low"]), _f(r["metric_at_high"]), _swing_text(r), (r["band_source"]))
-    from jalapeno.report.narrow import label_first
-
-    console.print(label_first(t, console.width))
-    from jalapeno.specs.precision_checks import priced_as
-
-    for line in priced_as(ctx.precision, ctx.model, pr.system.chip):  # moe.fp8 rows of MXFP4 experts: W4A8 (ux50)
-        console.print("formats: " + line, markup=False, soft_wrap=True)
-    for line in chip_model_lines([pr], [r["parameter"] for r in d["rows"]]):
-        console.print(line, markup=False, soft_wrap=True)
-    if html:
-        say_written("tornado chart:", html)
+        raise SpecError(
+            "--instance-chips",
+            "pins one system's deployment size, and a ratio claim against --baseline would hold the baseline to it too",
+            "drop --instance-chips, or --baseline",
+        )
 
 
 def register(app: typer.Typer) -> None:
     """Add ``audit`` and ``sensitivity`` to ``app``."""
+    from jalapeno.cli.sensitivity_cmd import sensitivity
+
     app.command("audit")(audit)
     app.command("sensitivity")(sensitivity)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 
 def _f(x) -> str:
-    """A figure as audit's tables write it (cli/audit_cmds._f): thousands separators from 1,000 up, else 4 digits."""
-    from jalapeno.cli.audit_cmds import _f as table_figure
+    """A figure as audit's tables write it (cli/audit_tables._f): thousands separators from 1,000 up, else 4 digits."""
+    from jalapeno.cli.audit_tables import _f as table_figure
 
     return table_figure(x)
 
