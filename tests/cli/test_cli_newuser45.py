@@ -199,7 +199,7 @@ def test_simulate_gives_per_kw_and_usd_per_mtok_of_in_plus_out_tokens(capsys):
 
 
 def test_simulate_and_predict_counts_carry_thousands_separators():
-    from jalapeno.cli.simulate_cmd import _summary_table
+    from jalapeno.cli.simulate_lines import _summary_table
 
     q = {"mean": 0.1, "p50": 0.1, "p90": 0.1, "p99": 0.1}
     sm = {

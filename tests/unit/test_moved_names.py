@@ -51,6 +51,7 @@ REEXPORTS = {
     "jalapeno.cli.common": "jalapeno.cli.out_paths",  # round 54
     "jalapeno.cli.system_opts": "jalapeno.cli.system_notes",
     "jalapeno.cli.audit_cmds": "jalapeno.cli.audit_tables",
+    "jalapeno.cli.simulate_cmd": "jalapeno.cli.simulate_lines",
 }
 
 

@@ -1,17 +1,43 @@
-"""``jalapeno simulate``: the request-level simulator, with a progress bar."""
+"""``jalapeno simulate``: the request-level simulator, with a progress bar. What it checks and prints around a run
+(options per workload kind, the summary table, the per-request file) is cli/simulate_lines.py (round 54, module budget)."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
-from jalapeno.cli.common import OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console, efficiency_option, isl_option, kv_dtype_option, model_option, mtp_acceptance_option, mtp_option, osl_option, precision_option, print_json, resolve_precision, say_written, stack_label, stack_option
+from jalapeno.cli.common import (
+    OVERLAP_HELP,
+    attention_dtype_option,
+    compute_fallback_option,
+    console,
+    efficiency_option,
+    isl_option,
+    kv_dtype_option,
+    model_option,
+    mtp_acceptance_option,
+    mtp_option,
+    osl_option,
+    precision_option,
+    print_json,
+    resolve_precision,
+    say_written,
+    stack_label,
+    stack_option,
+)
 from jalapeno.cli.out_paths import check_html_out, check_table_out
 from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_option, max_tokens_option
+from jalapeno.cli.simulate_lines import (
+    _is_trace_name,
+    _overload_note,
+    _protocol,
+    _summary_table,
+    _workload_label,
+    _write_requests,
+    check_applicable,
+)
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
@@ -23,26 +49,48 @@ from jalapeno.specs.routing import ROUTING_HELP
 def simulate(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = model_option(),
-    workload: str = typer.Option(None, "--workload", "-w",
-                                 help="1k1k, 8k1k (default), 1k8k, 32k1k, 64k1k, 128k1k, agentic:PRESET (coding-agent, "
-                                 "research-agent, long-memory-chat, chat-agent; 'agentic' alone: coding-agent) / "
-                                 "agentic:FILE.toml, or a trace .csv/.jsonl"),
+    workload: str = typer.Option(
+        None,
+        "--workload",
+        "-w",
+        help="1k1k, 8k1k (default), 1k8k, 32k1k, 64k1k, 128k1k, agentic:PRESET (coding-agent, "
+        "research-agent, long-memory-chat, chat-agent; 'agentic' alone: coding-agent) / "
+        "agentic:FILE.toml, or a trace .csv/.jsonl",
+    ),
     isl: int = isl_option(),
     osl: int = osl_option(),
     concurrency: int = typer.Option(None, "--concurrency", "-c", help="Closed loop: requests (sessions) in flight."),
     rate: float = typer.Option(None, "--rate", "-r", help="Open loop: requests per second."),
     arrival: str = typer.Option(None, "--arrival", help="Open loop process: poisson (default), gamma or burst."),
-    requests: int = typer.Option(None, "--requests", "-n",
-                                 help="Counted requests (fixed-length workloads; default 10 x concurrency, "
-                                      "open loop 1,000); a trace replays its first N by arrival (default "
-                                      "200,000, at most 2,000,000)."),
-    sessions: int = typer.Option(None, "--sessions", help="Agentic tasks (agentic workloads; default 2 x concurrency)."),
-    tp: int = typer.Option(None, "--tp", help="Attention tensor parallelism per replica (aggregated); with none of --tp/--dp/--ep/--pp: the smallest layout whose weights fit."),
+    requests: int = typer.Option(
+        None,
+        "--requests",
+        "-n",
+        help="Counted requests (fixed-length workloads; default 10 x concurrency, "
+        "open loop 1,000); a trace replays its first N by arrival (default "
+        "200,000, at most 2,000,000).",
+    ),
+    sessions: int = typer.Option(
+        None, "--sessions", help="Agentic tasks (agentic workloads; default 2 x concurrency)."
+    ),
+    tp: int = typer.Option(
+        None,
+        "--tp",
+        help="Attention tensor parallelism per replica (aggregated); with none of --tp/--dp/--ep/--pp: the smallest layout whose weights fit.",
+    ),
     dp: int = typer.Option(None, "--dp", help="Attention data parallelism per replica (aggregated)."),
-    ep: int = typer.Option(None, "--ep", help="Expert parallelism per replica (aggregated; divides tp*dp; default 1: "
-                           "MoE TP over tp*dp, as predict; `step` defaults to EP over tp*dp)."),
+    ep: int = typer.Option(
+        None,
+        "--ep",
+        help="Expert parallelism per replica (aggregated; divides tp*dp; default 1: "
+        "MoE TP over tp*dp, as predict; `step` defaults to EP over tp*dp).",
+    ),
     pp: int = typer.Option(None, "--pp", help="Pipeline stages per replica (aggregated)."),
-    eplb: int = typer.Option(None, "--eplb", help="EPLB redundant experts (at most the model's expert count; default off; pools take eplb=R)."),
+    eplb: int = typer.Option(
+        None,
+        "--eplb",
+        help="EPLB redundant experts (at most the model's expert count; default off; pools take eplb=R).",
+    ),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     replicas: int = typer.Option(None, "--replicas", help="Aggregated instances behind the router (default 1)."),
     prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,ep=4,workers=2".'),
@@ -61,10 +109,14 @@ def simulate(
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable prefix reuse across turns."),
     seed: int = typer.Option(0, "--seed", help="Seed of the lengths, arrivals and MTP draws (same seed, same run)."),
     power: str = typer.Option("all-in", "--power", help="Power convention of tok/s/kW: chip, sustained or all-in."),
-    warmup: int = typer.Option(None, "--warmup", help="Closed loop: uncounted warm-up requests sent before the "
-                               "counted ones (default 2·C: a steady state); 0 = InferenceX's protocol, its warm-up "
-                               "drained first, then C requests at once into an idle server — what predict models, "
-                               "so compare its TTFT with --warmup 0."),
+    warmup: int = typer.Option(
+        None,
+        "--warmup",
+        help="Closed loop: uncounted warm-up requests sent before the "
+        "counted ones (default 2·C: a steady state); 0 = InferenceX's protocol, its warm-up "
+        "drained first, then C requests at once into an idle server — what predict models, "
+        "so compare its TTFT with --warmup 0.",
+    ),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
@@ -75,8 +127,16 @@ def simulate(
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
 ) -> None:
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
-    from jalapeno.cli.engine_opts import (check_recipe_serving, limit_kwargs, limit_options, load_recipe, note_lines,
-                                          recipe_mtp, recipe_overrides, recipe_run)
+    from jalapeno.cli.engine_opts import (
+        check_recipe_serving,
+        limit_kwargs,
+        limit_options,
+        load_recipe,
+        note_lines,
+        recipe_mtp,
+        recipe_overrides,
+        recipe_run,
+    )
     from jalapeno.cli.serving_opts import _mtp, check_workload_context, refuse_idle_ar_rms
     from jalapeno.cli.pool_opts import check_pool, parse_pool
     from jalapeno.deploy.deployment import Deployment, Pool
@@ -95,8 +155,13 @@ def simulate(
     m = with_routing(load_model(model), routing)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     overrides = recipe_overrides(  # explicit options beat the recipe
-        rec, [system], precision, stack, kv_dtype,
-        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction))
+        rec,
+        [system],
+        precision,
+        stack,
+        kv_dtype,
+        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction),
+    )
     # the recipe's engine at its release, KV dtype and memory profile at its fraction, as predict and
     # validation price its runs (engine_opts.recipe_run)
     run = recipe_run(rec, system, stack, kv_dtype, None, memory_fraction)
@@ -109,24 +174,48 @@ def simulate(
     given = workload  # None: the default 8k1k, or --isl/--osl (get_workload refuses a preset with them)
     workload = workload or "8k1k"
     name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
-    kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
-            "trace" if _is_trace_name(workload) else "fixed")
+    kind = (
+        "agentic"
+        if name in AGENTIC_PRESETS or workload.startswith("agentic:")
+        else "trace"
+        if _is_trace_name(workload)
+        else "fixed"
+    )
     if kind == "trace" and workload.lower().endswith(".toml"):  # was "unknown trace format '.toml'" (or, with
         # -c, "--concurrency: does not apply to a trace workload") for an agentic file without its prefix (break48)
-        raise SpecError("--workload", f"{workload!r} is a TOML file: simulate reads an agentic session file as "
-                        "agentic:FILE.toml (a trace is a .csv or .jsonl)", f"write --workload agentic:{workload}")
-    check_applicable(kind, {"--concurrency": concurrency, "--rate": rate, "--arrival": arrival, "--requests": requests,
-                            "--sessions": sessions, "--isl": isl, "--osl": osl, "--warmup": warmup,
-                            "--no-prefix-cache": True if no_prefix_cache else None})
+        raise SpecError(
+            "--workload",
+            f"{workload!r} is a TOML file: simulate reads an agentic session file as "
+            "agentic:FILE.toml (a trace is a .csv or .jsonl)",
+            f"write --workload agentic:{workload}",
+        )
+    check_applicable(
+        kind,
+        {
+            "--concurrency": concurrency,
+            "--rate": rate,
+            "--arrival": arrival,
+            "--requests": requests,
+            "--sessions": sessions,
+            "--isl": isl,
+            "--osl": osl,
+            "--warmup": warmup,
+            "--no-prefix-cache": True if no_prefix_cache else None,
+        },
+    )
     if warmup is not None and rate is not None:
-        raise SpecError("--warmup", "applies to a closed loop (--concurrency); an open-loop run counts every "
-                        "arrival", "drop --warmup, or use --concurrency C instead of --rate")
+        raise SpecError(
+            "--warmup",
+            "applies to a closed loop (--concurrency); an open-loop run counts every arrival",
+            "drop --warmup, or use --concurrency C instead of --rate",
+        )
     pr = system_pricer(system, efficiency, sets, stack, pricer)
     refuse_die_sets(pr, "simulate")
     s = pr.system
     check_recipe_serving(rec, prefill is not None and decode is not None)
-    prec = resolve_precision(m, precision or (rec.precision if rec else None), run.kv_dtype, attention_dtype,
-                             compute_fallback)
+    prec = resolve_precision(
+        m, precision or (rec.precision if rec else None), run.kv_dtype, attention_dtype, compute_fallback
+    )
     check_fallback_used(prec, m, [s.chip])
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     lim["engine_memory"] = run.engine_memory
@@ -149,17 +238,25 @@ def simulate(
 
         k = trace_replay_count(len(kw["trace"]), requests)
         if k < len(kw["trace"]):  # a trace of millions of rows ran unbounded
-            trace_note = (f"note: the trace has {len(kw['trace']):,} requests; replaying the first {k:,} by "
-                          f"arrival (to {kw['trace'].arrival_s[k - 1]:.6g} s); --requests N replays another count "
-                          "(at most 2,000,000)")
+            trace_note = (
+                f"note: the trace has {len(kw['trace']):,} requests; replaying the first {k:,} by "
+                f"arrival (to {kw['trace'].arrival_s[k - 1]:.6g} s); --requests N replays another count "
+                "(at most 2,000,000)"
+            )
         elif requests is not None and requests > k:  # -n 5 on a 1-request trace replayed 1 without a word
             reqs = f"{k:,} request{'s' if k != 1 else ''}"
-            trace_note = (f"note: --requests {requests:,} asks for more than the trace holds ({reqs}); the run "
-                          f"replays the trace once: {reqs}, not {requests:,}")
-        if n1 := kw["trace"].raised_to_two:  # they ran as 2, silently: TPOT (done - first) / (2 - 1) needs a second token
-            trace_note += (f"{chr(10) if trace_note else ''}note: {n1:,} of the trace's requests ask for 1 output token; "
-                           "each runs as 2 (one decode step after the prefill's token, so that it has a TPOT; "
-                           "docs/simulator.md §10.4)")
+            trace_note = (
+                f"note: --requests {requests:,} asks for more than the trace holds ({reqs}); the run "
+                f"replays the trace once: {reqs}, not {requests:,}"
+            )
+        if n1 := kw[
+            "trace"
+        ].raised_to_two:  # they ran as 2, silently: TPOT (done - first) / (2 - 1) needs a second token
+            trace_note += (
+                f"{chr(10) if trace_note else ''}note: {n1:,} of the trace's requests ask for 1 output token; "
+                "each runs as 2 (one decode step after the prefill's token, so that it has a TPOT; "
+                "docs/simulator.md §10.4)"
+            )
     else:
         kw["workload"] = get_workload(given, isl, osl)
         check_workload_context(m, kw["workload"], isl is not None)
@@ -170,13 +267,22 @@ def simulate(
     if prefill is not None:
         from jalapeno.cli.predict_cmd import refuse_aggregated_options
 
-        refuse_aggregated_options({"--tp": tp, "--dp": dp, "--ep": ep, "--pp": pp, "--eplb": eplb, "--replicas": replicas})
+        refuse_aggregated_options(
+            {"--tp": tp, "--dp": dp, "--ep": ep, "--pp": pp, "--eplb": eplb, "--replicas": replicas}
+        )
         dec = parse_pool(decode, "--decode")
         check_pool(dec, "--decode", m, s)
         check_pool(parse_pool(prefill, "--prefill"), "--prefill", m, s)
         mt = recipe_mtp(rec, mt, concurrency / (dec.workers * dec.layout.dp) if concurrency else None, dec.layout.dp)
-        dep = Deployment(prec, dec, prefill=parse_pool(prefill, "--prefill"), mtp=mt,
-                         memory_fraction=memory_fraction, overlap=overlap, **lim)
+        dep = Deployment(
+            prec,
+            dec,
+            prefill=parse_pool(prefill, "--prefill"),
+            mtp=mt,
+            memory_fraction=memory_fraction,
+            overlap=overlap,
+            **lim,
+        )
     else:
         replicas = 1 if replicas is None else replicas
         if replicas < 1:
@@ -185,35 +291,65 @@ def simulate(
 
         # as predict (issue 15 defect 5): no layout given -> the smallest whose weights fit, noted on stderr
         # as predict: the weights-fit check takes no fraction when an engine profile sizes the memory
-        layout, note = aggregated_layout(m, pr, prec, (tp, dp, ep, pp, eplb),
-                                         None if run.engine_memory else memory_fraction)
+        layout, note = aggregated_layout(
+            m, pr, prec, (tp, dp, ep, pp, eplb), None if run.engine_memory else memory_fraction
+        )
         mt = recipe_mtp(rec, mt, concurrency / (replicas * layout.dp) if concurrency else None, layout.dp)
-        dep = Deployment(prec, Pool(layout, replicas, rec.moe_backend if rec else None), mtp=mt,
-                         memory_fraction=memory_fraction, overlap=overlap, **lim)
+        dep = Deployment(
+            prec,
+            Pool(layout, replicas, rec.moe_backend if rec else None),
+            mtp=mt,
+            memory_fraction=memory_fraction,
+            overlap=overlap,
+            **lim,
+        )
     dep = dep.for_model(m)
     dep, release_note = release_moe_backend(dep, m, profile, release, s.name)
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
         if v is not None and v < (0 if opt == "--seed" else 1):
             low = 0 if opt == "--seed" else 1
             raise SpecError(opt, f"must be >= {low}, got {v}", f"give {opt} N with N >= {low}, or leave it out")
-    bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} requests"),
-                   TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=console, transient=True,
-                   disable=json_out)
+    bar = Progress(
+        TextColumn("simulating"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} requests"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=json_out,
+    )
     task = bar.add_task("sim", total=None)
 
     def progress(done: int, total: int) -> None:  # the bar appears once requests run, not before a refusal
         if not bar.live.is_started:
             if total > LONG_RUN_REQUESTS:  # -c 100000 ran 1.2 million requests for minutes without a word
-                print(f"note: simulating {total:,} requests takes minutes (~{LONG_RUN_REQUESTS:,} requests take "
-                      "~15 s on one core); the bar estimates the time left. --requests N (counted) and --warmup N "
-                      "shorten it", file=sys.stderr)
+                print(
+                    f"note: simulating {total:,} requests takes minutes (~{LONG_RUN_REQUESTS:,} requests take "
+                    "~15 s on one core); the bar estimates the time left. --requests N (counted) and --warmup N "
+                    "shorten it",
+                    file=sys.stderr,
+                )
             bar.start()
         bar.update(task, completed=done, total=total)
+
     try:
-        res = run_sim(m, pr, dep, concurrency=concurrency, rate=rate, arrival=arrival or "poisson",
-                      num_requests=requests, sessions=sessions, seed=seed, prefix_cache=not no_prefix_cache,
-                      warmup=warmup,
-                      on_progress=progress, **kw)
+        res = run_sim(
+            m,
+            pr,
+            dep,
+            concurrency=concurrency,
+            rate=rate,
+            arrival=arrival or "poisson",
+            num_requests=requests,
+            sessions=sessions,
+            seed=seed,
+            prefix_cache=not no_prefix_cache,
+            warmup=warmup,
+            on_progress=progress,
+            **kw,
+        )
     finally:
         if bar.live.is_started:
             bar.stop()
@@ -229,10 +365,16 @@ def simulate(
     if sm.get("requests"):
         # in+out tokens, as predict's 'tok/s per kW (in+out)' and '$ per M tokens (in+out)' rows (docs/metrics.md §3)
         tput = sm["throughput_per_chip"]
-        sm.update({"power_convention": power, "power_w_per_chip": watts, "tok_s_per_kw": tput / (watts / 1000.0),
-                   "usd_per_chip_hour": s.usd_per_chip_hour,
-                   "usd_per_mtok": s.usd_per_chip_hour / (tput * 3600 / 1e6) if tput > 0 else float("nan"),
-                   BASIS_FIELD: system_basis(s)})
+        sm.update(
+            {
+                "power_convention": power,
+                "power_w_per_chip": watts,
+                "tok_s_per_kw": tput / (watts / 1000.0),
+                "usd_per_chip_hour": s.usd_per_chip_hour,
+                "usd_per_mtok": s.usd_per_chip_hour / (tput * 3600 / 1e6) if tput > 0 else float("nan"),
+                BASIS_FIELD: system_basis(s),
+            }
+        )
     if note:  # after the run, so that a refusal stays one error line (as predict)
         print(note, file=sys.stderr)
     if trace_note:
@@ -247,15 +389,25 @@ def simulate(
         return
     from jalapeno.report.cell_notes import price_note
 
-    tbl = _summary_table(res.summary, f"{m.name} on {s.name} · {_workload_label(kind, kw, workload)} · "
-                                 f"{dep.label}{stack_label(stack)} · seed {seed}"
-                                 + _protocol(kind, concurrency, warmup), trace=kind == "trace", price_note=price_note(s))
+    tbl = _summary_table(
+        res.summary,
+        f"{m.name} on {s.name} · {_workload_label(kind, kw, workload)} · "
+        f"{dep.label}{stack_label(stack)} · seed {seed}" + _protocol(kind, concurrency, warmup),
+        trace=kind == "trace",
+        price_note=price_note(s),
+    )
     from jalapeno.serve.limits import running_cap_text
 
     cap = res.config["running_cap"]  # where the running requests are capped, as predict says it (ux50)
-    tbl.add_row("running-request cap", running_cap_text(cap) + (
-        f"; each decode worker admits while its {cap['kv_tokens']:,.0f} KV tokens hold the running requests"
-        if "kv_tokens" in cap else ""))
+    tbl.add_row(
+        "running-request cap",
+        running_cap_text(cap)
+        + (
+            f"; each decode worker admits while its {cap['kv_tokens']:,.0f} KV tokens hold the running requests"
+            if "kv_tokens" in cap
+            else ""
+        ),
+    )
     console.print(tbl)
     if BASIS_FIELD in res.summary:
         console.print(f"price basis: {res.summary[BASIS_FIELD]}", markup=False, soft_wrap=True)
@@ -263,165 +415,8 @@ def simulate(
         say_written("wrote", path)
 
 
-def _workload_label(kind: str, kw: dict, workload: str) -> str:
-    """The workload in the summary's title, as predict names it ('8k1k', '8192/1024'): an agentic
-    preset or file by its name ('agentic:research-agent'), a trace by its file name ('trace
-    my.csv'). The title named the model, system and deployment but not the workload, so runs of
-    research-agent, a trace and 8k1k printed the same title (newuser47)."""
-    if kind == "agentic":
-        return f"agentic:{kw['agentic'].name}"
-    if kind == "trace":
-        return f"trace {Path(workload).name}"
-    return kw["workload"].name  # as predict's title: '8k1k', or '8192/1024' for --isl/--osl
-
-
-def _overload_note(m, pr, dep, wl, rate: float) -> str:
-    """A note when an open-loop ``--rate`` is above what the deployment sustains (the analytic
-    capacity ``predict --rate`` refuses past, serve/point.serve_at_rate): simulate ran it with no
-    word, its queue growing for the whole run, and printed a 'steady state' that is none (at
-    ``--rate 1e6`` one over 0.0 s). '' when the rate is sustainable."""
-    from jalapeno.serve.point import sustainable_rate_per_s
-
-    lam_cap = sustainable_rate_per_s(m, pr, dep, wl)
-    if lam_cap <= 0 or rate <= lam_cap * (1 + 1e-6):  # serve/point.serve_at_rate's overload test (none: no steady state to compare)
-        return ""
-    cap = f"{lam_cap:.3g}"
-    return (f"note: --rate {rate:g} requests/s is above the {cap} requests/s this deployment sustains (the analytic "
-            "model; `predict --rate` refuses it): the queue grows for the whole run, so there is no steady state "
-            "and TTFT and throughput depend on --requests. Give --rate below it for a steady state, or more "
-            "instances (--replicas, or workers= in the pools)")
-
-
 #: Planned requests above which simulate says, before it starts, that the run takes minutes. The
 #: event loop ran ~15,000 requests/s on one core of the development machine (``simulate -s gb200-nvl72
 #: --dp 8 --ep 8 -c 100000``: 1.2 million requests in 78 s of wall time); the hard limit is
 #: serve/sim/run_plan.MAX_PLANNED_REQUESTS.
 LONG_RUN_REQUESTS = 200_000
-
-
-def _protocol(kind: str, concurrency: int | None, warmup: int | None) -> str:
-    """The closed-loop protocol a fixed-length run measured, for the table's title: ``predict``
-    models InferenceX's idle start, so its TTFT compares with ``--warmup 0``, not with the default
-    in-line warm-up's steady state (at C = 64 of 8k prompts on H200 the two differ ~2x)."""
-    if kind != "fixed" or concurrency is None:
-        return ""
-    if warmup == 0:
-        return " · idle start (InferenceX's protocol, as predict)"
-    return f" · steady state ({2 * concurrency if warmup is None else warmup} warm-up requests in line; " \
-        "--warmup 0: InferenceX's idle start, as predict)"
-
-
-_TRACE = "a trace replays its own arrivals and lengths"
-_CLOSED = "agentic sessions run closed loop (--concurrency sessions in flight)"
-#: Options that only some workload kinds use: option -> {kind that cannot use it: why}
-_NOT_FOR = {
-    "--concurrency": {"trace": _TRACE},
-    "--rate": {"trace": _TRACE, "agentic": _CLOSED},
-    "--arrival": {"trace": _TRACE, "agentic": _CLOSED},
-    "--requests": {"agentic": "an agentic run counts sessions (--sessions)"},
-    "--sessions": {"trace": _TRACE, "fixed": "only agentic workloads have sessions"},
-    "--isl": {"trace": _TRACE, "agentic": "an agentic preset sets its own lengths"},
-    "--osl": {"trace": _TRACE, "agentic": "an agentic preset sets its own lengths"},
-    "--warmup": {"trace": _TRACE, "agentic": "every agentic turn is counted (no warm-up)"},
-    # fixed-length requests share no prefix (random tokens, as InferenceX's): the flag changed nothing (break47)
-    "--no-prefix-cache": {"fixed": "its requests share no prefix (random tokens), so there is no reuse to disable"},
-}
-
-
-def _is_trace_name(workload: str) -> bool:
-    """Whether simulate's --workload names a trace file: a .csv/.jsonl/.json suffix in any case (TR.CSV was
-    sent to the presets, whose error told simulate's user to run simulate), a path, or a file that exists
-    under another name (trace.tsv said 'unknown workload'; read_trace names the suffix it reads)."""
-    from jalapeno.specs.workload import PRESETS
-
-    if workload in PRESETS:
-        return False
-    return (workload.lower().endswith((".csv", ".jsonl", ".json")) or "/" in workload
-            or Path(workload).is_file())
-
-
-def check_applicable(kind: str, given: dict) -> None:
-    """Refuse an option the workload kind (``fixed``, ``agentic``, ``trace``) would ignore.
-
-    Raises:
-        SpecError: naming the option, why it does not apply, and the fix.
-    """
-    for opt, value in given.items():
-        why = _NOT_FOR[opt].get(kind)
-        if value is not None and why:
-            label = {"fixed": "a fixed-length", "agentic": "an agentic", "trace": "a trace"}[kind]
-            raise SpecError(opt, f"does not apply to {label} workload: {why}", f"drop {opt}")
-    if kind == "fixed" and given["--arrival"] is not None and given["--rate"] is None:
-        raise SpecError("--arrival", "shapes open-loop arrivals and this run is closed loop (--concurrency)",
-                        "drop --arrival, or use --rate R instead of --concurrency")
-
-
-def _write_requests(df, path: str) -> None:
-    p = Path(path)
-    suffix = p.suffix.lower()  # S.CSV passed check_table_out and was refused here, after the whole run
-    try:
-        if suffix == ".csv":
-            df.to_csv(p, index=False)
-        elif suffix == ".parquet":
-            try:
-                import pyarrow  # noqa: F401
-            except ImportError:
-                raise SpecError("--out", "writing Parquet needs pyarrow", "pip install pyarrow, or use .csv") from None
-            df.to_parquet(p, index=False)
-        else:
-            raise SpecError("--out", f"unknown file type {p.suffix!r}", "use .parquet or .csv")
-    except OSError as e:
-        raise SpecError("--out", f"cannot write {p}: {e.strerror or e}", "give a writable path") from None
-
-
-def _summary_table(sm: dict, title: str, trace: bool = False, price_note: str = "") -> Table:
-    """The run's summary table; ``trace``: a replayed trace, whose arrivals are its own (no
-    --concurrency or --requests gives it a window while requests still arrive); ``price_note`` follows the $
-    figure (report/cell_notes.price_note: an estimated $/chip-hour)."""
-    from jalapeno.analysis.power_cost import usd_text
-
-    t = Table(title=title, show_header=False)
-    t.add_column("metric")
-    t.add_column("value", overflow="fold")
-
-    def q(d, scale, unit):
-        # ms under 100 at one decimal, as predict's TPOT: a 4.5 ms TPOT printed '5' beside '220.3 tok/s/user'
-        whole = unit == "ms" and d["p99"] * scale >= 100
-        f = (lambda v: f"{v:,.0f}") if whole else (lambda v: f"{v:,.1f}") if unit == "ms" else (lambda v: f"{v:,.2f}")  # noqa: E731
-        return (f"mean {f(d['mean'] * scale)} · p50 {f(d['p50'] * scale)} · p90 {f(d['p90'] * scale)} · "
-                f"p99 {f(d['p99'] * scale)} {unit}")
-    rows = [("requests (counted)", f"{sm['requests']:,}"),
-            ("throughput per chip (in+out)", f"{sm['throughput_per_chip']:,.1f} tok/s"
-             + (f" (the counted requests' tokens over the {sm['duration_s']:.1f} s from their first arrival to the "
-                f"last completion, {sm['chips']} chip{'s' if sm['chips'] != 1 else ''})" if "duration_s" in sm else "")),
-            ("output throughput per chip", f"{sm['output_throughput_per_chip']:,.1f} tok/s"),
-            *([("throughput per chip, steady state", f"{ss['throughput_per_chip']:,.1f} tok/s (in+out), "
-                f"{ss['output_throughput_per_chip']:,.1f} output, over the {ss['window_s']:.1f} s while requests "
-                "still arrive; the whole-run figures above include the drain after the last arrival "
-                "(docs/simulator.md)")] if (ss := sm.get("steady_state")) else
-              [("throughput per chip, steady state", "none: every request arrived at once (no window while "
-                "requests still arrive); " + ("the trace's arrival_s are all one time: spread them for one" if trace
-                                              else "give --requests above --concurrency for one"))] if "steady_state" in sm
-              else []),
-            *([(f"throughput per kW (in+out; {sm['power_convention']}, {sm['power_w_per_chip']:,.0f} W/chip)",
-                f"{sm['tok_s_per_kw']:,.0f} tok/s/kW")] if "tok_s_per_kw" in sm else []),
-            *([(f"$ per M tokens (in+out; ${sm['usd_per_chip_hour']:,.2f}/chip-hour)",
-                usd_text(sm['usd_per_mtok']) + price_note)] if "usd_per_mtok" in sm else []),
-            ("interactivity (1/median TPOT)", f"{sm['interactivity']:.1f} tok/s/user"),
-            ("TTFT", q(sm["ttft_s"], 1e3, "ms")), ("TPOT", q(sm["tpot_s"], 1e3, "ms")),
-            ("E2E", q(sm["e2e_s"], 1, "s")), ("wait to first step (arrival → scheduled, front end included)", q(sm["queue_s"], 1e3, "ms")),
-            ("preemptions", str(sm["preemptions"])),
-            ("prefix-cache hit rate", f"{sm['prefix_hit_rate']:.1%} of prompt tokens (throughput counts all "
-             "prompt tokens, cached ones included)"),
-            ("concurrency by Little's law", f"{sm['mean_concurrency_littles_law']:.1f}")]
-    if "tasks" in sm:
-        rows += [("tasks", str(sm["tasks"])), ("task completion", q(sm["task_completion_s"], 1, "s")),
-                 ("tasks per hour per chip", f"{sm['tasks_per_hour_per_chip']:.2f}")]
-        if "usd_per_chip_hour" in sm and sm["tasks_per_hour_per_chip"] > 0:  # as plan and compare -w agentic price it
-            rows += [(f"$ per task (${sm['usd_per_chip_hour']:,.2f}/chip-hour / tasks per hour per chip)",
-                      usd_text(sm["usd_per_chip_hour"] / sm["tasks_per_hour_per_chip"]) + price_note)]
-    rows += [("simulated / wall time", f"{sm['simulated_s']:.1f} s / {sm['wall_s']:.2f} s "
-              f"({sm['speedup']:,.0f}x, {sm['step_cost_evaluations']:,} step-cost evaluations)")]
-    for k, v in rows:
-        t.add_row(k, v)
-    return t
