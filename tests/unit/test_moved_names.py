@@ -52,6 +52,7 @@ REEXPORTS = {
     "jalapeno.cli.system_opts": "jalapeno.cli.system_notes",
     "jalapeno.cli.audit_cmds": "jalapeno.cli.audit_tables",
     "jalapeno.cli.simulate_cmd": "jalapeno.cli.simulate_lines",
+    "jalapeno.cli.serving_cmds": "jalapeno.cli.compare_lines",
 }
 
 

@@ -248,7 +248,7 @@ def page_notes(rec, syss, bands: bool, band_frontiers=None) -> list[str]:
     no vendor verified (report/win_tables.spec_line), the per-rack line
     (report/win_tables.rack_line, each tier's figures with their band under --bands, ``band_frontiers``; None without a
     rack level) and, without --bands, the pointer to the bands."""
-    from jalapeno.cli.serving_cmds import BANDS_HINT
+    from jalapeno.cli.compare_lines import BANDS_HINT
     from jalapeno.report.tables import efficiency_sets_line
     from jalapeno.report.win_tables import rack_line, spec_line
 
@@ -311,7 +311,7 @@ def report_json(rec, data: dict, notes: list[str], syss, band_frontiers) -> dict
         between, band points, and the measured points overlaid with their configuration and ``like``);
         ``notes`` are the page's notes, in its order.
     """
-    from jalapeno.cli.serving_cmds import comparison_json
+    from jalapeno.cli.compare_lines import comparison_json
 
     d = comparison_json(rec, syss, band_frontiers)
     return {"comparison": d, "chart": data, "notes": list(notes)}

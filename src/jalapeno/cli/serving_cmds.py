@@ -7,9 +7,30 @@ from __future__ import annotations
 import typer
 
 from jalapeno.analysis.results_store import check_store
-from jalapeno.cli.chip_opts import chip_model_band_lines, chip_model_line, chip_model_option, placement_option
-from jalapeno.cli.common import attention_dtype_option, compute_fallback_option, console, efficiency_option, isl_option, kv_dtype_option, list_items, model_option, mtp_acceptance_option, mtp_option, osl_option, print_json, resolve_precision, say_written, stack_option
+from jalapeno.cli.chip_opts import chip_model_option, placement_option
+from jalapeno.cli.common import (
+    attention_dtype_option,
+    compute_fallback_option,
+    efficiency_option,
+    isl_option,
+    kv_dtype_option,
+    list_items,
+    model_option,
+    mtp_acceptance_option,
+    mtp_option,
+    osl_option,
+    print_json,
+    resolve_precision,
+    say_written,
+    stack_option,
+)
 from jalapeno.cli.out_paths import check_writable
+from jalapeno.cli.compare_lines import (  # noqa: F401  (BANDS_HINT, band_frontiers_json re-exported: they lived here)
+    BANDS_HINT,
+    band_frontiers_json,
+    comparison_json,
+    print_comparison,
+)
 from jalapeno.cli.engine_opts import (
     engine_option,
     graph_option,
@@ -24,7 +45,6 @@ from jalapeno.cli.engine_opts import (
 from jalapeno.cli.as_deployed import (
     AS_DEPLOYED_HELP,
     deployed_recipes,
-    mtp_unlike,
     refuse_with_as_deployed,
 )
 from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-exported: they lived here)
@@ -49,7 +69,14 @@ from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-e
     sweep_eplb,
 )
 from jalapeno.cli.pool_opts import check_pool, parse_pool  # noqa: F401 (re-exported: they lived here)
-from jalapeno.cli.system_opts import PRICER_OPTION, SETS_OPTION, baseline_name, check_pricer_chip_model, per_system_sets, systems_pricers
+from jalapeno.cli.system_opts import (
+    PRICER_OPTION,
+    SETS_OPTION,
+    baseline_name,
+    check_pricer_chip_model,
+    per_system_sets,
+    systems_pricers,
+)
 from jalapeno.cli.system_notes import note_unread_efficiency
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
@@ -58,7 +85,9 @@ from jalapeno.specs.formats import get_precision
 from jalapeno.specs.routing import ROUTING_HELP
 
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
-AT_DEFAULT = "35,60,100"  # analysis/comparison.DEFAULT_ISO_INTERACTIVITY (its sources); not imported: keeps start-up light
+AT_DEFAULT = (
+    "35,60,100"  # analysis/comparison.DEFAULT_ISO_INTERACTIVITY (its sources); not imported: keeps start-up light
+)
 TIERS_DEFAULT = "fast=100,ultra_fast=300"
 
 
@@ -66,8 +95,11 @@ def _fallback_used_somewhere(m, pricers, precs, prec) -> None:
     """``compare --compute-fallback``: refused when no system's swept precision falls back."""
     from jalapeno.specs.formats import get_precision
 
-    pairs = [(get_precision(p), pr.system.chip) for pr in pricers
-             for p in (precs.get(pr.system.name, []) if precs else [prec.name])]
+    pairs = [
+        (get_precision(p), pr.system.chip)
+        for pr in pricers
+        for p in (precs.get(pr.system.name, []) if precs else [prec.name])
+    ]
     first = None
     for p, chip in pairs:
         try:
@@ -79,25 +111,30 @@ def _fallback_used_somewhere(m, pricers, precs, prec) -> None:
         raise first
 
 
-#: printed under compare's tables when --bands is off: the ratios above are point figures
-BANDS_HINT = ("how sure: these are point figures; add --bands for each figure's band and each ratio's (a derived system's "
-              "efficiency band, a measured one's validate p10/p90 error; docs/metrics.md §6)")
-
-
 def compare(
     model: str = model_option(),
-    workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP[:-1] + "; or several fixed-length ones, "
-                                 "e.g. 1k1k,8k1k,1k8k: each compared, then how the ratios move across them."),
+    workload: str = typer.Option(
+        None,
+        "--workload",
+        "-w",
+        help=WORKLOAD_HELP[:-1] + "; or several fixed-length ones, "
+        "e.g. 1k1k,8k1k,1k8k: each compared, then how the ratios move across them.",
+    ),
     isl: int = isl_option(),
     osl: int = osl_option(),
-    precision: str = typer.Option(None, "--precision", "-p",
-                                  help="Precision preset (default: each system sweeps what it runs natively)."),
+    precision: str = typer.Option(
+        None, "--precision", "-p", help="Precision preset (default: each system sweeps what it runs natively)."
+    ),
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
     compute_fallback: bool = compute_fallback_option(),
     systems: str = typer.Option(SYSTEMS_DEFAULT, "--systems", "-s", help="Comma-separated names or TOML paths."),
-    baseline: str = typer.Option(None, "--baseline", "-b",
-                                 help="System the ratios are taken against (default: gb300-nvl72 if compared, else the last)."),
+    baseline: str = typer.Option(
+        None,
+        "--baseline",
+        "-b",
+        help="System the ratios are taken against (default: gb300-nvl72 if compared, else the last).",
+    ),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     serving: str = typer.Option(None, "--serving", help="agg, disagg or both (default both)."),
     mtp: int = mtp_option(),
@@ -109,31 +146,57 @@ def compare(
     cuda_graph_max_batch: int = graph_option(),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     overlap: str = typer.Option(None, "--overlap", help=SWEEP_OVERLAP_HELP),
-    at: str = typer.Option(AT_DEFAULT, "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios, "
-                           "each above 0 (0 is the peak: the ratios' peak row gives it, as --tiers NAME=0 does) "
-                           "(agentic: task times in minutes, default 5,10,20)."),
-    tiers: str = typer.Option(TIERS_DEFAULT, "--tiers", help="Tier floors in tok/s/user, name=value,... (e.g. "
-                              "need=50; 0: the peak): the tiers table gives each system's tok/s/chip, tok/s/kW and $/M "
-                              "tok at each (agentic: task-time ceilings in minutes, default fast=10,ultra_fast=5)."),
+    at: str = typer.Option(
+        AT_DEFAULT,
+        "--at",
+        help="Interactivity values (tok/s/user) for iso-interactivity ratios, "
+        "each above 0 (0 is the peak: the ratios' peak row gives it, as --tiers NAME=0 does) "
+        "(agentic: task times in minutes, default 5,10,20).",
+    ),
+    tiers: str = typer.Option(
+        TIERS_DEFAULT,
+        "--tiers",
+        help="Tier floors in tok/s/user, name=value,... (e.g. "
+        "need=50; 0: the peak): the tiers table gives each system's tok/s/chip, tok/s/kW and $/M "
+        "tok at each (agentic: task-time ceilings in minutes, default fast=10,ultra_fast=5).",
+    ),
     stack: str = stack_option(),
     efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
-    fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
-    concurrency: str = typer.Option(None, "--concurrency", "-c",
-                                    help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
-    bands: bool = typer.Option(False, "--bands", help="Also sweep the low/high efficiency sets (3x time); a system fitted on "
-                               "its own kernels: its validate error band (p10/p90), no sweep."),
+    fixed_lengths: bool = typer.Option(
+        False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."
+    ),
+    concurrency: str = typer.Option(
+        None,
+        "--concurrency",
+        "-c",
+        help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid).",
+    ),
+    bands: bool = typer.Option(
+        False,
+        "--bands",
+        help="Also sweep the low/high efficiency sets (3x time); a system fitted on "
+        "its own kernels: its validate error band (p10/p90), no sweep.",
+    ),
     sets: list[str] = SETS_OPTION,
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     eplb: str = typer.Option(None, "--eplb", help=SWEEP_EPLB_HELP),
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
-    store: str = typer.Option(None, "--store", help="Also keep the frontiers in this results store (jalapeno "
-                              "results list|show|export; needs the explore extra)."),
+    store: str = typer.Option(
+        None,
+        "--store",
+        help="Also keep the frontiers in this results store (jalapeno "
+        "results list|show|export; needs the explore extra).",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
-    html: str = typer.Option(None, "--html", help="Write the frontier chart here (default jalapeno-compare.html "
-                             "without --json; '' = none). Fixed-length workloads only: -w agentic:... prints its "
-                             "tables and writes no chart."),
+    html: str = typer.Option(
+        None,
+        "--html",
+        help="Write the frontier chart here (default jalapeno-compare.html "
+        "without --json; '' = none). Fixed-length workloads only: -w agentic:... prints its "
+        "tables and writes no chart.",
+    ),
 ) -> None:
     """Compare systems on one model and workload: frontiers, headline figures, ratios, tiers.
 
@@ -150,8 +213,6 @@ def compare(
     from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.html import write_html
-    from jalapeno.report.cell_notes import estimated_prices
-    from jalapeno.report.tables import comparison_tables
 
     if store is not None:  # before the sweep: the store is written after it
         check_store(store)
@@ -161,30 +222,87 @@ def compare(
     if workload and workload.startswith("agentic:"):
         from jalapeno.cli.agentic_cmd import agentic_compare, html_note, refuse
 
-        refuse({"--isl": isl, "--osl": osl, "--serving": serving if serving != "agg" else None, "--mtp": mtp,
-                "--engine": engine, "--as-deployed": as_deployed, "--concurrency": concurrency, "--bands": bands,
-                "--fixed-lengths": fixed_lengths, "--max-running": max_running, "--store": store,
-                "--max-tokens-per-step": max_tokens_per_step, "--cuda-graph-max-batch": cuda_graph_max_batch})
+        refuse(
+            {
+                "--isl": isl,
+                "--osl": osl,
+                "--serving": serving if serving != "agg" else None,
+                "--mtp": mtp,
+                "--engine": engine,
+                "--as-deployed": as_deployed,
+                "--concurrency": concurrency,
+                "--bands": bands,
+                "--fixed-lengths": fixed_lengths,
+                "--max-running": max_running,
+                "--store": store,
+                "--max-tokens-per-step": max_tokens_per_step,
+                "--cuda-graph-max-batch": cuda_graph_max_batch,
+            }
+        )
         html_note(html)  # said once, not refused: the default writes no chart here either (plan49)
-        return agentic_compare(model=model, workload=workload, precision=precision, kv_dtype=kv_dtype,
-                               attention_dtype=attention_dtype, compute_fallback=compute_fallback, systems=systems,
-                               baseline=baseline, power=power, efficiency=efficiency, routing=routing, eplb=eplb,
-                               overlap=overlap, memory_fraction=memory_fraction, at=at, tiers=tiers,
-                               json_out=json_out, default_at=AT_DEFAULT, default_tiers=TIERS_DEFAULT, sets=sets,
-                               chip_model=chip_model, placement=placement, stack=stack, pricer=pricer)
+        return agentic_compare(
+            model=model,
+            workload=workload,
+            precision=precision,
+            kv_dtype=kv_dtype,
+            attention_dtype=attention_dtype,
+            compute_fallback=compute_fallback,
+            systems=systems,
+            baseline=baseline,
+            power=power,
+            efficiency=efficiency,
+            routing=routing,
+            eplb=eplb,
+            overlap=overlap,
+            memory_fraction=memory_fraction,
+            at=at,
+            tiers=tiers,
+            json_out=json_out,
+            default_at=AT_DEFAULT,
+            default_tiers=TIERS_DEFAULT,
+            sets=sets,
+            chip_model=chip_model,
+            placement=placement,
+            stack=stack,
+            pricer=pricer,
+        )
     names = list_items(systems, "--systems", "jalapeno,gb300-nvl72")
     if as_deployed:
-        refuse_with_as_deployed({"--precision": precision, "--serving": serving, "--concurrency": concurrency,
-                                 "--mtp": mtp, "--engine": engine, "--max-running": max_running,
-                                 "--max-tokens-per-step": max_tokens_per_step,
-                                 "--cuda-graph-max-batch": cuda_graph_max_batch, "--overlap": overlap,
-                                 "--memory-fraction": memory_fraction})
+        refuse_with_as_deployed(
+            {
+                "--precision": precision,
+                "--serving": serving,
+                "--concurrency": concurrency,
+                "--mtp": mtp,
+                "--engine": engine,
+                "--max-running": max_running,
+                "--max-tokens-per-step": max_tokens_per_step,
+                "--cuda-graph-max-batch": cuda_graph_max_batch,
+                "--overlap": overlap,
+                "--memory-fraction": memory_fraction,
+            }
+        )
     rec = load_recipe(engine, workload, model, names, isl, osl)
     overrides = recipe_overrides(  # explicit options beat the recipe
-        rec, names, precision, stack, kv_dtype,
-        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction))
-    m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
-                         recipe_run(rec, None, stack, kv_dtype).kv_dtype, attention_dtype, compute_fallback, routing)
+        rec,
+        names,
+        precision,
+        stack,
+        kv_dtype,
+        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction),
+    )
+    m, wl, prec = _setup(
+        model,
+        workload,
+        isl,
+        osl,
+        precision or (rec.precision if rec else None),
+        fixed_lengths,
+        recipe_run(rec, None, stack, kv_dtype).kv_dtype,
+        attention_dtype,
+        compute_fallback,
+        routing,
+    )
     refuse_dense_eplb(eplb, m)  # an explicit --eplb on a dense model was silently ignored
     eplb_note = note_idle_eplb(eplb, m)  # and one under uniform routing made no layout (newuser50)
     refuse_dense_overlap(overlap, m)  # so was --overlap tbo (break47)
@@ -193,14 +311,19 @@ def compare(
     check_pricer_chip_model(pricer, chip_model)
     # the recipe's engine at its release on each system, as predict and validation price its runs
     stacks = {n: recipe_run(rec, n, stack, kv_dtype).stack for n in names} if rec is not None else None
-    syss = [chip_model_pricer(p, chip_model, placement)
-            for p in systems_pricers(names, efficiency, sets, stack, pricer, stacks=stacks)]
+    syss = [
+        chip_model_pricer(p, chip_model, placement)
+        for p in systems_pricers(names, efficiency, sets, stack, pricer, stacks=stacks)
+    ]
     refuse_idle_placement(syss, placement)
     seen = [s.system.name for s in syss]
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:
-        raise SpecError("--systems", f"two systems are named {dup[0]!r}",
-                        "compare each system once; give a user file its own name = \"...\"")
+        raise SpecError(
+            "--systems",
+            f"two systems are named {dup[0]!r}",
+            'compare each system once; give a user file its own name = "..."',
+        )
     names_in = [s.system.name for s in syss]
     base = baseline_name(baseline, names, names_in)
     if html is None:
@@ -210,17 +333,37 @@ def compare(
     check_writable(html, "--html")
     from jalapeno.deploy.vllm_fp8_moe import stack_release
 
-    opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
-                       max_tokens_per_step, cuda_graph_max_batch, memory_fraction,
-                       stack_release(stack, rec, names[0]))  # the release each system's vLLM runs (its MoE rule)
+    opts = _sweep_opts(
+        serving,
+        mtp,
+        mtp_acceptance,
+        concurrency,
+        eplb,
+        overlap,
+        rec,
+        max_running,
+        max_tokens_per_step,
+        cuda_graph_max_batch,
+        memory_fraction,
+        stack_release(stack, rec, names[0]),
+    )  # the release each system's vLLM runs (its MoE rule)
     pinned = precision is not None or rec is not None
-    precs = None if pinned else {s.system.name: list(available_precisions(m.name, m.default_precision,
-                                                                         s.system.chip.formats, m, s.system.chip))
-                                 for s in syss}
+    precs = (
+        None
+        if pinned
+        else {
+            s.system.name: list(
+                available_precisions(m.name, m.default_precision, s.system.chip.formats, m, s.system.chip)
+            )
+            for s in syss
+        }
+    )
     recipes = deployed_recipes(syss, m.name, workload, isl, osl, precs) if as_deployed else {}
     if precs is not None:  # the KV/attention/fallback overrides apply to every swept precision
-        precs = {n: [resolve_precision(m, p, kv_dtype, attention_dtype, compute_fallback).name for p in ps]
-                 for n, ps in precs.items()}
+        precs = {
+            n: [resolve_precision(m, p, kv_dtype, attention_dtype, compute_fallback).name for p in ps]
+            for n, ps in precs.items()
+        }
     if compute_fallback:  # refused only when no system and no swept precision falls back
         _fallback_used_somewhere(m, syss, precs, prec)
     per = per_system_sets(names, sets)  # each system's own --set items: a key no op reads there is named
@@ -231,71 +374,96 @@ def compare(
     from jalapeno.report.html import warm_chart
 
     with meanwhile(warm_chart if html else None):  # the chart's plotly start-up while the sweeps run in workers
-        res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power, options=opts,
-                              iso_interactivity=_floats(at, "--at", check=check_at_speeds), floors=_floors(tiers),
-                              bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
-                              precisions=precs, recipes=recipes, strict_baseline=bool(baseline))
+        res = compare_systems(
+            m,
+            syss,
+            wl,
+            None if precs else prec,
+            baseline=base,
+            convention=power,
+            options=opts,
+            iso_interactivity=_floats(at, "--at", check=check_at_speeds),
+            floors=_floors(tiers),
+            bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
+            precisions=precs,
+            recipes=recipes,
+            strict_baseline=bool(baseline),
+        )
     rec = res.record()
     from jalapeno.analysis.estimated_peaks import estimated_peak_notes  # a compute-bound answer on an estimated peak
 
-    note_lines(overrides + concurrency_notes(opts)
-               + estimated_peak_notes(rec, {s.system.name: s.system for s in syss}, m)
-               + _release_notes(m, opts, {n: precs[n] if precs else [prec.name] for n in names_in})
-               + ([eplb_note] if eplb_note else []))
+    note_lines(
+        overrides
+        + concurrency_notes(opts)
+        + estimated_peak_notes(rec, {s.system.name: s.system for s in syss}, m)
+        + _release_notes(m, opts, {n: precs[n] if precs else [prec.name] for n in names_in})
+        + ([eplb_note] if eplb_note else [])
+    )
     if as_deployed and not recipes:  # gpt-oss-120b --as-deployed ran every system as stated, without a word
-        note_lines([f"--as-deployed: no engine recipe deploys {m.name} on {', '.join(names_in)} "
-                    "(data/engines.toml default_for); every system runs as stated"])
+        note_lines(
+            [
+                f"--as-deployed: no engine recipe deploys {m.name} on {', '.join(names_in)} "
+                "(data/engines.toml default_for); every system runs as stated"
+            ]
+        )
     if store:
         from jalapeno.cli.explore_cmd import say_stored, store_frontier
 
-        run = store_frontier(store, "compare", f"{m.name}-{wl.name}", rec,
-                             {"systems": names, "power": power, "efficiency": efficiency, "stack": stacks or stack,
-                              "chip_model": chip_model, "placement": placement, "set": list(sets or [])})
+        run = store_frontier(
+            store,
+            "compare",
+            f"{m.name}-{wl.name}",
+            rec,
+            {
+                "systems": names,
+                "power": power,
+                "efficiency": efficiency,
+                "stack": stacks or stack,
+                "chip_model": chip_model,
+                "placement": placement,
+                "set": list(sets or []),
+            },
+        )
         say_stored(run, store, "compare", json_out)  # computed afresh, and how to read it back (ux53)
-    from jalapeno.analysis.price_reason import basis_lines, power_basis_lines
     from jalapeno.cli.report_cmd import provenance, reproduce_lines  # the command and data versions, as report's
     from jalapeno.report.win_tables import rack_json
 
     prov = provenance() if html or json_out else None  # the chart's and the JSON's: a terminal-only run needs none
     if html:  # the chart closes with report's Reproduce section (followup52)
-        write_html(rec, html, res.band_frontiers, sorted(_floors(tiers).items(), key=lambda kv: kv[1]),
-                   reproduce_lines(prov))
+        write_html(
+            rec, html, res.band_frontiers, sorted(_floors(tiers).items(), key=lambda kv: kv[1]), reproduce_lines(prov)
+        )
     if json_out:  # each system's $ figures with what its $/chip-hour rests on; per_rack: the rack line (followup52)
-        print_json({**comparison_json(rec, syss, res.band_frontiers), "provenance": prov,
-                    "per_rack": rack_json([s.system for s in syss], rec, res.band_frontiers)})
+        print_json(
+            {
+                **comparison_json(rec, syss, res.band_frontiers),
+                "provenance": prov,
+                "per_rack": rack_json([s.system for s in syss], rec, res.band_frontiers),
+            }
+        )
         if html:  # --json --html: where the chart went, on stderr (stdout stays one JSON document)
             say_written("frontier chart:", html, json_out=True)
         return
-    for t in comparison_tables(rec, estimated_prices(s.system for s in syss), console.width):
-        console.print(t)
-    from jalapeno.report.win_tables import audit_hints, rack_line, spec_line
-
-    sy = [s.system for s in syss]
-    for line in [*basis_lines(sy), *power_basis_lines(sy), spec_line(sy), rack_line(sy, rec, res.band_frontiers)]:
-        if line is not None:  # rack_line: None without a rack level (ux51); spec_line: every spec verified (ux52)
-            console.print(line, markup=False, soft_wrap=True)
-    if (line := chip_model_line(syss)) is not None:
-        console.print(line, markup=False)
-        for line in chip_model_band_lines(syss, m.name) if bands else []:
-            console.print(line, markup=False)
-    if recipes:
-        stated = [n for n in names_in if n not in recipes]
-        console.print("as deployed (engine recipes, data/engines.toml): "
-                      + ", ".join(f"{n} {r.name}" for n, r in recipes.items())
-                      + (f"; as stated: {', '.join(stated)}" if stated else "") + mtp_unlike(recipes, stated),
-                      markup=False)
-    if stacks:
-        console.print("software stack (the engine recipe at its release): "
-                      + ", ".join(f"{n} {v}" for n, v in stacks.items()), markup=False)
-    elif stack:
-        console.print(f"software stack: {stack} (every system; data/stacks.toml)")
-    if not bands:  # "how sure are we" had no pointer: the default tables print point figures only
-        console.print(BANDS_HINT, markup=False)
     plain = not (sets or as_deployed or engine or stack or concurrency or serving or mtp or isl or osl) and (
-        efficiency, pricer, chip_model) == ("calibrated", "roofline", "flat")
-    if plain:  # "what would the chip have to be": the audit that answers it, where it prices what compare did (ux51)
-        for line in audit_hints(rec, workload or wl.name, model, dict(zip(names_in, names))):
-            console.print(line, markup=False, soft_wrap=True)
+        efficiency,
+        pricer,
+        chip_model,
+    ) == ("calibrated", "roofline", "flat")
+    print_comparison(
+        rec,
+        syss,
+        res.band_frontiers,
+        m,
+        names,
+        names_in,
+        recipes,
+        stacks,
+        stack,
+        bands,
+        plain,
+        workload or wl.name,
+        model,
+    )
     if html:
         say_written("frontier chart:", html)
 
@@ -309,34 +477,3 @@ def register(app: typer.Typer) -> None:
     from jalapeno.cli.predict_cmd import predict
 
     app.command("predict")(predict)
-
-
-#: the per-point fields of compare --json's ``band_frontiers`` (docs/metrics.md §6): enough to draw a band
-BAND_POINT_FIELDS = ("interactivity", "throughput_per_chip", "output_throughput_per_chip", "tok_s_per_kw_by_convention",
-                     "e2e_s", "ttft_s", "tpot_s")
-
-
-def comparison_json(rec, syss, band_frontiers: dict) -> dict:
-    """``compare --json``'s document (``report --json``'s ``comparison``): the record's dict with each system's
-    price basis (what its $/chip-hour rests on), power basis (where its watts come from) and, with --bands, its
-    low/high frontiers (:func:`band_frontiers_json`)."""
-    from jalapeno.analysis.price_reason import BASIS_FIELD, POWER_BASIS_FIELD, power_basis, system_basis
-
-    d = rec.as_dict()
-    for s in syss:
-        if s.system.name in d["systems"]:  # one that cannot run the model has no row, no $ figure
-            d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
-            d["systems"][s.system.name][POWER_BASIS_FIELD] = power_basis(s.system)  # its watts' sources
-    for n, ends in band_frontiers.items():  # the low/high frontiers the report page shades (analyst49)
-        if n in d["systems"]:
-            d["systems"][n]["band_frontiers"] = band_frontiers_json(ends)
-    return d
-
-
-def band_frontiers_json(ends: dict) -> dict:
-    """``{"low": [...], "high": [...]}``: each end's frontier points (FrontierRecords of
-    Comparison.band_frontiers) with :data:`BAND_POINT_FIELDS`, by interactivity ascending; None where that end is
-    the calibrated frontier (no band: a measured system off its validated models, a user file, a what-if set)."""
-    return {w: None if ends.get(w) is None else
-            [{k: v for k, v in p.as_dict().items() if k in BAND_POINT_FIELDS} for p in ends[w].frontier]
-            for w in ("low", "high")}
