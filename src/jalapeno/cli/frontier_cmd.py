@@ -51,15 +51,21 @@ from jalapeno.cli.serving_opts import (
     refuse_idle_ar_rms,
 )
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chip_model, system_pricer
+from jalapeno.cli.serving_decls import (
+    fixed_lengths_option,
+    json_option,
+    memory_fraction_option,
+    power_option,
+    routing_option,
+    system_option,
+)
 from jalapeno.cli.system_notes import note_unread_efficiency
-from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 from jalapeno.specs.precision_checks import check_fallback_used
-from jalapeno.specs.routing import ROUTING_HELP
 
 
 def frontier(
-    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
+    system: str = system_option(),
     model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP),
     isl: int = isl_option(),
@@ -75,23 +81,21 @@ def frontier(
     max_running: int = max_running_option(),
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
-    memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
+    memory_fraction: float = memory_fraction_option(),
     overlap: str = typer.Option(None, "--overlap", help=SWEEP_OVERLAP_HELP),
-    power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
+    power: str = power_option(),
     stack: str = stack_option(),
     efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
     sets: list[str] = SET_OPTION,
-    fixed_lengths: bool = typer.Option(
-        False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."
-    ),
+    fixed_lengths: bool = fixed_lengths_option(),
     concurrency: str = typer.Option(
         None,
         "--concurrency",
         "-c",
         help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid).",
     ),
-    routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
+    routing: str = routing_option(),
     eplb: str = typer.Option(None, "--eplb", help=SWEEP_EPLB_HELP),
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
@@ -101,7 +105,7 @@ def frontier(
         help="Also keep the frontier in this results store (jalapeno "
         "results list|show|export; needs the explore extra).",
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    json_out: bool = json_option(),
     out: str = typer.Option(
         None,
         "--out",

@@ -43,19 +43,25 @@ from jalapeno.cli.engine_memory_opts import engine_memory_option, memory_breakdo
 from jalapeno.cli.serving_opts import EPLB_HELP, _mtp, _setup, refuse_idle_ar_rms
 from jalapeno.cli.pool_opts import check_pool, parse_pool
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chip_model, system_pricer
+from jalapeno.cli.serving_decls import (
+    fixed_lengths_option,
+    json_option,
+    memory_fraction_option,
+    power_option,
+    routing_option,
+    system_option,
+)
 from jalapeno.cli.system_notes import note_unread_efficiency
-from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.deploy.engine_version import recipe_engine_version
 from jalapeno.deploy.vllm_fp8_moe import release_moe_backend, stack_release
 from jalapeno.deploy.engine_pool import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.precision_checks import check_fallback_used
-from jalapeno.specs.routing import ROUTING_HELP
 from jalapeno.specs.workload import check_concurrency
 
 
 def predict(
-    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
+    system: str = system_option(),
     model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
     isl: int = isl_option(),
@@ -69,9 +75,7 @@ def predict(
         help="Closed-loop concurrency of the deployment: whole requests in flight.",
     ),
     rate: float = typer.Option(None, "--rate", "-r", help="Open loop instead: requests per second."),
-    fixed_lengths: bool = typer.Option(
-        False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."
-    ),
+    fixed_lengths: bool = fixed_lengths_option(),
     recurring_waves: bool = typer.Option(
         False,
         "--recurring-waves",
@@ -95,7 +99,7 @@ def predict(
     ),
     pp: int = typer.Option(None, "--pp", help="Pipeline stages (aggregated; default 1)."),
     eplb: int = typer.Option(None, "--eplb", help=EPLB_HELP + " Pools take eplb=R."),
-    routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
+    routing: str = routing_option(),
     prefill: str = typer.Option(
         None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,workers=2" or "tp=8,cp=4,workers=1".'
     ),
@@ -111,16 +115,16 @@ def predict(
     max_running: int = max_running_option(),
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
-    power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
+    power: str = power_option(),
     stack: str = stack_option(),
     efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
     sets: list[str] = SET_OPTION,
-    memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
+    memory_fraction: float = memory_fraction_option(),
     engine_memory: str = engine_memory_option(),
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    json_out: bool = json_option(),
 ) -> None:
     """One operating point: a deployment at a concurrency (an infeasible one is an error)."""
     from jalapeno.analysis.prediction import predict_point
