@@ -228,7 +228,7 @@ def frontier(
         + ([eplb_note] if eplb_note else [])
     )
     if store:
-        from jalapeno.cli.explore_cmd import say_stored, store_frontier
+        from jalapeno.cli.results_cmds import say_stored, store_frontier
 
         run = store_frontier(
             store,

@@ -407,7 +407,7 @@ def compare(
             ]
         )
     if store:
-        from jalapeno.cli.explore_cmd import say_stored, store_frontier
+        from jalapeno.cli.results_cmds import say_stored, store_frontier
 
         run = store_frontier(
             store,
