@@ -53,6 +53,7 @@ REEXPORTS = {
     "jalapeno.cli.audit_cmds": "jalapeno.cli.audit_tables",
     "jalapeno.cli.simulate_cmd": "jalapeno.cli.simulate_lines",
     "jalapeno.cli.serving_cmds": "jalapeno.cli.compare_lines",
+    "jalapeno.analysis.capacity": "jalapeno.analysis.plan_inputs",
 }
 
 

@@ -28,15 +28,8 @@ import math
 from dataclasses import dataclass, replace
 
 from jalapeno.analysis.agentic import AgenticFrontier
-from jalapeno.analysis.capacity import (
-    MAX_TARGET_TOK_PER_S,
-    estimate_mark,
-    factor_text,
-    is_price_estimate,
-    n_chips,
-    power_lines,
-    rate_text,
-)
+from jalapeno.analysis.capacity import estimate_mark, factor_text, is_price_estimate, n_chips, power_lines, rate_text
+from jalapeno.analysis.plan_inputs import MAX_TARGET_TOK_PER_S
 from jalapeno.analysis.fleet import MAX_FLEET_CHIPS, fleet_instances
 from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
@@ -77,7 +70,7 @@ def target_tasks_per_hour(target: float, kind: str, spec: AgenticSpec) -> float:
 
     Raises:
         SpecError: ``--target`` not positive and finite or above the fixed-length plan's plausibility bound
-            (capacity.MAX_TARGET_TOK_PER_S output tok/s; a tasks/h target by its output tokens: ``--target 1e30``
+            (plan_inputs.MAX_TARGET_TOK_PER_S output tok/s; a tasks/h target by its output tokens: ``--target 1e30``
             planned 7e27 H200s, break48), or ``--target-kind`` not one of AGENTIC_TARGET_KINDS.
     """
     if kind not in AGENTIC_TARGET_KINDS:

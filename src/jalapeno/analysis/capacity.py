@@ -34,7 +34,14 @@ import math
 from dataclasses import dataclass
 
 from jalapeno.analysis.packing import instance_groups, packed_boxes
-from jalapeno.analysis.plan_inputs import check_users
+from jalapeno.analysis.plan_inputs import (  # noqa: F401  (the input checks, re-exported: they lived here)
+    MAX_TARGET_TOK_PER_S,
+    TARGET_KINDS,
+    _check_number,
+    check_floor,
+    check_target,
+    check_users,
+)
 from jalapeno.analysis.plan_text import (  # noqa: F401  (re-exported: split from here, round 49)
     _sig3,
     estimate_mark,
@@ -52,15 +59,9 @@ from jalapeno.analysis.plan_text import (  # noqa: F401  (re-exported: split fro
 )
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord
-from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
+from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.specs.catalog import hardware_show_name
 from jalapeno.specs.hardware import System
-
-TARGET_KINDS = ("output", "total")
-# A plausibility bound, not a physical limit: 1e12 tok/s is ~2,000x all of Google's served tokens
-# (1.3 quadrillion a month, ~5e8 tok/s, Alphabet Q3 2025 earnings call, Oct 2025). A target above
-# it is a unit slip (tokens per day or month given as per second), so it is refused, not planned.
-MAX_TARGET_TOK_PER_S = 1e12
 
 
 @dataclass(frozen=True)
@@ -294,19 +295,6 @@ class CapacityPlan:
         return lines
 
 
-def _check_number(name: str, value, example: str) -> None:
-    """Refuse a value that is not a real number: '1e6' raised TypeError on the first comparison, and True
-    planned a fleet for 1 tok/s (bool is an int to Python).
-
-    Raises:
-        SpecError: naming ``plan_capacity: NAME`` and the type given.
-    """
-    import numbers
-
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise SpecError(f"plan_capacity: {name}", f"must be a number, got {value!r}", f"pass a number, {example}")
-
-
 def plan_capacity(
     frontier: FrontierRecord,
     system: System,
@@ -436,49 +424,6 @@ def plan_capacity(
         system.sources.get("cost.usd_per_chip_hour", ""),
         None if users is None else float(users),
     )
-
-
-def check_target(target_tok_per_s: float | None, target_kind: str) -> None:
-    """Refuse a target (tok/s; None: a fleet plan, no target) that is not positive and finite or is above
-    ``MAX_TARGET_TOK_PER_S``, and an unknown ``target_kind``: ``plan`` calls it before its sweep.
-
-    Raises:
-        SpecError: naming ``--target`` or ``--target-kind``.
-    """
-    if target_tok_per_s is not None and not (target_tok_per_s > 0 and math.isfinite(target_tok_per_s)):
-        raise SpecError(
-            "--target", f"must be a positive number of tokens/s, got {target_tok_per_s}", "write e.g. --target 1e6"
-        )
-    if target_tok_per_s is not None and target_tok_per_s > MAX_TARGET_TOK_PER_S:
-        raise SpecError(
-            "--target",
-            f"{target_tok_per_s:.3g} tok/s is above the {MAX_TARGET_TOK_PER_S:.0e} tok/s "
-            "plausibility bound (~2,000x all of Google's served tokens in 2025)",
-            "give tokens per SECOND (a daily total / 86,400), e.g. --target 1e6",
-        )
-    if target_kind == "tasks":  # an agentic plan's kind: was "unknown kind 'tasks'. Fix: use output or total" (break48)
-        raise SpecError(
-            "--target-kind",
-            "tasks (agent tasks per hour) counts an agentic workload's tasks, and this workload is fixed-length",
-            "give --workload agentic:PRESET (e.g. agentic:coding-agent) to "
-            "plan agent tasks, or --target-kind output or total for this workload",
-        )
-    if target_kind not in TARGET_KINDS:
-        raise SpecError(
-            "--target-kind",
-            f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
-            "use output or total",
-        )
-
-
-def check_floor(min_interactivity: float) -> None:
-    """Refuse a per-user speed floor that is negative or not finite (``--min-interactivity``)."""
-    if not (min_interactivity >= 0 and math.isfinite(min_interactivity)):
-        raise SpecError(
-            "--min-interactivity",
-            f"must be >= 0 tok/s/user, got {min_interactivity}",
-            "write e.g. --min-interactivity 50",
-        )
 
 
 def points_above_floor(frontier: FrontierRecord, system: System, min_interactivity: float) -> list[PointRecord]:

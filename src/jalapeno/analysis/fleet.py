@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass
 
 from jalapeno.analysis.capacity import (
-    TARGET_KINDS,
     factor_text,
     format_rate,
     is_price_estimate,
@@ -27,6 +26,7 @@ from jalapeno.analysis.capacity import (
     users_line,
     n_chips,
 )
+from jalapeno.analysis.plan_inputs import TARGET_KINDS
 from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord

@@ -10,7 +10,9 @@ whole-run mean, which adds InferenceX's idle-start wave. The points kept are the
 frontier's, each at the load that gives it its throughput: a deployment run at a lower load, off the frontier,
 queues less and can start sooner (``jalapeno predict`` at a lower concurrency prices it). A ceiling prices
 nothing new (no prediction moves), it only narrows the points a plan may lead with.
-Pure: no I/O.
+
+The checks of the target and the floor (``check_target``, ``check_floor``, ``_check_number``) moved here from
+analysis/capacity.py (round 54, module budget). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import dataclasses
 import math
 
 from jalapeno.analysis.records import FrontierRecord
-from jalapeno.errors import InfeasibleDeployment, SpecError
+from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
 
 #: a plausibility bound on ``plan --users``: about the world's population (8.0e9, UN World Population Prospects
 #: 2022), so a count of requests or tokens given as users is refused, not planned
@@ -101,3 +103,68 @@ def ceiling_text(max_ttft_ms: float | None) -> str:
     (', mean TTFT <= 2,000 ms', '')
     """
     return "" if max_ttft_ms is None else f", mean TTFT <= {max_ttft_ms:,g} ms"
+
+
+TARGET_KINDS = ("output", "total")
+
+
+# A plausibility bound, not a physical limit: 1e12 tok/s is ~2,000x all of Google's served tokens
+# (1.3 quadrillion a month, ~5e8 tok/s, Alphabet Q3 2025 earnings call, Oct 2025). A target above
+# it is a unit slip (tokens per day or month given as per second), so it is refused, not planned.
+MAX_TARGET_TOK_PER_S = 1e12
+
+
+def _check_number(name: str, value, example: str) -> None:
+    """Refuse a value that is not a real number: '1e6' raised TypeError on the first comparison, and True
+    planned a fleet for 1 tok/s (bool is an int to Python).
+
+    Raises:
+        SpecError: naming ``plan_capacity: NAME`` and the type given.
+    """
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise SpecError(f"plan_capacity: {name}", f"must be a number, got {value!r}", f"pass a number, {example}")
+
+
+def check_target(target_tok_per_s: float | None, target_kind: str) -> None:
+    """Refuse a target (tok/s; None: a fleet plan, no target) that is not positive and finite or is above
+    ``MAX_TARGET_TOK_PER_S``, and an unknown ``target_kind``: ``plan`` calls it before its sweep.
+
+    Raises:
+        SpecError: naming ``--target`` or ``--target-kind``.
+    """
+    if target_tok_per_s is not None and not (target_tok_per_s > 0 and math.isfinite(target_tok_per_s)):
+        raise SpecError(
+            "--target", f"must be a positive number of tokens/s, got {target_tok_per_s}", "write e.g. --target 1e6"
+        )
+    if target_tok_per_s is not None and target_tok_per_s > MAX_TARGET_TOK_PER_S:
+        raise SpecError(
+            "--target",
+            f"{target_tok_per_s:.3g} tok/s is above the {MAX_TARGET_TOK_PER_S:.0e} tok/s "
+            "plausibility bound (~2,000x all of Google's served tokens in 2025)",
+            "give tokens per SECOND (a daily total / 86,400), e.g. --target 1e6",
+        )
+    if target_kind == "tasks":  # an agentic plan's kind: was "unknown kind 'tasks'. Fix: use output or total" (break48)
+        raise SpecError(
+            "--target-kind",
+            "tasks (agent tasks per hour) counts an agentic workload's tasks, and this workload is fixed-length",
+            "give --workload agentic:PRESET (e.g. agentic:coding-agent) to "
+            "plan agent tasks, or --target-kind output or total for this workload",
+        )
+    if target_kind not in TARGET_KINDS:
+        raise SpecError(
+            "--target-kind",
+            f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
+            "use output or total",
+        )
+
+
+def check_floor(min_interactivity: float) -> None:
+    """Refuse a per-user speed floor that is negative or not finite (``--min-interactivity``)."""
+    if not (min_interactivity >= 0 and math.isfinite(min_interactivity)):
+        raise SpecError(
+            "--min-interactivity",
+            f"must be >= 0 tok/s/user, got {min_interactivity}",
+            "write e.g. --min-interactivity 50",
+        )

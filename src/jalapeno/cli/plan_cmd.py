@@ -200,7 +200,7 @@ def plan(
         note_lines([note])
     # the plan's own inputs before the sweep: a typo (--target-kind out, --chips 0, --racks on an 8-GPU node)
     # was refused only after every precision's frontier was swept
-    from jalapeno.analysis.capacity import check_floor, check_target
+    from jalapeno.analysis.plan_inputs import check_floor, check_target
     from jalapeno.analysis.fleet import check_fleet_chips, fleet_chips
     from jalapeno.analysis.plan_inputs import ceiling_text, check_ttft_ceiling, check_users, within_ttft
 
