@@ -20,7 +20,7 @@ NOTE = (
 
 
 def _predict(capsys, monkeypatch, system, *extra):
-    monkeypatch.setattr(system_notes, "_NOTED", set())  # the notes are said once per process: each run afresh
+    monkeypatch.setattr(system_notes, "_NOTED", set())  # the notes are said once per run (cli/system_notes.forget_notes)
     code, out, err = run(capsys, *ARGS, "-s", str(system), *extra)
     assert code == 0, err
     return json.loads(out[out.index("{") :]), err

@@ -81,7 +81,7 @@ def _invoke(monkeypatch, args):
     from jalapeno.cli import system_notes
     from jalapeno.cli.app import _register, app
 
-    monkeypatch.setattr(system_notes, "_NOTED", set())  # the note is said once per process: each run says it afresh
+    monkeypatch.setattr(system_notes, "_NOTED", set())  # the note is said once per run (cli/system_notes.forget_notes)
     _register()
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output

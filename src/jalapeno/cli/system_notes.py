@@ -33,7 +33,7 @@ def note_levels_replaced(system, overrides) -> None:
 
 
 def note_efficiency(system) -> None:
-    """Say once per process which efficiency set a user file without a base or set is priced with."""
+    """Say once per run which efficiency set a user file without a base or set is priced with."""
     from jalapeno.specs.variants import efficiency_note
 
     note = efficiency_note(system)
@@ -114,7 +114,7 @@ POWER_ONLY_KEYS = ("chip.tdp_w", "chip.sustained_w")
 
 
 def note_power_only(overrides, system=None, who: str = "--set ") -> None:
-    """Say once per process that ``--set chip.tdp_w`` / ``chip.sustained_w`` (a power cap) move only the
+    """Say once per run that ``--set chip.tdp_w`` / ``chip.sustained_w`` (a power cap) move only the
     power the ``chip`` and ``sustained`` conventions divide by: a stated TDP keeps the all-in power and
     $/chip-hour (specs/power.follow_variant follows components, not a stated TDP), and the model has
     no power-capping (DVFS) model, so every step time stays the rated chip's. A lower cap read as a
@@ -152,7 +152,7 @@ STACK_FOLLOW_KEYS = (
 
 
 def note_stacks_only(overrides, system, base_stacks: int | None = None, base: str = "") -> None:
-    """Say once per process that ``--set chip.hbm_stacks=N`` without a bandwidth or capacity key changes the
+    """Say once per run that ``--set chip.hbm_stacks=N`` without a bandwidth or capacity key changes the
     stack count only (its power follows, specs/power.follow_variant; the cost follows the capacity); the HBM bandwidth and capacity
     the model prices stay the file's (docs/catalog.md, 'Variants'). ``compare --set chip.hbm_stacks=8``
     read as "eight stacks' HBM" and printed the six-stack figures with no word. ``base_stacks``: the base
@@ -283,7 +283,7 @@ def note_shared_ports(system) -> None:
 
 
 def note_ignored_level_keys(system) -> None:
-    """Say once per process per system which of a level's ``torus_dims`` / ``links_per_chip`` its topology
+    """Say once per run per system which of a level's ``torus_dims`` / ``links_per_chip`` its topology
     ignores (cost/collectives.py reads them on ``torus3d`` and ``full_mesh`` only): a file's
     ``torus_dims`` on a switched level, or ``--set levels.global.topology=switched`` on Jalapeño, priced
     the switch with no word that the torus shape was dropped. Not refused: that what-if is meant to work. Which
@@ -313,7 +313,7 @@ def note_ignored_level_keys(system) -> None:
 
 
 def note_unread_efficiency(sets, model, precision, pricer, reuses_prefixes: bool = False) -> None:
-    """Say once per process which ``--set efficiency.*`` keys no op of ``model`` at ``precision`` reads under the
+    """Say once per run which ``--set efficiency.*`` keys no op of ``model`` at ``precision`` reads under the
     priced set of ``pricer`` (analysis/unread_keys.py: judged from the op table's lookups, fallbacks counted):
     ``moe.bf16.*`` on DeepSeek-R1 FP8 (shadowed by ``moe[fp8]``), ``moe.w4a16.*`` on a model without INT4 experts,
     ``all_to_all_fraction`` on a dense model changed nothing, with no word (robust42, break42). A note, as for the
