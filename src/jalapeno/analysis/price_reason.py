@@ -63,7 +63,7 @@ BASIS_FIELD = "price_basis"
 _OVERRIDE = "override "
 
 
-def basis_text(name: str, source: str, estimate: bool, user_file: bool = False) -> str:
+def basis_text(name: str, source: str, estimate: bool, user_file: bool = False, show: str = "") -> str:
     """One line for a reader: what the $/chip-hour of the system ``hardware show`` knows as ``name`` rests on,
     from its file's ``cost.usd_per_chip_hour`` ``source`` and ``estimate`` flag: ``published: <source up to its
     first ;>`` (a figure the file cites, e.g. InferenceX's TCO table, with its bracketed detail), ``estimated:
@@ -71,8 +71,10 @@ def basis_text(name: str, source: str, estimate: bool, user_file: bool = False) 
     followed price, specs/power.follow_variant), ``given: <override>`` (``--set cost.usd_per_chip_hour``: the line says
     it was set on the command line, as ``hardware show`` without the ``--set`` shows the catalog's figure), ``given in
     the system file: <source>`` (``user_file``: the figure is a user file's own, where "published" told a price the
-    user wrote, source "assumption", as cited: newuser51), then where the full source is (but for ``given``). The
-    JSON outputs carry it as :data:`BASIS_FIELD`.
+    user wrote, source "assumption", as cited: newuser51), then where the full source is: ``show``, the ``hardware
+    show`` command that shows the system as priced (specs/catalog.hardware_show_command: with a ``--set`` variant's
+    options, so it shows the set figure, ux54); ``""``: ``jalapeno hardware show NAME``. The JSON outputs carry it as
+    :data:`BASIS_FIELD`.
 
     >>> basis_text("gb200-nvl72", "InferenceX constants.ts costh (hyperscaler owner, 4-year life)", False)
     'published: InferenceX constants.ts costh (hyperscaler owner, 4-year life); its source in full: `jalapeno hardware show gb200-nvl72`, cost.usd_per_chip_hour'
@@ -80,18 +82,17 @@ def basis_text(name: str, source: str, estimate: bool, user_file: bool = False) 
     'estimated: as MI355X; i'
     >>> basis_text("gb200-nvl72", "+ HBM capex -64 GB x 15 $/GB over the TCO/capex ratio", False)[:64]
     "derived: the base's published price + HBM capex -64 GB x 15 $/GB"
-    >>> basis_text("h200", "override cost.usd_per_chip_hour = 3 (--set; was 1.41: InferenceX)", False)[:42]
-    'given: override cost.usd_per_chip_hour = 3'
+    >>> basis_text("h200", "override cost.usd_per_chip_hour = 3 (--set; was 1.41: InferenceX)", False,
+    ...            show="jalapeno hardware show h200 --set cost.usd_per_chip_hour=3")
+    'given: override cost.usd_per_chip_hour = 3; set on the command line (--set); its source in full: `jalapeno hardware show h200 --set cost.usd_per_chip_hour=3`, cost.usd_per_chip_hour'
     >>> basis_text("my.toml", "assumption", False, user_file=True)[:38]
     'given in the system file: assumption; '
     """
     clause = first_clause(source)
-    if clause.startswith(_OVERRIDE):  # `hardware show NAME` without the --set shows the catalog's price (newuser53)
-        return (
-            f"given: {clause}; set on the command line (--set), so `jalapeno hardware show {name}` shows the "
-            "catalog's figure this replaces, not this one"
-        )
-    if estimate:
+    show = show or f"jalapeno hardware show {name}"
+    if clause.startswith(_OVERRIDE):  # `show` carries the --set, so it shows this price, not the catalog's (ux54)
+        why = f"given: {clause}; set on the command line (--set)"
+    elif estimate:
         why = f"estimated: {estimate_reason(name, source)}"
     elif clause.startswith(_FOLLOWED):
         why = f"derived: the base's published price {clause}"
@@ -101,14 +102,14 @@ def basis_text(name: str, source: str, estimate: bool, user_file: bool = False) 
         )
     else:  # a cited figure keeps its bracketed detail (whose table, which owner): only the first ';' part
         why = f"published: {source.split(';', 1)[0].strip().rstrip('.,')}" if clause else "no source given"
-    return f"{why}; its source in full: `jalapeno hardware show {name}`, cost.usd_per_chip_hour"
+    return f"{why}; its source in full: `{show}`, cost.usd_per_chip_hour"
 
 
 def system_basis(system) -> str:
     """:func:`basis_text` of a :class:`~jalapeno.specs.hardware.System` (a ``--set`` variant named by its catalog
     file, specs/catalog.hardware_show_name; estimated where analysis/capacity.is_price_estimate says so)."""
     from jalapeno.analysis.capacity import is_price_estimate
-    from jalapeno.specs.catalog import hardware_show_name
+    from jalapeno.specs.catalog import hardware_show_command, hardware_show_name
 
     name = hardware_show_name(system)
     return basis_text(
@@ -116,6 +117,7 @@ def system_basis(system) -> str:
         system.sources.get("cost.usd_per_chip_hour", ""),
         is_price_estimate(system),
         user_file=_user_price(system, name),
+        show=hardware_show_command(system),
     )
 
 
@@ -212,8 +214,9 @@ def power_basis(system) -> str:
     estimate from components; chip TDP 700 W (chip.tdp_w): assumed: ...; sustained 550 W (chip.sustained_w): ...;
     its sources in full: `jalapeno hardware show jalapeno``` (:func:`figure_source` of each field's source; a chip
     without a sustained figure: ``sustained: the chip TDP (no sustained figure published)``, as
-    analysis/power_cost reads it)."""
-    from jalapeno.specs.catalog import hardware_show_name
+    analysis/power_cost reads it). The pointer is :func:`~jalapeno.specs.catalog.hardware_show_command`: after
+    ``--set chip.tdp_w=1000`` it carries the ``--set``, so the command shows the set 1,000 W, not the catalog's (ux54)."""
+    from jalapeno.specs.catalog import hardware_show_command, hardware_show_name
 
     name = hardware_show_name(system)
     watts = {
@@ -228,7 +231,7 @@ def power_basis(system) -> str:
             continue
         why = figure_source(system.sources.get(key, ""), _user_price(system, name, key))
         parts.append(f"{label} {watts[label]:,.0f} W ({key}): {why}")
-    return "; ".join(parts) + f"; its sources in full: `jalapeno hardware show {name}`"
+    return "; ".join(parts) + f"; its sources in full: `{hardware_show_command(system)}`"
 
 
 def power_basis_lines(systems) -> list[str]:

@@ -8,6 +8,7 @@ writing one file and passing its path wherever a name is accepted.
 from __future__ import annotations
 
 import difflib
+import shlex
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -243,6 +244,22 @@ def hardware_show_name(system: System) -> str:
     if stem in list_systems() and Path(load_system(stem).path).resolve() == Path(system.path).resolve():
         return stem
     return str(system.path)
+
+
+def hardware_show_command(system: System) -> str:
+    """The ``jalapeno hardware show`` command that shows ``system`` as it was priced: its name
+    (:func:`hardware_show_name`) and, for a ``--set`` variant, the same ``--set KEY=VALUE`` options in order, so a
+    set figure (``chip.tdp_w=1000``) is the one it shows, not the catalog's it replaced (ux54). A basis line's
+    pointer to a figure's full source (analysis/price_reason).
+
+    >>> hardware_show_command(load_system("gb200-nvl72", (("chip.tdp_w", 1000),)))
+    'jalapeno hardware show gb200-nvl72 --set chip.tdp_w=1000'
+    >>> hardware_show_command(load_system("h200"))
+    'jalapeno hardware show h200'
+    """
+    sets = getattr(system.origin, "overrides", ()) or ()
+    opts = "".join(f" --set {shlex.quote(f'{k}={v}')}" for k, v in sets)
+    return f"jalapeno hardware show {shlex.quote(hardware_show_name(system))}{opts}"
 
 
 def load_model(name_or_path: str) -> ModelSpec:

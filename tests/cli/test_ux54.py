@@ -1,0 +1,46 @@
+"""Round 54's UX leftovers (ux54): the capacity planner's consistency between compare and plan, a --set figure's
+basis line that points at a command showing that figure, a disaggregated point's cap named with its pool."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from cli_runner import run
+
+#: one small case: llama-3.3-70b on h200 at 1k1k (as tests/cli/test_ux53.py)
+CASE = ("-m", "llama-3.3-70b", "-w", "1k1k", "-s", "h200")
+
+
+# ---- 2. a --set power figure: the basis line names the set value and the command that shows it ----------------------
+
+
+def test_set_tdp_basis_line_points_at_a_hardware_show_that_shows_the_set_value(capsys):
+    """main: after --set chip.tdp_w=500 the power basis line ended '`jalapeno hardware show h200`', which shows the
+    catalog's 700 W (h200.toml, MLPerf v5.1 hw_notes 'H200 TGP 700W'), not the 500 W priced. The line now names the
+    set value and ends with the command that reproduces it, --set included; that command, run, shows 500 W."""
+    code, out, err = run(capsys, "predict", "-c", "16", *CASE, "--set", "chip.tdp_w=500", "--json")
+    assert code == 0, err
+    basis = json.loads(out)["power_basis"]
+    assert "chip TDP 500 W (chip.tdp_w): given: override chip.tdp_w = 500" in basis
+    cmd = "jalapeno hardware show h200 --set chip.tdp_w=500"
+    assert basis.endswith(f"; its sources in full: `{cmd}`")
+    code, out, err = run(capsys, *shlex.split(cmd)[1:], "--json")
+    assert code == 0, err
+    shown = json.dumps(json.loads(out))
+    assert '"tdp_w": 500' in shown and '"tdp_w": 700' not in shown
+    # without a --set the pointer is unchanged (every golden basis line)
+    code, out, err = run(capsys, "predict", "-c", "16", *CASE, "--json")
+    assert json.loads(out)["power_basis"].endswith("; its sources in full: `jalapeno hardware show h200`")
+
+
+def test_set_price_basis_line_points_at_the_same_command(capsys):
+    """The price basis line after --set cost.usd_per_chip_hour=3 (mend53 said 'hardware show h200 shows the catalog's
+    figure this replaces') now names the command that shows the 3 $/h, as the power line does."""
+    code, out, err = run(capsys, "predict", "-c", "16", *CASE, "--set", "cost.usd_per_chip_hour=3", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    cmd = "`jalapeno hardware show h200 --set cost.usd_per_chip_hour=3`"
+    assert d["price_basis"].startswith("given: override cost.usd_per_chip_hour = 3;")
+    assert d["price_basis"].endswith(f"its source in full: {cmd}, cost.usd_per_chip_hour")
+    assert d["power_basis"].endswith(f"its sources in full: {cmd}")
