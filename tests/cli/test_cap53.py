@@ -39,7 +39,10 @@ def test_cap_words_one_helper():
         "decode compute; prefill compute (33% of chips)"
     )
     p = SimpleNamespace(bound="hbm_bandwidth", prefill_bound="compute", prefill_chip_share=0.25, limit="max_running")
-    assert point_bound_capped(p) == "decode hbm_bandwidth; prefill compute (25% of chips); capped by max_running"
+    # ux54: a disaggregated point's cap names its pool (max_running caps the decode pool's batch)
+    assert point_bound_capped(p) == (
+        "decode hbm_bandwidth; prefill compute (25% of chips); decode pool capped by max_running"
+    )
 
 
 def test_hover_says_the_cap_in_compares_words():

@@ -44,3 +44,39 @@ def test_set_price_basis_line_points_at_the_same_command(capsys):
     assert d["price_basis"].startswith("given: override cost.usd_per_chip_hour = 3;")
     assert d["price_basis"].endswith(f"its source in full: {cmd}, cost.usd_per_chip_hour")
     assert d["power_basis"].endswith(f"its sources in full: {cmd}")
+
+
+# ---- 4. a disaggregated point's cap names the pool whose cap binds ----------------------------------------------------
+
+
+def test_cap_words_name_the_pool_of_a_disaggregated_point():
+    """An aggregated cell keeps cap53's words; a disaggregated cell ('decode X; prefill Y (S of chips)') said
+    '; capped by kv_capacity' after the prefill pool's bound, as if that pool were capped. The cap now names its
+    pool: the decode batch caps (kv_capacity, max_running, ...) the decode pool, prefill_capacity the prefill pool
+    (serve/point.py, the pool at its 0.95 utilisation ceiling)."""
+    from types import SimpleNamespace
+
+    from jalapeno.analysis.bound_words import point_bound_capped, with_cap
+
+    assert with_cap("compute", "kv_capacity") == "compute; capped by kv_capacity"
+    cell = "decode hbm_bandwidth; prefill compute (33% of chips)"
+    assert with_cap(cell, "kv_capacity") == f"{cell}; decode pool capped by kv_capacity"
+    assert (
+        with_cap(cell, "prefill_capacity (queueing)") == f"{cell}; prefill pool capped by prefill_capacity (queueing)"
+    )
+    p = SimpleNamespace(bound="compute", prefill_bound="compute", prefill_chip_share=0.5, limit="max_running")
+    assert point_bound_capped(p) == "decode compute; prefill compute (50% of chips); decode pool capped by max_running"
+
+
+def test_report_page_names_the_decode_pool_cap(capsys, tmp_path):
+    """DeepSeek-R1 8k/1k: jalapeno's peak is disaggregated and capped by its decode pool's KV capacity (cap53's
+    hand check), gb200-nvl72's aggregated one by its KV capacity: the page prints each in its own words."""
+    path = tmp_path / "r.html"
+    code, out, err = run(
+        capsys, "report", "-m", "deepseek-r1", "-w", "8k1k", "-s", "jalapeno,gb200-nvl72", "--html", str(path)
+    )
+    assert code == 0, err
+    page = path.read_text()
+    assert "of chips); decode pool capped by kv_capacity" in page
+    assert "prefill pool capped" not in page
+    assert "decode pool or prefill pool" in page  # the caption says what the pool word means

@@ -4,7 +4,8 @@ page uses (compare's headline and why table, frontier's column and ``--json``, p
 - :func:`bound_cell` / :func:`point_bound` (:data:`BOUND_TEXT_FIELD`): a point's bound, a disaggregated point's
   decode and prefill pools both (docs/metrics.md §4; ux53); :func:`bound_text`: the same in a point's short repr;
 - :func:`cap_text` / :func:`with_cap` / :func:`point_bound_capped` (:data:`LIMIT_TEXT_FIELD`): what capped a
-  point's decode batch (``PointRecord.limit``), ``...; capped by kv_capacity`` (cap53);
+  point's decode batch (``PointRecord.limit``), ``...; capped by kv_capacity`` (cap53); a disaggregated point's
+  with its pool, ``...; decode pool capped by kv_capacity`` (:func:`pool_cap_text`, ux54);
 - :func:`band_span` (:data:`BAND_TO`): every command's band format, ``low to high`` (ux47);
 - :func:`prefill_chip_share`: a point's prefill-pool share of its chips.
 
@@ -75,15 +76,39 @@ def cap_text(limit: str) -> str:
     return f"capped by {limit}" if limit else ""
 
 
+#: the cap of a disaggregated point that its prefill pool sets (serve/point.py: the pool at its utilisation ceiling);
+#: every other cap (kv_capacity, max_running, ...) is the decode pool's (serve/disagg.decode_curve's batch caps)
+PREFILL_POOL_CAP = "prefill_capacity"
+
+
+def pool_cap_text(limit: str, disagg: bool) -> str:
+    """:func:`cap_text`, for a disaggregated point (``disagg``) with the pool whose cap binds before it, in the words
+    of :func:`bound_cell` (``decode``/``prefill``): ``decode pool capped by kv_capacity`` (the decode pool's KV
+    capacity stops its batch), ``prefill pool capped by prefill_capacity (queueing)`` (:data:`PREFILL_POOL_CAP`);
+    an aggregated point's as :func:`cap_text` (one pool; ux54).
+
+    >>> pool_cap_text("kv_capacity", True), pool_cap_text("prefill_capacity (queueing)", True)
+    ('decode pool capped by kv_capacity', 'prefill pool capped by prefill_capacity (queueing)')
+    >>> pool_cap_text("kv_capacity", False), pool_cap_text("", True)
+    ('capped by kv_capacity', '')
+    """
+    if not limit or not disagg:
+        return cap_text(limit)
+    return f"{'prefill' if limit.startswith(PREFILL_POOL_CAP) else 'decode'} pool {cap_text(limit)}"
+
+
 def with_cap(bound: str, limit: str) -> str:
     """A bound cell (:func:`bound_cell`) and, where one binds, the cap on the decode batch after it (cap53): the
     bound says which spec's speed sets the step time, the cap which limit (HBM capacity, an engine limit) stops
-    the batch from growing to the load's.
+    the batch from growing to the load's. A disaggregated point's cell (``decode X; prefill Y (S of chips)``) names
+    the pool whose cap binds (:func:`pool_cap_text`; ux54), in the same words.
 
     >>> with_cap("hbm_bandwidth", "kv_capacity"), with_cap("compute", "")
     ('hbm_bandwidth; capped by kv_capacity', 'compute')
+    >>> with_cap("decode hbm_bandwidth; prefill compute (33% of chips)", "kv_capacity")
+    'decode hbm_bandwidth; prefill compute (33% of chips); decode pool capped by kv_capacity'
     """
-    return f"{bound}; {cap_text(limit)}" if limit else bound
+    return f"{bound}; {pool_cap_text(limit, bound.startswith('decode '))}" if limit else bound
 
 
 def point_bound_capped(p) -> str:

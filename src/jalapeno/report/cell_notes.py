@@ -121,7 +121,7 @@ def cap_caption(limits: Collection[str]) -> str:
     ``" (queueing)"`` suffixes and "" allowed; unknown ones are skipped), "" for none, in :data:`CAP_MEANING`'s order.
 
     >>> cap_caption(["kv_capacity", "", "kv_capacity (queueing)"])
-    "capped by X: what stopped the decode batch growing to the load's (the bound then prices the capped batch; (queueing): the excess requests wait for admission) — kv_capacity: the HBM left after the weights holds the KV cache of no more sequences (deploy/memory_fit)"
+    "capped by X: what stopped the decode batch growing to the load's (the bound then prices the capped batch; (queueing): the excess requests wait for admission; a disaggregated point's names the pool it binds, decode pool or prefill pool) — kv_capacity: the HBM left after the weights holds the KV cache of no more sequences (deploy/memory_fit)"
     """
     seen = {str(x).removesuffix(" (queueing)") for x in limits}
     named = [c for c in CAP_MEANING if c in seen]
@@ -129,7 +129,8 @@ def cap_caption(limits: Collection[str]) -> str:
         return ""
     return (
         "capped by X: what stopped the decode batch growing to the load's (the bound then prices the capped batch; "
-        "(queueing): the excess requests wait for admission) — " + "; ".join(f"{c}: {CAP_MEANING[c]}" for c in named)
+        "(queueing): the excess requests wait for admission; a disaggregated point's names the pool it binds, "
+        "decode pool or prefill pool) — " + "; ".join(f"{c}: {CAP_MEANING[c]}" for c in named)
     )
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from jalapeno.analysis.power_cost import usd_text
-from jalapeno.analysis.bound_words import cap_text, point_bound
+from jalapeno.analysis.bound_words import point_bound, pool_cap_text
 from jalapeno.report.compare_cells import _f, _small
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False, price_note:
                 if p.prefill_bound
                 else f"{p.bound} ({_f(p.bound_margin, '.2f')}x the next)"
             )
-            + (f"; {cap_text(p.limit)}" if p.limit else ""),
+            + (f"; {pool_cap_text(p.limit, bool(p.prefill_bound))}" if p.limit else ""),
         ),
         *(
             [
