@@ -104,3 +104,38 @@ def test_bad_tier_tables_name_the_field(tiers, words):
     msg = str(e.value)
     for w in words:
         assert w in msg, (w, msg)
+
+
+def test_tiers_over_one_link_share_its_bandwidth(monkeypatch):
+    """Two tiers behind one link (Jalapeño's host and remote both through the rack switch, jalapeno.toml) computed
+    their link load alone (ux54). DeepSeek-R1 on gb200-nvl72 at its KV cap with the coding agent at 5 s think time
+    (spills past HBM, tests/unit/test_sessions.py): a 1 GB host tier and the remote tier, both at 50 GB/s. Over two
+    links the utilisation is the busier tier's own; over one link it is their summed traffic over 50 GB/s, more;
+    the switch off gives the old figure exactly."""
+    import dataclasses
+
+    from jalapeno.cost.pricer import RooflinePricer, load_pricer
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.serve.sessions import sessions_by_batch
+    from jalapeno.specs import kv_tiers as kt
+    from jalapeno.specs.agentic import AGENTIC_PRESETS
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+
+    model, dep = load_model("deepseek-r1"), Deployment(get_precision("fp8"), Pool(Layout(dp=8, ep=8)))
+    spec = dataclasses.replace(AGENTIC_PRESETS["coding-agent"], think_s=5.0)
+    pr = load_pricer("gb200-nvl72")
+    t = {x.name: x for x in pr.system.kv_tiers}
+    host = dataclasses.replace(t["host"], capacity_bytes=1 * GB, bandwidth_bytes_per_s=50 * GB, link="nic")
+    remote = dataclasses.replace(t["remote"], bandwidth_bytes_per_s=50 * GB)
+
+    def rho(link: str) -> float:
+        tiers = (dataclasses.replace(host, link=link), remote)
+        p = RooflinePricer(dataclasses.replace(pr.system, kv_tiers=tiers), pr.efficiency)
+        return float(sessions_by_batch(model, p, dep, spec, [1e6]).link_utilisation[0])
+
+    apart, shared = rho("nvlink_c2c"), rho("nic")
+    assert 0 < apart < shared  # both tiers reload: the one link carries both
+    monkeypatch.setattr(kt, "SHARED_LINK_ON", False)
+    assert rho("nic") == apart  # off: each tier alone, as before

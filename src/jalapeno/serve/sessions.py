@@ -34,7 +34,8 @@ recomputed share rises). A step carries at most the prompt budget, so where the 
 prefixes would ask more of it (B·n̄/D > budget·pp) the decode batch the prefill keeps fed is
 B = budget·pp·D/n̄ at that share (limit ``prefill_budget``; the other turns wait for prefill) —
 before round 39 only the budget was charged, and recomputing could look faster than reloading.
-The reload link's utilisation ρ = reload bytes/s / (bandwidth × attention-DP ranks) adds an M/D/1 wait reload·ρ/(2(1 − ρ));
+The reload link's utilisation ρ = reload bytes/s / (bandwidth × attention-DP ranks), tiers over one link summed
+(specs/kv_tiers.shared_link_utilisation, ux54), adds an M/D/1 wait reload·ρ/(2(1 − ρ));
 ρ ≥ 0.95 is not a steady state. The prefix-cache hit rate (cached prompt tokens / prompt
 tokens) is a result. Bound per point (``kv_bound``): ``kv_capacity:hbm`` (returns served below
 HBM), ``reload_link:<link>`` (reloads ≥ 5% of the task time or ρ ≥ 0.5) or ``prefill_recompute``
@@ -67,6 +68,7 @@ from jalapeno.deploy.kv_capacity import decode_batch_cap
 from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded
 from jalapeno.specs.agentic import AgenticSpec
+from jalapeno.specs.kv_tiers import shared_link_utilisation
 from jalapeno.specs.model import ModelSpec
 
 #: p90 of a normal distribution (the task time is a sum of K turns).
@@ -343,6 +345,7 @@ def sessions_by_batch(
             if chain
             else np.zeros((n, 0))
         )
+        rho = shared_link_utilisation(rho, [c[3] for c in chain], [c[1] for c in chain])  # one link, summed (ux54)
         wait = np.where(rho < 1, rho / (2 * np.maximum(1 - rho, 1e-9)), np.inf)  # (n, T)
         reload_k = (share * use * reload[None, :, :] * (1 + wait[:, :, None])).sum(axis=1)  # (n, K)
         return {

@@ -124,6 +124,40 @@ def parse_kv_tiers(f: TiersFile | None) -> tuple[tuple[KVTier, ...], tuple[str, 
     return tuple(tiers), tuple(f.none)
 
 
+#: Tiers that name the same ``link`` share it (ux54): their reload traffic is summed against one bandwidth, the
+#: widest of those tiers' (the link carries at least that; a narrower tier's own medium, e.g. one NVMe drive, stays
+#: checked by its own utilisation). Before, each tier's utilisation read its own traffic alone. Off gives the old
+#: figures exactly; validate prices no tier, so no held-out or MLPerf figure moves either way.
+SHARED_LINK_ON = True
+
+
+def shared_link_utilisation(rho, bandwidths, links):
+    """Each tier's reload-link utilisation with the tiers that share its link (:data:`SHARED_LINK_ON`): ``rho``
+    (n, T), tier t's own, its traffic r_t over its bandwidth B_t (serve/sessions.py); ``bandwidths`` (T,) B/s per
+    chip; ``links`` (T,) link names. For tier t on link L, max(ρ_t, Σ_{u on L} r_u / max_{u on L} B_u): an M/D/1
+    wait at the shared hop sees every tier's traffic. Returns an (n, T) array (``rho`` itself when off or no two
+    tiers share a link).
+
+    Hand check (Jalapeño: host and remote both over the rack switch at 50 GB/s a chip, jalapeno.toml): host
+    traffic 1 GB/s (ρ 0.02) and remote 0.5 GB/s (ρ 0.01) load the one link (1 + 0.5) / 50 = 0.03 each.
+
+    >>> import numpy as np
+    >>> shared_link_utilisation(np.array([[0.02, 0.01]]), [50e9, 50e9], ["rack_switch", "rack_switch"])
+    array([[0.03, 0.03]])
+    >>> shared_link_utilisation(np.array([[0.02, 0.01]]), [50e9, 50e9], ["nvlink_c2c", "nic"])
+    array([[0.02, 0.01]])
+    """
+    import numpy as np
+
+    links = list(links)
+    if not SHARED_LINK_ON or len(set(links)) == len(links):
+        return rho
+    bw = np.asarray(bandwidths, dtype=float)
+    same = np.array([[a == b for b in links] for a in links], dtype=float)  # (T, T): u shares t's link
+    link_bw = (same * bw[None, :]).max(axis=1)  # (T,): the widest tier's bandwidth on t's link
+    return np.maximum(rho, (rho * bw[None, :]) @ same.T / link_bw[None, :])
+
+
 def tier_status(system) -> dict[str, str]:
     """Per lower tier of ``system``: ``"<capacity> GB/chip over <link> at <bw> GB/s"``, ``"none"``
     (declared absent) or ``"not in the catalog"``."""
