@@ -29,6 +29,11 @@ def test_set_tdp_basis_line_points_at_a_hardware_show_that_shows_the_set_value(c
     assert code == 0, err
     shown = json.dumps(json.loads(out))
     assert '"tdp_w": 500' in shown and '"tdp_w": 700' not in shown
+    # a boolean reads as typed, as the variant's name does (test_cli_newuser30), so the command runs as printed
+    from jalapeno.specs.catalog import hardware_show_command, load_system
+
+    got = hardware_show_command(load_system("jalapeno", (("vendor_verified", False),)))
+    assert got == "jalapeno hardware show jalapeno --set vendor_verified=false"
     # without a --set the pointer is unchanged (every golden basis line)
     code, out, err = run(capsys, "predict", "-c", "16", *CASE, "--json")
     assert json.loads(out)["power_basis"].endswith("; its sources in full: `jalapeno hardware show h200`")
@@ -80,3 +85,4 @@ def test_report_page_names_the_decode_pool_cap(capsys, tmp_path):
     assert "of chips); decode pool capped by kv_capacity" in page
     assert "prefill pool capped" not in page
     assert "decode pool or prefill pool" in page  # the caption says what the pool word means
+

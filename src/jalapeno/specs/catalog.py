@@ -257,8 +257,10 @@ def hardware_show_command(system: System) -> str:
     >>> hardware_show_command(load_system("h200"))
     'jalapeno hardware show h200'
     """
+    from jalapeno.specs.system_overrides import set_value_text
+
     sets = getattr(system.origin, "overrides", ()) or ()
-    opts = "".join(f" --set {shlex.quote(f'{k}={v}')}" for k, v in sets)
+    opts = "".join(f" --set {shlex.quote(f'{k}={set_value_text(v)}')}" for k, v in sets)
     return f"jalapeno hardware show {shlex.quote(hardware_show_name(system))}{opts}"
 
 

@@ -424,15 +424,22 @@ def _suffix(overrides: Overrides) -> str:
     '+vendor_verified=false'
     """
 
-    def shown(v: Any) -> str:
-        v = _thawed(v)
-        if isinstance(v, dict):
-            return "{" + ", ".join(f"{k}={shown(x)}" for k, x in v.items()) + "}"
-        if isinstance(v, list):
-            return "[" + ", ".join(shown(x) for x in v) + "]"
-        return str(v).lower() if isinstance(v, bool) else str(v)  # vendor_verified=false, as typed (was False)
+    return "+" + ",".join(f"{k}={set_value_text(v)}" for k, v in overrides)
 
-    return "+" + ",".join(f"{k}={shown(v)}" for k, v in overrides)
+
+def set_value_text(v: Any) -> str:
+    """A ``--set`` value as typed: ``false`` (not Python's ``False``), tables and lists in TOML-like brackets; the
+    variant name's suffix and specs/catalog.hardware_show_command's ``--set KEY=VALUE`` (ux54).
+
+    >>> set_value_text(False), set_value_text(1000), set_value_text(2.5e-07)
+    ('false', '1000', '2.5e-07')
+    """
+    v = _thawed(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}={set_value_text(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(set_value_text(x) for x in v) + "]"
+    return str(v).lower() if isinstance(v, bool) else str(v)  # vendor_verified=false, as typed (was False)
 
 
 def _as_written(e: SpecError, hw: Overrides) -> SpecError:
