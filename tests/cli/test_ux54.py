@@ -86,3 +86,38 @@ def test_report_page_names_the_decode_pool_cap(capsys, tmp_path):
     assert "prefill pool capped" not in page
     assert "decode pool or prefill pool" in page  # the caption says what the pool word means
 
+
+# ---- 1. a fleet smaller than a rack: compare's per-rack figures and plan's agree, each saying its basis -------------
+
+
+def test_sub_rack_fleet_plan_and_compare_count_a_rack_alike(capsys):
+    """200 DeepSeek-R1 users at >= 100 tok/s/user on Jalapeño fit in one rack. plan counted its power and cost lines
+    on the chips in use and its provisioned line on the whole rack, compare's per-rack line on a whole rack, and
+    neither said which. Both now count a rack through analysis/power_cost.whole_boxes, and each says its basis.
+
+    By hand (hardware_specs.md §0: 16 trays = 128 chips a rack; jalapeno.toml: 917 W IT x PUE 1.25 = 1.15 kW all-in
+    per chip): one whole rack 128 x 1,150 W = 147.2 kW, compare's '147 kW'; the chips in use x 1.15 kW is plan's
+    all-in power line."""
+    code, out, err = run(capsys, "plan", "-s", "jalapeno", "--users", "200", "--min-interactivity", "100", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    chips = d["chips"]
+    assert chips < 128 and d["packaging"]["rack"] == 1  # a sub-rack fleet
+    assert abs(d["power_kw"]["all-in"] - chips * 1.15) < 1e-6  # chips in use
+    prov = d["provisioned"]
+    assert prov["chips"] == 128 and prov["idle_chips"] == 128 - chips
+    assert abs(prov["all_in_power_kw"] - 147.2) < 1e-6  # the whole rack bought, by hand
+    assert d["count_basis"] == (
+        f"basis: the power, cost and per-kW lines count the {chips} chips in use; whole racks bought: the "
+        "provisioned line's 1 rack x 128 = 128 chips (compare's per-rack basis)"
+    )
+    code, out, err = run(capsys, "compare", "-s", "jalapeno,gb200-nvl72", "--json")
+    assert code == 0, err
+    rack = json.loads(out)["per_rack"]
+    assert rack["systems"]["jalapeno"].startswith("jalapeno 128 chips x 1,150 W = 147 kW,")  # 147.2 kW, as plan's
+    assert rack["caption"].startswith("per rack (a whole rack bought: every chip of it, idle or not,")
+    assert "prints both bases: the chips in use and the whole racks bought" in rack["caption"]
+    code, out, err = run(capsys, "plan", "-s", "jalapeno", "--users", "200", "--min-interactivity", "100")
+    assert code == 0, err
+    assert sum(ln.strip().startswith("basis: ") for ln in out.splitlines()) == 1
+

@@ -44,6 +44,7 @@ from jalapeno.analysis.plan_inputs import (  # noqa: F401  (the input checks, re
 )
 from jalapeno.analysis.plan_text import (  # noqa: F401  (re-exported: split from here, round 49)
     _sig3,
+    count_basis,
     estimate_mark,
     factor_text,
     format_rate,
@@ -57,7 +58,7 @@ from jalapeno.analysis.plan_text import (  # noqa: F401  (re-exported: split fro
     rate_text,
     users_line,
 )
-from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
+from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text, whole_boxes
 from jalapeno.analysis.records import FrontierRecord, PointRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.specs.catalog import hardware_show_name
@@ -178,13 +179,17 @@ class CapacityPlan:
         if n == self.chips:
             return None
         w, label, _ = self.power_w.get("all-in", (None, None, None))
-        return {
-            "chips": n,
-            "idle_chips": n - self.chips,
+        _, size, boxes = self.packaging[-1]
+        return {  # compare's per-rack line counts a rack by the same rule (power_cost.whole_boxes; ux54)
+            **whole_boxes(self.chips, size, boxes, w),
             "usd_per_hour": n * self.usd_per_chip_hour,
-            "all_in_power_kw": None if w is None else n * w / 1e3,
             "all_in_label": label,
         }
+
+    def basis_text(self) -> str:
+        """The one line that says what the plan's figures count: chips in use vs whole racks bought (ux54;
+        plan_text.count_basis)."""
+        return count_basis(self.chips, self.packaging, self.provisioned_chips)
 
     @property
     def users_per_instance(self) -> float:
@@ -264,6 +269,8 @@ class CapacityPlan:
                 f"cost {prov['chips']:,} x ${factor_text(self.usd_per_chip_hour, prov['chips'], 2, 2)} = "
                 f"${prov['usd_per_hour']:,.2f}/hour{power}"
             )
+        if basis := self.basis_text():
+            lines.append(basis)
         lines.append(
             f"delivered: {self.instances:,} instances x {inst} = {self.delivered_tok_per_s:,.0f} "
             + (

@@ -186,3 +186,28 @@ def _sig3(x: float) -> str:
     ('0.0512', '4.20', '1,234')
     """
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:#.3g}"
+
+
+def count_basis(chips: int, packaging, bought_chips: int) -> str:
+    """plan's one line saying what its figures count (ux54): the power, cost and per-kW lines the ``chips`` in use;
+    whole boxes of the outermost packaging level (``packaging[-1]``: (name, chips per box, boxes)) hold
+    ``bought_chips``, the provisioned line's (or the same chips, the boxes full), the basis of compare's per-rack
+    line (analysis/power_cost.whole_boxes). "" without a packaging level.
+
+    >>> count_basis(108, (("tray", 8, 14), ("rack", 128, 1)), 128)
+    "basis: the power, cost and per-kW lines count the 108 chips in use; whole racks bought: the provisioned line's 1 rack x 128 = 128 chips (compare's per-rack basis)"
+    >>> count_basis(288, (("rack", 72, 4),), 288)
+    "basis: the power, cost and per-kW lines count the 288 chips in use; whole racks bought: the same 288 chips (4 racks full; compare's per-rack basis)"
+    """
+    if not packaging:
+        return ""
+    name, size, n = packaging[-1]
+    box = name if n == 1 else f"{name}s"
+    compare = "compare's per-rack basis" if name == "rack" else ""
+    if bought_chips > chips:
+        bought = f"the provisioned line's {n:,} {box} x {size:,} = {bought_chips:,} chips" + (
+            f" ({compare})" if compare else ""
+        )
+    else:
+        bought = f"the same {chips:,} chips ({n:,} {box} full" + (f"; {compare})" if compare else ")")
+    return f"basis: the power, cost and per-kW lines count the {chips:,} chips in use; whole {name}s bought: {bought}"

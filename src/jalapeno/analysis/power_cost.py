@@ -42,6 +42,27 @@ def power_w_per_chip(system: System, convention: str) -> tuple[float, str]:
     raise AssertionError(convention)  # unreachable: check_convention refuses every other name
 
 
+def whole_boxes(chips: int, box_chips: int, boxes: int, w_per_chip: float | None) -> dict:
+    """A fleet of ``chips`` in use, bought as ``boxes`` whole boxes (racks) of ``box_chips`` each: the one rule for
+    compare's per-rack line (one rack: ``whole_boxes(n, n, 1, w)``) and plan's provisioned line (ux54), so both count
+    a rack's power the same way: every chip of a whole box, idle or not, at ``w_per_chip`` (the all-in provisioned
+    W per chip, the facility's; None: no figure). Returns ``{"chips": boxes x box_chips (at least chips),
+    "idle_chips", "all_in_power_kw"}`` (kW; None without ``w_per_chip``).
+
+    Hand check (Jalapeño: 16 trays = 128 chips a rack, 917 W IT x PUE 1.25 = 1.15 kW all-in per chip, its system
+    file): 108 chips in use in one rack: 128 chips bought, 20 idle, 128 x 1,150 W = 147.2 kW.
+
+    >>> whole_boxes(108, 128, 1, 1150.0)
+    {'chips': 128, 'idle_chips': 20, 'all_in_power_kw': 147.2}
+    """
+    n = max(int(chips), int(boxes) * int(box_chips))
+    return {
+        "chips": n,
+        "idle_chips": n - int(chips),
+        "all_in_power_kw": None if w_per_chip is None else n * w_per_chip / 1e3,
+    }
+
+
 def check_convention(convention: str) -> None:
     """Refuse a ``--power`` that names no convention, before any sweep: ``compare --power kw`` swept every
     system (14 s) and then said so. The error ``power_w_per_chip`` raises.

@@ -287,6 +287,7 @@ def plan(
                 POWER_BASIS_FIELD: power_basis(s),
                 "delivered_tok_per_s": cp.delivered_tok_per_s,
                 "provisioned": cp.provisioned(),
+                "count_basis": cp.basis_text(),  # chips in use vs whole racks bought, the text's line (ux54)
                 "mean_isl": wl.mean_isl,
                 "mean_osl": wl.mean_osl,
                 "users_per_instance": cp.users_per_instance,

@@ -348,7 +348,8 @@ def agentic_rack_lines(systems, d: dict) -> list[str]:
         parts.append(text)
     if parts:
         out.append(
-            "per rack (all-in provisioned power, the facility's; a rack's chips at the peak's tasks/h per chip and "
+            "per rack (a whole rack bought: every chip of it, idle or not, at the all-in provisioned power, the "
+            "facility's; a rack's chips at the peak's tasks/h per chip and "
             "at each tier's; agents at once: tasks/h x the task time, Little's law: racks for N agents at a tier "
             "= N / agents, rounded up): " + "; ".join(parts)
         )

@@ -316,12 +316,12 @@ def rack_caption(bands: bool) -> str:
     """The words before :func:`rack_line`'s figures: ``per rack (how each figure is read)``; ``bands``: with the
     ``(LO to HI)`` reading of --bands."""
     return (
-        "per rack (all-in provisioned power, the facility's; a rack's chips at the peak's tok/s per chip and at each "
+        "per rack (a whole rack bought: every chip of it, idle or not, at the all-in provisioned power, the "
+        "facility's; a rack's chips at the peak's tok/s per chip and at each "
         "tier's, input + output; users: the rack's output tok/s over the tier's tok/s/user, the streams it decodes at "
-        "once: racks for N users at a tier = N / users, rounded up; `jalapeno plan` sizes a fleet in whole instances "
-        "and counts the users waiting for their first token too"
-        + ("; (LO to HI): the same tier on the system's band frontiers, --bands" if bands else "")
-        + ")"
+        "once: racks for N users at a tier = N / users, rounded up; `jalapeno plan` sizes a fleet in whole instances, "
+        "counts the users waiting for their first token too, and prints both bases: the chips in use and the whole "
+        "racks bought" + ("; (LO to HI): the same tier on the system's band frontiers, --bands" if bands else "") + ")"
     )
 
 
@@ -334,11 +334,14 @@ def rack_power(system) -> tuple[int, str] | None:
     >>> rack_power(N(name="x", levels=[N(name="rack", chips=72)], allin_power_w_per_chip=2100.0))
     (72, 'x 72 chips x 2,100 W = 151 kW')
     """
+    from jalapeno.analysis.power_cost import whole_boxes
+
     rack = [lv for lv in system.levels if lv.name == "rack"]
     if not rack:
         return None
     n, w = rack[0].chips, system.allin_power_w_per_chip
-    return n, f"{system.name} {n} chips x {w:,.0f} W = {n * w / 1e3:,.0f} kW"
+    kw = whole_boxes(n, n, 1, w)["all_in_power_kw"]  # plan's provisioned line counts a rack the same way (ux54)
+    return n, f"{system.name} {n} chips x {w:,.0f} W = {kw:,.0f} kW"
 
 
 def rack_parts(systems, d: ComparisonRecord, band_frontiers: Mapping | None = None) -> dict[str, str]:
