@@ -121,3 +121,44 @@ def test_sub_rack_fleet_plan_and_compare_count_a_rack_alike(capsys):
     assert code == 0, err
     assert sum(ln.strip().startswith("basis: ") for ln in out.splitlines()) == 1
 
+
+# ---- 5. the capacity planner's pass (plan vs compare, three claim models on GB200/GB300/Jalapeño at 8k/1k) ---------
+
+
+def test_rack_tier_names_an_instance_larger_than_the_rack(capsys):
+    """compare read '3,289 users at 50 tok/s/user' a Jalapeño rack (DeepSeek-R1 8k/1k) where plan sized 5,000
+    users on 290 chips (3 racks, not 2): the tier's tok/s/chip comes from a deployment whose instances span several
+    racks, which a smaller fleet cannot run. The rack line now says the instance size where it exceeds the rack;
+    it is the chips of the frontier point(s) the tier reads (here checked against the frontier's own points)."""
+    code, out, err = run(capsys, "compare", "-s", "jalapeno,gb200-nvl72", "--tiers", "need=50", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    part = d["per_rack"]["systems"]["jalapeno"]
+    tier = part.split(", at need ")[1]  # the need tier's figures (the peak's may carry its own instance size)
+    got = int(tier.split("(instances of ")[1].split(" chips")[0].replace(",", ""))
+    assert got > 128  # more than a rack of 16 trays x 8 (hardware_specs.md §0)
+    pts = sorted(d["systems"]["jalapeno"]["frontier"], key=lambda q: q["interactivity"])
+    first = next(q for q in pts if q["interactivity"] >= 50)
+    below = [q for q in pts if q["interactivity"] < 50][-1:]
+    assert got == max(q["deployment"]["chips"] for q in [first, *below])
+    assert (
+        "(instances of N chips): the deployment behind that figure runs instances larger than a rack"
+        in (d["per_rack"]["caption"])
+    )
+    peak = max(d["systems"]["jalapeno"]["frontier"], key=lambda q: q["throughput_per_chip"])
+    assert (f"at peak (instances of {peak['deployment']['chips']:,} chips)" in part) == (
+        peak["deployment"]["chips"] > 128
+    )
+
+
+def test_one_box_is_singular():
+    """plan printed 'this plan's point needs 40 chips in 1 racks' (gpt-oss-120b on gb200-nvl72, 5,000 users)."""
+    from types import SimpleNamespace
+
+    from jalapeno.analysis.capacity import Footprint
+
+    f = Footprint(SimpleNamespace(), 1.0, 40, (("rack", 72, 1),))
+    assert f.text() == "40 chips in 1 rack"
+    assert Footprint(SimpleNamespace(), 1.0, 290, (("tray", 8, 37), ("rack", 128, 3))).text() == (
+        "290 chips in 37 trays, 3 racks"
+    )

@@ -83,7 +83,7 @@ class Footprint:
 
     def text(self) -> str:
         """``720 chips in 90 trays, 6 racks``: the counts plan prints, outermost level last."""
-        boxes = ", ".join(f"{n:,} {name}s" for name, _, n in self.packaging)
+        boxes = ", ".join(f"{n:,} {name}{'' if n == 1 else 's'}" for name, _, n in self.packaging)  # 1 rack (ux54)
         return f"{n_chips(self.chips)} in {boxes}" if boxes else n_chips(self.chips)
 
     def as_dict(self) -> dict:

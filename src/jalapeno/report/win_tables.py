@@ -321,7 +321,10 @@ def rack_caption(bands: bool) -> str:
         "tier's, input + output; users: the rack's output tok/s over the tier's tok/s/user, the streams it decodes at "
         "once: racks for N users at a tier = N / users, rounded up; `jalapeno plan` sizes a fleet in whole instances, "
         "counts the users waiting for their first token too, and prints both bases: the chips in use and the whole "
-        "racks bought" + ("; (LO to HI): the same tier on the system's band frontiers, --bands" if bands else "") + ")"
+        "racks bought; (instances of N chips): the deployment behind that figure runs instances larger than a "
+        "rack, a smaller fleet runs another at a lower tok/s per chip (`jalapeno plan`)"
+        + ("; (LO to HI): the same tier on the system's band frontiers, --bands" if bands else "")
+        + ")"
     )
 
 
@@ -356,8 +359,14 @@ def rack_parts(systems, d: ComparisonRecord, band_frontiers: Mapping | None = No
             continue
         n, head = rack
         tput = fr.headline.peak_throughput_per_chip * n
-        parts[s.name] = f"{head}, {tput / 1e6:,.2f} M tok/s at peak" + "".join(
-            _rack_tier(t, v, n, fr.headline, _band_tiers((band_frontiers or {}).get(s.name), t, v))
+        pts = getattr(fr, "frontier", ())
+        peak = max(pts, key=lambda p: p.throughput_per_chip, default=None)
+        parts[s.name] = (
+            f"{head}, {tput / 1e6:,.2f} M tok/s at peak" + _larger_instance(peak.deployment.chips if peak else 0, n)
+        ) + "".join(
+            _rack_tier(
+                t, v, n, fr.headline, _band_tiers((band_frontiers or {}).get(s.name), t, v), getattr(fr, "frontier", ())
+            )
             for t, v in _floor_tiers(d, s.name)
         )
     return parts
@@ -395,11 +404,24 @@ def _band_tiers(ends: Mapping | None, tier: str, v: Mapping) -> list[Mapping]:
     return out
 
 
-def _rack_tier(tier: str, v: Mapping, chips: int, headline, band: Sequence[Mapping] = ()) -> str:
+def _instance_chips(frontier: Sequence, v: Mapping) -> int:
+    """Chips of one instance of the deployment that runs tier ``v`` (analysis/compare.tiers) on ``frontier`` (its
+    PointRecords), the larger of the two an interpolated tier reads; 0 when unknown (ux54)."""
+    x = v["interactivity"]
+    pts = sorted(frontier, key=lambda p: p.interactivity)
+    above = [p for p in pts if p.interactivity >= x * (1 - 1e-9)][:1]
+    below = [p for p in pts if p.interactivity < x][-1:] if v["status"] == "interpolated" else []
+    return max((int(p.deployment.chips) for p in above + below), default=0)
+
+
+def _rack_tier(tier: str, v: Mapping, chips: int, headline, band: Sequence[Mapping] = (), frontier=()) -> str:
     """``, at NAME (>= F tok/s/user) T M tok/s, U users at S tok/s/user`` for one tier of a rack of ``chips``
     (``v``: the tier's record, analysis/compare.tiers; ``headline``: the system's, for the output share); with
     ``band`` (the same tier on the band's frontiers, :func:`_band_tiers`), each figure's ``(LO to HI)`` over the
-    calibrated value and the band's.
+    calibrated value and the band's. With ``frontier`` (the system's points), a tier whose deployment's instance is
+    larger than the rack says so, ``(instances of N chips)`` (:func:`rack_caption` says what it means): the rack's
+    figures hold only for a fleet of whole such instances (ux54: compare read 3,289 DeepSeek-R1
+    users a Jalapeño rack at 50 tok/s/user from 1,310-chip instances, where plan sizes 5,000 users on 290 chips).
 
     >>> from types import SimpleNamespace as N
     >>> h = N(peak_throughput_per_chip=9000.0, peak_output_throughput_per_chip=1000.0)
@@ -427,7 +449,16 @@ def _rack_tier(tier: str, v: Mapping, chips: int, headline, band: Sequence[Mappi
         + f", {users[0]:,.0f} users"
         + span(users, lambda u: f"{u:,.0f}")
         + f" at {x:.0f} tok/s/user"
+        + _larger_instance(_instance_chips(frontier, v), chips)
     )
+
+
+def _larger_instance(inst: int, chips: int) -> str:
+    """`` (instances of N chips)`` when the deployment behind a rack figure runs instances of more chips than
+    the rack's ``chips`` (a fleet smaller than one cannot run it at that tok/s/chip; ux54), else ""."""
+    if inst <= chips:
+        return ""
+    return f" (instances of {inst:,} chips)"
 
 
 def spec_line(systems) -> str | None:
