@@ -196,3 +196,19 @@ def test_limits_add_the_excess_only_for_a_run(monkeypatch):
     assert list(latency_limits._judged_p99s(None, None, None, None, pts, None, 0)[1]) == [0.075] * 2  # closed loop
     monkeypatch.setattr(occupancy_padding, "OCCUPANCY_PADDING_ON", False)
     assert list(latency_limits._judged_p99s(None, None, None, None, pts, _Run(), 0)[1]) == [0.075] * 2
+
+
+def test_padding_excess_is_per_output_token(monkeypatch):
+    """The step's excess is read per output token by the point's TPOT over its step time (review54: every other case
+    had TPOT = step, so dropping the conversion went unseen). With MTP at 2 tokens a step (TPOT 40 ms of an 80 ms
+    step) the excess per token is half the step's: 10.4 ms x P(N > 3,072) / 2 at a mean of 3,000."""
+    from jalapeno.serve import occupancy_padding, open_loop
+
+    monkeypatch.setattr(
+        open_loop, "decode_step_s", lambda m, p, d, w, n: np.where(np.asarray(n, dtype=float) > 3072, 0.0897, 0.0793)
+    )
+    pts = _DecodePts([3000.0, 0.5])
+    pts.tpot_s = np.array([0.04, 0.04])
+    ex = occupancy_padding.padding_excess_s(None, None, _Dep((128, 256, 384, 512)), None, pts)
+    assert ex[0] == pytest.approx(0.0104 * _poisson_sf_by_hand(3072, 3000.0) / 2, rel=1e-5)
+    assert ex[1] == 0.0  # under one sequence in flight: not priced
