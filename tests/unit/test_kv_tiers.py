@@ -68,17 +68,36 @@ def test_reload_time_is_latency_plus_bytes_over_bandwidth():
 
 
 BASE = {
-    "schema_version": 1, "name": "t", "description": "t",
-    "chip": {"name": "c", "peak_dense_tflops": {"bf16": {"value": 100, "source": "tst"}},
-             "hbm_capacity_gb": {"value": 80, "source": "tst"}, "hbm_bandwidth_tb_per_s": {"value": 3, "source": "tst"},
-             "hbm_stacks": {"value": 5, "source": "tst"}, "tdp_w": {"value": 700, "source": "tst"}},
-    "levels": [{"name": "node", "chips": 8, "scope": "scale_up", "topology": "switched",
-                "bandwidth_gb_per_s": {"value": 450, "source": "tst"}, "latency_us": {"value": 1, "source": "tst"}}],
+    "schema_version": 1,
+    "name": "t",
+    "description": "t",
+    "chip": {
+        "name": "c",
+        "peak_dense_tflops": {"bf16": {"value": 100, "source": "tst"}},
+        "hbm_capacity_gb": {"value": 80, "source": "tst"},
+        "hbm_bandwidth_tb_per_s": {"value": 3, "source": "tst"},
+        "hbm_stacks": {"value": 5, "source": "tst"},
+        "tdp_w": {"value": 700, "source": "tst"},
+    },
+    "levels": [
+        {
+            "name": "node",
+            "chips": 8,
+            "scope": "scale_up",
+            "topology": "switched",
+            "bandwidth_gb_per_s": {"value": 450, "source": "tst"},
+            "latency_us": {"value": 1, "source": "tst"},
+        }
+    ],
     "power": {"allin_kw_per_chip": {"value": 1.7, "source": "tst"}},
     "cost": {"usd_per_chip_hour": {"value": 1.3, "source": "tst"}},
 }
-HOST = {"link": "pcie", "capacity_gb_per_chip": {"value": 100, "source": "tst"},
-        "bandwidth_gb_per_s": {"value": 25, "source": "tst"}, "latency_us": {"value": 5, "source": "tst"}}
+HOST = {
+    "link": "pcie",
+    "capacity_gb_per_chip": {"value": 100, "source": "tst"},
+    "bandwidth_gb_per_s": {"value": 25, "source": "tst"},
+    "latency_us": {"value": 5, "source": "tst"},
+}
 
 
 def _with(tiers):
@@ -90,14 +109,20 @@ def test_good_tier_table_loads():
     assert [t.name for t in s.kv_tiers] == ["host"] and s.kv_tiers_absent == ("ssd",)
 
 
-@pytest.mark.parametrize("tiers, words", [
-    ({"hots": HOST}, ["kv_tiers.hots", "correct its spelling"]),
-    ({"host": dict(HOST, bandwidth_gb_per_s={"value": -1, "source": "tst"})}, ["bandwidth_gb_per_s", "must be positive", "got -1"]),
-    ({"host": dict(HOST, usable_fraction={"value": 1.5, "source": "tst"})}, ["usable_fraction must be <= 1"]),
-    ({"host": dict(HOST, link="usb")}, ["kv_tiers.host.link"]),
-    ({"host": dict(HOST, latency_us=3)}, ["latency_us", "value = <number>"]),
-    ({"host": HOST, "none": ["host"]}, ["both described and listed in none"]),
-])
+@pytest.mark.parametrize(
+    "tiers, words",
+    [
+        ({"hots": HOST}, ["kv_tiers.hots", "correct its spelling"]),
+        (
+            {"host": dict(HOST, bandwidth_gb_per_s={"value": -1, "source": "tst"})},
+            ["bandwidth_gb_per_s", "must be positive", "got -1"],
+        ),
+        ({"host": dict(HOST, usable_fraction={"value": 1.5, "source": "tst"})}, ["usable_fraction must be <= 1"]),
+        ({"host": dict(HOST, link="usb")}, ["kv_tiers.host.link"]),
+        ({"host": dict(HOST, latency_us=3)}, ["latency_us", "value = <number>"]),
+        ({"host": HOST, "none": ["host"]}, ["both described and listed in none"]),
+    ],
+)
 def test_bad_tier_tables_name_the_field(tiers, words):
     with pytest.raises(SpecError) as e:
         system_from_dict(_with(tiers))
@@ -139,3 +164,19 @@ def test_tiers_over_one_link_share_its_bandwidth(monkeypatch):
     assert 0 < apart < shared  # both tiers reload: the one link carries both
     monkeypatch.setattr(kt, "SHARED_LINK_ON", False)
     assert rho("nic") == apart  # off: each tier alone, as before
+
+
+def test_shared_link_reads_the_widest_bandwidth_and_keeps_a_tiers_own_medium():
+    """Tiers of unequal bandwidth on one link (review54: every other check used two equal ones, so the rule's
+    'widest' and its max with the tier's own utilisation could change unseen). By hand: host 1 GB/s over 50 GB/s
+    (ρ 0.02), an NVMe tier 0.5 GB/s over its own 5 GB/s drive (ρ 0.1), both through one 'nic': the link carries
+    (1 + 0.5) GB/s over the widest 50 GB/s = 0.03; the host tier reads 0.03, the NVMe tier keeps its drive's 0.1."""
+    import numpy as np
+
+    from jalapeno.specs.kv_tiers import shared_link_utilisation
+
+    got = shared_link_utilisation(np.array([[0.02, 0.1]]), [50 * GB, 5 * GB], ["nic", "nic"])
+    assert got == pytest.approx(np.array([[0.03, 0.1]]))
+    # a third tier on another link stays its own (0.4), and the two on 'nic' are as above
+    got = shared_link_utilisation(np.array([[0.02, 0.4, 0.1]]), [50 * GB, 10 * GB, 5 * GB], ["nic", "pcie", "nic"])
+    assert got == pytest.approx(np.array([[0.03, 0.4, 0.1]]))

@@ -364,9 +364,7 @@ def rack_parts(systems, d: ComparisonRecord, band_frontiers: Mapping | None = No
         parts[s.name] = (
             f"{head}, {tput / 1e6:,.2f} M tok/s at peak" + _larger_instance(peak.deployment.chips if peak else 0, n)
         ) + "".join(
-            _rack_tier(
-                t, v, n, fr.headline, _band_tiers((band_frontiers or {}).get(s.name), t, v), getattr(fr, "frontier", ())
-            )
+            _rack_tier(t, v, n, fr.headline, _band_tiers((band_frontiers or {}).get(s.name), t, v), pts)
             for t, v in _floor_tiers(d, s.name)
         )
     return parts
