@@ -305,15 +305,17 @@ def report_json(rec, data: dict, notes: list[str], syss, band_frontiers) -> dict
 
     Returns:
         ``{"comparison": ..., "chart": ..., "notes": [...]}``: ``comparison`` is ``compare --json``'s document
-        (each system's frontier, headline, ratios, tiers; its price basis and, with --bands, its low/high
-        frontiers); ``chart`` is the page's own data (report/page_data.report_data: the title, power conventions,
+        less its ``provenance`` (report's is beside ``comparison``): each system's frontier, headline, ratios,
+        tiers, its price basis and, with --bands, its low/high frontiers, and ``per_rack``; ``chart`` is the page's own data (report/page_data.report_data: the title, power conventions,
         tier floors, each system's colour, frontier points with every metric the page's selectors switch
         between, band points, and the measured points overlaid with their configuration and ``like``);
         ``notes`` are the page's notes, in its order.
     """
     from jalapeno.cli.compare_lines import comparison_json
+    from jalapeno.report.win_tables import rack_json
 
-    d = comparison_json(rec, syss, band_frontiers)
+    d = comparison_json(rec, syss, band_frontiers)  # and compare's per_rack: report54 found it missing here
+    d["per_rack"] = rack_json([s.system for s in syss], rec, band_frontiers)
     return {"comparison": d, "chart": data, "notes": list(notes)}
 
 

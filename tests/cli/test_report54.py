@@ -1,0 +1,64 @@
+"""report54: the analyst's report — ``jalapeno report`` against ``compare`` on the mission's question (Jalapeño vs
+GB300 NVL72, 8k/1k), and what the page says of its measured points and chart axes."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+from cli_runner import run
+
+#: the mission's question, two systems to keep it short: GPT-OSS-120B at 8k/1k (the default workload)
+CASE = ("-m", "gpt-oss-120b", "-s", "jalapeno,gb300-nvl72")
+
+
+def _table(text: str, cls_or_caption: str) -> dict[str, list[str]]:
+    """The rows (system → cells, unescaped) of the first table after ``cls_or_caption`` in the page."""
+    i = text.index(cls_or_caption)
+    tab = text[i : text.index("</table>", i)]
+    rows = {}
+    for tr in re.findall(r"<tr>(.*?)</tr>", tab, re.DOTALL):
+        cells = [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td>(.*?)</td>", tr, re.DOTALL)]
+        if cells:
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_report_tables_and_json_equal_compare(capsys, tmp_path):
+    """(a) The page's headline and ratio tables, and ``report --json``'s comparison, give compare's figures for the
+    same arguments. Before report54 ``report --json`` dropped compare's ``per_rack`` document."""
+    code, out, err = run(capsys, "compare", *CASE, "--json")
+    assert code == 0, err
+    cmp = json.loads(out)
+    page = tmp_path / "r.html"
+    code, out, err = run(capsys, "report", *CASE, "--json", "--html", str(page))
+    assert code == 0, err
+    rep = json.loads(out)
+    # the whole comparison document, less compare's provenance (report's sits beside "comparison")
+    assert rep["comparison"] == {k: v for k, v in cmp.items() if k != "provenance"}
+    assert rep["comparison"]["per_rack"]["systems"]["jalapeno"].startswith("jalapeno 128 chips x 1,150 W")
+    h = cmp["systems"]["jalapeno"]["headline"]
+    # tok/s/kW all-in = tok/s/chip / 1.150 kW (jalapeno.toml: power.allin_kw_per_chip 1.15), computed here, not read
+    assert (
+        abs(h["peak_tok_s_per_kw"]["all-in"] - h["peak_throughput_per_chip"] / 1.150)
+        < 1e-6 * h["peak_tok_s_per_kw"]["all-in"]
+    )
+    text = page.read_text()
+    head = _table(text, '<table class="headline">')["jalapeno"]
+    # columns: peak tok/s/chip, out tok/s/chip, peak tok/s/kW (all-in), $/M tok, bound, conc, max tok/s/user, ...
+    assert head[0] == f"{h['peak_throughput_per_chip']:,.0f}"
+    assert head[2] == f"{h['peak_tok_s_per_kw']['all-in']:,.0f}"
+    assert head[6] == f"{h['max_interactivity']:.1f}"
+    # the bound, in compare's words ("decode compute; ..." or "compute; ...": the bound and its cap)
+    assert head[4].split(";")[0].split()[-1] == h["bound_at_peak"]
+    c = cmp["comparisons"]["jalapeno"]
+    ratios = _table(text, "Ratios vs gb300-nvl72")["jalapeno"]
+    assert ratios[0].startswith(
+        f"{c['peak_ratio']['throughput_per_chip']:.2f}× ({c['peak_ratio']['tok_s_per_kw']:.2f}×"
+    )
+    assert ratios[1] == f"{c['max_interactivity_ratio']:.2f}×"
+    for cell, iso, kw in zip(
+        ratios[2:5], c["iso_interactivity"]["throughput_per_chip"], c["iso_interactivity"]["tok_s_per_kw"], strict=True
+    ):
+        assert cell.startswith(f"{iso['ratio']:.2f}× ({kw['ratio']:.2f}×"), (cell, iso["x"])
