@@ -62,3 +62,46 @@ def test_report_tables_and_json_equal_compare(capsys, tmp_path):
         ratios[2:5], c["iso_interactivity"]["throughput_per_chip"], c["iso_interactivity"]["tok_s_per_kw"], strict=True
     ):
         assert cell.startswith(f"{iso['ratio']:.2f}× ({kw['ratio']:.2f}×"), (cell, iso["x"])
+
+
+def test_measured_points_name_their_source_and_split(capsys, tmp_path):
+    """(d) Each overlaid measured point says its source and whether a fit saw it (validate's split column), in the
+    page's JSON and hover, and a note counts them; before report54 the hover named only the CSV row."""
+    page = tmp_path / "r.html"
+    code, out, err = run(capsys, "report", "-m", "deepseek-r1", "-w", "1k1k", "-s", "gb200-nvl72", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    pts = {p["hover"].split(" · ")[0].removeprefix("measured "): p for p in rep["chart"]["measured"]}
+    # the stack fits' rule (fit/stack_split.py): per (stack, source, system, model, ISL, OSL, mode) group sorted by
+    # concurrency, points alternate fit / held out starting with fit. GB200 DeepSeek-R1 1k/1k dynamo-trt disagg MTP:
+    # rows 2 (conc 4) and 3 (conc 8) are that group's first two: fit, then held out.
+    assert pts["inferencex_points:2"]["split"] == "fit"
+    assert pts["inferencex_points:3"]["split"] == "held_out"
+    assert "split: held out" in pts["inferencex_points:3"]["hover"]
+    assert all(
+        p["source"] == "InferenceX (shipped)" and "source: InferenceX (shipped)" in p["hover"] for p in pts.values()
+    )
+    n_fit = sum(p["split"] == "fit" for p in pts.values())
+    assert any(n.startswith(f"Of the {len(pts)} measured points drawn: {n_fit} fit ") for n in rep["notes"])
+    # a user's CSV: no fit saw its rows (validate --points labels them none), named by its file
+    from jalapeno.fit.validation_run import DEFAULT_POINTS
+
+    mine = tmp_path / "mine.csv"
+    mine.write_text(DEFAULT_POINTS.read_text())
+    code, out, err = run(
+        capsys,
+        "report",
+        "-m",
+        "deepseek-r1",
+        "-w",
+        "1k1k",
+        "-s",
+        "gb200-nvl72",
+        "--measured",
+        str(mine),
+        "--html",
+        str(page),
+    )
+    assert code == 0, err
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', page.read_text(), re.DOTALL).group(1))
+    assert data["measured"] and {(p["split"], p["source"]) for p in data["measured"]} == {("none", "mine.csv")}

@@ -108,7 +108,7 @@ def report(
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.page import write_report
-    from jalapeno.report.page_data import measured_warning, report_data
+    from jalapeno.report.page_data import measured_warning, report_data, split_note
 
     if html is not None and out is not None:
         raise SpecError(
@@ -142,7 +142,7 @@ def report(
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     m, wl, prec = _setup(model, workload, isl, osl, precision)
-    points, notes = _measured_points(measured, m.name, wl)  # read before the sweep: a bad file is named at once
+    points, notes, splits = _measured_points(measured, m.name, wl)  # read before the sweep: a bad file is named now
     syss = systems_pricers(names, efficiency, sets)
     refuse_die_sets(syss, "report")
     seen = [s.system.name for s in syss]
@@ -202,7 +202,11 @@ def report(
         sorted(floors.items(), key=lambda kv: kv[1]),
         points,
         like_for_like,
+        splits,
+        "InferenceX (shipped)" if measured == "shipped" else Path(measured).name,
     )
+    if (said := split_note(data["measured"])) is not None:
+        notes.append(said)
     if not data["measured"] and measured != "none":
         notes.append(
             f"No {'like-for-like ' if like_for_like and points else ''}measured point of {m.name} at "
@@ -344,10 +348,11 @@ def _measured_missing(measured: str) -> SpecError:
     return SpecError("--measured", f"{measured!r}: file not found{hint}", "give 'shipped', 'none' or a CSV path")
 
 
-def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str]]:
-    """Measured points of ``model`` at the workload's ISL/OSL (the page keeps the compared systems)."""
+def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str], dict[str, str]]:
+    """Measured points of ``model`` at the workload's ISL/OSL (the page keeps the compared systems), the page's
+    note on their source, and each point's split as validate labels it (report/page_data.measured_splits)."""
     if measured == "none":
-        return [], []
+        return [], [], {}
     from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
@@ -369,4 +374,7 @@ def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str]]:
         )
     keep = [p for p in pts if p.model == model and p.isl == wl.isl and p.osl == wl.osl]
     src = "InferenceX points shipped with jalapeno" if measured == "shipped" else str(path)
-    return keep, ([f"Measured points: {src} (each row's source in the CSV)."] if keep else [])
+    from jalapeno.report.page_data import measured_splits
+
+    splits = measured_splits(pts, measured == "shipped") if keep else {}
+    return keep, ([f"Measured points: {src} (each row's source in the CSV)."] if keep else []), splits

@@ -3,8 +3,8 @@
 report/page.py renders it (plotly.js inline, the controls, the tables); this module turns a comparison record
 into the page's series, column-wise per system (interactivity, E2E, throughput per chip, tok/s per kW under each
 power convention, tok/s per $/chip-hour, hover text), and the measured points (InferenceX, shipped or a user
-CSV) with their configuration (precision · agg/disagg · MTP) and whether each system's frontier models it
-(like for like).
+CSV) with their configuration (precision · agg/disagg · MTP), whether each system's frontier models it
+(like for like), their source and their split (fit / held out / in no fit, as validate labels the row).
 """
 
 from __future__ import annotations
@@ -77,11 +77,44 @@ def measured_config(mp: MeasuredPoint, cfg: Mapping) -> tuple[str, list[str]]:
     return label, why
 
 
+#: What each ``split`` (fit/heldout.split_labels, validate's ``split`` column) tells the page's reader of a point.
+SPLIT_WORDS = {
+    "fit": "fit (an end-to-end fit saw it: agreement here is no test of the model)",
+    "held_out": "held out (the fits' held-out half: validate --held-out judges it)",
+    "none": "in no fit (no end-to-end fit drew it: validate --held-out judges it)",
+}
+
+
+def measured_splits(points: Sequence[MeasuredPoint], shipped: bool) -> dict[str, str]:
+    """Point id → ``fit`` / ``held_out`` / ``none`` for the measured points a page overlays, the labels
+    ``validate`` gives the same rows (fit/heldout.split_labels over the whole loaded file: its groups need every
+    concurrency). ``shipped``: the points are the shipped InferenceX file; False (a user's CSV): every row
+    ``none``, as validate --points labels it."""
+    from jalapeno.fit.heldout import split_labels
+
+    return split_labels(points, shipped_inferencex=shipped)
+
+
+def split_note(measured: Sequence[Mapping]) -> str | None:
+    """One sentence counting the drawn measured points by split (None when none is drawn): an analyst must know
+    which points a fit saw before reading agreement as accuracy (report54)."""
+    if not measured:
+        return None
+    n = {k: sum(p.get("split") == k for p in measured) for k in SPLIT_WORDS}
+    return (
+        f"Of the {len(measured)} measured points drawn: {n['fit']} fit (an end-to-end fit saw them, so agreement "
+        f"there is no test of the model), {n['held_out']} held out, {n['none']} in no fit; each point's hover names "
+        "its source row and split (validate's split column, fit/heldout.py)."
+    )
+
+
 def _measured(
     points: Sequence[MeasuredPoint],
     systems: Mapping[str, System],
     osl: int,
     configs: Mapping[str, Mapping] | None = None,
+    splits: Mapping[str, str] | None = None,
+    source: str = "",
 ) -> list[dict]:
     out = []
     for mp in points:
@@ -95,6 +128,7 @@ def _measured(
         cfg = (configs or {}).get(mp.system)
         label, why = measured_config(mp, cfg) if cfg else (f"{mp.precision} · {mp.mode}", [])
         dep = f"<br>{_esc(mp.deployment.label)}" if mp.deployment is not None else ""
+        split = (splits or {}).get(mp.id, "none")
         out.append(
             {
                 "system": mp.system,
@@ -106,11 +140,15 @@ def _measured(
                 "config": label,
                 "like": not why,
                 "why": why,
+                "source": source or mp.source,
+                "split": split,
                 "hover": _esc(
                     f"measured {mp.id} · {mp.framework} · {label}"
                     f"{' · conc ' + format(mp.concurrency, 'g') if mp.concurrency else ''}"
                 )
                 + dep
+                + "<br>"
+                + _esc(f"source: {source or mp.source} · split: {SPLIT_WORDS[split]}")
                 + f"<br>{thr:,.0f} tok/s/chip · {inter:.1f} tok/s/user"
                 + ("".join(f"<br>not like for like: {_esc(w)}" for w in why)),
             }
@@ -139,6 +177,8 @@ def report_data(
     floors: Sequence[tuple[str, float]] = (),
     measured: Sequence[MeasuredPoint] = (),
     like_for_like: bool = False,
+    splits: Mapping[str, str] | None = None,
+    source: str = "",
 ) -> dict:
     """The JSON the page draws: per system its colour, frontier, band and measured points.
 
@@ -151,6 +191,10 @@ def report_data(
             each carries its configuration (precision · agg/disagg · MTP) and whether the system's
             frontier models it (``like``; :func:`measured_config`).
         like_for_like: keep only the measured points whose configuration the frontier models.
+        splits: point id → ``fit`` / ``held_out`` / ``none`` (:func:`measured_splits`; a point not in it: ``none``),
+            each point's ``split``, said in its hover (:data:`SPLIT_WORDS`).
+        source: the measured points' source as the page names it (e.g. the shipped InferenceX file), each point's
+            ``source`` and hover line ("" = the point's own ``source`` field).
     """
     data: dict = {
         "title": f"{rec.model} · ISL {rec.workload.isl} / OSL {rec.workload.osl} · {rec.precision}",
@@ -174,6 +218,6 @@ def report_data(
         data["systems"].append(entry)
     serving = rec.options.get("serving", "both")
     configs = {n: frontier_config(fr, serving) for n, fr in rec.systems.items()}
-    pts = _measured(measured, systems, rec.workload.osl, configs)
+    pts = _measured(measured, systems, rec.workload.osl, configs, splits, source)
     data["measured"] = [p for p in pts if p["like"]] if like_for_like else pts
     return data
