@@ -105,3 +105,19 @@ def test_measured_points_name_their_source_and_split(capsys, tmp_path):
     assert code == 0, err
     data = json.loads(re.search(r'id="report-data">(.*?)</script>', page.read_text(), re.DOTALL).group(1))
     assert data["measured"] and {(p["split"], p["source"]) for p in data["measured"]} == {("none", "mine.csv")}
+
+
+def test_chart_y_axis_names_its_tokens_and_what_a_kw_counts(capsys, tmp_path):
+    """(b) The chart's y title said 'tok/s per kW (all-in power)': a PNG exported alone named the convention but not
+    what its watts are, nor that the tokens are input + output (the tables' 'in+out'). The page's data now carries
+    each convention's words and the token basis, and its script puts them in the y title."""
+    page = tmp_path / "r.html"
+    code, out, err = run(capsys, "report", *CASE, "--html", str(page), "--measured", "none")
+    assert code == 0, err
+    text = page.read_text()
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', text, re.DOTALL).group(1))
+    assert data["y_basis"] == " · input + output tokens"
+    # chip: the TDP (jalapeno 700 W); all-in: provisioned (jalapeno 1,150 W), as the power basis notes say
+    assert "TDP" in data["power_words"]["chip"] and "provisioned" in data["power_words"]["all-in"]
+    assert set(data["power_words"]) == set(data["conventions"])
+    assert "D.power_words[conv]" in text and "+ D.y_basis" in text

@@ -84,6 +84,15 @@ if TYPE_CHECKING:
 USD_METRIC = "tok/s per ($/chip-hour)"
 METRICS = {"chip": "throughput per chip (tok/s)", "kw": "tok/s per kW", "usd": USD_METRIC}
 XAXES = {"interactivity": "interactivity (tok/s/user)", "e2e": "E2E latency (s)"}
+#: what each power convention's watts are, in the y axis's title under "tok/s per kW" (analysis/power_cost.
+#: power_w_per_chip's labels): a chart exported alone named the convention but not what it counts (report54)
+POWER_WORDS = {
+    "chip": "each chip's TDP",
+    "sustained": "each chip's sustained W, its TDP where none is published",
+    "all-in": "all-in provisioned W per chip, each system's basis in the notes",
+}
+#: the tokens every y metric counts (the tables' "in+out"; InferenceX's throughput per GPU)
+Y_BASIS = " · input + output tokens"
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]], cls: str) -> str:
@@ -315,7 +324,8 @@ function draw() {
                   showarrow: false, xanchor: 'left', yanchor: 'bottom', font: {size: 11, color: '#555'}});
     }
   }
-  const ylab = metric === 'kw' ? D.labels.kw + ' (' + conv + ' power)' : D.labels[metric];
+  const ylab = (metric === 'kw' ? D.labels.kw + ' (' + conv + ' power: ' + D.power_words[conv] + ')'
+                                : D.labels[metric]) + D.y_basis;
   Plotly.react(gd, traces, {
     title: {text: D.title_html}, autosize: true, height: 600, hovermode: 'closest',
     xaxis: {type: 'log', title: {text: D.xlabels[xk]}}, yaxis: {type: 'log', title: {text: ylab}},
@@ -356,7 +366,15 @@ def render_report(
 
     from jalapeno.report.html import PLOT_CONFIG, reproduce_html
 
-    data = {**data, "labels": METRICS, "xlabels": XAXES, "config": PLOT_CONFIG, "title_html": _esc(data["title"])}
+    data = {
+        **data,
+        "labels": METRICS,
+        "xlabels": XAXES,
+        "power_words": POWER_WORDS,
+        "y_basis": Y_BASIS,
+        "config": PLOT_CONFIG,
+        "title_html": _esc(data["title"]),
+    }
     blob = json.dumps(data, allow_nan=False).replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
     conv = {c: c for c in data["conventions"]}
     note_html = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes)
