@@ -121,3 +121,22 @@ def test_chart_y_axis_names_its_tokens_and_what_a_kw_counts(capsys, tmp_path):
     assert "TDP" in data["power_words"]["chip"] and "provisioned" in data["power_words"]["all-in"]
     assert set(data["power_words"]) == set(data["conventions"])
     assert "D.power_words[conv]" in text and "+ D.y_basis" in text
+
+
+def test_page_carries_the_notes_said_on_stderr_on_the_systems_as_priced(capsys, tmp_path):
+    """Jalapeño at 550 W instead of 700 W (--set chip.tdp_w=550): the page's tables use all-in power, whose 1,150 W
+    the TDP does not move (jalapeno.toml states power.allin_kw_per_chip), so its tok/s/kW (all-in) is unchanged. The
+    reason was said on stderr only; an analyst reading the page alone read 550 W as changing nothing. The page's notes
+    now carry it, once."""
+    page = tmp_path / "r.html"
+    code, out, err = run(capsys, "report", *CASE, "--set", "jalapeno:chip.tdp_w=550", "--json", "--html", str(page))
+    assert code == 0, err
+    said = "--set chip.tdp_w changes only the power the chip and sustained conventions divide by"
+    assert f"note: {said}" in err
+    notes = json.loads(out)["notes"]
+    assert sum(n.startswith(said) for n in notes) == 1
+    assert html.escape(said) in page.read_text()
+    # a run without the --set says no such note (the list is emptied at each invocation)
+    code, out, err = run(capsys, "report", *CASE, "--json")
+    assert code == 0, err
+    assert not any(n.startswith(said) for n in json.loads(out)["notes"])

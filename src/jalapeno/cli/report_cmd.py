@@ -229,6 +229,9 @@ def report(
     notes.extend(basis_lines(s.system for s in syss))  # what each system's $ figures rest on
     notes.extend(power_basis_lines(s.system for s in syss))  # and where its watts come from (followup52)
     notes.extend(page_notes(rec, syss, bands, res.band_frontiers))
+    from jalapeno.cli.system_notes import SAID
+
+    notes.extend(dict.fromkeys(SAID))  # the notes said on stderr on the systems as priced (--set power only, ...)
     prov = provenance()
     if out:
         path = write_report(

@@ -13,13 +13,28 @@ from __future__ import annotations
 
 from rich.console import Console
 
-_err = Console(stderr=True)
+#: The notes said in this run, in order, as printed less their ``note: ``: ``jalapeno report`` puts them on its page
+#: too, where an analyst reads the page alone (report54: a --set chip.tdp_w=550 page showed the all-in tok/s/kW
+#: unchanged, its reason said on stderr only).
+SAID: list[str] = []
+
+
+class _NoteConsole(Console):
+    """stderr, recording each note it prints in :data:`SAID`."""
+
+    def print(self, *objects, **kwargs) -> None:  # noqa: D102 (rich.Console.print)
+        SAID.extend(str(o).removeprefix("note: ") for o in objects if isinstance(o, str))
+        super().print(*objects, **kwargs)
+
+
+_err = _NoteConsole(stderr=True)
 _NOTED: set[str] = set()
 
 
 def forget_notes() -> None:
-    """Empty :data:`_NOTED`: called at the start of each CLI invocation (cli/app._root)."""
+    """Empty :data:`_NOTED` and :data:`SAID`: called at the start of each CLI invocation (cli/app._root)."""
     _NOTED.clear()
+    SAID.clear()
 
 
 def note_levels_replaced(system, overrides) -> None:
