@@ -139,4 +139,9 @@ def test_page_carries_the_notes_said_on_stderr_on_the_systems_as_priced(capsys, 
     # a run without the --set says no such note (the list is emptied at each invocation)
     code, out, err = run(capsys, "report", *CASE, "--json")
     assert code == 0, err
-    assert not any(n.startswith(said) for n in json.loads(out)["notes"])
+    notes = json.loads(out)["notes"]
+    assert not any(n.startswith(said) for n in notes)
+    # no shipped gpt-oss-120b 8k/1k point is on jalapeno or gb300-nvl72: the page says so, and no longer also
+    # "Measured points: InferenceX points shipped with jalapeno" (the model's points on other systems)
+    assert "No measured point of gpt-oss-120b at ISL 8192 / OSL 1024 on these systems in the shipped data." in notes
+    assert not any(n.startswith("Measured points: ") for n in notes)

@@ -208,6 +208,8 @@ def report(
     if (said := split_note(data["measured"])) is not None:
         notes.append(said)
     if not data["measured"] and measured != "none":
+        # none of the model's points is on these systems: the file's line "Measured points: ..." would contradict
+        notes[:] = [n for n in notes if not n.startswith("Measured points: ")]
         notes.append(
             f"No {'like-for-like ' if like_for_like and points else ''}measured point of {m.name} at "
             f"ISL {wl.isl} / OSL {wl.osl} on these systems in the "
