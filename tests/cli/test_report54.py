@@ -145,3 +145,17 @@ def test_page_carries_the_notes_said_on_stderr_on_the_systems_as_priced(capsys, 
     # "Measured points: InferenceX points shipped with jalapeno" (the model's points on other systems)
     assert "No measured point of gpt-oss-120b at ISL 8192 / OSL 1024 on these systems in the shipped data." in notes
     assert not any(n.startswith("Measured points: ") for n in notes)
+
+
+def test_report_says_compares_estimated_peak_notes(capsys):
+    """compare says when a system's compute-bound frontier points rest on a peak its file marks as an estimate
+    (analysis/estimated_peaks.py: gpt-oss-120b's attention math in BF16 on Jalapeño, FP8 / 2, an assumption);
+    report said nothing, on stderr or on the page. Now it gives compare's lines, on both."""
+    code, out, err = run(capsys, "compare", *CASE)
+    assert code == 0, err
+    said = [ln.removeprefix("note: ") for ln in err.splitlines() if "is an estimate" in ln]
+    assert said and said[0].startswith("jalapeno: ")
+    code, out, err = run(capsys, "report", *CASE, "--json")
+    assert code == 0, err
+    notes = json.loads(out)["notes"]
+    assert all(line in notes and f"note: {line}" in err for line in said)

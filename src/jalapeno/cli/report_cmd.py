@@ -234,6 +234,11 @@ def report(
     from jalapeno.cli.system_notes import SAID
 
     notes.extend(dict.fromkeys(SAID))  # the notes said on stderr on the systems as priced (--set power only, ...)
+    from jalapeno.analysis.estimated_peaks import estimated_peak_notes  # compare's: a compute-bound answer on an
+
+    for line in estimated_peak_notes(rec, {s.system.name: s.system for s in syss}, m):  # estimated peak (report54)
+        print(f"note: {line}", file=sys.stderr)
+        notes.append(line)
     prov = provenance()
     if out:
         path = write_report(
