@@ -317,7 +317,7 @@ def audit(
     from jalapeno.specs.precision_checks import priced_as
 
     # the parameter rows name compute formats: gpt-oss-120b's MXFP4 experts are the moe.fp8 rows, W4A8 (ux50)
-    for line in priced_as(ctx.precision, ctx.model, pr.system.chip):
+    for line in priced_as(ctx.precision, ctx.model, pr.system.chip, pr.efficiency):
         console.print("formats: " + line, markup=False, soft_wrap=True)
 
     def closeness(v):

@@ -104,7 +104,9 @@ def sensitivity(
     console.print(label_first(t, console.width))
     from jalapeno.specs.precision_checks import priced_as
 
-    for line in priced_as(ctx.precision, ctx.model, pr.system.chip):  # moe.fp8 rows of MXFP4 experts: W4A8 (ux50)
+    for line in priced_as(
+        ctx.precision, ctx.model, pr.system.chip, pr.efficiency
+    ):  # moe.fp8 rows of MXFP4 experts: W4A8 (ux50)
         console.print("formats: " + line, markup=False, soft_wrap=True)
     for line in chip_model_lines([pr], [r["parameter"] for r in d["rows"]]):
         console.print(line, markup=False, soft_wrap=True)

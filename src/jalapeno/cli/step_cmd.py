@@ -320,7 +320,7 @@ def step(
     from jalapeno.specs.precision_checks import priced_as
 
     # the fmt column is the compute format: MXFP4 experts read 'fp8' with no word that they are W4A8 (ux50)
-    t.caption += "".join(f"\nfmt of the {line}" for line in priced_as(prec, m, s.chip))
+    t.caption += "".join(f"\nfmt of the {line}" for line in priced_as(prec, m, s.chip, pr.efficiency))
     # each label explained only where a row prints it, as frontier's bound legend does: a prefill step whose one
     # labelled row was 'few rows' explained the serial-k floor too, and a row's hidden label was explained (newuser50)
     clauses = []

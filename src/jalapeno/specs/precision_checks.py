@@ -26,11 +26,16 @@ def _present_modules(model) -> set[str]:
     return present
 
 
-def priced_as(precision: Precision, model, chip) -> list[str]:
+def priced_as(precision: Precision, model, chip, efficiency=None) -> list[str]:
     """One line per module of ``model`` whose stored weights are narrower than the compute format the op table
     runs it at on ``chip`` (cost/ops.py: ``compute_for``), naming the efficiency rows that price it: the audit's
     ``moe.fp8`` for gpt-oss-120b's MXFP4 experts read as FP8 experts where they are W4A8 (ux50). Bits: FP4 4,
     FP8 8, BF16 16; a module whose format the chip lacks (no fallback) is left to :meth:`Precision.compute_for`.
+    ``efficiency``: the priced set (specs/efficiency.Efficiency), or None. Weight-only INT4 experts are priced by
+    the set's own ``moe[w4a16]`` entry where it has one (specs/w4a16_moe.w4a16_key, as cost/ops.py reads it), so
+    with the set given their line names ``efficiency.moe.w4a16.*``; without it, their compute format's rows
+    (``moe.bf16.*``), which no op reads then: the step footer named those while the unread-key note said
+    moe[w4a16] priced them (newuser54).
 
     >>> from jalapeno.specs.catalog import load_model, load_system
     >>> from jalapeno.specs.formats import get_precision
@@ -46,6 +51,10 @@ def priced_as(precision: Precision, model, chip) -> list[str]:
         bits = {"fp4": 4, "fp8": 8, "bf16": 16}.get(fmt)
         if bits and mp.weight.element_bits < bits:
             row = f"moe.{fmt}" if m == "routed_experts" else f"gemm.{mp.weight.gemm_key(fmt)}"
+            if m == "routed_experts" and efficiency is not None:
+                from jalapeno.specs.w4a16_moe import w4a16_key
+
+                row = f"moe.{w4a16_key(mp.weight.name, efficiency) or fmt}"
             out.append(
                 f"{_MODULE_LABELS[m]}: {_WEIGHT_LABELS[mp.weight.name]} weights priced at {fmt.upper()} compute "
                 f"(W{mp.weight.element_bits:g}A{bits}; efficiency.{row}.* are their rows; precision "
