@@ -53,3 +53,19 @@ def test_audit_formats_line_names_the_w4a16_rows(capsys):
     assert code == 0, err
     (line,) = [x for x in out.splitlines() if x.startswith("formats: routed experts")]
     assert re.search(r"efficiency\.moe\.w4a16\.\* are their rows", line)
+
+
+def test_a_plain_set_in_compare_says_it_changes_the_baseline_too(capsys):
+    """``compare -s jalapeno,gb300-nvl72 --set chip.hbm_bandwidth_tb_per_s=20`` (the README's --set example, read as
+    'a Jalapeño with 20 TB/s') priced GB300 at 20 TB/s too (its catalog 8 TB/s), so every ratio was against a
+    changed baseline; the only word was '+chip.hbm_bandwidth_tb_per_s=20' in the baseline's name. A note now says a
+    plain KEY=VALUE sets every compared system and gives the NAME:KEY=VALUE spelling; the targeted one says nothing."""
+    args = ("compare", "-m", "llama-3.3-70b", "-w", "1k1k", "-s", "jalapeno,gb300-nvl72", "--serving", "agg")
+    code, out, err = run(capsys, *args, "--set", "chip.hbm_bandwidth_tb_per_s=20")
+    assert code == 0, err
+    flat = " ".join(err.split())
+    assert "--set chip.hbm_bandwidth_tb_per_s=20 applies to every compared system (jalapeno, gb300-nvl72)" in flat
+    assert "--set jalapeno:chip.hbm_bandwidth_tb_per_s=20" in flat
+    code, out, err = run(capsys, *args, "--set", "jalapeno:chip.hbm_bandwidth_tb_per_s=20")
+    assert code == 0, err
+    assert "applies to every compared system" not in err

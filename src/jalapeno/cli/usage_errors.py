@@ -211,3 +211,33 @@ def system_named(name: str, names: list[str], sets: list[str] | None):
             other = next(n for n in names if n != name)
             fix += f"; a plain --set sets every compared system: give it to one as --set NAME:{plain}, e.g. --set {other}:{plain}"
         raise type(e)(e.field, f"{e.problem} (on {name}, one of the {len(names)} compared systems)", fix) from None
+
+
+def shared_sets_note(names: list[str], sets: list[str] | None) -> str | None:
+    """The note for plain ``--set KEY=VALUE`` items given to several compared ``names``, or None: a plain one sets
+    every system, the baseline too, so ``compare -s jalapeno,gb300-nvl72 --set chip.hbm_bandwidth_tb_per_s=20``
+    priced GB300 at 20 TB/s as well and read the variant against a changed baseline; the only word was the
+    '+KEY=VALUE' in the baseline's name (newuser54). Not refused: a what-if on every system is meant to work.
+
+    >>> shared_sets_note(["jalapeno", "gb300-nvl72"], ["chip.tdp_w=900", "jalapeno:chip.hbm_stacks=8"]).split(", the")[0]
+    '--set chip.tdp_w=900 applies to every compared system (jalapeno, gb300-nvl72)'
+    >>> shared_sets_note(["jalapeno"], ["chip.tdp_w=900"]) is None
+    True
+    """
+    plain = [i.strip() for i in sets or () if ":" not in i.partition("=")[0]]
+    if len(names) < 2 or not plain:
+        return None
+    return (
+        f"--set {', '.join(plain)} applies to every compared system ({', '.join(names)}), the baseline "
+        f"included; NAME:KEY=VALUE sets one system (--set {names[0]}:{plain[0]})"
+    )
+
+
+def note_shared_sets(names: list[str], sets: list[str] | None) -> None:
+    """Print :func:`shared_sets_note` on stderr once per process (a multi-workload compare builds pricers again)."""
+    from jalapeno.cli.system_opts import _NOTED, _err
+
+    note = shared_sets_note(names, sets)
+    if note and note not in _NOTED:
+        _NOTED.add(note)
+        _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
