@@ -69,3 +69,32 @@ def test_a_plain_set_in_compare_says_it_changes_the_baseline_too(capsys):
     code, out, err = run(capsys, *args, "--set", "jalapeno:chip.hbm_bandwidth_tb_per_s=20")
     assert code == 0, err
     assert "applies to every compared system" not in err
+
+
+def test_tiled_refusal_offers_the_set_what_if(capsys):
+    """``--chip-model tiled`` on Jalapeño (no published SM count, SRAM per unit or MMA tile) was refused with
+    'use a chip that gives them ... or add them to its TOML': an architect's what-if is the --set route, which works
+    (predict below). The Fix now names each missing key as a --set, and the run with them is priced."""
+    args = (
+        "predict",
+        "--system",
+        "jalapeno",
+        "--model",
+        "deepseek-r1",
+        "--dp",
+        "8",
+        "--ep",
+        "8",
+        "-c",
+        "64",
+        "--chip-model",
+        "tiled",
+    )
+    code, out, err = run(capsys, *args)
+    assert code != 0
+    flat = " ".join((out + err).split())
+    assert "--set chip.compute_units=N --set chip.sram_per_unit_kib=N --set chip.mma_tile_m=N" in flat
+    sets = ("--set", "chip.compute_units=128", "--set", "chip.sram_per_unit_kib=256", "--set", "chip.mma_tile_m=128")
+    code, out, err = run(capsys, *args, *sets)
+    assert code == 0, err
+    assert "throughput per chip" in out

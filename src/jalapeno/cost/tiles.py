@@ -85,7 +85,9 @@ def check_tile_chip(chip: Chip, where: str = "--chip-model tiled") -> None:
             where,
             f"{chip.name} does not publish {', '.join(missing)} (the tile model needs them)",
             "use a chip that gives chip.compute_units, chip.sram_per_unit_kib and chip.mma_tile_m "
-            "(e.g. h100, b200, mi300x), or add them to its TOML with their source",
+            "(e.g. h100, b200, mi300x), add them to its TOML with their source, or try assumed values as a what-if: "
+            + " ".join(f"--set chip.{k}=N" for k in missing)
+            + " (on compare, --set NAME:chip.KEY=N sets one system)",
         )
 
 
