@@ -177,6 +177,7 @@ def agentic_compare(
     from jalapeno.analysis.agentic import DEFAULT_ISO_TASK_MIN, compare_agentic
     from jalapeno.cli.serving_opts import _floats, _floors, refuse_idle_ar_rms
     from jalapeno.cli.system_opts import baseline_name, systems_pricers
+    from jalapeno.cli.usage_errors import note_shared_sets
     from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
     from jalapeno.report.agentic_tables import agentic_tables
 
@@ -196,6 +197,7 @@ def agentic_compare(
     if len(set(seen)) != len(seen):
         raise SpecError("--systems", "a system is named twice", "compare each system once")
     base = baseline_name(baseline, names, seen)
+    note_shared_sets(names, sets)  # a plain --set changed the baseline too, with no word (newuser54)
     iso = (
         DEFAULT_ISO_TASK_MIN
         if at == default_at

@@ -21,6 +21,7 @@ from jalapeno.cli.out_paths import check_writable
 from jalapeno.cli.as_deployed import AS_DEPLOYED_HELP, deployed_recipes, mtp_unlike, refuse_with_as_deployed
 from jalapeno.cli.chip_opts import refuse_die_sets
 from jalapeno.cli.system_opts import SETS_OPTION, baseline_name, systems_pricers
+from jalapeno.cli.usage_errors import note_shared_sets
 from jalapeno.errors import SpecError, choice_hint
 
 MEASURED_HELP = (
@@ -154,6 +155,7 @@ def report(
             'compare each system once; give a user file its own name = "..."',
         )
     base = baseline_name(baseline, names, seen)
+    note_shared_sets(names, sets)  # a plain --set changed the baseline too, with no word (newuser54)
     precs = (
         None
         if precision is not None

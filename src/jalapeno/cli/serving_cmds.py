@@ -78,6 +78,7 @@ from jalapeno.cli.system_opts import (
     systems_pricers,
 )
 from jalapeno.cli.system_notes import note_unread_efficiency
+from jalapeno.cli.usage_errors import note_shared_sets
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 from jalapeno.specs.precision_checks import check_fallback_used
@@ -370,6 +371,7 @@ def compare(
     for n, s in zip(names, syss):
         note_unread_efficiency(per[n], m, [get_precision(p) for p in precs[s.system.name]] if precs else prec, s)
     refuse_idle_ar_rms(stack, m, syss)  # +ar_rms that no system fuses a step with (break48)
+    note_shared_sets(names, sets)  # a plain --set changed the baseline too, with no word (newuser54)
     from jalapeno.analysis.workers import meanwhile
     from jalapeno.report.html import warm_chart
 

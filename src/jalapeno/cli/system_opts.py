@@ -158,14 +158,13 @@ def systems_pricers(
         SpecError: a ``NAME:`` that is not among ``names``; a plain ``name=X`` given to several systems;
             as :func:`system_pricer`.
     """
-    from jalapeno.cli.usage_errors import note_shared_sets, system_named
+    from jalapeno.cli.usage_errors import system_named
 
     per = per_system_sets(names, sets)
     out = []
     for n in names:
         with system_named(n, names, sets):  # a plain --set refused on one of them names it (break53)
             out.append(system_pricer(n, efficiency, per[n], (stacks or {}).get(n, stack), pricer))
-    note_shared_sets(names, sets)  # once every system took it: a refused --set prints its error alone (usage_errors)
     return out
 
 

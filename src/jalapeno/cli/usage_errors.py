@@ -234,7 +234,9 @@ def shared_sets_note(names: list[str], sets: list[str] | None) -> str | None:
 
 
 def note_shared_sets(names: list[str], sets: list[str] | None) -> None:
-    """Print :func:`shared_sets_note` on stderr once per process (a multi-workload compare builds pricers again)."""
+    """Print :func:`shared_sets_note` on stderr once per process (a multi-workload compare builds pricers again);
+    compare, report and agentic compare call it once their own refusals have passed, so a refused run prints its
+    error alone."""
     from jalapeno.cli.system_opts import _NOTED, _err
 
     note = shared_sets_note(names, sets)
