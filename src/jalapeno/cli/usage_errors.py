@@ -237,7 +237,7 @@ def note_shared_sets(names: list[str], sets: list[str] | None) -> None:
     """Print :func:`shared_sets_note` on stderr once per process (a multi-workload compare builds pricers again);
     compare, report and agentic compare call it once their own refusals have passed, so a refused run prints its
     error alone."""
-    from jalapeno.cli.system_opts import _NOTED, _err
+    from jalapeno.cli.system_notes import _NOTED, _err
 
     note = shared_sets_note(names, sets)
     if note and note not in _NOTED:
