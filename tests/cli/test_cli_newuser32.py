@@ -171,7 +171,9 @@ def test_a_variants_cost_that_follows_an_estimate_stays_an_estimate(capsys):
     text = " ".join(out.split())
     # the variant's cost source is specs/power.follow_variant's '+ HBM capex ...' over Jalapeno's estimate (mend45b)
     assert "(an estimate: the base's estimated price + HBM capex " in text
-    assert "$/kWh; `jalapeno hardware show jalapeno`, cost.usd_per_chip_hour)" in text
+    # the pointer is a command hardware show runs, with the run's --set carried (mend54), never the variant's name
+    assert "$/kWh; `jalapeno hardware show jalapeno --set chip.hbm_stacks=8`, cost.usd_per_chip_hour)" in text
+    assert "hardware show jalapeno+" not in text
 
 
 def test_a_power_of_two_with_a_thousands_comma_is_named(capsys):

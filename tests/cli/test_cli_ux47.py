@@ -27,7 +27,7 @@ def test_plan_takes_an_agentic_workload_and_sizes_it_as_agentic_compare(capsys):
     assert d["price_basis"] and d["arithmetic"][0].startswith("target: 100,000 output tok/s")
     code, out, err = run(capsys, *AGENT, "--racks", "1", "--max-task-min", "10")
     assert code == 0, err
-    assert "chips: 1 racks x 72 chips per rack = 72" in out and "mean task time <= 10 min" in out
+    assert "chips: 1 rack x 72 chips per rack = 72" in out and "mean task time <= 10 min" in out
     assert "sessions in flight" in out and "tasks/h" in out
 
 

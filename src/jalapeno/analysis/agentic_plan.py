@@ -35,7 +35,7 @@ from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.specs.agentic import AgenticSpec
-from jalapeno.specs.catalog import hardware_show_name
+from jalapeno.specs.catalog import hardware_show_command
 
 #: What an agentic ``--target`` counts: tasks per hour, or output tokens per second (converted by the
 #: workload's mean output tokens per task).
@@ -139,7 +139,8 @@ class AgenticPlan:
     #: the system's $/chip-hour is a derived estimate (its file's ``estimate = true``), marked on the cost line as the
     #: fixed-length plan marks it (plan_text.estimate_mark; newuser53: Jalapeño's agent plan priced unmarked)
     usd_estimate: bool = False
-    show_as: str = ""  #: what ``jalapeno hardware show`` takes for the system; "": ``system``
+    #: the ``jalapeno hardware show`` command that shows the system as priced (specs/catalog.hardware_show_command)
+    show_as: str = ""
     usd_source: str = ""  #: the file's cost.usd_per_chip_hour source, which estimate_mark words an estimate from
 
     @property
@@ -323,7 +324,7 @@ def _plan(
         output_tokens_per_task(spec),
         fleet,
         usd_estimate=is_price_estimate(s),
-        show_as=hardware_show_name(s),
+        show_as=hardware_show_command(s),
         usd_source=s.sources.get("cost.usd_per_chip_hour", ""),
     )
 

@@ -61,7 +61,7 @@ from jalapeno.analysis.plan_text import (  # noqa: F401  (re-exported: split fro
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text, whole_boxes
 from jalapeno.analysis.records import FrontierRecord, PointRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError
-from jalapeno.specs.catalog import hardware_show_name
+from jalapeno.specs.catalog import hardware_show_command
 from jalapeno.specs.hardware import System
 
 
@@ -138,7 +138,8 @@ class CapacityPlan:
     highest_rate: Footprint | None = None
     usd_estimate: bool = False
     fewest_boxes: Footprint | None = None
-    #: what ``jalapeno hardware show`` takes for the system (specs/catalog.hardware_show_name); "": ``system``
+    #: the ``jalapeno hardware show`` command that shows the system as priced, its ``--set`` options carried
+    #: (specs/catalog.hardware_show_command); "": ``jalapeno hardware show SYSTEM``
     show_as: str = ""
     usd_source: str = ""  #: the file's cost.usd_per_chip_hour source, which estimate_mark words an estimate from
     #: ``plan --users N``: the closed-loop users the fleet must hold (instances = ceil(N / the point's concurrency));
@@ -427,7 +428,7 @@ def plan_capacity(
         highest_rate,
         is_price_estimate(system),
         fewest_boxes,
-        hardware_show_name(system),
+        hardware_show_command(system),
         system.sources.get("cost.usd_per_chip_hour", ""),
         None if users is None else float(users),
     )

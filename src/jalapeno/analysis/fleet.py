@@ -31,7 +31,7 @@ from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
-from jalapeno.specs.catalog import hardware_show_name
+from jalapeno.specs.catalog import hardware_show_command
 from jalapeno.specs.hardware import System
 from jalapeno.specs.plausibility import MAX_CHIPS
 
@@ -65,7 +65,8 @@ class FleetThroughput:
         power_w: convention → (W per chip, its label, the fleet's W: every chip, idle ones included).
         usd_per_chip_hour: the system's $/chip-hour (the fleet's $/hour: × fleet_chips).
         usd_estimate: whether that price is a derived estimate (``CapacityPlan.usd_estimate``);
-        show_as: what ``jalapeno hardware show`` takes for the system.
+        show_as: the ``jalapeno hardware show`` command that shows the system as priced, its ``--set`` options
+            carried (specs/catalog.hardware_show_command).
         usd_source: the file's ``cost.usd_per_chip_hour`` source, which estimate_mark words an estimate from.
     """
 
@@ -256,7 +257,7 @@ def fleet_throughput(
         power,
         system.usd_per_chip_hour,
         is_price_estimate(system),
-        hardware_show_name(system),
+        hardware_show_command(system),
         system.name,
         cut,
         min_interactivity,
@@ -362,7 +363,10 @@ def fleet_chips(
                 f"give --chips ({system.levels[0].name}s x {system.levels[0].chips}: 32 {system.levels[0].name}s "
                 f"is --chips {32 * system.levels[0].chips}) or --power-mw",
             )
-        chips, line = racks * rack[0].chips, f"chips: {racks:,} racks x {rack[0].chips} chips per rack"
+        chips, line = (
+            racks * rack[0].chips,
+            f"chips: {racks:,} {'rack' if racks == 1 else 'racks'} x {rack[0].chips} chips per rack",
+        )
         where = "--racks"
     else:
         if not (

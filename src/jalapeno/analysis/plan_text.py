@@ -118,13 +118,16 @@ def format_rate(tok_per_s: float) -> str:
     return f"{tok_per_s:,.0f}" if tok_per_s >= 1000 else f"{tok_per_s:.4g}"
 
 
-def estimate_mark(system: str, show_as: str, estimate: bool, source: str = "") -> str:
+def estimate_mark(system: str, show: str, estimate: bool, source: str = "") -> str:
     """The mark a cost line carries after ``$X/chip-hour`` when the system's price is a derived estimate
     (``estimate = true`` on its file's ``cost.usd_per_chip_hour``), worded from that ``source``
     (analysis/price_reason.estimate_reason), else ""; the ``--target`` plan's cost line and the ``--chips`` fleet's.
+    ``show`` is the ``jalapeno hardware show`` command that shows the system as priced
+    (specs/catalog.hardware_show_command: a ``--set`` variant's options carried, as the power and price basis
+    lines do, mend54); "" points at ``jalapeno hardware show SYSTEM``.
     Not the JSON ``price_basis`` field (analysis/price_reason.basis_text, every price's basis, published too).
 
-    >>> estimate_mark("mi350x", "mi350x", True, "assumption: as MI355X (InferenceX constants.ts)")
+    >>> estimate_mark("mi350x", "jalapeno hardware show mi350x", True, "assumption: as MI355X (InferenceX constants.ts)")
     ' (an estimate: as MI355X; `jalapeno hardware show mi350x`, cost.usd_per_chip_hour)'
     >>> estimate_mark("gb200-nvl72", "", False)
     ''
@@ -132,7 +135,7 @@ def estimate_mark(system: str, show_as: str, estimate: bool, source: str = "") -
     from jalapeno.analysis.price_reason import estimate_reason
 
     return (
-        f" (an estimate: {estimate_reason(system, source)}; `jalapeno hardware show {show_as or system}`, "
+        f" (an estimate: {estimate_reason(system, source)}; `{show or f'jalapeno hardware show {system}'}`, "
         "cost.usd_per_chip_hour)"
         if estimate
         else ""

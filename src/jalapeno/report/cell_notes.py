@@ -195,9 +195,9 @@ def price_note(system) -> str:
     (``predict``, ``simulate``): analysis/capacity.estimate_mark, as ``plan``'s cost line says it, for an
     estimated $/chip-hour; "" for a published one."""
     from jalapeno.analysis.capacity import estimate_mark, is_price_estimate
-    from jalapeno.specs.catalog import hardware_show_name
+    from jalapeno.specs.catalog import hardware_show_command, hardware_show_name
 
     if not is_price_estimate(system):
         return ""
-    show = hardware_show_name(system)
-    return estimate_mark(show, show, True, system.sources.get("cost.usd_per_chip_hour", ""))
+    source = system.sources.get("cost.usd_per_chip_hour", "")
+    return estimate_mark(hardware_show_name(system), hardware_show_command(system), True, source)
