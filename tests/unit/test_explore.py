@@ -138,7 +138,7 @@ def test_cli_explore_then_results_rerender_byte_identically(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("over, words", [
-    ({"params": {"chip.hbm_stak": {"choices": [6]}}}, ["params.chip.hbm_stak", "did you mean"]),
+    ({"params": {"chip.hbm_stak": {"choices": [6, 8]}}}, ["params.chip.hbm_stak", "did you mean"]),
     ({"constraints": {"chip_watts": 700}}, ["constraints", "unknown constraint", "chip_power_w"]),
     ({"derived": {"chip.hbm_stacks": "2 * {chip.nope}"}}, ["derived", "not a parameter"]),
     ({"params": {"chip.hbm_stacks": {"low": 8, "high": 6}}}, ["low < high"]),

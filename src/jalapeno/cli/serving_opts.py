@@ -223,8 +223,9 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
 
     Raises:
         SpecError: no tier at all (``--tiers ''`` dropped the tier table silently), a part that is
-            not name=number, a tier with no name or named twice, the reserved name ``batch``, a value
-            that is negative or not finite (refused later as ``floors.NAME``, a name the CLI lacks).
+            not name=number, a tier with no name or named twice, two tiers of one value (as ``--at 50,50`` is
+            refused), the reserved name ``batch``, a value that is negative or not finite (refused later as
+            ``floors.NAME``, a name the CLI lacks).
     """
     items = list_items(text, "--tiers", example)
     if not items:  # '' and ',' (which ran without the tier table, round 26)
@@ -254,6 +255,13 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
         if name.strip() in out:  # fast=100,fast=200 kept the last floor, silently
             raise SpecError(
                 "--tiers", f"tier {name.strip()!r} is given twice", f"name each tier once, e.g. --tiers {example}"
+            )
+        same = next((k for k, w in out.items() if w == v), None)
+        if same is not None:  # a=5,b=5 ran two rows of one point while --at 50,50 was refused (break54)
+            raise SpecError(
+                "--tiers",
+                f"{v:g} is given twice (tiers {same!r} and {name.strip()!r})",
+                f"give each tier its own floor, e.g. --tiers {example}",
             )
         if name.strip() == "batch":  # was refused later as 'floors', a name the command does not have
             raise SpecError(

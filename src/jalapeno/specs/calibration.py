@@ -92,16 +92,21 @@ def _read_calibration_file(path: Path) -> dict:
     """Parse a calibration TOML given by path.
 
     Raises:
-        UnknownNameError: the file does not exist. SpecError: not TOML, not UTF-8, unreadable.
+        UnknownNameError: the file does not exist. SpecError: not TOML, not UTF-8, unreadable; field the path:
+            a directory (``--efficiency x.toml`` where x.toml is one said "not found", break54; specs/files.read_user_text
+            names it, as for the points and claims files).
     """
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():  # a directory, a pipe, a dangling link: read_user_text names each
         raise UnknownNameError(
             "efficiency",
             f"{path} not found",
             "give a set name (calibrated, low, high, spec), a directory written by "
             "`jalapeno calibrate --out-dir DIR` (holding <system>.toml) or a calibration .toml file",
         )
-    text = read_user_text(path, "a calibration TOML", "pass a file written by `jalapeno calibrate --out-dir DIR`")
+    fix = "pass a file written by `jalapeno calibrate --out-dir DIR`"
+    if path.is_dir():
+        fix = "pass a calibration .toml file, e.g. the <system>.toml `jalapeno calibrate --out-dir DIR` writes in DIR"
+    text = read_user_text(path, "a calibration TOML", fix)
     try:
         return parse_toml(text)
     except tomllib.TOMLDecodeError as e:

@@ -81,6 +81,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+def _one_value(value) -> str:
+    """The refusal of a parameter that holds one value (``choices = [6]`` or ``low = high = 6``): a fixed value is
+    no dimension to search, and both forms are refused alike, naming the fix (break54: the one-item list ran, the
+    empty range was refused)."""
+    shown = f"{value:g}" if isinstance(value, float) else repr(value) if isinstance(value, str) else str(value)
+    return (
+        f"holds one value ({shown}), a fixed value, not a dimension to search: give a range with low < high or "
+        "two or more choices, or write the value into the base system (a system TOML with base = ...) and drop "
+        "the key from [params]"
+    )
+
+
 class Param(_Strict):
     """A range (``low``, ``high``, optional ``step``/``log``, ``integer``) or a ``choices`` list."""
 
@@ -102,6 +114,8 @@ class Param(_Strict):
                 raise ValueError(f"{ranged[0]} applies to a low/high range, not to choices: remove it")
             if not self.choices:
                 raise ValueError("choices is empty")
+            if len(self.choices) == 1:  # choices = [6] ran while low = high = 6 was refused (break54)
+                raise ValueError(_one_value(self.choices[0]))
             if any(isinstance(c, bool) for c in self.choices):
                 raise ValueError("choices must be numbers or names, not true/false (a count or a size is a number)")
             if len({repr(c) for c in self.choices}) != len(self.choices):
@@ -109,6 +123,8 @@ class Param(_Strict):
             return self
         if self.low is None or self.high is None:
             raise ValueError("a range needs low and high (or give choices = [...])")
+        if self.low == self.high:
+            raise ValueError(_one_value(self.low))
         if not self.low < self.high:
             raise ValueError(f"need low < high, got {self.low:g} and {self.high:g}")  # as written: 8, not 8.0
         if self.log and self.low <= 0:
