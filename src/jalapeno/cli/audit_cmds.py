@@ -10,7 +10,6 @@ import typer
 from rich.table import Table
 
 from jalapeno.cli.common import (
-    FIXED_WORKLOAD_HELP,
     console,
     efficiency_option,
     isl_option,
@@ -34,14 +33,18 @@ from jalapeno.cli.audit_tables import (  # noqa: F401  (re-exported: they lived 
 from jalapeno.cli.chip_opts import chip_model_lines, chip_model_option, chip_model_pricers, placement_option
 from jalapeno.cli.chip_opts import chip_model_json  # sensitivity's and audit's --json fields (ux53)
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+from jalapeno.cli.serving_decls import (
+    CLAIM_POWER_HELP,
+    claim_json_option,
+    claim_power_option,
+    claim_serving_option,
+    claim_workload_option,
+)
 from jalapeno.cli.system_notes import note_unread_efficiency
 from jalapeno.analysis.bound_words import band_span
 from jalapeno.errors import SpecError, choice_hint
 
-POWER_HELP = (
-    "Power convention of per-kW metrics: chip (TDP), sustained, all-in (provisioned; the default) or load "
-    "(the chip power drawn at each operating point)."
-)
+POWER_HELP = CLAIM_POWER_HELP  # audit's and sensitivity's --power help, now with their shared declarations
 CLAIM_HELP = (
     "METRIC[@X]=VALUE: peak_throughput_per_chip, peak_tok_s_per_kw, peak_tokens_per_usd, "
     "max_interactivity, min_e2e_s, throughput_per_chip@X, tok_s_per_kw@X (X in tok/s/user); "
@@ -131,12 +134,12 @@ def audit(
     claim: str = typer.Option(None, "--claim", help=CLAIM_HELP),
     baseline: str = typer.Option(None, "--baseline", "-b", help="Baseline system of a *_ratio claim."),
     model: str = model_option(),
-    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
+    workload: str = claim_workload_option(),
     isl: int = isl_option(),
     osl: int = osl_option(),
     precision: str = precision_option(),
-    power: str = typer.Option(None, "--power", help=POWER_HELP),
-    serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
+    power: str = claim_power_option(),
+    serving: str = claim_serving_option(),
     efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
     instance_chips: int = typer.Option(
@@ -149,7 +152,7 @@ def audit(
     ),
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
+    json_out: bool = claim_json_option(),
     claims: str = typer.Option(
         None,
         "--claims",

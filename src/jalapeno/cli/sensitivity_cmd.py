@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from jalapeno.analysis.bound_words import band_span
-from jalapeno.cli.audit_cmds import CLAIM_HELP, POWER_HELP, _context, refuse_unread_power
+from jalapeno.cli.audit_cmds import CLAIM_HELP, _context, refuse_unread_power
 from jalapeno.cli.audit_tables import _f, _swing_text
 from jalapeno.cli.chip_opts import (
     chip_model_json,
@@ -18,7 +18,6 @@ from jalapeno.cli.chip_opts import (
     placement_option,
 )
 from jalapeno.cli.common import (
-    FIXED_WORKLOAD_HELP,
     console,
     efficiency_option,
     isl_option,
@@ -31,6 +30,12 @@ from jalapeno.cli.common import (
 from jalapeno.cli.out_paths import check_html_out
 from jalapeno.cli.system_notes import note_unread_efficiency
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+from jalapeno.cli.serving_decls import (
+    claim_json_option,
+    claim_power_option,
+    claim_serving_option,
+    claim_workload_option,
+)
 
 
 def sensitivity(
@@ -41,18 +46,18 @@ def sensitivity(
         help="METRIC[@X]: " + CLAIM_HELP.split(": ", 1)[1].split(";")[0].split(" <metric>")[0],
     ),
     model: str = model_option(),
-    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
+    workload: str = claim_workload_option(),
     isl: int = isl_option(),
     osl: int = osl_option(),
     precision: str = precision_option(),
-    power: str = typer.Option(None, "--power", help=POWER_HELP),
-    serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
+    power: str = claim_power_option(),
+    serving: str = claim_serving_option(),
     efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
     html: str = typer.Option(None, "--html", help="Write the tornado chart to this HTML file (none without it)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
+    json_out: bool = claim_json_option(),
 ) -> None:
     """Each uncertain parameter moved across its band, one at a time: a table, and with --html a tornado page."""
     from jalapeno.analysis.sensitivity import parse_metric

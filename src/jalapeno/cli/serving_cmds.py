@@ -8,6 +8,7 @@ import typer
 
 from jalapeno.analysis.results_store import check_store
 from jalapeno.cli.chip_opts import chip_model_option, placement_option
+from jalapeno.cli.serving_decls import fixed_lengths_option, memory_fraction_option, power_option, routing_option
 from jalapeno.cli.common import (
     attention_dtype_option,
     compute_fallback_option,
@@ -79,11 +80,9 @@ from jalapeno.cli.system_opts import (
 )
 from jalapeno.cli.system_notes import note_unread_efficiency
 from jalapeno.cli.usage_errors import note_shared_sets
-from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 from jalapeno.specs.precision_checks import check_fallback_used
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.routing import ROUTING_HELP
 
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
 AT_DEFAULT = (
@@ -136,7 +135,7 @@ def compare(
         "-b",
         help="System the ratios are taken against (default: gb300-nvl72 if compared, else the last).",
     ),
-    power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
+    power: str = power_option(),
     serving: str = typer.Option(None, "--serving", help="agg, disagg or both (default both)."),
     mtp: int = mtp_option(),
     mtp_acceptance: float = mtp_acceptance_option(),
@@ -145,7 +144,7 @@ def compare(
     max_running: int = max_running_option(),
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
-    memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
+    memory_fraction: float = memory_fraction_option(),
     overlap: str = typer.Option(None, "--overlap", help=SWEEP_OVERLAP_HELP),
     at: str = typer.Option(
         AT_DEFAULT,
@@ -164,9 +163,7 @@ def compare(
     stack: str = stack_option(),
     efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
-    fixed_lengths: bool = typer.Option(
-        False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."
-    ),
+    fixed_lengths: bool = fixed_lengths_option(),
     concurrency: str = typer.Option(
         None,
         "--concurrency",
@@ -180,7 +177,7 @@ def compare(
         "its own kernels: its validate error band (p10/p90), no sweep.",
     ),
     sets: list[str] = SETS_OPTION,
-    routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
+    routing: str = routing_option(),
     eplb: str = typer.Option(None, "--eplb", help=SWEEP_EPLB_HELP),
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),

@@ -39,15 +39,14 @@ from jalapeno.cli.simulate_lines import (
     check_applicable,
 )
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION
-from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
+from jalapeno.cli.serving_decls import json_option, memory_fraction_option, routing_option, system_option
 from jalapeno.errors import SpecError
 from jalapeno.specs.precision_checks import check_fallback_used
 from jalapeno.specs.workload import check_concurrency
-from jalapeno.specs.routing import ROUTING_HELP
 
 
 def simulate(
-    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
+    system: str = system_option(),
     model: str = model_option(),
     workload: str = typer.Option(
         None,
@@ -91,7 +90,7 @@ def simulate(
         "--eplb",
         help="EPLB redundant experts (at most the model's expert count; default off; pools take eplb=R).",
     ),
-    routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
+    routing: str = routing_option(),
     replicas: int = typer.Option(None, "--replicas", help="Aggregated instances behind the router (default 1)."),
     prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,ep=4,workers=2".'),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "dp=8,ep=8,workers=1".'),
@@ -117,12 +116,12 @@ def simulate(
         "drained first, then C requests at once into an idle server — what predict models, "
         "so compare its TTFT with --warmup 0.",
     ),
-    memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
+    memory_fraction: float = memory_fraction_option(),
     efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
     sets: list[str] = SET_OPTION,
     stack: str = stack_option(),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    json_out: bool = json_option(),
     html: str = typer.Option(None, "--html", help="Write latency CDFs and time series to this HTML file."),
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
 ) -> None:
