@@ -134,3 +134,19 @@ def test_sensitivity_and_audit_take_the_chip_model_and_say_why_die_rows_do_not_m
         capsys, "sensitivity", "--system", "h200", *far, "--chip-model", "sliced", "--placement", "best"
     )
     assert code != 0 and "--placement" in err
+
+
+def test_what_the_chip_would_need_says_when_it_rests_on_borrowed_gpu_kernel_fits(capsys):
+    """Jalapeño publishes no kernel measurements: its efficiency set is GB300's (derived_from), so the specs the
+    audit finds rest on GB300's kernel fits (newuser54: Kimi K2.5's "BF16 peak helps, HBM never does" follows from
+    the borrowed few-row W4A16 expert rule). The table says so under it for Jalapeño, and not for a measured chip."""
+    far = ("--model", "gpt-oss-120b", "--workload", "8k1k", "--serving", "agg", "--claim", "max_interactivity=100000")
+    code, out, err = run(capsys, "audit", "--system", "jalapeno", *far)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "what the chip would need" in flat
+    assert "jalapeno has no kernel measurements: the specs above are found with gb300-nvl72's GPU kernel fits" in flat
+    code, out, err = run(capsys, "audit", "--system", "b200", *far)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "what the chip would need" in flat and "has no kernel measurements" not in flat

@@ -18,7 +18,7 @@ from jalapeno.cli.common import (
     precision_option,
     print_json,
 )
-from jalapeno.cli.audit_lines import spec_search_notes
+from jalapeno.cli.audit_lines import borrowed_fits_line, spec_search_notes
 from jalapeno.cli.audit_tables import (  # noqa: F401  (re-exported: they lived here)
     VERDICT_MEANING,
     _changes_table,
@@ -338,6 +338,9 @@ def audit(
             closeness,
         )
         for line in spec_search_notes(d["spec_changes"], pr.system):
+            console.print(line, markup=False, soft_wrap=True)
+        line = borrowed_fits_line(pr)
+        if line:
             console.print(line, markup=False, soft_wrap=True)
     for line in chip_model_lines([pr] + ([base] if base is not None else []), [ch["parameter"] for ch in d["changes"]]):
         console.print(line, markup=False, soft_wrap=True)

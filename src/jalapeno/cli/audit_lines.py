@@ -75,3 +75,31 @@ def spec_search_notes(rows: list[dict], system) -> list[str]:
             f"(specs/power.py: 2 x B x 8 bit x serdes pJ/bit, in its TDP, all-in power and $/chip-hour){tail}"
         )
     return out
+
+
+def borrowed_fits_line(pricer) -> str | None:
+    """The line under "what the chip would need" for a chip priced with another family's kernel fits (a wholly
+    derived efficiency set: Jalapeño's is GB300's, specs/calibration.derived_from): the spec values it finds rest on
+    that GPU's kernel behaviour (e.g. few-row expert GEMMs priced by a row-count rule that scales with peak FLOP/s and
+    not HBM bandwidth, docs/model.md §11.3), a named assumption, not the chip's measured kernels; None for a chip with
+    kernel measurements of its own. Found by newuser54 (Kimi K2.5 on Jalapeño: "more HBM bandwidth never helps, BF16
+    peak does" follows from GB300's W4A16 expert form).
+
+    >>> from types import SimpleNamespace as N
+    >>> jal = N(system=N(name="jalapeno"), efficiency=N(source="calibrated (derived from gb300-nvl72; set calibrated; x)"))
+    >>> borrowed_fits_line(jal).startswith("jalapeno has no kernel measurements: the specs above are found with gb300-nvl72's")
+    True
+    >>> borrowed_fits_line(N(system=N(name="b200"), efficiency=N(source="calibrated (measured kernels; x)"))) is None
+    True
+    """
+    from jalapeno.specs.calibration import derived_from
+
+    donor = derived_from(pricer.efficiency.source)
+    if donor is None:
+        return None
+    return (
+        f"{pricer.system.name} has no kernel measurements: the specs above are found with {donor}'s GPU kernel fits "
+        "(a named assumption, docs/model.md §11); where one binds (few-row expert GEMMs: a row-count rule that "
+        "scales with peak FLOP/s, not HBM bandwidth, §11.3), the answer is that GPU kernel's, not the chip's; "
+        "`--set efficiency.moe.<format>.half_rows=0` prices the experts at full tiles"
+    )
