@@ -65,6 +65,26 @@ def h200_llama():
     return load_model(p.model), pricer, p.deployment, point_workload(p)
 
 
+@pytest.fixture(scope="module")
+def one_within(h200_llama):
+    """``within(max_concurrency, tpot_limit_s, ttft_limit_s)``: ``engine_within_limits`` on one instance of
+    ``h200_llama`` (steady state, refined), priced once per argument triple for the module. Four tests price the same
+    two triples (the 0.6 x full-load TPOT limit with a loose TTFT; 40 ms / 450 ms); a load search is ~1-2 s, and the
+    search is a function of its arguments alone (same model, pricer, deployment and workload in, same dict out), so each
+    test reads what it would have priced itself. Tests read the dicts and never modify them."""
+    memo = {}
+
+    def within(concurrency, tpot_limit_s, ttft_limit_s):
+        key = (concurrency, tpot_limit_s, ttft_limit_s)
+        if key not in memo:
+            model, pricer, dep, wl = h200_llama
+            one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
+            memo[key] = engine_within_limits(model, pricer, one, wl, concurrency, tpot_limit_s, ttft_limit_s)
+        return memo[key]
+
+    return within
+
+
 def _served(fx, concurrency, workers=1):
     from jalapeno.serve.point import serve_at_concurrency
 
@@ -81,19 +101,17 @@ def _p99_tpot(fx, concurrency):
     return float(poisson_tpot_s(model, pricer, one, wl, _served(fx, concurrency))[0])
 
 
-def test_the_best_load_is_the_highest_one_within_the_tpot_limit(h200_llama):
+def test_the_best_load_is_the_highest_one_within_the_tpot_limit(h200_llama, one_within):
     """Throughput and TPOT both grow with the load, so within a p99 TPOT limit the best point is the
     highest load whose p99 TPOT (serve/tpot_tail.poisson_tpot_s) meets it: the load 20% above it
     (beyond the next rung, ratio <= 1.1) breaks the limit; loose limits give the throughput of every
     slot filled (the engine's token cap saturates it first: its lowest load reaching it is reported)."""
-    model, pricer, dep, wl = h200_llama
-    one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
-    loose = engine_within_limits(model, pricer, one, wl, 512, 10.0, 1e3)
+    loose = one_within(512, 10.0, 1e3)
     assert loose["feasible"] and loose["concurrency"] <= 512
     assert loose["throughput_per_chip"] == pytest.approx(float(_served(h200_llama, 512).throughput_per_chip[0]))
     t_full = float(_served(h200_llama, 512).tpot_s[0])
     limit = 0.6 * t_full
-    got = engine_within_limits(model, pricer, one, wl, 512, limit, 1e3)
+    got = one_within(512, limit, 1e3)
     assert got["feasible"] and got["throughput_per_chip"] < loose["throughput_per_chip"]
     assert (
         float(_served(h200_llama, got["concurrency"]).tpot_s[0]) <= _p99_tpot(h200_llama, got["concurrency"]) <= limit
@@ -101,11 +119,10 @@ def test_the_best_load_is_the_highest_one_within_the_tpot_limit(h200_llama):
     assert _p99_tpot(h200_llama, 1.2 * got["concurrency"]) > limit
 
 
-def test_identical_instances_share_the_load(h200_llama):
+def test_identical_instances_share_the_load(h200_llama, one_within):
     """Eight TP1 instances: the same throughput per chip as one, at eight times the concurrency."""
     model, pricer, dep, wl = h200_llama
-    one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
-    a = engine_within_limits(model, pricer, one, wl, 512, 0.040, 0.450)
+    a = one_within(512, 0.040, 0.450)
     b = engine_within_limits(model, pricer, dep, wl, 8 * 512, 0.040, 0.450)
     assert dep.decode.workers == 8 and b["throughput_per_chip"] == pytest.approx(a["throughput_per_chip"])
     assert b["concurrency"] == pytest.approx(8 * a["concurrency"])
@@ -128,7 +145,7 @@ def test_no_load_within_the_limits_says_so_and_bad_input_is_refused(h200_llama):
         engine_within_limits(model, pricer, dep, wl, 512, 0.040, None)
 
 
-def test_a_server_run_counted_to_its_last_query_is_below_the_steady_state(h200_llama):
+def test_a_server_run_counted_to_its_last_query_is_below_the_steady_state(h200_llama, one_within):
     """LoadGen counts a Server run to its last-issued query's response (serve/finite_run.server_run_factor):
     the run's throughput is the steady one times a factor below 1, never above the engine's steady best,
     and a run ten times longer loses less to that one latency."""
@@ -136,7 +153,7 @@ def test_a_server_run_counted_to_its_last_query_is_below_the_steady_state(h200_l
 
     model, pricer, dep, wl = h200_llama
     one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
-    steady = engine_within_limits(model, pricer, one, wl, 512, 0.040, 0.450)
+    steady = one_within(512, 0.040, 0.450)
     short = engine_within_limits(model, pricer, one, wl, 512, 0.040, 0.450, ServerRun(24576, 60.0))
     long = engine_within_limits(model, pricer, one, wl, 512, 0.040, 0.450, ServerRun(24576, 6000.0, 24576 * 40))
     assert steady["run_factor"] == 1.0
@@ -185,7 +202,7 @@ def test_a_disaggregated_engine_is_held_to_its_prefill_queue():
     assert rate < cap_rate
 
 
-def test_the_best_load_is_refined_between_the_ladder_rungs(h200_llama):
+def test_the_best_load_is_refined_between_the_ladder_rungs(h200_llama, one_within):
     """The ladder's rungs are <= 10% apart in load (LADDER 81 up to 512 slots: ratio 512^(1/80) = 1.081), so a
     TPOT-bound best rung can sit up to one rung below the load where the limit binds; refined by REFINE (12) loads
     between it and the next rung (ratio 1.081^(1/13) = 1.006), the chosen load is within the limit and one 2% above
@@ -194,7 +211,7 @@ def test_the_best_load_is_refined_between_the_ladder_rungs(h200_llama):
     one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
     limit = 0.6 * float(_served(h200_llama, 512).tpot_s[0])
     coarse = engine_within_limits(model, pricer, one, wl, 512, limit, 1e3, refine=False)
-    fine = engine_within_limits(model, pricer, one, wl, 512, limit, 1e3)
+    fine = one_within(512, limit, 1e3)
     assert fine["throughput_per_chip"] >= coarse["throughput_per_chip"]
     assert coarse["concurrency"] <= fine["concurrency"] <= coarse["concurrency"] * 512 ** (1 / 80)
     assert _p99_tpot(h200_llama, fine["concurrency"]) <= limit < _p99_tpot(h200_llama, 1.02 * fine["concurrency"])
