@@ -5,19 +5,18 @@ plan (round 54) sizes DeepSeek-R1 coding-agent at <= 10 min on attention TP2, Mo
 GB300 NVL72 (10.7 sessions an instance) and Jalapeño (13.8). Here the analytic session model (serve/sessions.py, what
 plan and compare read) against the simulator on that layout, closed loop of C sessions, 2·C tasks, seed 0, mean task
 time over all tasks. Measured round 54 (agentic54), analytic / simulated s: GB300 10 sessions 443.0 / 456.6 (+3%),
-Jalapeño 6 337.7 / 379.7 (+12%), Jalapeño 10 434.4 / 2,502 (5.8x: an xfail).
+Jalapeño 6 337.7 / 379.7 (+12%), Jalapeño 10 434.4 / 2,502 (5.8x, then an xfail).
 
-Why Jalapeño 10 breaks (a simulator bookkeeping gap, not a cost): its KV capacity at TP2 FP4 is 711K tokens an instance
+Why Jalapeño 10 broke (a simulator bookkeeping gap, not a cost): its KV capacity at TP2 FP4 is 711K tokens an instance
 (serve/sim/instances._capacity_tokens at 60K reference context); the ten sessions start together and stay in step, so
-from turn ~24 their contexts (10 x 66K and growing to 10 x 110K) exceed it; prefixes spill to the host tier and come
-back by `Simulation._reload` at the request's arrival, but a reloaded prefix is an ordinary LRU entry: while its request
-waits for memory (queue 20-65 s) the next admission evicts it again, and at admission the request finds nothing in HBM
-and, its reload already spent (``reload_checked``), prefills its whole context again (turn 36 prefills 110K tokens, not
-2.5K; hit rate 35% against the analytic 95.9%). By hand, reloading that prefix costs 110,425 x 35,136 B = 3.9 GB per
-chip over the 50 GB/s host link, 78 ms; recomputing it takes tens of seconds. Pinning the reloaded entry until admission
-was tried and does not help (the running requests alone fill HBM, so the pin is evicted as the last resort): the fix is
-to load a lower-tier prefix at admission (as vLLM's KV connector does, Scheduler.schedule ->
-get_num_new_matched_tokens), left open.
+from turn ~24 their contexts (10 x 66K and growing to 10 x 110K) exceed it; prefixes spill to the host tier and came
+back at the request's arrival into the HBM LRU, where the next admission evicted them again while the request waited
+for memory, so it prefilled its whole context (turn 36: 110K tokens, not 2.5K; hit rate 35% against 95.9%). Since
+round 54 (simfix54, serve/sim/simulation.RELOAD_AT_ADMISSION_ON) the prefix is loaded when its request is admitted,
+into the request's own reservation, as vLLM v1's KV connector does (Scheduler.schedule -> get_num_new_matched_tokens,
+allocate_slots, WAITING_FOR_REMOTE_KVS). By hand that load is 110,425 x 35,136 B = 3.9 GB per chip over the 50 GB/s
+host link, 78 ms; recomputing it takes tens of seconds. Simulated since: Jalapeño 6 354.0 s (+4.8%), Jalapeño 10
+447.5 s (+3.0%, hit 95.9%); GB300 unchanged.
 """
 
 from __future__ import annotations
@@ -35,10 +34,7 @@ from jalapeno.specs.formats import get_precision
 
 TOL = 0.15
 SPEC = AGENTIC_PRESETS["coding-agent"]
-RELOAD_LOST = pytest.mark.xfail(
-    strict=True, reason="a reloaded prefix evicted again while its request queues is recomputed in full (docstring)"
-)
-GRID = [("gb300-nvl72", 10), ("jalapeno", 6), pytest.param("jalapeno", 10, marks=RELOAD_LOST)]
+GRID = [("gb300-nvl72", 10), ("jalapeno", 6), ("jalapeno", 10)]
 
 
 @pytest.mark.parametrize("system_name, c", GRID)

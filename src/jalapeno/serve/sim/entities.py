@@ -21,6 +21,8 @@ class Request:
         prefill_done: prompt tokens already prefilled (recomputed after a preemption).
         generated: output tokens emitted so far.
         finish_step: the instance step index at which the last token is emitted.
+        reload_s: s its lower-tier prefix took to load (lane wait included; 0 if none).
+        lower_ready_s: when that prefix is in HBM, s; its prefill waits until then (reload at admission).
     """
 
     id: int
@@ -45,6 +47,7 @@ class Request:
     kv_ready_s: float = float("nan")
     reload_checked: bool = False
     reload_s: float = 0.0
+    lower_ready_s: float = 0.0
 
     @property
     def prefill_needed(self) -> int:

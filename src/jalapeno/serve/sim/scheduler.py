@@ -155,6 +155,9 @@ class Instance:
         self.in_flight: Callable[[], list[tuple[float, int]]] | None = None
         self._now = 0.0  # the time of the last plan
         self._dt_decode_s = self._dt_prefill_token_s = 0.0  # the last steps' times, for lookahead
+        #: loads a session's lower-tier prefix at admission (Simulation._load_lower, RELOAD_AT_ADMISSION_ON):
+        #: (req, now) -> (s until it is in HBM, tokens loaded); None: no lower tier, or reloaded at arrival
+        self.reload_lower: Callable[[Request, float], tuple[float, float]] | None = None
         # a StepTimer prices the lookahead's guesses with a miss; any other callable is used as is
         self._time = partial(timer, hint=self.lookahead) if isinstance(timer, StepTimer) else timer
 
@@ -262,6 +265,8 @@ class Instance:
                 break
             self.waiting.popleft()
             self.used += need
+            if self.reload_lower is not None and self.role != "decode" and not entry and req.session >= 0:
+                self._load_prefix(req, now)
             if math.isnan(req.first_scheduled_s):
                 req.first_scheduled_s = now
             if self.role == "decode":
@@ -275,6 +280,21 @@ class Instance:
                 self._start_decode(req, int(self.prebuilt))
             else:
                 self.prefilling.append(req)
+
+    def _load_prefix(self, req: Request, now: float) -> None:
+        """An admitted request with no HBM prefix loads its session's lower-tier prefix into its own reservation
+        (``need`` already counts the whole prompt): those tokens are a hit, and its prefill waits until the load is
+        done (``lower_ready_s``; vLLM's ``WAITING_FOR_REMOTE_KVS``, serve/sim/simulation.RELOAD_AT_ADMISSION_ON).
+        Only a fresh request: one preempted after its load recomputes, as a preempted HBM hit does."""
+        if req.prefill_done or req.generated or req.cached_tokens:
+            return
+        delay, tokens = self.reload_lower(req, now)
+        if tokens <= 0:
+            return
+        hit = min(int(tokens), max(req.isl - 1, 0))  # the prompt's last token is recomputed for its logits
+        req.cached_tokens = hit
+        self.cache.hits_tokens += hit
+        req.lower_ready_s = now + delay
 
     def _start_decode(self, req: Request, extra_steps: int = 0) -> None:
         steps = decode_steps(req.osl - req.generated, self.mtp, self.rng) + extra_steps
@@ -306,7 +326,7 @@ class Instance:
             if budget <= 0:
                 break
             take = min(req.prefill_needed, budget, self.prompt_budget)
-            if take <= 0:
+            if take <= 0 or req.lower_ready_s > now:  # its lower-tier prefix is still loading
                 continue
             chunks.append((req, take))
             budget -= take
@@ -322,6 +342,11 @@ class Instance:
                 self._held = 0
         self._last_prefill = bool(chunks)
         if b == 0 and not chunks:
+            loading = [r.lower_ready_s for r in self.prefilling if r.lower_ready_s > now]
+            if loading:  # nothing to run but prefixes loading: the loop idles until the first is in HBM
+                self._chunks, self._prefill_only, self.busy = [], True, True
+                self.step_end_s = min(loading)
+                return self.step_end_s - now
             self.busy = False
             return None
         self._chunks = chunks

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -74,6 +75,16 @@ class SimResult:
 #: Requests of a trace or open-loop plan created per feed event (serve/sim/simulation.open_loop)
 FEED_CHUNK = 256
 
+#: Load a session's lower-tier prefix when its request is ADMITTED, not when it arrives (round 54). vLLM v1 does so:
+#: ``Scheduler.schedule`` asks the KV connector ``get_num_new_matched_tokens`` for a waiting request as it schedules
+#: it, allocates HBM blocks for the matched tokens together with the prompt's (``allocate_slots``), and with an
+#: asynchronous load parks the request in ``WAITING_FOR_REMOTE_KVS`` until the load is done (vllm-project/vllm,
+#: vllm/v1/core/sched/scheduler.py). Here: at admission the prefix is taken from its tier into the request's own HBM
+#: reservation (never an evictable LRU entry), the load runs on a reload lane, and the request's prefill waits for it
+#: (``Request.lower_ready_s``). Off: the older path, reloaded at arrival into the HBM LRU, where a request that then
+#: queues for memory loses it again and prefills its whole context (tests/golden/test_agentic_plan_point_sim.py).
+RELOAD_AT_ADMISSION_ON = True
+
 
 class Simulation:
     """One run. Build with the deployment and a request plan, then :meth:`run`."""
@@ -105,6 +116,10 @@ class Simulation:
         self.link_free = {i.id: 0.0 for i in self.instances if i.role == "decode"}
         self.boot = Bootstrap.of(self.eff, self.instances)
         self.reload_lanes = {i.id: [0.0] * i.timer.layout.dp for i in self.instances if i.role != "decode"}
+        if RELOAD_AT_ADMISSION_ON:
+            for inst in self.instances:
+                if inst.role != "decode" and inst.cache.lower:
+                    inst.reload_lower = partial(self._load_lower, inst)
         self.pending: list[RequestSpec] = []
         self.next_turn: dict[int, list[RequestSpec]] = {}
         self.think_s = 0.0
@@ -131,12 +146,21 @@ class Simulation:
         return list(self._flying.values())
 
     def _reload(self, inst: Instance, req: Request, now: float) -> float:
-        """Delay before ``req`` can be queued: a prefix found in a lower tier is reloaded over the
-        tier's link (one lane per attention-DP rank, first free lane) when that is faster than
-        recomputing it, else dropped and recomputed (delay 0)."""
+        """Delay before ``req`` can be queued (the arrival-time path, :data:`RELOAD_AT_ADMISSION_ON` off): a prefix
+        found in a lower tier is reloaded (:meth:`_load_lower`) and put back in HBM when the request is queued."""
+        delay, tokens = self._load_lower(inst, req, now)
+        if tokens:
+            inst.cache.pending[req.session] = tokens
+        return delay
+
+    def _load_lower(self, inst: Instance, req: Request, now: float) -> tuple[float, float]:
+        """Take ``req``'s session prefix from the lower tier holding it and load it over the tier's link (latency +
+        bytes per chip / bandwidth; one lane per attention-DP rank, first free lane) when that is faster than
+        recomputing it. Returns (s from ``now`` until it is in HBM, tokens loaded); (0, 0) when none is found or
+        it is dropped and recomputed."""
         found = inst.cache.take_lower(req.session)
         if found is None:
-            return 0.0
+            return 0.0, 0.0
         tier, tokens = found
         lay = inst.timer.layout
         load_s = (
@@ -145,15 +169,14 @@ class Simulation:
         )
         if inst.recompute_s(tokens) <= load_s:
             inst.cache.recomputes += 1
-            return 0.0
+            return 0.0, 0.0
         lanes = self.reload_lanes[inst.id]
         j = min(range(len(lanes)), key=lanes.__getitem__)
         start = max(now, lanes[j])
         lanes[j] = start + load_s
         inst.cache.reloads += 1
-        inst.cache.pending[req.session] = tokens
         req.reload_s = start + load_s - now
-        return req.reload_s
+        return req.reload_s, tokens
 
     def _frontend(self, r: Request) -> float:
         """Front-end time before the request reaches the router (serve/analytic.frontend_s)."""
@@ -288,7 +311,7 @@ class Simulation:
             inst = self._route(req)
             if req.session >= 0:
                 self._session_instance[req.session] = inst.id
-                if not req.reload_checked and inst.cache.lower:
+                if not RELOAD_AT_ADMISSION_ON and not req.reload_checked and inst.cache.lower:
                     req.reload_checked = True
                     delay = self._reload(inst, req, now)
                     if delay > 0:
