@@ -34,8 +34,8 @@ def _instance(capacity: float, prefix_tokens: int, session: int = 7) -> tuple[In
 
     def load(req, now):
         calls.append(now)
-        _, tokens = cache.take_lower(req.session)
-        return LOAD_S, tokens
+        found = cache.take_lower(req.session)
+        return (LOAD_S, found[1]) if found else (0.0, 0.0)
 
     inst.reload_lower = load
     return inst, tier, calls
@@ -98,3 +98,20 @@ def test_switch_off_reloads_at_arrival(monkeypatch):
     req = Request(0, 0.0, 112_925, 100, session=3)
     assert sim._reload(inst, req, 0.0) == pytest.approx(0.0776079, rel=1e-4)
     assert inst.cache.pending == {3: 110_425}
+
+
+def test_request_preempted_while_loading_recomputes_without_waiting():
+    inst, tier, calls = _instance(capacity=5_000, prefix_tokens=1_000)
+    req = Request(0, 0.0, 1_100, 10, session=7)
+    inst.enqueue(req)
+    inst.plan(0.0)  # admitted, loading until 0.078 s
+    # preempted as _preempt_if_full does to a prefilling request: its reservation and the loaded prefix go
+    inst.prefilling.remove(req)
+    inst.used -= req.isl
+    req.cached_tokens = 0
+    inst.waiting.appendleft(req)
+    inst.busy = False
+    # re-admitted at 0.01 s: the prefix is gone from every tier, so the whole 1,100-token prompt is prefilled at once
+    assert inst.plan(0.01) == pytest.approx(STEP_S)
+    assert inst._chunks == [(req, 512)]  # the 512-token budget's first chunk, not held back to 0.078 s
+    assert calls == [0.0, 0.01] and req.lower_ready_s == 0.0

@@ -288,6 +288,7 @@ class Instance:
         Only a fresh request: one preempted after its load recomputes, as a preempted HBM hit does."""
         if req.prefill_done or req.generated or req.cached_tokens:
             return
+        req.lower_ready_s = 0.0  # a request preempted while its prefix loaded lost it: nothing to wait for
         delay, tokens = self.reload_lower(req, now)
         if tokens <= 0:
             return
