@@ -7,6 +7,8 @@ incomplete beta, not with the module's code.
 
 import math
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -154,6 +156,7 @@ class _Dep:
     def __init__(self, sizes, prefill=None):
         self.cuda_graph_batch_sizes = sizes
         self.prefill = prefill
+        self.decode = SimpleNamespace(layout=SimpleNamespace(dp=1))  # one rank: no largest-rank excess (dprank54)
 
 
 class _DecodePts(_Pts):
