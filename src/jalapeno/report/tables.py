@@ -78,6 +78,25 @@ HEADLINE_BAND_CAPTION = (
 )
 #: the headline's throughput column: InferenceX's throughput per GPU counts input and output tokens
 PEAK_COLUMN = "peak tok/s/chip (in+out)"
+
+
+def headline_columns(conv: str) -> list[str]:
+    """The headline table's columns after "system", one list for the terminal table (:func:`comparison_tables`) and the
+    HTML report's (report/page.py); ``conv``: the power convention the tok/s/kW column is per."""
+    return [
+        PEAK_COLUMN,
+        "out tok/s/chip at peak",
+        f"peak tok/s/kW ({conv})",
+        "$/M tok at peak",
+        "bound at peak",
+        "conc. cap / in flight at peak",
+        "max tok/s/user",
+        "bound at max",
+        "min E2E s",
+        "deployment at peak",
+    ]
+
+
 #: what the headline's token counts are (docs/metrics.md §2)
 TOKENS_CAPTION = (
     "tok/s/chip, tok/s/kW and $/M tok count input + output tokens (InferenceX's throughput per GPU); "
@@ -144,18 +163,7 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
     title = f"{d.model} · ISL {wl.isl} / OSL {wl.osl} · {d.precision} · power: {conv} · baseline {d.baseline}"
     head = Table(title=title)
     head.add_column("system", no_wrap=True, min_width=16)
-    for col in (
-        PEAK_COLUMN,
-        "out tok/s/chip at peak",
-        f"peak tok/s/kW ({conv})",
-        "$/M tok at peak",
-        "bound at peak",
-        "conc. cap / in flight at peak",
-        "max tok/s/user",
-        "bound at max",
-        "min E2E s",
-        "deployment at peak",
-    ):
+    for col in headline_columns(conv):
         head.add_column(col, overflow="fold")
     band = headline_band
 
