@@ -37,11 +37,9 @@ A2A_FIT_EP = (8, 32)
 A2A_HELD_EP = (16,)
 
 
-def ep_all_to_all_frame(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per (EP size, tokens per rank) of ``trtllm_alltoall_perf`` (latency ms): the
-    measured time of one MoE layer's dispatch + combine (s) on the :data:`A2A_KERNEL` path, and
-    the model's per-rank message sizes for it (cost/ops.py: top_k copies of each decode row,
-    1 B/element dispatch for FP4 experts, 2 B/element combine)."""
+def _a2a_latency(table: pd.DataFrame) -> pd.DataFrame:
+    """``trtllm_alltoall_perf``'s :data:`A2A_KERNEL` NVFP4 rows at DeepSeek's shape, the fastest latency (ms) per
+    (EP size, tokens per rank), one column per op (``alltoall_dispatch``, ``alltoall_combine``, ...)."""
     t = table[
         (table.kernel_source == A2A_KERNEL)
         & (table.moe_dtype == "nvfp4")
@@ -49,7 +47,15 @@ def ep_all_to_all_frame(table: pd.DataFrame) -> pd.DataFrame:
         & (table.topk == A2A_TOP_K)
         & (table.num_experts == A2A_EXPERTS)
     ]
-    p = t.groupby(["moe_ep_size", "num_tokens", "op_name"]).latency.min().unstack("op_name")
+    return t.groupby(["moe_ep_size", "num_tokens", "op_name"]).latency.min().unstack("op_name")
+
+
+def ep_all_to_all_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per (EP size, tokens per rank) of ``trtllm_alltoall_perf`` (latency ms): the
+    measured time of one MoE layer's dispatch + combine (s) on the :data:`A2A_KERNEL` path, and
+    the model's per-rank message sizes for it (cost/ops.py: top_k copies of each decode row,
+    1 B/element dispatch for FP4 experts, 2 B/element combine)."""
+    p = _a2a_latency(table)
     p = p.dropna(subset=["alltoall_dispatch", "alltoall_combine"]).reset_index()
     tokens, ep = p.num_tokens.to_numpy(float), p.moe_ep_size.to_numpy(int)
     vec = dispatch_copies(tokens, 0.0, A2A_TOP_K, ep) * A2A_HIDDEN  # decode rows: top_k copies each
@@ -195,14 +201,7 @@ def ep_all_to_all_floor(table: pd.DataFrame) -> pd.DataFrame:
     """
     from jalapeno.errors import SpecError
 
-    t = table[
-        (table.kernel_source == A2A_KERNEL)
-        & (table.moe_dtype == "nvfp4")
-        & (table.hidden_size == A2A_HIDDEN)
-        & (table.topk == A2A_TOP_K)
-        & (table.num_experts == A2A_EXPERTS)
-    ]
-    p = t.groupby(["moe_ep_size", "num_tokens", "op_name"]).latency.min().unstack("op_name")
+    p = _a2a_latency(table)
     if not {"alltoall_dispatch", "alltoall_combine"} <= set(p.columns):
         raise SpecError(
             "trtllm_alltoall_perf",
