@@ -277,6 +277,18 @@ def _k_serial_rows(table: OpTable, k_block_s: tuple[float, ...]) -> tuple[list[i
     )
 
 
+def capped_clock(compute_s: np.ndarray, eta: np.ndarray, dense_ratio: float, light_ratio: float) -> np.ndarray:
+    """Compute times (n_ops, N), s, of a run held at a declared GPU clock cap (Chip.clock_cap): the ops at or above
+    :data:`DENSE_UTILISATION` of peak (``eta``, same shape) at ``dense_ratio`` of their calibrated speed (the cap over
+    the calibration's dense-op clock, fit/amd_clock_caps.py), the lighter ops at ``light_ratio`` (the cap over the
+    boost clock they are calibrated at): compute / ratio.
+
+    >>> capped_clock(np.array([[1.0], [1.0]]), np.array([[0.5], [0.1]]), 0.5, 0.8).ravel().tolist()
+    [2.0, 1.25]
+    """
+    return np.where(eta >= DENSE_UTILISATION, compute_s / dense_ratio, compute_s / light_ratio)
+
+
 def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpTimes:
     """Roofline time of every op in ``table`` on ``chip`` with the efficiency set ``eff``.
 
@@ -296,6 +308,8 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpT
     compute = table.flop / (c.peak * eta)
     if POWER_CLOCK:
         compute = power_clock(compute, np.broadcast_to(eta, compute.shape), chip.dense_clock_ratio)
+    if chip.clock_cap is not None:
+        compute = capped_clock(compute, np.broadcast_to(eta, compute.shape), *chip.clock_cap)
     if moe_width and table.split and table.kn:
         compute = compute * _width_factors(table, [k == "moe" for k in table.kind], moe_width, m, c.half)
     idx, serial = _k_serial_rows(table, c.k_block_s)

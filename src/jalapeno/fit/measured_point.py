@@ -79,6 +79,9 @@ class MeasuredPoint:
     eager_prompt_call_s: float = 0.0
     #: seconds per step the engine's harness adds to ``efficiency.step_overhead_s`` (fit/mlperf_engines.DSR1_HARNESS_STEP_S)
     harness_step_s: float = 0.0
+    #: (dense, light) compute clock ratios of a run held at a declared GPU clock cap (fit/amd_clock_caps.clock_cap_of;
+    #: Chip.clock_cap), None = none declared or priced
+    clock_cap: tuple[float, float] | None = None
     #: ``matched`` from a best row whose run was identified (fit/run_identity.py): the mapping it had, else "";
     #: such a row stays out of the stack fits' pool (fit/stack_split.fit_pool)
     identified_from: str = ""
@@ -153,3 +156,14 @@ def with_harness_step(pricer, harness_step_s: float):
         return pricer
     e = pricer.efficiency
     return pricer.with_efficiency(replace(e, step_overhead_s=e.step_overhead_s + harness_step_s))
+
+
+def with_clock_cap(pricer, clock_cap: tuple[float, float] | None):
+    """``pricer`` with its system's chip at a declared GPU clock cap (:attr:`MeasuredPoint.clock_cap`, Chip.clock_cap:
+    its compute priced by cost/roofline.capped_clock); ``pricer`` itself where None (every row but the AMD-harness
+    MLPerf Llama-2-70B rows with fit/amd_clock_caps.MLPERF_AMD_CLOCK_CAP_ON). Read by fit/validate.predict_points and
+    fit/mlperf_scenarios.priced_point."""
+    if clock_cap is None:
+        return pricer
+    system = pricer.system
+    return replace(pricer, system=replace(system, chip=replace(system.chip, clock_cap=tuple(clock_cap))))

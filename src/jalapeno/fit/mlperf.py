@@ -56,6 +56,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from jalapeno.errors import SpecError, check_bool
+from jalapeno.fit.amd_clock_caps import clock_cap_of
 from jalapeno.fit.measured_point import MeasuredPoint
 from jalapeno.fit.mlperf_disagg import MLPERF_DISAGG_ENGINES, submitted_disagg_deployment
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
@@ -377,6 +378,7 @@ def load_mlperf(
                 if engine == "trt" and lengths.model == "deepseek-r1"
                 else 0.0,
                 harness_step_s=_harness_step_s(key, engine, lengths.model, system),
+                clock_cap=clock_cap_of(key, system, scenario),
             )
         )
     return points, with_systems(skipped, system_of)

@@ -37,7 +37,7 @@ def priced_point(pt, *, system: str | None = None, stack=None):
     """
     from jalapeno.fit.entries import with_stack_mtp
     from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.measured_point import point_stack, point_workload, with_harness_step
+    from jalapeno.fit.measured_point import point_stack, point_workload, with_clock_cap, with_harness_step
     from jalapeno.specs.catalog import load_model
 
     if pt.deployment is None:
@@ -48,7 +48,7 @@ def priced_point(pt, *, system: str | None = None, stack=None):
         )
     st = point_stack(pt) if stack is None else stack
     pricer = load_any_pricer(system or pt.system, "calibrated", pricer="roofline", stack=st)
-    pricer = with_harness_step(pricer, pt.harness_step_s)
+    pricer = with_clock_cap(with_harness_step(pricer, pt.harness_step_s), pt.clock_cap)
     return load_model(pt.model), pricer, with_stack_mtp(pt.deployment, st, pt.model), point_workload(pt)
 
 

@@ -56,6 +56,7 @@ from jalapeno.fit.measured_point import (  # noqa: F401
     point_release,
     point_stack,
     point_workload,
+    with_clock_cap,
     with_harness_step,
 )  # (re-exported: they lived here until round 46)
 from jalapeno.fit.ix_points import (  # noqa: F401 (re-exported: the InferenceX reader, split from here in round 53)
@@ -151,6 +152,7 @@ def predict_points(
             id(st),
             pt.eager_prompt_call_s,
             pt.harness_step_s,
+            pt.clock_cap,
         )  # every field: limits, the pools' MoE/attention backends
         groups.setdefault(key, []).append(pt)
     frontiers: dict[tuple, object] = {}
@@ -161,7 +163,7 @@ def predict_points(
         st = stack_by_id[pt0.id]
         used = resolve_pricer(pt0.system, pricer) if pt0.system in AIC_SYSTEM_DIRS else "roofline"
         model, system = load_model(pt0.model), load_any_pricer(pt0.system, efficiency, pricer=used, stack=st)
-        system = with_harness_step(system, pt0.harness_step_s)
+        system = with_clock_cap(with_harness_step(system, pt0.harness_step_s), pt0.clock_cap)
         dep0 = with_stack_mtp(pt0.deployment, st, pt0.model)
         wl = point_workload(pt0)
         try:

@@ -84,6 +84,11 @@ class Chip:
     #: prices (a board held lower by its power limit: MI300X 1,230 / 1,464 MHz against MI325X); 1.0 where not
     #: given. Read by cost/roofline.op_times for ops at >= DENSE_UTILISATION of peak when POWER_CLOCK is on
     dense_clock_ratio: float = 1.0
+    #: (dense, light) compute clock ratios of a run held at a declared GPU clock cap: the cap over the clock the
+    #: calibration prices ops at or above cost/roofline.DENSE_UTILISATION of peak at, and over the clock it prices the
+    #: lighter ops at (fit/amd_clock_caps.clock_cap_of; read by cost/roofline.capped_clock); None = no cap. Set on a
+    #: priced point's system only (fit/measured_point.with_clock_cap), never by a system file
+    clock_cap: tuple[float, float] | None = None
     #: CUDA compute capability, major x 10 + minor (file's chip.compute_capability "10.3" -> 103); None: not given
     compute_capability: int | None = None
 
@@ -111,6 +116,8 @@ class Chip:
         check_number("Chip", "hbm_stacks", self.hbm_stacks, strict=False, integer=True)
         # a ratio of clocks (sustained / calibrated): above 1 sped a chip up past its rated peak (plausibility.py)
         check_number("Chip", "dense_clock_ratio", self.dense_clock_ratio, high=1.0)
+        for i, v in enumerate(self.clock_cap or ()):
+            check_number("Chip", f"clock_cap[{i}]", v)
         check_usable(self.hbm_usable_bytes, self.hbm_capacity_bytes)
 
     @property
