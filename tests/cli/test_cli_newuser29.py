@@ -238,7 +238,7 @@ def test_plan_says_how_sure_and_its_audit_command_prices_the_same_point(capsys, 
     code, out, _ = run(capsys, *PLAN_JALAPENO, "--json")
     p = json.loads(out)["point"]
     code, out, _ = plan_jalapeno
-    m = re.search(r"how sure: .*`jalapeno (audit [^`]*)--claim throughput_per_chip@([\d.]+)=VALUE`", out.replace("\n", " "))
+    m = re.search(r"how sure: .*`jalapeno (audit [^`]*)--claim throughput_per_chip@([\d.]+)=\d+`", out.replace("\n", " "))
     assert m, out
     assert "-p fp4" in m.group(1) and "-w 8k1k" in m.group(1)
     args = m.group(1).split()

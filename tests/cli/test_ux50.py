@@ -123,7 +123,7 @@ def test_plan_how_sure_audits_the_deployment_it_leads_with(capsys, cli_once):
     flat = " ".join(out.split())
     m = re.search(
         r"how sure: .*the deployment it leads with \((.*?), 132 chips per instance;.*?`jalapeno (audit [^`]*)"
-        r"--claim throughput_per_chip@([\d.]+)=VALUE`",
+        r"--claim throughput_per_chip@([\d.]+)=\d+`",
         flat,
     )
     assert m, flat

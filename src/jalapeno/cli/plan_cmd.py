@@ -179,6 +179,8 @@ def plan(
             "is the task-time ceiling of an agentic workload",
             "give --workload agentic:PRESET, or --min-interactivity for a fixed-length one",
         )
+    from jalapeno.analysis.measured_bands import band_of
+    from jalapeno.analysis.plan_costs import bought_text, chips_band, chips_band_line, money_dict, money_lines
     from jalapeno.analysis.price_reason import (
         BASIS_FIELD,
         POWER_BASIS_FIELD,
@@ -240,6 +242,7 @@ def plan(
                     **ft.as_dict(),
                     BASIS_FIELD: system_basis(s),
                     POWER_BASIS_FIELD: power_basis(s),  # where its watts come from, as compare --json (ux53)
+                    **money_dict(s.usd_per_chip_hour, ft.power_w, chips),
                     "arithmetic": lines,
                 }
             )
@@ -250,7 +253,8 @@ def plan(
         )
         console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
         console.print(f"deployment: {ft.point.deployment.label} ({n_chips(ft.point.deployment.chips)} per instance)")
-        for line in lines + basis_lines([s]) + power_basis_lines([s]):
+        money = money_lines(s.usd_per_chip_hour, ft.power_w, chips, "in the fleet")
+        for line in lines + money + basis_lines([s]) + power_basis_lines([s]):
             console.print("  " + line, soft_wrap=True)
         _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s), one_set)
         return
@@ -298,6 +302,8 @@ def plan(
                 "fewest_boxes": None
                 if cp.fewest_boxes is None
                 else {"level": cp.packaging[-1][0], **cp.fewest_boxes.as_dict()},
+                **money_dict(cp.usd_per_chip_hour, cp.power_w, cp.provisioned_chips),
+                "chips_band": chips_band(cp, band_of(pr, m.name)),
                 "arithmetic": cp.arithmetic(),
             }
         )
@@ -309,8 +315,11 @@ def plan(
     )  # console markup is off
     console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
     console.print(f"deployment: {cp.point.deployment.label} ({n_chips(cp.chips_per_instance)} per instance)")
-    for line in cp.arithmetic() + basis_lines([s]) + power_basis_lines([s]):
+    money = money_lines(cp.usd_per_chip_hour, cp.power_w, cp.provisioned_chips, bought_text(cp.packaging))
+    for line in cp.arithmetic() + money + basis_lines([s]) + power_basis_lines([s]):
         console.print("  " + line, soft_wrap=True)
+    if (sure := chips_band_line(cp, band_of(pr, m.name), m.name)) is not None:
+        console.print(sure, soft_wrap=True)
     _closing_notes(cp.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s), one_set)
 
 
@@ -373,8 +382,9 @@ def _closing_notes(
         f"with ({dep.label}, {n_chips(dep.chips)} per instance; the efficiency band, or a measured system's "
         "validate error) and what would have to hold for another figure: "
         f"`jalapeno audit --system {system} -m {model} {wl_args} -p {prec_name}{sets_args} --serving {mode} "
-        f"--instance-chips {dep.chips} --claim throughput_per_chip@{at:g}=VALUE` (in+out tok/s/chip; "
-        "docs/audit.md)",
+        f"--instance-chips {dep.chips} --claim throughput_per_chip@{at:g}={point.throughput_per_chip:.0f}` (the "
+        "claim: this point's predicted in+out tok/s/chip, its band in the audit's band column; put a figure of your own "
+        "to test it; docs/audit.md)",
         soft_wrap=True,
     )
 

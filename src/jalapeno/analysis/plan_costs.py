@@ -1,0 +1,176 @@
+"""A capacity plan's capex, its electricity slope and its measured chip-count band (``jalapeno plan``; newuser55).
+
+A capacity planner asks three things the plan's $/hour line did not answer (round 55's new-user pass):
+
+- **capex** (:func:`capex`): what buying the fleet's whole racks costs. The catalog prices a chip-hour (total cost
+  of ownership, ``cost.usd_per_chip_hour``), not a purchase, so the capex is derived with the one published ratio
+  the catalog already uses for Jalapeño's price: InferenceX's GB200 costh 2.21 $/GPU-hour over ~$46.5k capex per
+  GPU (``specs/power.POWER_TERMS["tco_usd_per_hour_per_capex_usd"]``, band 1.6-2.8 $/h per $46.5k). capex per
+  chip = $/chip-hour / that ratio: $46.5k for GB200 (the third-party rack price it came from), $30k for Jalapeño
+  (the assumed capex its price was derived from), 1.2 x $46.5k for GB300 (InferenceX's 1.2x price rule). An
+  estimate always; its band is the ratio's.
+- **electricity** (:func:`electricity`): how $/hour moves with the price of power. At the all-in provisioned draw
+  (``power.allin_kw_per_chip``, facility included: an upper bound, a fleet below full load draws less) each
+  +$0.01/kWh adds all-in kW x $0.01 per chip-hour; no assumption on the price inside the TCO is needed for the
+  slope. The share energy would be at the catalog's assumed $0.08/kWh (``usd_per_kwh``, EIA 2024, band
+  0.05-0.15) is printed beside it as that assumption.
+- **how sure** (:func:`chips_band`): for a system validate measured (``analysis/measured_bands.band_of``), the
+  chips and racks the same deployment needs at the ends of its measured throughput-per-chip error (p10/p90 of
+  predicted/measured - 1): true rate = predicted / (1 + e), so instances = ceil(target / (instance rate /
+  (1 + e))). The point's speed is held (its own error moves the point too: ``jalapeno audit`` reads both).
+"""
+
+from __future__ import annotations
+
+import math
+
+from jalapeno.specs.power import POWER_TERMS
+
+#: $/kWh step of the electricity line (one US cent)
+KWH_STEP_USD = 0.01
+
+
+def capex(usd_per_chip_hour: float, chips: int) -> dict:
+    """Capex of ``chips`` bought, $ (an estimate: module docstring).
+
+    Args:
+        usd_per_chip_hour: the system's $/chip-hour (TCO; > 0).
+        chips: chips bought (whole racks).
+
+    Returns:
+        ``{"usd_per_chip", "usd", "usd_low", "usd_high", "ratio"}``: per chip and fleet at the ratio's value, the
+        fleet at its high and low ends (a higher TCO-per-capex ratio means less capex), the ratio ($/h per $).
+    """
+    t = POWER_TERMS["tco_usd_per_hour_per_capex_usd"]
+    per = usd_per_chip_hour / t.value
+    return {
+        "usd_per_chip": per,
+        "usd": per * chips,
+        "usd_low": usd_per_chip_hour / t.high * chips,
+        "usd_high": usd_per_chip_hour / t.low * chips,
+        "ratio": t.value,
+    }
+
+
+def _money(x: float) -> str:
+    """$ with a scale word: 83.7M, 46.5k, 950."""
+    for div, word in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return f"${x / div:,.1f}{word}"
+    return f"${x:,.0f}"
+
+
+def capex_line(usd_per_chip_hour: float, chips: int, what: str) -> str:
+    """The plan's capex line for ``chips`` (``what`` says which: "bought (whole racks)", "in the fleet")."""
+    c = capex(usd_per_chip_hour, chips)
+    return (
+        f"capex (estimate): ${usd_per_chip_hour:.4g}/chip-hour x $46.5k / $2.21 (InferenceX's GB200 TCO over capex: "
+        f"costh 2.21 $/h, ~$46.5k a GPU; specs/power tco_usd_per_hour_per_capex_usd) = {_money(c['usd_per_chip'])} "
+        f"per chip x {chips:,} chips {what} = {_money(c['usd'])} (the ratio's band, 1.6 to 2.8 $/h per $46.5k: "
+        f"{_money(c['usd_low'])} to {_money(c['usd_high'])})"
+    )
+
+
+def bought_text(packaging) -> str:
+    """What a plan's capex counts: the whole outermost boxes bought ("bought (whole racks)"), else the chips."""
+    return f"bought (whole {packaging[-1][0]}s)" if packaging else "bought"
+
+
+def money_lines(usd_per_chip_hour: float, power_w: dict, chips: int, what: str) -> list[str]:
+    """The plan's capex and electricity lines (``power_w``: the plan's convention -> (W per chip, label, fleet W))."""
+    e = electricity_line((power_w.get("all-in") or (None,))[0], usd_per_chip_hour)
+    return [capex_line(usd_per_chip_hour, chips, what)] + ([e] if e else [])
+
+
+def money_dict(usd_per_chip_hour: float, power_w: dict, chips: int) -> dict:
+    """``--json``'s ``capex`` and ``electricity`` (:func:`capex`, :func:`electricity`)."""
+    return {
+        "capex": {**capex(usd_per_chip_hour, chips), "chips": chips, "estimate": True},
+        "electricity": electricity((power_w.get("all-in") or (None,))[0], usd_per_chip_hour),
+    }
+
+
+def electricity(allin_w_per_chip: float | None, usd_per_chip_hour: float) -> dict | None:
+    """How $/chip-hour moves with the electricity price at the all-in provisioned draw (module docstring).
+
+    Returns:
+        ``{"usd_per_chip_hour_per_cent_kwh", "share_per_cent_kwh", "assumed_usd_per_kwh", "energy_usd_per_chip_hour",
+        "energy_share"}``, or None without an all-in figure.
+    """
+    if not allin_w_per_chip:
+        return None
+    kw = allin_w_per_chip / 1e3
+    p = POWER_TERMS["usd_per_kwh"].value
+    return {
+        "usd_per_chip_hour_per_cent_kwh": kw * KWH_STEP_USD,
+        "share_per_cent_kwh": kw * KWH_STEP_USD / usd_per_chip_hour,
+        "assumed_usd_per_kwh": p,
+        "energy_usd_per_chip_hour": kw * p,
+        "energy_share": kw * p / usd_per_chip_hour,
+    }
+
+
+def electricity_line(allin_w_per_chip: float | None, usd_per_chip_hour: float) -> str | None:
+    """The plan's electricity line (None without an all-in figure)."""
+    e = electricity(allin_w_per_chip, usd_per_chip_hour)
+    if e is None:
+        return None
+    kw = allin_w_per_chip / 1e3
+    return (
+        f"electricity: each +$0.01/kWh adds {kw:.3g} kW all-in x $0.01 = ${e['usd_per_chip_hour_per_cent_kwh']:.4g}"
+        f"/chip-hour ({e['share_per_cent_kwh'] * 100:+.2g}% on $/hour and $/M tok; at the all-in provisioned draw, "
+        f"an upper bound below full load); at ${e['assumed_usd_per_kwh']:.2f}/kWh (an assumption: US industrial, "
+        f"EIA 2024) energy is ${e['energy_usd_per_chip_hour']:.3g} of the ${usd_per_chip_hour:.4g}/chip-hour "
+        f"({e['energy_share'] * 100:.2g}%)"
+    )
+
+
+def chips_band(cp, band) -> dict | None:
+    """The chips and outermost boxes (racks) plan ``cp``'s deployment needs at the ends of the measured
+    throughput-per-chip error ``band`` (a ``measured_bands.SystemBand``; module docstring). None for a ``--users``
+    plan (its instances hold users: an error moves their speed, not the count) or without a throughput band.
+
+    Returns:
+        ``{"q_lo", "q_hi", "n", "source", "low": {"instances", "chips", "boxes"}, "high": {...}, "box"}``: ``low`` at
+        the favourable end (the measurement above the prediction: fewer chips), ``high`` at the other.
+    """
+    from jalapeno.analysis.packing import instance_groups, packed_boxes
+
+    mb = None if band is None else band.get("throughput_per_chip")
+    if mb is None or cp.users is not None:
+        return None
+    per_inst = cp.tok_per_s_per_chip * cp.chips_per_instance
+    box = cp.packaging[-1] if cp.packaging else None
+
+    def end(q: float) -> dict:
+        n = math.ceil(cp.target_tok_per_s / (per_inst / (1 + q)))
+        boxes = None if box is None else packed_boxes(instance_groups(cp.point.deployment, n), box[1])
+        return {"instances": n, "chips": n * cp.chips_per_instance, "boxes": boxes}
+
+    return {
+        "q_lo": mb.q_lo,
+        "q_hi": mb.q_hi,
+        "n": mb.n,
+        "source": mb.source,
+        "low": end(mb.q_lo),
+        "high": end(mb.q_hi),
+        "box": None if box is None else box[0],
+    }
+
+
+def chips_band_line(cp, band, model: str) -> str | None:
+    """The plan's 'how sure' figure for a measured system: chips and racks at the measured error's ends."""
+    b = chips_band(cp, band)
+    if b is None:
+        return None
+
+    def text(e: dict) -> str:
+        return f"{e['chips']:,} chips" + ("" if e["boxes"] is None else f", {e['boxes']:,} {b['box']}s")
+
+    boxes = "" if cp.packaging is None or not cp.packaging else f", {cp.packaging[-1][2]:,} {b['box']}s"
+    return (
+        f"how sure (measured): validate's throughput-per-chip error on {cp.system} ({model}; p10 {b['q_lo'] * 100:+.1f}%"
+        f", p90 {b['q_hi'] * 100:+.1f}% of predicted/measured - 1, n {b['n']}, {b['source']}): the same deployment "
+        f"serves the target with {text(b['low'])} to {text(b['high'])} (this plan: {cp.chips:,} chips{boxes}); the "
+        "point's speed held (its own error moves it too: the audit below)"
+    )
