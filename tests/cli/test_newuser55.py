@@ -95,3 +95,17 @@ def test_plan_how_sure_audit_command_runs_as_printed(capsys):
     code, out, err = run(capsys, *m.group(1).split())
     assert code == 0, err
     assert "band (low to high)" in out
+
+
+def test_an_agentic_plan_prints_capex_and_electricity_too(capsys):
+    """The agentic plan (tasks/hour) gets the same capex and electricity lines. 3 GB300 racks = 216 GPUs; GB300's
+    price is InferenceX's 1.2 x GB200 (2.652 $/h), so capex per GPU = 2.652 x 46,500 / 2.21 = 1.2 x 46,500 = $55,800,
+    x 216 = $12,052,800; all-in 2.1 kW: +$0.021 a chip-hour per +$0.01/kWh."""
+    args = ("plan", "-s", "gb300-nvl72", "-w", "agentic:coding-agent", "--racks", "3", "--max-task-min", "10")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert math.isclose(d["capex"]["usd"], 12_052_800, rel_tol=1e-9) and d["capex"]["chips"] == 216
+    assert math.isclose(d["electricity"]["usd_per_chip_hour_per_cent_kwh"], 0.021, rel_tol=1e-9)
+    code, out, err = run(capsys, *args)
+    assert "= $55.8k per chip x 216 chips in the fleet = $12.1M" in " ".join(out.split())

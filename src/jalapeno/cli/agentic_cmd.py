@@ -419,6 +419,13 @@ def agentic_plan_cmd(
         )
     )
     lines = ([how] if how else []) + plan.arithmetic(conv)
+    from jalapeno.analysis.plan_costs import bought_text, money_dict, money_lines
+
+    # capex of the whole boxes bought (a fleet given in chips: its chips) and the electricity slope, as plan's (newuser55)
+    bought = max(plan.chips, plan.packaging[-1][1] * plan.packaging[-1][2]) if plan.packaging else plan.chips
+    bought = plan.fleet_chips or bought
+    what = "in the fleet" if plan.fleet_chips else bought_text(plan.packaging)
+    money = money_lines(plan.usd_per_chip_hour, plan.power_w, bought, what)
     if json_out:
         print_json(
             {
@@ -428,6 +435,7 @@ def agentic_plan_cmd(
                 **plan.as_dict(),
                 BASIS_FIELD: system_basis(pr.system),
                 POWER_BASIS_FIELD: power_basis(pr.system),  # and its watts, as compare's (ux53)
+                **money_dict(plan.usd_per_chip_hour, plan.power_w, bought),
                 "arithmetic": lines,
             }
         )
@@ -445,7 +453,7 @@ def agentic_plan_cmd(
         markup=False,
         soft_wrap=True,
     )
-    for line in lines + basis_lines([pr.system]) + power_basis_lines([pr.system]):
+    for line in lines + money + basis_lines([pr.system]) + power_basis_lines([pr.system]):
         console.print("  " + line, markup=False, soft_wrap=True)
     if max_task_min is None:
         console.print(
