@@ -109,3 +109,48 @@ def test_an_agentic_plan_prints_capex_and_electricity_too(capsys):
     assert math.isclose(d["electricity"]["usd_per_chip_hour_per_cent_kwh"], 0.021, rel_tol=1e-9)
     code, out, err = run(capsys, *args)
     assert "= $55.8k per chip x 216 chips in the fleet = $12.1M" in " ".join(out.split())
+
+
+MANY = ("plan", "-s", "gb200-nvl72,jalapeno", "-m", "gpt-oss-120b", "-w", "8k1k", "--target", "2e6",
+        "--min-interactivity", "50")  # fmt: skip
+
+
+def test_plan_sizes_one_target_on_several_systems(capsys):
+    """`plan -s A,B` was refused ("a comma-separated list where one system is taken"), so a planner ran one plan a
+    system and read three long outputs side by side. Each row is that system's single plan: the same chips, and by
+    hand bought racks x chips per rack (GB200 NVL72 72, Jalapeño 128) >= the chips in use, all-in kW of the racks
+    bought = bought chips x 2.1 (GB200) / 1.15 (Jalapeño) kW, capex of GB200's bought racks = chips x $46,500."""
+    code, out, err = run(capsys, *MANY, "--json")
+    assert code == 0, err
+    rows = {r["system"]: r for r in json.loads(out)["systems"]}
+    assert list(rows) == ["gb200-nvl72", "jalapeno"]
+    for name, per_rack, kw in (("gb200-nvl72", 72, 2.1), ("jalapeno", 128, 1.15)):
+        code, one, err = run(capsys, "plan", "-s", name, *MANY[3:], "--json")
+        one = json.loads(one)
+        r = rows[name]
+        assert (r["chips"], r["instances"], r["packaging"]) == (one["chips"], one["instances"], one["packaging"])
+        bought = r["packaging"]["rack"] * per_rack
+        assert bought >= r["chips"] > bought - per_rack * 2  # whole racks, less than two racks' slack
+        assert r["capex"]["chips"] == bought
+    gb = rows["gb200-nvl72"]
+    assert math.isclose(gb["capex"]["usd"], gb["capex"]["chips"] * 46_500, rel_tol=1e-9)
+    code, out, err = run(capsys, *MANY)
+    assert code == 0, err
+    flat = " ".join(out.replace("│", " ").split())
+    racks = gb["packaging"]["rack"]
+    assert f"{racks} racks" in flat and f"{racks * 72 * 2.1:,.0f}" in flat  # GB200's bought racks and their kW
+    assert "each row is `jalapeno plan -s NAME`" in flat
+
+
+def test_plan_on_several_systems_refuses_what_it_cannot_size(capsys):
+    """A fleet you have is one system's; an agentic plan takes one system; an empty or repeated entry is a typo."""
+    base = ("plan", "-m", "gpt-oss-120b", "--min-interactivity", "50")
+    check = [
+        (("-s", "gb200-nvl72,jalapeno", "--racks", "4"), "a fleet you have (--chips, --racks, --power-mw)"),
+        (("-s", "gb200-nvl72,jalapeno", "-w", "agentic:coding-agent", "--target", "1e4"), "an agentic plan takes one"),
+        (("-s", "gb200-nvl72,", "--target", "1e6"), "has an empty entry"),
+        (("-s", "jalapeno,jalapeno", "--target", "1e6"), "names a system twice"),
+    ]
+    for args, msg in check:
+        code, out, err = run(capsys, *base, *args)
+        assert code != 0 and msg in err and "Traceback" not in err, (args, err)

@@ -18,11 +18,15 @@ from jalapeno.cli.common import (
 from jalapeno.analysis.plan_inputs import MAX_TTFT_HELP
 from jalapeno.cli.chip_opts import refuse_die_sets
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
-from jalapeno.cli.system_notes import note_unread_efficiency
 
 
 def plan(
-    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
+    system: str = typer.Option(
+        ...,
+        "--system",
+        "-s",
+        help="System name or TOML path; A,B,C plans one --target or --users on each, a row per system.",
+    ),
     model: str = model_option(),
     workload: str = typer.Option(
         None,
@@ -100,12 +104,9 @@ def plan(
     (--chips, --racks, --power-mw), with the arithmetic shown."""
     from jalapeno.analysis.capacity import lengths_text, n_chips, plan_capacity
     from jalapeno.analysis.fleet import fleet_throughput
-    from jalapeno.analysis.comparison import system_frontier
-    from jalapeno.cli.common import resolve_precision
-    from jalapeno.cli.serving_opts import _options, _setup
-    from jalapeno.deploy.checkpoints import available_precisions
+    from jalapeno.cli.plan_many import plan_many_cmd, split_systems, sweep_for_plan
+    from jalapeno.cli.serving_opts import _setup
     from jalapeno.errors import SpecError, choice_hint
-    from jalapeno.specs.formats import get_precision
 
     given = [
         o
@@ -138,6 +139,8 @@ def plan(
             f"unknown mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
             "use agg, disagg or both",
         )
+    if (many := split_systems(system)) is not None:  # one target on several systems, side by side (newuser55)
+        return plan_many_cmd(many, locals())
     if workload and workload.startswith("agentic:"):  # sessions: sized on compare -w agentic:…'s frontier
         if users is not None:  # an agent session is not a closed-loop user of one request at a time
             raise SpecError(
@@ -215,16 +218,7 @@ def plan(
         check_fleet_chips(chips)
     elif target is None and users is None:
         chips, how = fleet_chips(s, racks, power_mw, power)
-    precs = (
-        None
-        if precision is not None
-        else [
-            resolve_precision(m, q).name
-            for q in available_precisions(m.name, m.default_precision, s.chip.formats, m, s.chip)
-        ]
-    )
-    note_unread_efficiency(sets, m, [get_precision(q) for q in precs] if precs else prec, pr)
-    sf = system_frontier(m, pr, wl, None if precs else prec, _options(serving, None, None, None), precisions=precs)
+    sf = sweep_for_plan(m, pr, wl, prec, precision, serving, sets)
     if target is None and users is None:
         # every instance size's own frontier, not only the system's: a 72-chip GB300 fleet got a 4-chip
         # instance (the larger ones dominate the rest), and a 1-chip one was told the smallest needs 4, not 2
