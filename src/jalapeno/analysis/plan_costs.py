@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+from jalapeno.analysis.plan_text import n_chips
 from jalapeno.specs.power import POWER_TERMS
 
 #: $/kWh step of the electricity line (one US cent)
@@ -66,7 +67,7 @@ def capex_line(usd_per_chip_hour: float, chips: int, what: str) -> str:
     return (
         f"capex (estimate): ${usd_per_chip_hour:.4g}/chip-hour x $46.5k / $2.21 (InferenceX's GB200 TCO over capex: "
         f"costh 2.21 $/h, ~$46.5k a GPU; specs/power tco_usd_per_hour_per_capex_usd) = {_money(c['usd_per_chip'])} "
-        f"per chip x {chips:,} chips {what} = {_money(c['usd'])} (the ratio's band, 1.6 to 2.8 $/h per $46.5k: "
+        f"per chip x {n_chips(chips)} {what} = {_money(c['usd'])} (the ratio's band, 1.6 to 2.8 $/h per $46.5k: "
         f"{_money(c['usd_low'])} to {_money(c['usd_high'])})"
     )
 
