@@ -158,3 +158,14 @@ def test_the_opening_links_the_docs_index():
     """A new user finds docs/README.md (which page answers which question) before the first command."""
     opening = README.split("## ", 1)[0]
     assert "[docs/README.md](docs/README.md)" in opening, "link the docs index in README.md's opening paragraph"
+
+
+def test_the_readme_points_to_the_claim_audit_and_its_file_exists():
+    """analyst55: an analyst holding the vendor's claim found compare's tables at the top and no word of the one command
+    that answers the claim statement by statement (``audit --claims``, docs/audit.md §7). The README names it near the
+    top and in its command list, and the file it names ships."""
+    opening = _section(README, "Set-up: two commands")
+    cmd = "jalapeno audit --claims examples/claims_jalapeno.toml"
+    assert cmd in opening, f"name `{cmd}` in README.md's set-up section; {FIX}"
+    assert ["audit", "--claims", "examples/claims_jalapeno.toml"] in readme_commands(README), FIX
+    assert (ROOT / "examples" / "claims_jalapeno.toml").is_file()
