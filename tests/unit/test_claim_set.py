@@ -193,7 +193,7 @@ def test_a_ratio_claim_reads_what_compare_reads(tmp_path, capsys):
     assert (op["system"]["bound"], op["baseline"]["bound"]) == (kw["bound_a"], kw["bound_b"])
     # the per-kW claim turns where Jalapeño's all-in W per chip (1,150, `jalapeno hardware list`) grows by the ratio
     assert row["power_w_per_chip"] == 1150
-    assert f"its power above {1150 * row['predicted']['value']:,.0f} W per chip" in row["flip"]
+    assert f"its all-in power above {1150 * row['predicted']['value']:,.0f} W per chip (now 1,150 W)" in row["flip"]
 
 
 def test_the_shipped_claims_file_states_the_twelve_statements():

@@ -167,7 +167,7 @@ def _move(frac: float) -> str:
     return f"{frac:.1%}" if 0.995 <= frac < 1 else f"{frac:.0%}"
 
 
-def flip_condition(res: dict, power_w: float | None = None) -> str:
+def flip_condition(res: dict, power_w: float | None = None, convention: str | None = None) -> str:
     """What would turn an audit's answer round, in words, from its ``--json`` dict (analysis/audit.AuditResult).
 
     A prediction that meets the claim: the fall of the system's figure (or, for a ratio, the same rise of the
@@ -176,7 +176,9 @@ def flip_condition(res: dict, power_w: float | None = None) -> str:
 
     ``power_w``: the system's W per chip under a fixed power convention (chip, sustained, all-in), for a per-kW
     claim: its figure is tok/s over that power, so the claim turns at power_w x predicted / claim W (None: no
-    power line; the ``load`` convention's power follows each point and is not one figure).
+    power line; the ``load`` convention's power follows each point and is not one figure). ``convention``: its name
+    (chip, sustained, all-in), said beside the watts with the W the figure is read at now (analyst55: "its power
+    above 2,204 W per chip" named neither the convention nor Jalapeño's 1,150 W it starts from).
 
     >>> r = {"claim": {"value": 1.0, "system": "jalapeno", "baseline": "gb200-nvl72", "metric": "tok_s_per_kw_ratio@50"},
     ...      "predicted": {"value": 1.25}, "verdict": "holds", "changes": []}
@@ -184,6 +186,8 @@ def flip_condition(res: dict, power_w: float | None = None) -> str:
     'fails if jalapeno falls 20% (or gb200-nvl72 rises 25%)'
     >>> flip_condition(r, power_w=1150.0)  # 1,150 W x 1.25 / 1.0
     'fails if jalapeno falls 20% (or gb200-nvl72 rises 25%); its power above 1,438 W per chip'
+    >>> flip_condition(r, power_w=1150.0, convention="all-in")
+    'fails if jalapeno falls 20% (or gb200-nvl72 rises 25%); its all-in power above 1,438 W per chip (now 1,150 W)'
     >>> r.update(predicted={"value": 0.8}, verdict="requires", changes=[{"parameter": "efficiency.hbm_fraction",
     ...          "required": 0.95, "factor": 1.3, "within_band": False}])
     >>> flip_condition(r)
@@ -195,15 +199,17 @@ def flip_condition(res: dict, power_w: float | None = None) -> str:
         return f"{c['system']} does not reach the claim's speed: no figure to move"
     r = c["value"] / pred
     watts = f"{power_w / r:,.0f} W per chip" if power_w and "per_kw" in c["metric"] else ""
+    power = f"its {convention} power" if convention else "its power"
+    now = f" (now {power_w:,.0f} W)" if watts and convention else ""
     if res["verdict"] == "holds":
         fall = (1 - r) if higher else (r - 1)
         text = f"fails if {c['system']} {'falls' if higher else 'rises'} {_move(fall)}"
         if c.get("baseline"):
             text += f" (or {c['baseline']} {'rises' if higher else 'falls'} {_move((1 / r - 1) if higher else (1 - 1 / r))})"
-        return text + (f"; its power above {watts}" if watts else "")
+        return text + (f"; {power} above {watts}{now}" if watts else "")
     need = (r - 1) if higher else (1 - r)
     text = f"holds if {c['system']} {'rises' if higher else 'falls'} {_move(need)}"
-    text += f"; its power at most {watts}" if watts else ""
+    text += f"; {power} at most {watts}{now}" if watts else ""
     found = [ch for ch in res.get("changes", []) if ch.get("required") is not None and ch.get("factor")]
     if found:
         ch = min(found, key=lambda ch: (not ch["within_band"], abs(math.log(ch["factor"]))))

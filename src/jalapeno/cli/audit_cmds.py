@@ -291,7 +291,9 @@ def audit(
         )
     from jalapeno.cli.audit_set import point_lines
 
-    for line in point_lines(d, pr.system, ctx.convention):  # where it is read, its bound, what turns it (claims53)
+    for line in point_lines(
+        d, pr.system, ctx.convention, base.system if base is not None else None
+    ):  # where it is read, its bound, what turns it (claims53)
         console.print(line, markup=False, soft_wrap=True)
     if c.at is not None and res.verdict == "impossible" and not math.isfinite(res.physical_limit):
         # the verdict stood alone over a row of '-': say why (sensitivity refuses the same @X)

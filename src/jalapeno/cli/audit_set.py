@@ -8,6 +8,7 @@ import math
 from rich.table import Table
 
 from jalapeno.cli.common import console, print_json
+from jalapeno.report.compare_cells import WIDE_BAND
 
 #: The audit options a claims file carries itself (refused beside --claims rather than ignored).
 FILE_OPTIONS = (
@@ -127,8 +128,31 @@ def _audit_one(i: int, c: dict, chip_model: str, placement: str | None, sweeps: 
     # a per-kW figure is tok/s over the system's W per chip (one figure but under ``load``): the W that turns it
     watts = power_w_per_chip(pr.system, ctx.convention)[0] if ctx.convention != "load" else None
     res["power_w_per_chip"] = watts
-    res["flip"] = flip_condition(res, watts)
+    res["flip"] = flip_condition(res, watts, ctx.convention)
+    if "per_kw" in cl.metric:  # the watts each side divides by (its basis: sustained vs a baseline's TDP)
+        res["power_divisor"] = power_divisor(ctx.convention, [pr.system] + ([base.system] if base is not None else []))
     return res
+
+
+def power_divisor(convention: str, systems: list) -> str:
+    """The power each system's tok/s/kW divides by under ``convention``, in compare's words (report/tables.
+    power_caption): ``power (sustained): jalapeno chip sustained, 550 W per chip; gb300-nvl72 chip TDP (no sustained
+    figure published), 1,400 W per chip`` — a per-kW ratio at 'sustained' sets Jalapeño's 550 W against GB300's
+    TDP, and the audit had said only 'power sustained' (analyst55). ``load``: the power drawn at each point.
+
+    Args:
+        convention: chip, sustained, all-in or load (analysis/power_cost.CONVENTIONS).
+        systems: :class:`~jalapeno.specs.system.System` objects, the audited one first.
+    """
+    from jalapeno.analysis.power_cost import power_w_per_chip
+
+    if convention == "load":
+        return "power (load): the chip power drawn at each operating point (specs/power.py; no single W per chip)"
+    parts = []
+    for s in systems:
+        w, label = power_w_per_chip(s, convention)
+        parts.append(f"{s.name} {label}, {w:,.0f} W per chip")
+    return f"power ({convention}): " + "; ".join(parts)
 
 
 def _num(v) -> str:
@@ -169,9 +193,9 @@ def print_claims(rows: list[dict], json_out: bool) -> None:
         le = c["metric"].split("@")[0].removesuffix("_ratio") == "min_e2e_s"  # lower is better
         t.add_row(
             r["name"],
-            f"{c['metric']} {'<=' if le else '>='} {c['value']:g}{u}{vs}",
+            f"{c['metric']} {'<=' if le else '>='} {c['value']:g}{u}{vs}{_basis(r)}",
             _num(p["value"]) + u,
-            f"{_num(p['low'])} to {_num(p['high'])}{u}",
+            f"{_num(p['low'])} to {_num(p['high'])}{u}{_wide(p['low'], p['high'])}",
             f"{r['status']} ({r['verdict']})",
             _point(op.get("system")),
             _point(op.get("baseline")) if c["baseline"] else "-",
@@ -183,9 +207,44 @@ def print_claims(rows: list[dict], json_out: bool) -> None:
         "impossible); at: the frontier point the metric is read at and its step's bound; flips: the move of "
         "the system's figure that would turn the answer round, and the nearest single parameter"
     )
+    if any(_wide(r["predicted"]["low"], r["predicted"]["high"]) for r in rows):
+        t.caption += (
+            f"; [wide band: Nx]: high / low of {WIDE_BAND:g}x or more — a status inside it rests on an assumption's "
+            "spread, not a prediction to quote alone (as compare --bands and audit --claim)"
+        )
     console.print(t)
+    for line in dict.fromkeys(r["power_divisor"] for r in rows if r.get("power_divisor")):  # each basis once
+        console.print(line, markup=False, soft_wrap=True)
     tally = _tally(rows)
     console.print("tally: " + ", ".join(f"{k} {v}" for k, v in tally.items()) + f" of {len(rows)}", markup=False)
+
+
+def _basis(r: dict) -> str:
+    """What a claims-table statement is read under: the precision, and the power convention for a per-kW metric
+    (the table named neither: 'tok_s_per_kw_ratio@50 >= 1x' at fp4 and all-in power read the same as at fp8 and
+    sustained, analyst55).
+
+    >>> _basis({"claim": {"metric": "tok_s_per_kw_ratio@50"}, "context": {"precision": "fp4", "power": "all-in"}})
+    ' (fp4, all-in power)'
+    >>> _basis({"claim": {"metric": "max_interactivity_ratio"}, "context": {"precision": "int4", "power": "all-in"}})
+    ' (int4)'
+    """
+    ctx = r.get("context") or {}
+    parts = [ctx["precision"]] if ctx.get("precision") else []
+    if "per_kw" in r["claim"]["metric"] and ctx.get("power"):
+        parts.append(f"{ctx['power']} power")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _wide(low, high) -> str:
+    """The wide-band flag compare --bands and audit --claim put on a band whose ends are WIDE_BAND apart or more
+    (the claims table printed 0.828 to 4.68x unflagged where audit --claim flags the same band, analyst55).
+
+    >>> _wide(0.828, 4.68), _wide(1.52, 3.09), _wide(None, 2.0)
+    (' [wide band: 5.7x]', ' [wide band: 2.0x]', '')
+    """
+    ok = all(v is not None and math.isfinite(v) for v in (low, high))
+    return f" [wide band: {high / low:.1f}x]" if ok and low > 0 and high / low >= WIDE_BAND else ""
 
 
 def _tally(rows: list[dict]) -> dict:
@@ -197,7 +256,7 @@ def _tally(rows: list[dict]) -> dict:
     return {k: sum(r["status"] == k for r in rows) for k in ("held", "within band", "not held")}
 
 
-def point_lines(d: dict, system, convention: str) -> list[str]:
+def point_lines(d: dict, system, convention: str, baseline=None) -> list[str]:
     """The single audit's lines under its table (``audit --claim``): where each side's metric is read and what
     bounds it there, and what would turn the answer round — the two columns the claims table carries.
 
@@ -205,6 +264,7 @@ def point_lines(d: dict, system, convention: str) -> list[str]:
         d: the audit's ``--json`` dict (analysis/audit.AuditResult.as_dict).
         system: the audited :class:`~jalapeno.specs.system.System` (its W per chip for a per-kW claim's flip).
         convention: the power convention (``load``: no single W per chip).
+        baseline: the baseline's System (None: a plain claim); with ``system``, the per-kW claim's power basis line.
 
     Returns:
         ``["read at: jalapeno 51 tok/s/user on <deployment>, bound decode compute; ...", "status held (...); turns:
@@ -228,7 +288,9 @@ def point_lines(d: dict, system, convention: str) -> list[str]:
     p = d["predicted"]
     higher = d["claim"]["metric"].split("@")[0].removesuffix("_ratio") != "min_e2e_s"
     st = status(p["value"], p["low"], p["high"], d["claim"]["value"], higher)
-    out.append(f"status {st} ({STATUS_MEANING[st]}); turns: " + flip_condition(d, watts))
+    out.append(f"status {st} ({STATUS_MEANING[st]}); turns: " + flip_condition(d, watts, convention))
+    if "per_kw" in d["claim"]["metric"]:
+        out.append(power_divisor(convention, [system] + ([baseline] if baseline is not None else [])))
     return out
 
 
