@@ -6,6 +6,11 @@ rows are the audit's ``--json`` shape with figures chosen by hand."""
 
 from __future__ import annotations
 
+import json
+import re
+
+from cli_runner import run
+
 from jalapeno.analysis.claim_set import flip_condition
 from jalapeno.cli.audit_set import point_lines, power_divisor, print_claims
 from jalapeno.specs.catalog import load_system
@@ -82,3 +87,18 @@ def test_the_single_audit_prints_the_power_divisor_of_a_per_kw_claim_only():
     assert lines[2].startswith("power (sustained): jalapeno chip sustained, 550 W per chip; gb300-nvl72 chip TDP")
     d = _row("max_interactivity_ratio", 1.02, 0.85, 4.3)
     assert not any(line.startswith("power (") for line in point_lines(d, jal, "all-in", gb300))
+
+
+def test_the_point_a_claim_is_read_at_names_its_instance_size(capsys):
+    """analyst55: DeepSeek-R1's tok/W @50 vs GB300 is read on a disaggregated Jalapeño instance of 399 prefill workers of
+    2 chips and 4 decode workers of 128 (1,310 chips, ten 128-chip racks); the line named the layout and not its size.
+    Here an aggregated gpt-oss-120b point: its chips are the attention layer's TP x DP, counted by hand from the label."""
+    args = ("--system", "jalapeno", "--model", "gpt-oss-120b", "--workload", "8k1k", "--serving", "agg")
+    code, out, err = run(capsys, "audit", *args, "--claim", "max_interactivity=1", "--json")
+    assert code == 0, err
+    op = json.loads(out)["operating_point"]["system"]
+    tp, dp = (int(v) for v in re.search(r"attn TP(\d+) DP(\d+)", op["deployment"]).groups())
+    assert op["chips"] == tp * dp
+    code, out, err = run(capsys, "audit", *args, "--claim", "max_interactivity=1")
+    read = next(line for line in out.splitlines() if line.startswith("read at: jalapeno "))
+    assert f"{op['deployment']} ({tp * dp:,}-chip instance), bound " in read, read

@@ -454,7 +454,7 @@ def operating_point(ctx: ClaimContext, claim: Claim, points, deps) -> dict | Non
 
     Returns:
         ``{"deployment", "interactivity" (tok/s/user), "throughput_per_chip" (tok/s/chip), "concurrency",
-        "bound"}`` (``bound``: analysis/bound_words.bound_cell's text: compute, hbm_bandwidth, scale_up_link,
+        "chips" (one instance's, prefill + decode workers of a disaggregated one), "bound"}`` (``bound``: analysis/bound_words.bound_cell's text: compute, hbm_bandwidth, scale_up_link,
         scale_out_link, overhead or on_die_network; ``decode X; prefill Y (S of chips)`` disaggregated), or None
         where no valid point reaches the claim's speed.
     """
@@ -483,6 +483,7 @@ def operating_point(ctx: ClaimContext, claim: Claim, points, deps) -> dict | Non
         "interactivity": float(points.interactivity[i]),
         "throughput_per_chip": float(points.throughput_per_chip[i]),
         "concurrency": float(points.concurrency[i]),
+        "chips": int(points.chips[i]),
         "bound": bound_cell(
             str(points.bound[i]),
             str(points.prefill_bound[i]),

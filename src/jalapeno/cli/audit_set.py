@@ -162,9 +162,20 @@ def _num(v) -> str:
 
 
 def _point(op: dict | None) -> str:
+    """A claims-table 'at (bound)' cell: the speed, the instance's chips and the bound.
+
+    >>> _point({"interactivity": 51.2, "chips": 1310, "bound": "overhead"})
+    '51 tok/s/user (1,310-chip instance), overhead'
+    """
     if not op:
         return "does not reach it"
-    return f"{op['interactivity']:.0f} tok/s/user, {op['bound']}"
+    return f"{op['interactivity']:.0f} tok/s/user{_instance(op)}, {op['bound']}"
+
+
+def _instance(op: dict) -> str:
+    """`` (N-chip instance)``: the size of the deployment a claim is read on (analyst55: DeepSeek-R1's tok/W @50 vs GB300
+    is read on a 1,310-chip Jalapeño instance, ten racks, and a 598-chip GB300 one; nothing said so)."""
+    return f" ({op['chips']:,}-chip instance)" if op.get("chips") else ""
 
 
 def print_claims(rows: list[dict], json_out: bool) -> None:
@@ -204,7 +215,8 @@ def print_claims(rows: list[dict], json_out: bool) -> None:
     t.caption = (
         "status: held (the band's unfavourable end meets the claim), within band (the band straddles it), "
         "not held (not even its favourable end meets it); verdict: the audit's (holds, plausible, requires, "
-        "impossible); at: the frontier point the metric is read at and its step's bound; flips: the move of "
+        "impossible); at: the frontier point the metric is read at, its instance's chips (prefill + decode workers) and "
+        "its step's bound; flips: the move of "
         "the system's figure that would turn the answer round, and the nearest single parameter"
     )
     if any(_wide(r["predicted"]["low"], r["predicted"]["high"]) for r in rows):
@@ -278,7 +290,7 @@ def point_lines(d: dict, system, convention: str, baseline=None) -> list[str]:
     if d["claim"]["baseline"]:
         names.append((d["claim"]["baseline"], op.get("baseline")))
     parts = [
-        f"{n} {p['interactivity']:.0f} tok/s/user on {p['deployment']}, bound {p['bound']}"
+        f"{n} {p['interactivity']:.0f} tok/s/user on {p['deployment']}{_instance(p)}, bound {p['bound']}"
         if p
         else f"{n}: no point reaches it"
         for n, p in names
