@@ -102,3 +102,13 @@ def test_the_point_a_claim_is_read_at_names_its_instance_size(capsys):
     code, out, err = run(capsys, "audit", *args, "--claim", "max_interactivity=1")
     read = next(line for line in out.splitlines() if line.startswith("read at: jalapeno "))
     assert f"{op['deployment']} ({tp * dp:,}-chip instance), bound " in read, read
+
+
+def test_the_compare_title_names_the_serving_modes_and_mtp(capsys):
+    """analyst55: compare's title named the precision and the power convention, not whether disaggregated deployments
+    were swept or whether any system drafts tokens (MTP is off unless --mtp: compare --help)."""
+    code, out, err = run(capsys, "compare", "-s", "jalapeno,gb300-nvl72", "-m", "gpt-oss-120b", "--serving", "agg")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "gpt-oss-120b · ISL 8192 / OSL 1024 · mxfp4 (each system) · agg · no MTP · power: all-in" in flat
+

@@ -150,6 +150,27 @@ def efficiency_label(source: str) -> str:
     return label + (" + overrides" if "overrides:" in source else "")
 
 
+def serving_words(options) -> str:
+    """`` · agg + disagg · no MTP``: the serving modes a comparison swept and its MTP, for the headline's title (analyst55:
+    the title named the precision and power and not the other two assumptions a claim rests on — whether a
+    disaggregated deployment may win, and that no system drafts tokens; compare --mtp K and --serving set them). Empty
+    under --as-deployed, where each recipe sets its own (its label in the deployment column).
+
+    >>> serving_words({"serving": "both", "mtp": None})
+    ' · agg + disagg · no MTP'
+    >>> serving_words({"serving": "agg", "mtp": {"draft_tokens": 3, "acceptance": 0.75}})
+    ' · agg · MTP 3 drafts at 0.75 acceptance'
+    >>> serving_words({"serving": "both", "mtp": None, "as_deployed": {"b200": "..."}}), serving_words({})
+    ('', '')
+    """
+    if not options or "serving" not in options or options.get("as_deployed"):
+        return ""
+    mode = {"both": "agg + disagg"}.get(options["serving"], options["serving"])
+    m = options.get("mtp")
+    mtp = f"MTP {m['draft_tokens']} drafts at {m['acceptance']:g} acceptance" if m else "no MTP"
+    return f" · {mode} · {mtp}"
+
+
 def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), width: int | None = None) -> list[Table]:
     """Headline table, ratio table and tier table of a comparison, then (report/win_tables) where each system wins
     over the speeds and the bound at each ``--at`` speed; the $ figures of the systems named in
@@ -160,7 +181,10 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
     ``end:`` / ``baseline]`` over four lines."""
     conv = d.power_convention
     wl = d.workload
-    title = f"{d.model} · ISL {wl.isl} / OSL {wl.osl} · {d.precision} · power: {conv} · baseline {d.baseline}"
+    title = (
+        f"{d.model} · ISL {wl.isl} / OSL {wl.osl} · {d.precision}{serving_words(d.options)} · power: {conv} · "
+        f"baseline {d.baseline}"
+    )
     head = Table(title=title)
     head.add_column("system", no_wrap=True, min_width=16)
     for col in headline_columns(conv):
