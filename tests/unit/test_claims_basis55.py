@@ -112,3 +112,25 @@ def test_the_compare_title_names_the_serving_modes_and_mtp(capsys):
     flat = " ".join(out.split())
     assert "gpt-oss-120b · ISL 8192 / OSL 1024 · mxfp4 (each system) · agg · no MTP · power: all-in" in flat
 
+
+def test_a_ratio_within_five_percent_of_the_claim_reads_even(capsys, monkeypatch):
+    """compare's 'where it wins' calls a ratio within 5% of 1 even (analysis/win_ranges.EVEN_BAND: the model's median
+    error); the claims table read DeepSeek-R1's max tok/s/user vs GB300, 1.02x, as 'within band (holds)' alone."""
+    from jalapeno.cli import audit_set
+
+    monkeypatch.setattr(audit_set.console, "width", 600)
+    tie = _row("max_interactivity_ratio", 1.02, 0.853, 4.3)  # 1.02 inside 1/1.05 = 0.952 .. 1.05
+    tie["status"], tie["verdict"], tie["even"] = "within band", "holds", audit_set.is_even(tie)
+    win = _row("tok_s_per_kw_ratio@50", 1.45, 1.04, 2.19)  # 45% above: not even
+    win["even"] = audit_set.is_even(win)
+    assert (tie["even"], win["even"]) == (True, False)
+    print_claims([tie, win], json_out=False)
+    flat = " ".join(capsys.readouterr().out.split())
+    assert "within band (holds); even" in flat and "held (holds); even" not in flat
+    assert "even: the predicted ratio is within 5% of the claim" in flat
+    # the single audit's status line says the same
+    jal, gb300 = load_system("jalapeno"), load_system("gb300-nvl72")
+    status = point_lines(tie, jal, "all-in", gb300)[1]
+    assert status.startswith("status within band (the band straddles the claim")
+    assert "); even: the predicted ratio is within 5% of the claim" in status
+    assert "even:" not in point_lines(win, jal, "all-in", gb300)[1]
