@@ -7,6 +7,12 @@ parameter as priced. Evaluated on the deployments that decide the metric in full
 calibrated values and at the physical limit (the same serving model, restricted to those
 candidates; analysis/claims.ClaimContext.restricted), so a parameter that changes which
 deployment wins is seen as long as that deployment decides the metric at either end.
+
+Beside the tornado, the system's *stated* specs (:func:`stated_parameters`: every peak FLOP/s format, HBM bandwidth
+and capacity, each level's bandwidth, and the per-chip power the convention reads — the specs a hardware architect
+asks d(metric)/d(spec) of, which are not uncertain and so have no band) are each moved by :data:`STATED_STEP` either
+way, and each row carries its elasticity d ln(metric) / d ln(parameter) (:attr:`SensitivityRow.elasticity`): a
+purely HBM-bound decode step gives d ln(TPOT) / d ln(HBM bandwidth) = -1, so interactivity's elasticity is +1.
 """
 
 from __future__ import annotations
@@ -15,8 +21,69 @@ import math
 from dataclasses import dataclass
 
 from jalapeno.analysis.claims import Claim, ClaimContext, parse_claim
-from jalapeno.analysis.uncertain import apply, physical_limit, uncertain_parameters
+from jalapeno.analysis.uncertain import Parameter, apply, headline_parameters, physical_limit, uncertain_parameters
 from jalapeno.errors import JalapenoError, SpecError
+
+#: The what-if step a stated spec is moved by, either way (named assumption: a small step, so the two ends give the
+#: local elasticity as a central difference, yet large enough that a deployment change inside it is seen; not an
+#: uncertainty: the stated figure is the vendor's).
+STATED_STEP = 0.10
+#: The per-chip power figure each power convention reads (analysis/power_cost.power_w_per_chip): the stated spec a
+#: per-kW metric moves with (``load`` reads the power model's terms, listed in the tornado with that convention).
+POWER_KEY = {"chip": "chip.tdp_w", "sustained": "chip.sustained_w", "all-in": "power.allin_kw_per_chip"}
+#: The unit of a parameter by its key's ending (STYLE.md §6: keys carry their unit), first match wins.
+_UNITS = (
+    ("peak_dense_tflops", "TFLOP/s"),
+    ("_tb_per_s", "TB/s"),
+    ("_gb_per_s", "GB/s"),
+    ("_kw_per_chip", "kW"),
+    ("usd_per_chip_hour", "$/h"),
+    ("_gb_per_chip", "GB"),
+    ("_gib", "GiB"),
+    ("_gb", "GB"),
+    ("_us", "µs"),
+    ("_ns", "ns"),
+    ("_s_per_token", "s/token"),
+    ("_bytes", "bytes"),
+    ("_w", "W"),
+    ("_s", "s"),
+    ("half_rows", "rows"),
+    ("token_passes", "passes"),
+)
+
+
+def unit_of(key: str) -> str:
+    """The unit of parameter ``key`` read from its name (``''`` for a fraction or an unnamed unit).
+
+    >>> unit_of("chip.hbm_bandwidth_tb_per_s"), unit_of("chip.peak_dense_tflops.fp4"), unit_of("chip.tdp_w")
+    ('TB/s', 'TFLOP/s', 'W')
+    >>> unit_of("levels.rack.bandwidth_gb_per_s"), unit_of("chip.hbm_capacity_gib"), unit_of("efficiency.hbm_fraction")
+    ('GB/s', 'GiB', '')
+    """
+    leaf = "peak_dense_tflops" if ".peak_dense_tflops." in key else key.split(".")[-1]
+    return next((u for end, u in _UNITS if leaf.endswith(end)), "")
+
+
+def stated_parameters(pricer, convention: str | None, skip: set[str] | frozenset = frozenset()) -> list[Parameter]:
+    """The stated specs of ``pricer``'s system (analysis/uncertain.headline_parameters: each peak FLOP/s format, HBM
+    bandwidth and nominal capacity — the usable capacity moved with it —, each level's bandwidth) and the per-chip
+    power ``convention`` reads (:data:`POWER_KEY`; None: no power figure, for a metric that reads none), minus ``skip`` (the estimated ones, in the tornado with their
+    band already), each with the band value x (1 -/+ :data:`STATED_STEP`). Kind ``stated``; empty for a system with
+    no file form."""
+    from jalapeno.analysis.uncertain import _spec_value
+
+    heads = headline_parameters(pricer, skip)
+    key = POWER_KEY.get(convention)
+    data = pricer.system.origin.data if pricer.system.origin is not None else None
+    v = _spec_value(data, key) if key is not None and key not in skip and data is not None else None
+    if v is not None and v > 0:
+        heads.append(Parameter(key, v, v, v, None, v / 2, 2 * v, "headline", "", "lower"))
+    src = f"stated spec: a ±{STATED_STEP:.0%} what-if step (not an uncertainty)"
+    lo, hi = 1 - STATED_STEP, 1 + STATED_STEP
+    return [
+        Parameter(p.key, p.current, p.current * lo, p.current * hi, None, p.lo, p.hi, "stated", src, p.better)
+        for p in heads
+    ]
 
 
 def parse_metric(text: str) -> Claim:
@@ -65,6 +132,20 @@ class SensitivityRow:
     metric_at_low: float
     metric_at_high: float
     band_source: str
+    unit: str = ""
+
+    @property
+    def elasticity(self) -> float:
+        """d ln(metric) / d ln(parameter) across the band: ln(at high / at low) / ln(high / low) (a central
+        difference for a stated spec's ±step); NaN where an end is not finite and positive, or the band is one value.
+
+        >>> round(SensitivityRow("chip.hbm_bandwidth_tb_per_s", "stated", 8.0, 7.2, 8.8, 90.0, 110.0, "").elasticity, 9)
+        1.0
+        """
+        a, b = self.metric_at_low, self.metric_at_high
+        if not (math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0 and 0 < self.low < self.high):
+            return math.nan
+        return math.log(b / a) / math.log(self.high / self.low)
 
     @property
     def swing(self) -> float:
@@ -84,6 +165,8 @@ class SensitivityRow:
             "metric_at_high": self.metric_at_high,
             "swing": self.swing,
             "band_source": self.band_source,
+            "unit": self.unit,
+            "elasticity": self.elasticity,
         }
 
 
@@ -97,9 +180,12 @@ class Sensitivity:
     value: float
     rows: tuple[SensitivityRow, ...]
     context: dict
+    #: the stated specs, each moved ±STATED_STEP (kind ``stated``), largest |elasticity| first
+    stated: tuple[SensitivityRow, ...] = ()
 
     def as_dict(self) -> dict:
-        """The JSON of ``sensitivity``: system, metric, its unit and value, the rows, the context."""
+        """The JSON of ``sensitivity``: system, metric, its unit and value, the rows, the context, and the stated
+        specs' rows (``stated``)."""
         return {
             "system": self.system,
             "metric": self.metric,
@@ -107,6 +193,7 @@ class Sensitivity:
             "value": self.value,
             "rows": [r.as_dict() for r in self.rows],
             "context": self.context,
+            "stated": [r.as_dict() for r in self.stated],
         }
 
 
@@ -134,11 +221,15 @@ def sensitivity(ctx: ClaimContext, pricer, metric: Claim) -> Sensitivity:
         except JalapenoError:
             return math.nan
 
-    rows = [
-        SensitivityRow(p.key, p.kind, p.current, p.low, p.high, at(p.key, p.low), at(p.key, p.high), p.band_source)
-        for p in params
-    ]
+    def row(p: Parameter) -> SensitivityRow:
+        lo, hi = at(p.key, p.low), at(p.key, p.high)
+        return SensitivityRow(p.key, p.kind, p.current, p.low, p.high, lo, hi, p.band_source, unit_of(p.key))
+
+    rows = [row(p) for p in params]
     rows.sort(key=lambda r: -(r.swing if math.isfinite(r.swing) else -1))
+    power = ctx.convention if "per_kw" in metric.metric else None  # a per-kW metric's power figure only
+    stated = [row(p) for p in stated_parameters(pricer, power, {p.key for p in params})]
+    stated.sort(key=lambda r: -(abs(r.elasticity) if math.isfinite(r.elasticity) else -1))
     return Sensitivity(
         pricer.system.name,
         metric.name,
@@ -152,6 +243,7 @@ def sensitivity(ctx: ClaimContext, pricer, metric: Claim) -> Sensitivity:
             "power": ctx.convention,
             "efficiency_source": pricer.efficiency.source,
         },
+        tuple(stated),
     )
 
 

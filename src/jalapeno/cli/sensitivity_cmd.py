@@ -9,7 +9,7 @@ from rich.table import Table
 
 from jalapeno.analysis.bound_words import band_span
 from jalapeno.cli.audit_cmds import CLAIM_HELP, _context, refuse_unread_power
-from jalapeno.cli.audit_tables import _f, _swing_text
+from jalapeno.cli.audit_tables import _f, _swing_text, _with_unit
 from jalapeno.cli.chip_opts import (
     chip_model_json,
     chip_model_lines,
@@ -36,6 +36,52 @@ from jalapeno.cli.serving_decls import (
     claim_serving_option,
     claim_workload_option,
 )
+
+
+#: The line under the stated specs' table: what the elasticity is and how to read it (ux55).
+ELASTICITY_NOTE = (
+    "elasticity: d ln(metric) / d ln(parameter), ln(at high / at low) over ln(high / low) — +1: the metric moves in "
+    "proportion to the spec (a purely HBM-bound decode step: interactivity +1, TPOT -1, in HBM bandwidth), 0: the "
+    "spec does not bind at the points that decide it; stated specs are the system file's, each moved ±10% as a "
+    "what-if (not an uncertainty), its power following it as under --set (specs/power.py: a faster chip's "
+    "components draw more, so a per-kW metric carries both); an estimated spec is in the table above with its band"
+)
+
+
+def _elasticity_text(x: float) -> str:
+    """An elasticity to two decimals, '-' where undefined, with no '-0.00' for a rounding-small negative.
+
+    >>> _elasticity_text(0.9999), _elasticity_text(-0.001), _elasticity_text(float("nan"))
+    ('1.00', '0.00', '-')
+    """
+    t = _f(x, ".2f")
+    return "0.00" if t == "-0.00" else t
+
+
+def stated_table(res, rows: list[dict]) -> Table:
+    """The stated specs' table: each spec with its unit, the value stated, the metric at -/+ the step, elasticity."""
+    from jalapeno.analysis.sensitivity import STATED_STEP
+
+    t = Table(title=f"{res.system} stated specs: {res.metric} with each moved ±{STATED_STEP:.0%}, the others as stated")
+    for col in (
+        "spec",
+        "unit",
+        "stated",
+        f"{res.metric} at -{STATED_STEP:.0%}",
+        f"at +{STATED_STEP:.0%}",
+        "elasticity",
+    ):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(
+            r["parameter"],
+            r["unit"] or "-",
+            _f(r["current"]),
+            _f(r["metric_at_low"]),
+            _f(r["metric_at_high"]),
+            _elasticity_text(r["elasticity"]),
+        )
+    return t
 
 
 def sensitivity(
@@ -91,22 +137,37 @@ def sensitivity(
             "across its band"
         )
     )
-    for col in ("parameter", "kind", "current", "band", f"{res.metric} at low", "at high", "swing", "band from"):
+    cols = (
+        "parameter",
+        "kind",
+        "current",
+        "band",
+        f"{res.metric} at low",
+        "at high",
+        "swing",
+        "elasticity",
+        "band from",
+    )
+    for col in cols:
         t.add_column(col, overflow="fold")
     for r in d["rows"]:  # the swing as the figures beside it (9,219, not 9.22e+03 beside 75,523 and 84,742)
         t.add_row(
             r["parameter"],
             r["kind"],
-            _f(r["current"]),
+            _with_unit(_f(r["current"]), r["unit"]),
             band_span(_f(r["low"]), _f(r["high"])),
             _f(r["metric_at_low"]),
             _f(r["metric_at_high"]),
             _swing_text(r),
+            _elasticity_text(r["elasticity"]),
             (r["band_source"]),
         )
     from jalapeno.report.narrow import label_first
 
     console.print(label_first(t, console.width))
+    if d["stated"]:  # the stated specs an architect asks d(metric)/d(spec) of (ux55): no band, a what-if step
+        console.print(label_first(stated_table(res, d["stated"]), console.width))
+        console.print(ELASTICITY_NOTE, markup=False, soft_wrap=True)
     from jalapeno.specs.precision_checks import priced_as
 
     for line in priced_as(
