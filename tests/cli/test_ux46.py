@@ -148,8 +148,14 @@ def test_the_report_page_notes_carry_the_basis(capsys, tmp_path):
     code, out, err = run(capsys, "report", *args, "--html", str(page))
     assert code == 0, err
     text = page.read_text(encoding="utf-8")
-    assert f'<p class="note">{html.escape(f"price basis of jalapeno: {JALAPENO}")}</p>' in text
-    assert f'<p class="note">{html.escape(f"price basis of b200: {B200}")}</p>' in text
+    # one note for both systems since ux55 (report/note_groups): each basis without the shared pointer, which the
+    # note's head names once
+    tail = "; its source in full: `jalapeno hardware show {}`, cost.usd_per_chip_hour"
+    note = (
+        "price basis ($/chip-hour, cost.usd_per_chip_hour; each source in full: `jalapeno hardware show NAME`): "
+        f"jalapeno: {JALAPENO.removesuffix(tail.format('jalapeno'))} · b200: {B200.removesuffix(tail.format('b200'))}"
+    )
+    assert f'<p class="note">{html.escape(note)}</p>' in text
 
 
 @pytest.mark.parametrize("example", ["explore_700w.toml", "explore_700w_gpu_stack.toml"])

@@ -94,7 +94,8 @@ def test_report_json_prints_the_pages_data_and_writes_no_page(capsys, tmp_path, 
     for s in d["chart"]["systems"]:
         comp = [p["interactivity"] for p in d["comparison"]["systems"][s["name"]]["frontier"]]
         assert s["frontier"]["interactivity"] == comp and len(comp) > 1
-    assert any(n.startswith("price basis of b200") for n in d["notes"])
+    # b200's and h200's in one note since ux55 (report/note_groups): the same InferenceX costh clause, named once
+    assert any(n.startswith("price basis (") and "b200, h200: published: InferenceX" in n for n in d["notes"])
 
 
 def test_report_json_html_writes_the_page_and_names_it_on_stderr(capsys, tmp_path):

@@ -227,11 +227,12 @@ def report(
     if warn:
         notes.append(warn)
         print(f"warning: {warn}", file=sys.stderr)
-    from jalapeno.analysis.price_reason import basis_lines, power_basis_lines
     from jalapeno.report.cell_notes import estimated_prices
+    from jalapeno.report.note_groups import grouped_basis_lines
 
-    notes.extend(basis_lines(s.system for s in syss))  # what each system's $ figures rest on
-    notes.extend(power_basis_lines(s.system for s in syss))  # and where its watts come from (followup52)
+    # what each system's $ figures rest on and where its watts come from (followup52), one line each with the
+    # systems named on each clause (ux55: two lines per system, the shared clauses repeated)
+    notes.extend(grouped_basis_lines(s.system for s in syss))
     notes.extend(page_notes(rec, syss, bands, res.band_frontiers))
     from jalapeno.cli.system_notes import SAID
 
@@ -365,6 +366,10 @@ def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str], di
     note on their source, and each point's split as validate labels it (report/page_data.measured_splits)."""
     if measured == "none":
         return [], [], {}
+    from jalapeno.fit.ix_cells import SHIPPED_POINTS, has_rows
+
+    if measured == "shipped" and not has_rows(SHIPPED_POINTS, model, wl.isl, wl.osl):  # no row to keep: the same
+        return [], [], {}  # answer as below, without the full load and its imports (ux55)
     from jalapeno.fit.ix_points import load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 

@@ -20,6 +20,39 @@ from jalapeno.specs.files import csv_rows, read_user_text
 from jalapeno.specs.plausibility import MAX_CHIPS
 from jalapeno.specs.workload import MAX_CONCURRENCY
 
+#: InferenceX hardware name → catalog system
+HARDWARE = {
+    "GB200 NVL72": "gb200-nvl72",
+    "GB300 NVL72": "gb300-nvl72",
+    "B200": "b200",
+    "B300": "b300",
+    "H200": "h200",
+    "H100": "h100",
+    "MI300X": "mi300x",
+    "MI325X": "mi325x",
+    "MI355X": "mi355x",
+}
+#: InferenceX model name → catalog model (the seed models InferenceX benchmarks)
+IX_MODELS = {"DeepSeek-R1-0528": "deepseek-r1", "gpt-oss-120b": "gpt-oss-120b"}
+#: The shipped InferenceX points (fit/data_quality.DEFAULT_POINTS, named here without that module's pandas import)
+SHIPPED_POINTS = Path(__file__).resolve().parent.parent / "data" / "validation" / "inferencex_points.csv"
+
+
+def has_rows(path: Path, model: str, isl: int, osl: int) -> bool:
+    """Whether the points CSV at ``path`` (the shipped one: its cells are checked by validate's tests) has a row of
+    catalog ``model`` (:data:`IX_MODELS`) at ``isl``/``osl`` — a plain read, none of fit/ix_points.load_inferencex's
+    checks, run matching or deployments, so that ``report`` on a model or workload InferenceX never measured (Kimi
+    K2.5, 32k1k) skips that load and its imports (~1 s of a 5 s page, ux55)."""
+    names = {ix for ix, m in IX_MODELS.items() if m == model}
+    with open(path, newline="", encoding="utf-8") as f:
+        return any(
+            r.get("model", "").strip() in names
+            and positive_num(r.get("isl", "")) == isl
+            and positive_num(r.get("osl", "")) == osl
+            for r in csv.DictReader(f)
+        )
+
+
 #: the columns every InferenceX points CSV must have (the shipped inferencex_points.csv has more)
 POINTS_COLUMNS = ("hardware", "model", "precision", "isl", "osl", "conc", "topology", "tput_per_gpu", "tok_s_user")
 

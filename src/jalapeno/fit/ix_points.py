@@ -28,6 +28,7 @@ from jalapeno.deploy.engines import (
 from jalapeno.deploy.layout import Layout  # noqa: F401 (the doctests of recipe_mtp)
 from jalapeno.fit.skipped import with_systems
 from jalapeno.fit.entries import entry_candidates
+from jalapeno.fit.ix_cells import HARDWARE, IX_MODELS  # noqa: F401 (re-exported: they were defined here until ux55)
 from jalapeno.fit.ix_cells import bad_cell as _bad_cell
 from jalapeno.fit.ix_cells import context_overrun
 from jalapeno.fit.ix_cells import points_rows
@@ -48,19 +49,6 @@ VALIDATION_MTP = MTP(1, DYNAMO_TRT_RECIPE.mtp_acceptance_single)
 #: A point's engine profile replaces either where it gives its own (data/stacks.toml, :func:`with_stack_mtp`).
 CHAIN_ACCEPTANCE = DYNAMO_TRT_RECIPE.mtp_acceptance_chain
 MTP_DRAFT_BY_SEQS_PER_RANK = DYNAMO_TRT_RECIPE.mtp_draft_by_seqs_per_rank
-HARDWARE = {
-    "GB200 NVL72": "gb200-nvl72",
-    "GB300 NVL72": "gb300-nvl72",
-    "B200": "b200",
-    "B300": "b300",
-    "H200": "h200",
-    "H100": "h100",
-    "MI300X": "mi300x",
-    "MI325X": "mi325x",
-    "MI355X": "mi355x",
-}
-#: InferenceX model name → catalog model (the seed models InferenceX benchmarks)
-IX_MODELS = {"DeepSeek-R1-0528": "deepseek-r1", "gpt-oss-120b": "gpt-oss-120b"}
 
 
 def recipe_budget(isl: int, osl: int, system: str | None = None, precision: str = "fp4") -> dict:
