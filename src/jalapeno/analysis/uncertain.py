@@ -268,28 +268,7 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
         elif v > 0:  # half rows, token passes, k-block time: less is faster; limit 0 (peak at any row count,
             # no passes, no serial k-loop floor)
             out.append(Parameter(key, v, a, b, 0.0, 0.0, 10 * max(b, v), "efficiency", src, "lower"))
-    data = system.origin.data if system.origin is not None else None
-    if data is not None:
-        for skey, text in system.sources.items():
-            if "(estimate)" not in text or skey.startswith(("host.", "efficiency")):
-                continue
-            key = skey.replace("[", ".").replace("]", "")
-            v = _spec_value(data, key)
-            if v is None or v <= 0:
-                continue
-            lat = key.endswith("latency_us")
-            lo, hi = (0.5 * v, 2 * v) if lat else (0.8 * v, 1.2 * v)
-            src = "assumption: estimate " + ("0.5-2x" if lat else "±20%")
-            stated = _stated_band(data, key)
-            if stated is not None:  # the file's own band: Jalapeño's on-die links state 0.28-4.4 TB/s (1/4x to 4x),
-                # which hardware show and docs/chip.md quote, where sensitivity and audit moved them ±20% (newuser52)
-                lo, hi = min(stated[0], v), max(stated[1], v)
-                src = f"the file's stated band {stated[0]:g}-{stated[1]:g}"
-            # a fraction (kv_tiers.*.usable_fraction) stays at most 1 and usable HBM at most the nominal
-            # capacity: 0.9's band ran to 1.08, Jalapeño's 216 GiB usable to 259 GiB, values the schema
-            # refuses (sensitivity showed '-' at their high ends)
-            top = 1.0 if key.endswith("_fraction") else _usable_cap(system, key) or max(10 * v, hi)
-            out.append(Parameter(key, v, lo, min(hi, top), None, min(v / 10, lo), top, "spec", src))
+    out += estimated_specs(system)
     if convention == "load":
         for name, t in POWER_TERMS.items():
             if t.low < t.high:
@@ -298,6 +277,38 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
                         f"power_terms.{name}", t.value, t.low, t.high, None, t.low / 2, t.high * 2, "power", t.source
                     )
                 )
+    return out
+
+
+def estimated_specs(system) -> list[Parameter]:
+    """The ``spec`` parameters of ``system`` (kind ``spec``, module docstring): every number its file marks
+    ``estimate = true`` (but ``host.*``), with the file's stated band or the assumed one; empty for a system with no
+    file form. sensitivity and audit list them; compare --bands and report --bands move the ones a step reads with
+    the efficiency band (analysis/spec_bands.py, ux55)."""
+    out: list[Parameter] = []
+    data = system.origin.data if system.origin is not None else None
+    if data is None:
+        return out
+    for skey, text in system.sources.items():
+        if "(estimate)" not in text or skey.startswith(("host.", "efficiency")):
+            continue
+        key = skey.replace("[", ".").replace("]", "")
+        v = _spec_value(data, key)
+        if v is None or v <= 0:
+            continue
+        lat = key.endswith("latency_us")
+        lo, hi = (0.5 * v, 2 * v) if lat else (0.8 * v, 1.2 * v)
+        src = "assumption: estimate " + ("0.5-2x" if lat else "±20%")
+        stated = _stated_band(data, key)
+        if stated is not None:  # the file's own band: Jalapeño's on-die links state 0.28-4.4 TB/s (1/4x to 4x),
+            # which hardware show and docs/chip.md quote, where sensitivity and audit moved them ±20% (newuser52)
+            lo, hi = min(stated[0], v), max(stated[1], v)
+            src = f"the file's stated band {stated[0]:g}-{stated[1]:g}"
+        # a fraction (kv_tiers.*.usable_fraction) stays at most 1 and usable HBM at most the nominal
+        # capacity: 0.9's band ran to 1.08, Jalapeño's 216 GiB usable to 259 GiB, values the schema
+        # refuses (sensitivity showed '-' at their high ends)
+        top = 1.0 if key.endswith("_fraction") else _usable_cap(system, key) or max(10 * v, hi)
+        out.append(Parameter(key, v, lo, min(hi, top), None, min(v / 10, lo), top, "spec", src))
     return out
 
 

@@ -42,6 +42,11 @@ def print_comparison(
         console.print(line, markup=False)
         for line in chip_model_band_lines(syss, m.name) if bands else []:
             console.print(line, markup=False)
+    if bands:  # the estimated specs each band holds (analysis/spec_bands.py, ux55)
+        from jalapeno.analysis.spec_bands import spec_band_line
+
+        if (line := spec_band_line(syss)) is not None:
+            console.print(line, markup=False, soft_wrap=True)
     if recipes:
         stated = [n for n in names_in if n not in recipes]
         console.print(

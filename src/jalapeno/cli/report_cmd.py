@@ -106,6 +106,7 @@ def report(
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.serving_opts import _floats, _floors, _options, _setup, check_at_speeds
+    from jalapeno.analysis.spec_bands import with_estimated_specs
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.page import write_report
@@ -180,7 +181,7 @@ def report(
         options=_options(serving or "both", None, None, None),
         iso_interactivity=_floats(at, "--at", check=check_at_speeds),
         floors=floors,
-        bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
+        bands={s.system.name: with_estimated_specs(s, band_pricers(s)) for s in syss} if bands else None,  # ux55
         precisions=precs,
         recipes=recipes,
     )
@@ -274,6 +275,10 @@ def page_notes(rec, syss, bands: bool, band_frontiers=None) -> list[str]:
         lines.append(spec)
     if (rack := rack_line([s.system for s in syss], rec, band_frontiers)) is not None:
         lines.append(rack)
+    if bands:  # the estimated specs each band holds (ux55)
+        from jalapeno.analysis.spec_bands import spec_band_line
+
+        lines += [line for line in [spec_band_line(syss)] if line is not None]
     return lines + ([] if bands else [BANDS_HINT])
 
 

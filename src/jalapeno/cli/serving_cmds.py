@@ -207,6 +207,7 @@ def compare(
 
         return across(compare, args)
     from jalapeno.analysis.comparison import compare_systems
+    from jalapeno.analysis.spec_bands import with_estimated_specs
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement
     from jalapeno.deploy.checkpoints import available_precisions
@@ -383,7 +384,8 @@ def compare(
             options=opts,
             iso_interactivity=_floats(at, "--at", check=check_at_speeds),
             floors=_floors(tiers),
-            bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
+            # each derived system's estimated specs move with its efficiency band (analysis/spec_bands.py, ux55)
+            bands={s.system.name: with_estimated_specs(s, band_pricers(s)) for s in syss} if bands else None,
             precisions=precs,
             recipes=recipes,
             strict_baseline=bool(baseline),

@@ -72,7 +72,7 @@ def grouped_basis_lines(systems) -> list[str]:
 
     >>> from jalapeno.specs.catalog import load_system
     >>> price, power = grouped_basis_lines([load_system("gb200-nvl72"), load_system("gb300-nvl72")])
-    >>> power.split(": ", 1)[1].startswith("gb200-nvl72, gb300-nvl72: all-in 2,100 W (power.allin_kw_per_chip)")
+    >>> power.split("NAME`): ", 1)[1].startswith("gb200-nvl72, gb300-nvl72: all-in 2,100 W (power.allin_kw_per_chip)")
     True
     """
     from jalapeno.analysis.price_reason import basis_lines, power_basis, power_basis_lines, system_basis
