@@ -1,7 +1,7 @@
 """Round 27: the step memos hold a whole fixed-concurrency pass, and a joined table is cut field by field once.
 
 serve/lockstep.py interleaves every deployment of the sweep in each pass (``compare -c 64``: about 55), so a
-memo of the last 4-8 calls (Batch.distinct, cost/step._checked, deploy/memory_fit._weights) never hit; they now
+memo of the last 4-8 calls (Batch.distinct, cost/step_checks._checked, deploy/memory_fit._weights) never hit; they now
 keep 256 entries by key, oldest out first, and cost/priced drops its oldest entries in O(1). Each
 test checks a memo answer against the computation done afresh (bitwise), counts the computations a pass
 needs (one per distinct input, worked out by hand), or checks the cut of a joined table against the
@@ -14,7 +14,7 @@ import numpy as np
 
 import jalapeno.cost.batch as batch_mod
 import jalapeno.cost.priced as priced_mod
-import jalapeno.cost.step as step_mod
+import jalapeno.cost.step_checks as checks_mod
 import jalapeno.deploy.memory_fit as fit_mod
 from jalapeno.cost.batch import Batch
 from jalapeno.cost.ops import build_step_ops
@@ -26,8 +26,14 @@ from jalapeno.specs.formats import get_precision
 
 R1 = load_model("deepseek-r1")
 FP8 = get_precision("fp8")
-LAYOUTS = [Layout(tp=tp, dp=dp, ep=ep, pp=pp) for tp in (1, 2, 4, 8) for dp in (1, 2, 4, 8) for ep in (8, 16)
-           for pp in (1, 2) if tp * dp * pp <= 64 and ep <= tp * dp]
+LAYOUTS = [
+    Layout(tp=tp, dp=dp, ep=ep, pp=pp)
+    for tp in (1, 2, 4, 8)
+    for dp in (1, 2, 4, 8)
+    for ep in (8, 16)
+    for pp in (1, 2)
+    if tp * dp * pp <= 64 and ep <= tp * dp
+]
 
 
 def test_distinct_is_computed_once_per_batch_over_a_pass_of_sixty(monkeypatch):
@@ -39,6 +45,7 @@ def test_distinct_is_computed_once_per_batch_over_a_pass_of_sixty(monkeypatch):
     def counted(self):
         calls.append(self)
         return real(self)
+
     monkeypatch.setattr(Batch, "_distinct", counted)
     batch_mod._DISTINCT.clear()
     batches = [Batch.make(decode_seqs=[float(i), float(i), 2.0 * i + 1], decode_ctx=1024) for i in range(1, 61)]
@@ -66,11 +73,11 @@ def test_checked_layouts_over_a_pass_equal_fresh_checks(monkeypatch):
     checks run once per layout."""
     system = load_pricer("gb200-nvl72").system
     ran = []
-    real = step_mod.validate_layout
-    monkeypatch.setattr(step_mod, "validate_layout", lambda *a: (ran.append(a[0]), real(*a))[1])
-    step_mod._CHECKED.clear()
+    real = checks_mod.validate_layout
+    monkeypatch.setattr(checks_mod, "validate_layout", lambda *a: (ran.append(a[0]), real(*a))[1])
+    checks_mod._CHECKED.clear()
     assert len(LAYOUTS) > 20
-    got = [[step_mod._checked(R1, system, lay, FP8, None) for lay in LAYOUTS] for _ in range(2)]
+    got = [[checks_mod._checked(R1, system, lay, FP8, None) for lay in LAYOUTS] for _ in range(2)]
     assert ran == LAYOUTS
     for lay, a, b in zip(LAYOUTS, *got):
         assert a is b and a == for_model(lay, R1)
@@ -115,13 +122,16 @@ def _cut_by_definition(table, a: int, z: int) -> dict:
 
 def test_a_joined_table_cut_into_parts_equals_each_part_cut_by_definition():
     pr = load_pricer("gb200-nvl72")
-    parts = [Batch.make(decode_seqs=[8.0, 64.0], decode_ctx=8704, prefill_tokens=[0.0, 512.0], prefill_ctx=1024),
-             Batch.make(decode_seqs=[4.0, 16.0, 256.0], decode_ctx=8704),
-             Batch.make(decode_seqs=[2.0, 2.0], decode_ctx=1024, prefill_tokens=[4096.0, 0.0])]
+    parts = [
+        Batch.make(decode_seqs=[8.0, 64.0], decode_ctx=8704, prefill_tokens=[0.0, 512.0], prefill_ctx=1024),
+        Batch.make(decode_seqs=[4.0, 16.0, 256.0], decode_ctx=8704),
+        Batch.make(decode_seqs=[2.0, 2.0], decode_ctx=1024, prefill_tokens=[4096.0, 0.0]),
+    ]
     for lay in (Layout(tp=8), Layout(tp=1, dp=8, ep=8), Layout(tp=2, dp=4, ep=8, pp=2)):
         lay = for_model(lay, R1)
-        ops, colls = build_step_ops(R1, pr.system.chip, lay, FP8, Batch.joined(*parts), pr.efficiency, 1,
-                                    moe_all_to_all(pr, lay, R1))
+        ops, colls = build_step_ops(
+            R1, pr.system.chip, lay, FP8, Batch.joined(*parts), pr.efficiency, 1, moe_all_to_all(pr, lay, R1)
+        )
         joined = (ops, colls, pr.op_times(ops), pr.collective_times(colls))
         ends = np.cumsum([0] + [p.n for p in parts])
         for (a, z), got in zip(zip(ends[:-1], ends[1:]), _cut(joined, parts)):
@@ -132,7 +142,8 @@ def test_a_joined_table_cut_into_parts_equals_each_part_cut_by_definition():
                     if isinstance(w, np.ndarray):
                         assert v.shape == w.shape and v.tobytes() == w.tobytes(), name
                     elif name == "kn":
-                        assert len(v) == len(w) and all(np.array_equal(x, y) for p, q in zip(v, w)
-                                                        for x, y in zip(p, q)), name
+                        assert len(v) == len(w) and all(
+                            np.array_equal(x, y) for p, q in zip(v, w) for x, y in zip(p, q)
+                        ), name
                     else:
                         assert v is w or v == w, name

@@ -20,7 +20,7 @@ import pytest
 
 import jalapeno.cost.batch as batch_mod
 import jalapeno.cost.pricer as pricer_mod
-import jalapeno.cost.step as step_mod
+import jalapeno.cost.step_checks as checks_mod
 import jalapeno.deploy.memory_fit as fit_mod
 from jalapeno.analysis.sweep import SweepOptions, sweep
 from jalapeno.cost.batch import Batch, first_seen
@@ -125,8 +125,9 @@ def test_columns_keeps_a_scalar_kn_and_cuts_an_array_one():
     ob.gemm("g", "fp8", np.array([1.0, 2.0, 3.0]), 16.0, 32.0, 1.0, 2.0)
     ops, _ = ob.build()
     assert columns(ops, slice(1, 3)).kn is ops.kn
-    arr = type(ops)(**{**{n: getattr(ops, n) for n in ops.__dataclass_fields__},
-                      "kn": ((np.array([1.0, 2.0, 3.0]), 32.0),)})
+    arr = type(ops)(
+        **{**{n: getattr(ops, n) for n in ops.__dataclass_fields__}, "kn": ((np.array([1.0, 2.0, 3.0]), 32.0),)}
+    )
     cut = columns(arr, np.array([2, 0]))
     assert cut.kn[0][0].tolist() == [3.0, 1.0] and cut.kn[0][1] == 32.0
 
@@ -176,7 +177,7 @@ def _no_shortcuts(mp) -> None:
     mp.setattr(batch_mod, "_SMALL", -1)
     mp.setattr(Batch, "distinct", Batch._distinct)
     mp.setattr(fit_mod, "_weights", fit_mod.weight_bytes_per_chip)
-    mp.setattr(step_mod, "_CHECKED", {})
+    mp.setattr(checks_mod, "_CHECKED", {})
 
     class _Never(set):
         def __contains__(self, item):
@@ -191,15 +192,15 @@ def test_a_fixed_concurrency_sweep_is_unchanged_by_the_shortcuts(monkeypatch):
     pr, wl = load_pricer("gb300-nvl72"), get_workload("8k1k")
     opts = SweepOptions(concurrency=(4.0, 64.0))
     fast = sweep(R1, pr, wl, FP8, opts)
-    real_checked = step_mod._checked
+    real_checked = checks_mod._checked
 
     def checked_afresh(*a):
-        step_mod._CHECKED.clear()
+        checks_mod._CHECKED.clear()
         return real_checked(*a)
 
     with monkeypatch.context() as mp:
         _no_shortcuts(mp)
-        mp.setattr(step_mod, "_checked", checked_afresh)
+        mp.setattr(checks_mod, "_checked", checked_afresh)
         slow = sweep(R1, pr, wl, FP8, opts)
     assert len(fast.points) == len(slow.points) > 20
     assert _bits(fast.points) == _bits(slow.points)
@@ -215,13 +216,15 @@ def test_collectives_of_several_tables_priced_together_equal_each_table_priced_a
 
     for system in ("gb200-nvl72", "h200"):  # h200: the engine's measured all-reduce table
         pr = load_pricer(system)
-        b = Batch.make(decode_seqs=[8.0, 256.0, 64.0], decode_ctx=8704, prefill_tokens=[0.0, 4096.0, 512.0],
-                       prefill_ctx=1024)
+        b = Batch.make(
+            decode_seqs=[8.0, 256.0, 64.0], decode_ctx=8704, prefill_tokens=[0.0, 4096.0, 512.0], prefill_ctx=1024
+        )
         tables = []
         for lay in (Layout(tp=8), Layout(tp=1, dp=8, ep=8), Layout(tp=2, dp=4, ep=8), Layout(tp=4, dp=2, ep=8)):
             lay = lay if system != "h200" or lay.chips <= 8 else Layout(tp=8)
-            tables.append(build_step_ops(R1, pr.system.chip, lay, FP8, b, pr.efficiency, 1,
-                                         moe_all_to_all(pr, lay, R1))[1])
+            tables.append(
+                build_step_ops(R1, pr.system.chip, lay, FP8, b, pr.efficiency, 1, moe_all_to_all(pr, lay, R1))[1]
+            )
         together = collective_times_together(pr, tables)
         assert sum(len(t.name) for t in tables) > len({(k, g) for t in tables for k, g in zip(t.kind, t.group)})
         for got, colls in zip(together, tables):

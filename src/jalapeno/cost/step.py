@@ -34,12 +34,11 @@ only the all-to-all time left exposed; hidden communication costs no time and is
 ``hidden_comm_s``. The largest share is the binding constraint and ``bound_margin`` = largest / second largest.
 A batch whose weights + KV + activations exceed usable HBM is infeasible (``feasible`` False,
 ``reason`` says why, bound ``hbm_capacity``). The bounds and their ranking are cost/step_bounds.py's; a batch's
-repeated points take their distinct point's figures through cost/lazy_cut.step_at_points.
+repeated points take their distinct point's figures through cost/lazy_cut.step_at_points; the arguments' checks
+are cost/step_checks.py's (round 55).
 """
 
 from __future__ import annotations
-
-from collections import OrderedDict
 
 import numpy as np
 
@@ -49,7 +48,7 @@ from jalapeno.cost.mtp_draft import mtp_draft_s
 from jalapeno.cost.optable import OpTable
 from jalapeno.cost.priced import moe_all_to_all, priced_tables
 from jalapeno.cost.overlap import exposed_coll_s, roof_parts, tbo_layer
-from jalapeno.cost.pricer import Pricer, check_pricer
+from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.roofline import OpTimes
 from jalapeno.cost.shared_stream import hidden_shared_s, pricer_stream_rule, stream_on
 from jalapeno.cost.step_bounds import (  # noqa: F401 (re-exported: split from here, round 53)
@@ -57,17 +56,15 @@ from jalapeno.cost.step_bounds import (  # noqa: F401 (re-exported: split from h
     _link_level,
     rank_bounds,
 )
+from jalapeno.cost.step_checks import checked_step_inputs
 from jalapeno.cost.step_result import StepCost
 from jalapeno.cost.step_rows import SCOPES, coll_rows, op_stage_rows
-from jalapeno.deploy.deployment import Deployment, check_memory_fraction, check_overlap_layout, pool_overlap
-from jalapeno.deploy.engine_memory import EngineMemory
-from jalapeno.deploy.mtp import MTP, check_mtp, query_len
-from jalapeno.deploy.layout import Layout, for_model, validate_layout
+from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.deploy.mtp import MTP, query_len
+from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import memory_fit
 from jalapeno.deploy.sharding import has_ep_all_to_all
-from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision
-from jalapeno.specs.precision_checks import check_precision
 from jalapeno.specs.model import ModelSpec
 
 
@@ -240,32 +237,6 @@ def pool_step_times(
     )
 
 
-#: the last :data:`_CHECKED_KEEP` (model, system, layout, precision, mtp) :func:`_checked` passed, with the layout
-#: for the model, by (ids, layout), oldest first: its checks are pure in these, and a fixed-concurrency solve
-#: prices each deployment nine times, every deployment of the sweep in each pass (a few dozen: the memo holds them)
-_CHECKED: OrderedDict = OrderedDict()  # the oldest leaves in O(1)
-_CHECKED_KEEP = 256
-
-
-def _checked(model: ModelSpec, system, layout: Layout, precision: Precision, mtp: MTP | None) -> Layout:
-    """``layout`` labelled for ``model`` (its label names a dense model's FFN, a MoE model's experts) once it
-    is checked to run ``model`` on ``system`` with ``precision`` and ``mtp``; a pass is remembered (the very
-    same model, system, precision and MTP objects and an equal layout), a refusal raises every time."""
-    key = (id(model), id(system), id(precision), id(mtp), layout)
-    hit = _CHECKED.get(key)  # the entry holds its objects: live ids
-    if hit is not None and hit[0] is model and hit[1] is system and hit[2] is precision and hit[3] is mtp:
-        return hit[4]
-    validate_layout(layout, model, system)
-    out = for_model(layout, model)
-    check_mtp(mtp, model)
-    check_precision(precision, model, system.chip)
-    _CHECKED.pop(key, None)
-    _CHECKED[key] = (model, system, precision, mtp, out)
-    if len(_CHECKED) > _CHECKED_KEEP:
-        _CHECKED.popitem(last=False)
-    return out
-
-
 def _step_cost(
     model: ModelSpec,
     pricer: Pricer,
@@ -279,47 +250,8 @@ def _step_cost(
     times_only: bool = False,
 ) -> StepCost | tuple[np.ndarray, np.ndarray]:
     """:func:`step_cost` of a batch (its distinct points: Batch.distinct); ``times_only``: (step time, interval)."""
-    check_pricer(pricer, "step_cost")
-    check_memory_fraction(memory_fraction)
-    for name, obj, kind, fix in (
-        ("model", model, ModelSpec, "load_model(name)"),
-        ("layout", layout, Layout, "Layout(tp=..., dp=..., ep=...)"),
-        ("precision", precision, Precision, "get_precision(name)"),
-        ("batch", batch, Batch, "Batch.make(decode_seqs=..., decode_ctx=...)"),
-    ):
-        if not isinstance(obj, kind):
-            raise SpecError(
-                f"step_cost: {name}", f"expected a {kind.__name__}, got {type(obj).__name__}", f"pass {fix}"
-            )
-    if mtp is not None and not isinstance(mtp, MTP):
-        raise SpecError(
-            "step_cost: mtp",
-            f"expected an MTP or None, got {type(mtp).__name__}",
-            "pass MTP(draft_tokens, acceptance), or None for no speculative decoding",
-        )
-    if engine_memory is not None and not isinstance(engine_memory, EngineMemory):  # 'vllm-0.11': AttributeError
-        raise SpecError(
-            "step_cost: engine_memory",
-            f"expected an EngineMemory or None, got {type(engine_memory).__name__} {engine_memory!r:.40}",
-            "pass deploy/engine_memory.get_engine_memory(name), or None",
-        )
+    layout = checked_step_inputs(model, pricer, layout, precision, batch, mtp, memory_fraction, overlap, engine_memory)
     system, eff = pricer.system, pricer.efficiency
-    decoding = batch.decode_seqs > 0
-    if decoding.any():  # the check the CLI's --context makes (ModelSpec.check_context); the API skipped it (break52)
-        model.check_context(
-            float(batch.decode_ctx[decoding].max()),
-            "batch.decode_ctx",
-            fix="give decode_ctx at most the model's context, or a model with a longer context",
-        )
-    layout = _checked(model, system, layout, precision, mtp)
-    if layout.cp > 1 and np.any(batch.decode_seqs > 0):
-        raise SpecError(
-            "cp",
-            f"context parallelism (CP{layout.cp}) is modelled for prefill steps only, "
-            "and the batch has decoding sequences",
-            "give a prefill-only batch (decode_seqs = 0, e.g. --batch 0 --prefill-tokens N) or set cp = 1",
-        )
-    check_overlap_layout(overlap, model, layout)
     qlen = query_len(mtp)
     # the two-batch-overlap micro-batch's tables only where they are read (a one-point batch keeps them: priced
     # beside them, its tables have two columns, as before)
