@@ -44,7 +44,7 @@ REEXPORTS = {
     "jalapeno.cost.ops": ("jalapeno.cost.expert_ops", "jalapeno.cost.gemm_allreduce"),
     "jalapeno.serve.analytic": ("jalapeno.serve.serving_points", "jalapeno.serve.agg_batch_cap"),
     "jalapeno.cli.engine_opts": ("jalapeno.cli.as_deployed", "jalapeno.cli.engine_memory_opts"),
-    "jalapeno.cli.serving_opts": "jalapeno.cli.pool_opts",
+    "jalapeno.cli.serving_opts": ("jalapeno.cli.pool_opts", "jalapeno.cli.number_lists"),  # round 55: number_lists
     "jalapeno.analysis.records": "jalapeno.analysis.bound_words",
     "jalapeno.fit.moe_backends": "jalapeno.fit.vllm_moe_curves",
     "jalapeno.specs.design_space": "jalapeno.specs.design_space_keys",

@@ -175,7 +175,8 @@ def agentic_compare(
 ) -> None:
     """``jalapeno compare --workload agentic:…``."""
     from jalapeno.analysis.agentic import DEFAULT_ISO_TASK_MIN, compare_agentic
-    from jalapeno.cli.serving_opts import _floats, _floors, refuse_idle_ar_rms
+    from jalapeno.cli.number_lists import _floats, _floors
+    from jalapeno.cli.serving_opts import refuse_idle_ar_rms
     from jalapeno.cli.system_opts import baseline_name, systems_pricers
     from jalapeno.cli.usage_errors import note_shared_sets
     from jalapeno.cost.sliced import chip_model_pricer, refuse_idle_placement

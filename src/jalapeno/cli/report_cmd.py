@@ -105,8 +105,9 @@ def report(
     has an engine recipe as deployed, as compare --as-deployed does. --json prints the same data."""
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.cli.common import resolve_precision
-    from jalapeno.cli.serving_opts import _floats, _floors, _options, _setup, check_at_speeds
     from jalapeno.analysis.spec_bands import with_estimated_specs
+    from jalapeno.cli.number_lists import _floats, _floors, check_at_speeds
+    from jalapeno.cli.serving_opts import _options, _setup
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.page import write_report

@@ -48,15 +48,13 @@ from jalapeno.cli.as_deployed import (
     deployed_recipes,
     refuse_with_as_deployed,
 )
+from jalapeno.cli.number_lists import _floats, _floors, check_at_speeds  # noqa: F401 (re-exported, as below)
 from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-exported: they lived here)
     SWEEP_EPLB_HELP,
     SWEEP_OVERLAP_HELP,
     WORKLOAD_HELP,
     _release_notes,
     EPLB_HELP,
-    _floats,
-    _floors,
-    check_at_speeds,
     _mtp,
     _options,
     _setup,
