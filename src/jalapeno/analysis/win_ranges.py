@@ -58,10 +58,31 @@ def _tail_x(f: Frontier, end_rtol: float, tail_fraction: float) -> float:
     return min(x_end, x_t)
 
 
+def _sorted_distinct(v: np.ndarray) -> np.ndarray:
+    """``np.unique(v)`` of a 1-D float array: its values sorted, each once (NaNs, sorted last, kept once, as
+    np.unique's ``equal_nan``), the same array. np.unique first asks ``np.ma.is_masked``, whose first call imports
+    numpy.ma (~10-30 ms); in ``compare`` these knots were its only caller, on the serial path after the sweeps
+    (round 55, code55). Equal floats have equal bits here (speeds and bounds > 0: no -0.0 beside 0.0), so which
+    duplicate is kept does not matter.
+
+    >>> _sorted_distinct(np.array([3.0, 1.0, 3.0, 2.0, 1.0])).tolist()
+    [1.0, 2.0, 3.0]
+    >>> _sorted_distinct(np.array([np.nan, 2.0, np.nan])).tolist()
+    [2.0, nan]
+    """
+    s = np.sort(v)
+    keep = np.empty(s.shape, dtype=bool)
+    keep[:1] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    if s.size and np.isnan(s[-1]):  # NaNs sort last: keep the first
+        keep[int(np.searchsorted(s, s[-1], side="left")) + 1 :] = False
+    return s[keep]
+
+
 def _segments(a: Frontier, b: Frontier, scale: float, lo: float, hi: float, even: float) -> list[dict]:
     """The speed ranges of ``lo``-``hi`` over which ``scale * y_a / y_b`` is above ``1 + even`` (wins), below
     ``1 / (1 + even)`` (loses) or between (even), merged where consecutive ranges agree."""
-    knots = np.unique(np.concatenate(([lo, hi], a.x[(a.x > lo) & (a.x < hi)], b.x[(b.x > lo) & (b.x < hi)])))
+    knots = _sorted_distinct(np.concatenate(([lo, hi], a.x[(a.x > lo) & (a.x < hi)], b.x[(b.x > lo) & (b.x < hi)])))
     lk = np.log(knots)  # interp_frontier's log-log rule (the peak below the first point), without its per-call checks:
     la = np.interp(lk, np.log(a.x), np.log(a.y))  # a Frontier's arrays are checked when it is built
     lb = np.interp(lk, np.log(b.x), np.log(b.y))
