@@ -70,6 +70,35 @@ def print_comparison(
             console.print(line, markup=False, soft_wrap=True)
 
 
+def warm_compare(chart: bool = True) -> None:
+    """Do, ahead of time, the first-use work of what ``compare`` prints after its sweeps (:func:`print_comparison`,
+    cli/serving_cmds.compare): import the modules they import on first use (analysis/price_reason,
+    analysis/estimated_peaks, analysis/capacity, cost/tiles, report/cell_notes, report/tables, report/narrow,
+    report/win_tables), load rich's emoji table (its first printed line) and, with ``chart``, plotly's start-up
+    (report/html.warm_chart) and its page writer (plotly.io's to_html). Imports and caches only: the same output
+    either way. ``compare`` runs it while its sweeps run in worker processes (analysis/workers.meanwhile), off the
+    run's serial end: 51 M instructions beside the chart's (callgrind, round 55; about 10-40 ms on this 2-core
+    machine at load 1-9)."""
+    if chart:  # the larger part first: what the workers leave undone when they finish is done where it is needed
+        import plotly.io
+
+        from jalapeno.report.html import warm_chart
+
+        warm_chart()
+        plotly.io.to_html  # noqa: B018 (plotly.io loads its page writer on this first read)
+    import jalapeno.analysis.capacity  # noqa: F401
+    import jalapeno.analysis.estimated_peaks  # noqa: F401
+    import jalapeno.analysis.price_reason  # noqa: F401
+    import jalapeno.cost.tiles  # noqa: F401
+    import jalapeno.report.cell_notes  # noqa: F401
+    import jalapeno.report.narrow  # noqa: F401
+    import jalapeno.report.tables  # noqa: F401
+    import jalapeno.report.win_tables  # noqa: F401
+    from rich.emoji import Emoji
+
+    Emoji.replace(":smile:")  # rich reads its emoji table on the first line it prints
+
+
 #: the per-point fields of compare --json's ``band_frontiers`` (docs/metrics.md §6): enough to draw a band
 BAND_POINT_FIELDS = (
     "interactivity",

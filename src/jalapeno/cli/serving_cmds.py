@@ -369,9 +369,9 @@ def compare(
     refuse_idle_ar_rms(stack, m, syss)  # +ar_rms that no system fuses a step with (break48)
     note_shared_sets(names, sets)  # a plain --set changed the baseline too, with no word (newuser54)
     from jalapeno.analysis.workers import meanwhile
-    from jalapeno.report.html import warm_chart
+    from jalapeno.cli.compare_lines import warm_compare
 
-    with meanwhile(warm_chart if html else None):  # the chart's plotly start-up while the sweeps run in workers
+    with meanwhile(lambda: warm_compare(bool(html))):  # the printing's and chart's start-up while the sweeps run
         res = compare_systems(
             m,
             syss,
