@@ -221,6 +221,18 @@ beside it off. The spread priced each of ~1,600 one-point calls by iterating its
 times a quantile; now one linear solve and a safeguarded Newton search for all three quantiles (figures within 2e-12
 relative). Main 73780f93 -> this round, interleaved (load 7.7-9.7 on 2 cores, CPU best of 3): switch on 8.63 / 8.65 /
 8.89 -> 4.38 / 4.40 / 4.30 s; off 3.35 -> 3.48 s (noise: the off path does not run the module).
+Round 55 (code55) profiled ``compare -c 64`` again (cProfile, ``-X importtime``, callgrind, an import hook): the 8
+sweeps take 0.28-0.54 s CPU each (3.0 s in all, one process), as flat as before; the parent spends ~0.45 s before
+the fork (imports, the pricers) and ~0.15 s after the join. Two serial costs of that end moved or cut, outputs
+byte-identical (``compare`` and ``-c 64``: text, stderr, ``--json``, HTML but for plotly's div id; ``validate -o``,
+``--held-out``, ``--mlperf`` against main's CSVs; the golden files): the where-wins knots no longer call np.unique,
+whose np.ma.is_masked imported numpy.ma (44.4 M instructions, callgrind; analysis/win_ranges._sorted_distinct), and
+the printing's first-use imports and rich's emoji table load in the parent while the workers sweep
+(cli/compare_lines.warm_compare, beside report/html.warm_chart; 51.1 M instructions). Parent's time after the join,
+main 9cbe5a57 vs this round alternated 4 times at load 6-8 on the 2 shared cores: 0.23-0.62 (median 0.49) vs
+0.27-0.50 s (median 0.35); whole-command walls (8-15 s) and CPU (3.5-5.4 s) at that load are noise. Expected
+quiet (an estimate, not measured): ~25 ms off the wall; the 2.5 s margin still rests on the per-deployment finish
+vectorised across a pass.
 Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] [--spread: only ``compare -c 64``, off
 and with the TTFT spread on] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the command runs in a temporary
 folder)
