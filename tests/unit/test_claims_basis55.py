@@ -91,7 +91,7 @@ def test_the_single_audit_prints_the_power_divisor_of_a_per_kw_claim_only():
 
 def test_the_point_a_claim_is_read_at_names_its_instance_size(capsys):
     """analyst55: DeepSeek-R1's tok/W @50 vs GB300 is read on a disaggregated Jalapeño instance of 399 prefill workers of
-    2 chips and 4 decode workers of 128 (1,310 chips, ten 128-chip racks); the line named the layout and not its size.
+    2 chips and 4 decode workers of 128 (1,310 chips: 1,310 / 128 = 10.2 racks of 128); the line named the layout and not its size.
     Here an aggregated gpt-oss-120b point: its chips are the attention layer's TP x DP, counted by hand from the label."""
     args = ("--system", "jalapeno", "--model", "gpt-oss-120b", "--workload", "8k1k", "--serving", "agg")
     code, out, err = run(capsys, "audit", *args, "--claim", "max_interactivity=1", "--json")

@@ -176,7 +176,8 @@ def _point(op: dict | None) -> str:
 
 def _instance(op: dict) -> str:
     """`` (N-chip instance)``: the size of the deployment a claim is read on (analyst55: DeepSeek-R1's tok/W @50 vs GB300
-    is read on a 1,310-chip Jalapeño instance, ten racks, and a 598-chip GB300 one; nothing said so)."""
+    is read on a 1,310-chip Jalapeño instance, over ten 128-chip racks (1,310 / 128 = 10.2), and a 598-chip GB300
+    one; nothing said so)."""
     return f" ({op['chips']:,}-chip instance)" if op.get("chips") else ""
 
 
@@ -239,7 +240,8 @@ def print_claims(rows: list[dict], json_out: bool) -> None:
 EVEN_MARK = "; even"
 EVEN_CAPTION = (
     f"even: the predicted ratio is within {EVEN_BAND:.0%} of the claim (1/{1 + EVEN_BAND:g} to {1 + EVEN_BAND:g}x "
-    "of it), the model's median error on throughput and per-user speed: a tie, as compare's 'where it wins' reads it"
+    "of it), the model's median error on throughput and per-user speed: too close to call, whatever the status (at a "
+    "1x claim, a tie, as compare's 'where it wins' reads it)"
 )
 
 
