@@ -8,7 +8,11 @@ A capacity planner asks three things the plan's $/hour line did not answer (roun
   GPU (``specs/power.POWER_TERMS["tco_usd_per_hour_per_capex_usd"]``, band 1.6-2.8 $/h per $46.5k). capex per
   chip = $/chip-hour / that ratio: $46.5k for GB200 (the third-party rack price it came from), $30k for Jalapeño
   (the assumed capex its price was derived from), 1.2 x $46.5k for GB300 (InferenceX's 1.2x price rule). An
-  estimate always; its band is the ratio's.
+  estimate always, assuming every system's TCO is GB200's multiple of its capex (energy and operations included);
+  its band is the ratio's assumed 1.6-2.8 $/h per $46.5k (no source recorded; specs/power), which for GB200 itself
+  is wider than the rack price's $44-49k. Where a price was itself derived from an assumed capex by this ratio
+  (Jalapeño, $30k) the ratio cancels: the line gives that assumption back, and its own range ($21k-$46k, the
+  file's alternatives) is wider than the band printed.
 - **electricity** (:func:`electricity`): how $/hour moves with the price of power. At the all-in provisioned draw
   (``power.allin_kw_per_chip``, facility included: an upper bound, a fleet below full load draws less) each
   +$0.01/kWh adds all-in kW x $0.01 per chip-hour; no assumption on the price inside the TCO is needed for the
@@ -25,7 +29,7 @@ from __future__ import annotations
 import math
 
 from jalapeno.analysis.plan_text import n_chips
-from jalapeno.specs.power import POWER_TERMS
+from jalapeno.specs.power import GB200_CAPEX_USD_PER_GPU, POWER_TERMS
 
 #: $/kWh step of the electricity line (one US cent)
 KWH_STEP_USD = 0.01
@@ -61,14 +65,27 @@ def _money(x: float) -> str:
     return f"${x:,.0f}"
 
 
+def ratio_text() -> str:
+    """``$46.5k / $2.21``: the capex per $/chip-hour, as the TCO/capex term gives it (GB200's capex over its costh).
+
+    >>> ratio_text()
+    '$46.5k / $2.21'
+    """
+    t = POWER_TERMS["tco_usd_per_hour_per_capex_usd"]
+    return f"{_money(GB200_CAPEX_USD_PER_GPU)} / ${t.value * GB200_CAPEX_USD_PER_GPU:.2f}"
+
+
 def capex_line(usd_per_chip_hour: float, chips: int, what: str) -> str:
-    """The plan's capex line for ``chips`` (``what`` says which: "bought (whole racks)", "in the fleet")."""
+    """The plan's capex line for ``chips`` (``what`` says which: "bought (whole racks)", "in the fleet"); its figures
+    from the TCO/capex term (specs/power), which the arithmetic uses."""
     c = capex(usd_per_chip_hour, chips)
+    t, ref = POWER_TERMS["tco_usd_per_hour_per_capex_usd"], GB200_CAPEX_USD_PER_GPU
     return (
-        f"capex (estimate): ${usd_per_chip_hour:.4g}/chip-hour x $46.5k / $2.21 (InferenceX's GB200 TCO over capex: "
-        f"costh 2.21 $/h, ~$46.5k a GPU; specs/power tco_usd_per_hour_per_capex_usd) = {_money(c['usd_per_chip'])} "
-        f"per chip x {n_chips(chips)} {what} = {_money(c['usd'])} (the ratio's band, 1.6 to 2.8 $/h per $46.5k: "
-        f"{_money(c['usd_low'])} to {_money(c['usd_high'])})"
+        f"capex (estimate): ${usd_per_chip_hour:.4g}/chip-hour x {ratio_text()} (InferenceX's GB200 TCO over capex: "
+        f"costh {t.value * ref:.2f} $/h, ~{_money(ref)} a GPU; specs/power tco_usd_per_hour_per_capex_usd) = "
+        f"{_money(c['usd_per_chip'])} per chip x {n_chips(chips)} {what} = {_money(c['usd'])} (the ratio's assumed "
+        f"band, {t.low * ref:.1f} to {t.high * ref:.1f} $/h per {_money(ref)}: {_money(c['usd_low'])} to "
+        f"{_money(c['usd_high'])})"
     )
 
 

@@ -111,7 +111,7 @@ def plan_many(
     """
     from jalapeno.analysis.capacity import plan_capacity
     from jalapeno.analysis.measured_bands import band_of
-    from jalapeno.analysis.plan_costs import capex, chips_band
+    from jalapeno.analysis.plan_costs import capex, chips_band, ratio_text
     from jalapeno.analysis.plan_inputs import ceiling_text, within_ttft
     from jalapeno.analysis.power_cost import usd_text
     from jalapeno.analysis.price_reason import basis_lines, power_basis_lines
@@ -195,8 +195,9 @@ def plan_many(
             + "`",
             "bought: whole outermost boxes (racks; nodes for a system without a rack level), every chip idle or not, at the "
             "all-in provisioned power (the facility's); $/hour and $/M tok: the chips in use at the system's $/chip-hour "
-            "(TCO; est.: an estimated price); capex est.: the boxes bought at $/chip-hour x 46.5k / 2.21 (InferenceX's "
-            "GB200 TCO over capex; its band and the electricity slope in each plan; docs/metrics.md §3)",
+            "(TCO; est.: an estimated price); capex est.: the boxes bought at $/chip-hour x "
+            f"{ratio_text()} (InferenceX's GB200 TCO over capex; its band and the electricity slope in each plan; "
+            "docs/metrics.md §3)",
             "boxes at measured p10/p90: the same deployment at validate's throughput-per-chip error on that system "
             "(-: a system validate has no points for on this model; its band is `jalapeno audit`'s, named in its plan)",
         ]

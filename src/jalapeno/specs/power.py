@@ -48,6 +48,10 @@ class Term:
     source: str
 
 
+#: GB200 capex per GPU, $: the middle of the third-party GB200 NVL72 rack price ~$3-3.5M = $44-49k/GPU
+#: (AshitaOrbis/inference-margins site/engine.js notes), the denominator of ``tco_usd_per_hour_per_capex_usd``
+GB200_CAPEX_USD_PER_GPU = 46_500
+
 #: The constants of the component model; each sourced or a named assumption, with a band.
 POWER_TERMS: MappingProxyType = MappingProxyType(
     {
@@ -111,15 +115,16 @@ POWER_TERMS: MappingProxyType = MappingProxyType(
         ),
         "usd_per_kwh": Term(0.08, 0.05, 0.15, "$/kWh", "assumption: US industrial electricity ~0.08 $/kWh (EIA 2024)"),
         "tco_usd_per_hour_per_capex_usd": Term(
-            2.21 / 46_500,
-            1.6 / 46_500,
-            2.8 / 46_500,
+            2.21 / GB200_CAPEX_USD_PER_GPU,
+            1.6 / GB200_CAPEX_USD_PER_GPU,
+            2.8 / GB200_CAPEX_USD_PER_GPU,
             "$/h per $ capex",
             "InferenceX GB200 costh 2.21 $/GPU-hour (SemiAnalysisAI/InferenceX-app "
             "constants.ts, Apr 2026) over ~$46.5k capex per GPU (third-party "
             "GB200 NVL72 rack price ~$3-3.5M = $44-49k/GPU, AshitaOrbis/"
             "inference-margins site/engine.js notes), as the catalog's "
-            "Jalapeño cost estimate",
+            "Jalapeño cost estimate; band 1.6-2.8 $/h per $46.5k: an assumption (no source recorded; "
+            "its high end near InferenceX's neocloud-owner GB200 costh 2.75 $/h at the same capex)",
         ),
     }
 )
