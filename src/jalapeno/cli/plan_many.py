@@ -63,7 +63,8 @@ def plan_many_cmd(names: list[str], opts: dict) -> None:
     checks first (before any sweep).
 
     Raises:
-        SpecError: a fleet size (--chips/--racks/--power-mw) or an agentic workload with several systems."""
+        SpecError: a fleet size (--chips/--racks/--power-mw) or an agentic workload with several systems;
+            --max-task-min on a fixed-length workload."""
     from jalapeno.analysis.plan_inputs import check_floor, check_target, check_ttft_ceiling, check_users
     from jalapeno.errors import SpecError
 
@@ -74,8 +75,14 @@ def plan_many_cmd(names: list[str], opts: dict) -> None:
             "--power-mw) is one system's",
             f"give one system (e.g. -s {names[0]}), or --target / --users",
         )
-    if (opts["workload"] or "").startswith("agentic:") or opts["max_task_min"] is not None:
+    if (opts["workload"] or "").startswith("agentic:"):
         raise SpecError("--system", "an agentic plan takes one system", f"give one system, e.g. -s {names[0]}")
+    if opts["max_task_min"] is not None:  # as plan -s NAME says it: a fixed-length workload has no task time
+        raise SpecError(
+            "--max-task-min",
+            "is the task-time ceiling of an agentic workload",
+            "give --workload agentic:PRESET (one system), or --min-interactivity for a fixed-length one",
+        )
     check_target(opts["target"], opts["target_kind"])
     check_users(opts["users"])
     check_floor(opts["min_interactivity"])
@@ -117,18 +124,28 @@ def plan_many(
     from jalapeno.analysis.price_reason import basis_lines, power_basis_lines
     from jalapeno.cli.chip_opts import refuse_die_sets
     from jalapeno.cli.serving_opts import _setup
-    from jalapeno.cli.system_opts import system_pricer
+    from jalapeno.cli.engine_opts import note_lines
+    from jalapeno.cli.plan_cmd import tdp_moved_note
+    from jalapeno.cli.system_opts import per_system_sets, system_pricer
+    from jalapeno.cli.usage_errors import shared_sets_note
 
     m, wl, prec = _setup(model, workload, isl, osl, precision)
+    # as compare: --set NAME:KEY=VALUE sets one system, a plain KEY=VALUE every one (and says so); plan -s A,B refused
+    # 'jalapeno:' as "this command prices one system" (review55)
+    per = per_system_sets(names, sets)
     rows = []
     for name in names:
-        pr = system_pricer(name, efficiency, sets)
+        pr = system_pricer(name, efficiency, per[name])
         refuse_die_sets(pr, "plan")
-        sf = sweep_for_plan(m, pr, wl, prec, precision, serving, sets)
+        if (note := tdp_moved_note(pr.system, per[name])) is not None:  # as plan -s NAME notes it
+            note_lines([note])
+        sf = sweep_for_plan(m, pr, wl, prec, precision, serving, per[name])
         rec = within_ttft(sf.record(), max_ttft_ms, min_interactivity)
         alts = within_ttft(sf.fleet_record(), max_ttft_ms, min_interactivity)
         cp = plan_capacity(rec, pr.system, target, target_kind, min_interactivity, alternatives=alts, users=users)
         rows.append((pr, cp, chips_band(cp, band_of(pr, m.name)), capex(cp.usd_per_chip_hour, cp.provisioned_chips)))
+    if (shared := shared_sets_note(names, sets)) is not None:  # a plain --set changed every system (compare's note)
+        note_lines([shared.replace("compared system", "planned system").replace(", the baseline included", "")])
     if json_out:
         print_json(
             {
