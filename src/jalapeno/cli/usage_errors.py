@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, UnknownNameError
 
 
 def flags(cmd) -> set[str]:
@@ -207,10 +207,25 @@ def system_named(name: str, names: list[str], sets: list[str] | None):
             None,
         )
         fix = e.fix
-        if plain is not None:
-            other = next(n for n in names if n != name)
+        other = None if plain is None else next((n for n in names if n != name and _takes(n, plain)), None)
+        if other is not None:  # a value no compared system takes (nan, -8): NAME:KEY=VALUE would be refused too
             fix += f"; a plain --set sets every compared system: give it to one as --set NAME:{plain}, e.g. --set {other}:{plain}"
         raise type(e)(e.field, f"{e.problem} (on {name}, one of the {len(names)} compared systems)", fix) from None
+
+
+def _takes(system: str, item: str) -> bool:
+    """Whether ``system`` loads with the one ``--set`` ``item`` (its pricer, calibrated set): the
+    NAME:KEY=VALUE hint of :func:`system_named` names a system that takes it, and is left out where none
+    does (``--set chip.hbm_stacks=-8`` had read "give it to one as --set h200:chip.hbm_stacks=-8", which
+    h200 refuses as well; break55)."""
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.system_overrides import parse_sets
+
+    try:
+        load_pricer(system, "calibrated", tuple(parse_sets([item])))
+    except (SpecError, UnknownNameError):
+        return False
+    return True
 
 
 def shared_sets_note(names: list[str], sets: list[str] | None) -> str | None:
