@@ -22,3 +22,42 @@ def test_the_per_system_hint_names_a_system_that_takes_the_value(capsys):
     cluster); the hint named h200, the first other system, which refuses levels.tray as b200 does."""
     line = error_line(*run(capsys, "compare", "-s", "b200,h200,jalapeno", "--set", "levels.tray.chips=1", "--json"))
     assert line.endswith("give it to one as --set NAME:levels.tray.chips=1, e.g. --set jalapeno:levels.tray.chips=1")
+
+
+# ---- a full system file: a misspelt optional key is named with its right spelling ---------------------------------
+
+
+def _h200_with(tmp_path, old: str, new: str) -> str:
+    """The shipped h200.toml (a full system file, no base) with one line's key respelt."""
+    from jalapeno.specs.catalog import system_path
+
+    text = system_path("h200")[1].read_text()
+    assert old in text
+    path = tmp_path / "mine.toml"
+    path.write_text(text.replace(old, new, 1))
+    return str(path)
+
+
+def test_a_misspelt_optional_key_of_a_full_file_names_the_key(tmp_path, capsys):
+    """chip.sram_mib is optional (docs/catalog.md), so pydantic reports only the unknown sram_mb, no missing key to
+    match: the fix read 'remove chip.sram_mb or correct its spelling', while the variant path and --set name it."""
+    path = _h200_with(tmp_path, "\nsram_mib = ", "\nsram_mb = ")
+    line = error_line(*run(capsys, "hardware", "show", path))
+    assert (
+        line
+        == "error: mine.toml: chip.sram_mb: is not a key this table knows. Fix: write sram_mib (a key of this table), not sram_mb"
+    )
+
+
+def test_a_misspelt_key_of_a_link_level_and_of_the_top_level(tmp_path, capsys):
+    """A level's optional note (levels.node.note) and the top-level base of a file (read before the schema,
+    specs/variants.py): 'notes' and 'bse' were told only to be removed."""
+    line = error_line(
+        *run(capsys, "hardware", "show", _h200_with(tmp_path, '\nnote = "NVSwitch', '\nnotes = "NVSwitch'))
+    )
+    assert line.endswith(
+        "levels.node.notes: is not a key this table knows. Fix: write note (a key of this table), not notes"
+    )
+    (tmp_path / "v.toml").write_text('name = "v"\ndescription = "d"\nbse = "h200"\n')
+    line = error_line(*run(capsys, "hardware", "show", str(tmp_path / "v.toml")))
+    assert line == "error: v.toml: bse: is not a key this table knows. Fix: write base (a key of this table), not bse"

@@ -173,7 +173,7 @@ def die_from_dict(data: dict, hbm_stacks: int, where: str = "system") -> Die:
     try:
         f = DieFile.model_validate(data)
     except ValidationError as err:
-        raise _pydantic_to_spec_error(err, f"{where}: die", data) from None
+        raise _pydantic_to_spec_error(err, f"{where}: die", data, DieFile) from None
     return die_from_file(f, hbm_stacks, where)
 
 

@@ -73,9 +73,36 @@ def _named_loc(loc: tuple, data) -> str:
     return ".".join(parts)
 
 
-def _pydantic_to_spec_error(err: ValidationError, where: str, data=None) -> SpecError:
+def _table_keys(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The keys the schema ``model`` allows in the table at ``loc`` (a pydantic error's loc without its last
+    key: list indices and a keyed table's keys skipped), or [] where ``loc`` leaves the schema's tables.
+
+    >>> _table_keys(SystemFile, ("levels", 0))[:3], "sram_mib" in _table_keys(SystemFile, ("chip",))
+    (['name', 'chips', 'scope'], True)
+    """
+    from jalapeno.specs.system_overrides import VARIANT_KEYS, _inner
+
+    if model is SystemFile and not loc:  # a file's own top-level keys, read before the schema (specs/variants.py)
+        return [*SystemFile.model_fields, *VARIANT_KEYS]
+    node, keyed = model, False
+    for x in loc:
+        if isinstance(x, int) or keyed:  # a [[list]] entry, or the key of a dict[str, table]
+            keyed = False
+            continue
+        field = node.model_fields.get(x) if isinstance(x, str) else None
+        sub, kind = _inner(field.annotation) if field is not None else (None, "value")
+        if sub is None:
+            return []
+        node, keyed = sub, kind == "dict"
+    return list(node.model_fields)
+
+
+def _pydantic_to_spec_error(
+    err: ValidationError, where: str, data=None, model: type[BaseModel] = SystemFile
+) -> SpecError:
     """The first schema error, the key named as the file names it, in the project's words
-    (specs/schema_errors.describe: never pydantic's ``Input should be`` / ``Field required``)."""
+    (specs/schema_errors.describe: never pydantic's ``Input should be`` / ``Field required``); ``model`` is the
+    schema ``data`` was checked against (an unknown key's near spelling is looked up in it)."""
     errs = err.errors()
     # a misspelt key is both unknown and (its right spelling) missing: name the one the user wrote
     e = next((x for x in errs if x["type"] == "extra_forbidden"), errs[0])
@@ -117,8 +144,11 @@ def _pydantic_to_spec_error(err: ValidationError, where: str, data=None) -> Spec
     if e["type"] == "extra_forbidden":
         missing = [str(x["loc"][-1]) for x in errs if x["type"] == "missing" and x["loc"][:-1] == e["loc"][:-1]]
         near = difflib.get_close_matches(str(e["loc"][-1]), missing, n=1)
+        optional = difflib.get_close_matches(str(e["loc"][-1]), _table_keys(model, e["loc"][:-1]), n=1)
         if near:
             fix = f"write {near[0]} (a required key, missing), not {e['loc'][-1]}"
+        elif optional:  # sram_mb for sram_mib, bse for base: was only 'remove it or correct its spelling' (break55)
+            fix = f"write {optional[0]} (a key of this table), not {e['loc'][-1]}"
     shown = loc.removesuffix(".value") if option and e["type"] != "missing" else loc
     return SpecError(f"{where}: {shown}", problem, fix)
 
