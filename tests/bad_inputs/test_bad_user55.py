@@ -61,3 +61,45 @@ def test_a_misspelt_key_of_a_link_level_and_of_the_top_level(tmp_path, capsys):
     (tmp_path / "v.toml").write_text('name = "v"\ndescription = "d"\nbse = "h200"\n')
     line = error_line(*run(capsys, "hardware", "show", str(tmp_path / "v.toml")))
     assert line == "error: v.toml: bse: is not a key this table knows. Fix: write base (a key of this table), not bse"
+
+
+# ---- simulate: a trace in another tool's column names is told each renaming ------------------------------------
+
+
+def test_a_mooncake_trace_is_told_its_renamings_and_its_millisecond_times(tmp_path, capsys):
+    """Mooncake's trace format (kvcache-ai/Mooncake FAST25 traces; ai-dynamo/dynamo benchmarks/data_generator/README.md):
+    one object a line, timestamp in milliseconds since the first request, input_length, output_length, hash_ids. It
+    was 'timestamp: unknown column' with no hint, and renaming timestamp alone reads milliseconds as seconds."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text(
+        '{"timestamp": 0, "input_length": 6755, "output_length": 500, "hash_ids": [0, 1, 2]}\n'
+        '{"timestamp": 3052, "input_length": 7234, "output_length": 794, "hash_ids": [0, 28]}\n'
+    )
+    line = error_line(*run(capsys, "simulate", "-s", "b200", "-w", str(trace), "--json"))
+    assert line == (
+        "error: mooncake.jsonl: line 1: timestamp: unknown column (a Mooncake trace's name). Fix: rename timestamp to "
+        "arrival_s in seconds (Mooncake's are milliseconds: / 1e3), input_length to input_tokens, output_length to "
+        "output_tokens; drop hash_ids (KV block hashes: shared prefixes are prefix_group) (a trace holds arrival_s, "
+        "input_tokens, output_tokens [, session_id, prefix_group])"
+    )
+
+
+def test_burstgpt_and_isl_osl_columns_are_told_their_renamings(tmp_path, capsys):
+    """BurstGPT v1.1's CSV (HPMLL/BurstGPT: Timestamp in s, Model, Request tokens, Response tokens, Total tokens,
+    Log Type) and a CSV named as the --isl/--osl options: 'unknown column' with no hint."""
+    burst = tmp_path / "burst.csv"
+    burst.write_text(
+        "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,490,Conv\n"
+    )
+    line = error_line(*run(capsys, "simulate", "-s", "b200", "-w", str(burst), "--json"))
+    assert (
+        "Fix: rename Timestamp to arrival_s, Request tokens to input_tokens, Response tokens to output_tokens; " in line
+    )
+    assert "drop Model, Total tokens, Log Type (a trace holds" in line
+    lengths = tmp_path / "lengths.csv"
+    lengths.write_text("arrival_s,isl,osl\n0,100,10\n")
+    line = error_line(*run(capsys, "simulate", "-s", "b200", "-w", str(lengths), "--json"))
+    assert line.startswith(
+        "error: lengths.csv: isl: unknown column (the --isl/--osl options' name). Fix: rename isl to input_tokens, "
+        "osl to output_tokens"
+    )

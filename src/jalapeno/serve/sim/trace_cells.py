@@ -37,6 +37,59 @@ _UNIT_SLIPS = {
     for u, unit in (("ms", "milliseconds"), ("us", "microseconds"), ("ns", "nanoseconds"))
 }
 
+#: other traces' names for this reader's columns, per trace (break55): a Mooncake trace (kvcache-ai/Mooncake
+#: FAST25-release/traces, one JSON object a line; format in ai-dynamo/dynamo benchmarks/data_generator/README.md:
+#: timestamp in milliseconds since the first request, input_length, output_length, hash_ids of the prompt's KV
+#: blocks), Azure's LLM inference traces (Azure/AzurePublicDataset 2023/2024: TIMESTAMP a wall-clock date-time,
+#: ContextTokens, GeneratedTokens), BurstGPT (HPMLL/BurstGPT v1.1: Timestamp in seconds, Request tokens,
+#: Response tokens) and jalapeno's own --isl/--osl. None: a column with no counterpart here, to drop.
+_FOREIGN: dict[str, dict[str, str | None]] = {
+    "a Mooncake trace's": {
+        "timestamp": "arrival_s in seconds (Mooncake's are milliseconds: / 1e3)",
+        "input_length": "input_tokens",
+        "output_length": "output_tokens",
+        "hash_ids": None,
+    },
+    "an Azure LLM inference trace's": {
+        "TIMESTAMP": "arrival_s (seconds after the first row's time)",
+        "ContextTokens": "input_tokens",
+        "GeneratedTokens": "output_tokens",
+    },
+    "a BurstGPT trace's": {
+        "Timestamp": "arrival_s",
+        "Request tokens": "input_tokens",
+        "Response tokens": "output_tokens",
+    },
+    "the --isl/--osl options'": {"isl": "input_tokens", "osl": "output_tokens"},
+}
+
+
+def _foreign(names, name: str) -> SpecError | None:
+    """The refusal of a trace written in another tool's column names (:data:`_FOREIGN`), naming each renaming it
+    needs, or None: ``timestamp`` was 'unknown column' with no hint, and a Mooncake trace's milliseconds renamed
+    alone would be read as seconds.
+
+    >>> str(_foreign(["isl", "osl", "arrival_s"], "t.csv"))
+    "t.csv: isl: unknown column (the --isl/--osl options' name). Fix: rename isl to input_tokens, osl to output_tokens (a trace holds arrival_s, input_tokens, output_tokens [, session_id, prefix_group])"
+    """
+    for label, cols in _FOREIGN.items():
+        present = [c for c in names if c in cols]
+        if not present:
+            continue
+        renames = [f"{c} to {cols[c]}" for c in present if cols[c] is not None]
+        drops = [c for c in names if c not in cols and c not in COLUMNS + OPTIONAL]  # BurstGPT's Model, Log Type
+        drops += [c for c in present if cols[c] is None]
+        fix = "rename " + ", ".join(renames) if renames else ""
+        if drops:
+            fix += ("; " if fix else "") + f"drop {', '.join(drops)}"
+            fix += " (KV block hashes: shared prefixes are prefix_group)" if "hash_ids" in drops else ""
+        return SpecError(
+            f"{name}: {present[0]}",
+            f"unknown column ({label} name)",
+            fix + " (a trace holds arrival_s, input_tokens, output_tokens [, session_id, prefix_group])",
+        )
+    return None
+
 
 class _Faults:
     """The bad cells of a trace, kept so that the one named is the first in file order (by row,
@@ -215,6 +268,8 @@ def _check_names(names, name: str) -> None:
                 f"divide the times by {_UNIT_SLIPS[c][1]} and name them arrival_s",
             )
         if c not in COLUMNS + OPTIONAL:
+            if (other := _foreign(names, name)) is not None:
+                raise other
             near = difflib.get_close_matches(c.lower(), COLUMNS + OPTIONAL, n=1, cutoff=0.6)  # ARRIVAL_S: no hint
             raise SpecError(
                 f"{name}: {c}",
