@@ -103,3 +103,27 @@ def test_burstgpt_and_isl_osl_columns_are_told_their_renamings(tmp_path, capsys)
         "error: lengths.csv: isl: unknown column (the --isl/--osl options' name). Fix: rename isl to input_tokens, "
         "osl to output_tokens"
     )
+
+
+# ---- audit --claims: a one-bracket [claim] table and a misspelt key ----------------------------------------------
+
+
+def test_a_claims_file_with_one_bracket_claim_table_is_named_as_such(tmp_path, capsys):
+    """TOML reads [claim] as one table (the key claim's sub-keys), [[claim]] as an array of tables (toml.io, v1.0.0,
+    'Array of Tables'); a file written with one bracket was told it 'has no [[claim]] tables'."""
+    f = tmp_path / "c.toml"
+    f.write_text('system = "b200"\n[claim]\nname = "a"\nclaim = "peak_throughput_per_chip=5"\n')
+    line = error_line(*run(capsys, "audit", "--claims", str(f)))
+    assert line == (
+        f"error: --claims: {f} has a [claim] table (one bracket: a single table), not [[claim]] tables. Fix: write "
+        "each claim's header as [[claim]] (two brackets: one table per statement, docs/audit.md §7)"
+    )
+
+
+def test_a_misspelt_key_of_a_claim_table_names_the_key_meant(tmp_path, capsys):
+    f = tmp_path / "c.toml"
+    f.write_text(
+        'system = "b200"\n[[claim]]\nname = "a"\nclaim = "peak_throughput_per_chip=5"\nmodle = "deepseek-r1"\n'
+    )
+    line = error_line(*run(capsys, "audit", "--claims", str(f)))
+    assert line.startswith("error: --claims: claim 1: unknown key(s) modle (did you mean model?). Fix: use only name,")

@@ -25,6 +25,7 @@ The file (TOML): top-level keys are defaults for every ``[[claim]]`` table; each
 
 from __future__ import annotations
 
+import difflib
 import math
 import tomllib
 from pathlib import Path
@@ -63,6 +64,12 @@ def load_claims(path: str | Path) -> list[dict]:
     except tomllib.TOMLDecodeError as e:
         raise SpecError("--claims", f"{p} is not TOML: {e}", "fix the file (docs/audit.md §7 has an example)") from None
     rows = data.pop("claim", None)
+    if isinstance(rows, dict):  # [claim]: one table, read as the key claim's sub-keys (break55)
+        raise SpecError(
+            "--claims",
+            f"{p} has a [claim] table (one bracket: a single table), not [[claim]] tables",
+            "write each claim's header as [[claim]] (two brackets: one table per statement, docs/audit.md §7)",
+        )
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
         raise SpecError("--claims", f"{p} has no [[claim]] tables", "add one [[claim]] table per statement")
     out = []
@@ -70,7 +77,8 @@ def load_claims(path: str | Path) -> list[dict]:
         bad = sorted(set(row) - set(KEYS))
         if bad:
             where = "the file's defaults" if i == 0 else f"claim {i}"
-            raise SpecError("--claims", f"{where}: unknown key(s) {', '.join(bad)}", f"use only {', '.join(KEYS)}")
+            near = [f"{b} (did you mean {m[0]}?)" if (m := difflib.get_close_matches(b, KEYS, n=1)) else b for b in bad]
+            raise SpecError("--claims", f"{where}: unknown key(s) {', '.join(near)}", f"use only {', '.join(KEYS)}")
         _check_strings(row, i)
     for i, row in enumerate(rows, 1):
         c = {**data, **row}
