@@ -127,3 +127,21 @@ def test_a_misspelt_key_of_a_claim_table_names_the_key_meant(tmp_path, capsys):
     )
     line = error_line(*run(capsys, "audit", "--claims", str(f)))
     assert line.startswith("error: --claims: claim 1: unknown key(s) modle (did you mean model?). Fix: use only name,")
+
+
+# ---- --stack: a modifier misspelt or given twice, and no profile before @ or + -----------------------------------
+
+
+def test_stack_modifiers_are_named_not_read_as_an_unknown_profile(capsys):
+    """specs/stacks.split_stack_name reads NAME[@VERSION][+ar_rms]: 'sglang+ar_rm' was "unknown software stack
+    'sglang+ar_rm' (did you mean 'sglang'?)" (the fix dropped the modifier), 'vllm+ar_rms+ar_rms' an unknown stack
+    'vllm+ar_rms', and '+ar_rms' an unknown stack ''."""
+    line = error_line(*run(capsys, "predict", "-s", "b200", "-c", "8", "--stack", "sglang+ar_rm"))
+    assert line == (
+        "error: --stack: '+ar_rm' is not a modifier (did you mean +ar_rms?): +ar_rms (vLLM's all-reduce + RMSNorm "
+        "fusion) is the one. Fix: write --stack sglang+ar_rms, or drop '+ar_rm'"
+    )
+    line = error_line(*run(capsys, "predict", "-s", "b200", "-c", "8", "--stack", "vllm+ar_rms+ar_rms"))
+    assert line == "error: --stack: 'vllm+ar_rms+ar_rms' gives +ar_rms twice. Fix: write it once: --stack vllm+ar_rms"
+    line = error_line(*run(capsys, "predict", "-s", "b200", "-c", "8", "--stack", "+ar_rms"))
+    assert line.startswith("error: --stack: '+ar_rms' names no profile before its +. Fix: write the profile first")

@@ -11,6 +11,8 @@ engine release (``NAME@VERSION``) and with vLLM's all-reduce + RMSNorm fusion (`
 
 from __future__ import annotations
 
+import difflib
+
 import math
 import re
 import tomllib
@@ -382,6 +384,27 @@ def _check_suffix_order(name: str) -> None:
     if low.endswith("+ar_rms") and not text.endswith("+ar_rms"):
         raise SpecError(
             "--stack", f"{text!r}: the modifier is written in lower case", f"write --stack {text[:-7]}+ar_rms"
+        )
+    if low.count("+ar_rms") > 1:  # was "unknown software stack 'vllm+ar_rms'" (break55)
+        raise SpecError(
+            "--stack", f"{text!r} gives +ar_rms twice", f"write it once: --stack {text.split('+')[0]}+ar_rms"
+        )
+    if text.startswith(("@", "+")):  # was "unknown software stack ''"
+        raise SpecError(
+            "--stack",
+            f"{text!r} names no profile before its {text[0]}",
+            f"write the profile first, e.g. --stack vllm{text} (profiles: data/stacks.toml)",
+        )
+    head = text.partition("@")[0]  # a version may carry its own + (0.18.0+cu128): the release check names it
+    mod = head.partition("+")[2]
+    if (
+        mod and mod.lower() != "ar_rms"
+    ):  # sglang+ar_rm was "unknown software stack 'sglang+ar_rm' (did you mean sglang?)"
+        near = " (did you mean +ar_rms?)" if difflib.get_close_matches(mod.lower(), ["ar_rms"], n=1) else ""
+        raise SpecError(
+            "--stack",
+            f"'+{mod}' is not a modifier{near}: +ar_rms (vLLM's all-reduce + RMSNorm fusion) is the one",
+            f"write --stack {head.partition('+')[0]}+ar_rms, or drop '+{mod}'",
         )
 
 
