@@ -145,3 +145,40 @@ def test_stack_modifiers_are_named_not_read_as_an_unknown_profile(capsys):
     assert line == "error: --stack: 'vllm+ar_rms+ar_rms' gives +ar_rms twice. Fix: write it once: --stack vllm+ar_rms"
     line = error_line(*run(capsys, "predict", "-s", "b200", "-c", "8", "--stack", "+ar_rms"))
     assert line.startswith("error: --stack: '+ar_rms' names no profile before its +. Fix: write the profile first")
+
+
+# ---- the Python API: a pathlib.Path is a path; a list is one clear error, not a cache's TypeError ------------------
+
+
+def test_the_loaders_take_a_pathlib_path(tmp_path):
+    """load_model / load_system / load_pricer / load_efficiency document 'a name or a path'; a pathlib.Path was refused
+    as "expected a name or a path, got PosixPath". The shipped h200.toml by its path is the catalog h200."""
+    from pathlib import Path
+
+    import jalapeno as jp
+    from jalapeno.specs.catalog import system_path
+
+    h200 = Path(system_path("h200")[1])
+    assert jp.load_system(h200).name == "h200"
+    assert jp.load_pricer(h200).system.name == "h200"
+    assert jp.load_efficiency(h200) == jp.load_efficiency("h200")
+    config = tmp_path / "config.json"
+    config.write_text(Path(h200.parent.parent / "models" / "llama-3.3-70b.json").read_text())
+    assert jp.load_model(config).num_layers == 80  # llama-3.3-70b's config.json: num_hidden_layers 80
+
+
+def test_a_list_for_a_system_name_is_one_error():
+    """lru_cache hashed the argument before the loader checked it: load_system(['b200']) raised TypeError: unhashable
+    type: 'list' (load_model(['x']) was already refused by name)."""
+    import pytest
+
+    import jalapeno as jp
+    from jalapeno.errors import UnknownNameError
+
+    for load in (jp.load_system, jp.load_pricer, jp.load_efficiency, jp.load_model):
+        with pytest.raises(UnknownNameError) as e:
+            load(["b200"])
+        assert str(e.value) == (
+            "name: expected a name or a path (a str or a pathlib.Path), got list. Fix: pass one catalog name "
+            "(`jalapeno hardware list`, `jalapeno models list`) or one file path"
+        )

@@ -322,7 +322,7 @@ def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = 
         )
     # "chip.hbm_stacks=4" raised ValueError: not enough values to unpack (one pass: a generator is read once)
     pairs = check_pairs("load_pricer: overrides", overrides)
-    s = load_system(system, pairs)
+    s = load_system(system, pairs)  # a str or a pathlib.Path (specs/catalog.name_text)
     st = default_stack(_root(s)) if stack is None else get_stack(stack) if isinstance(stack, str) else stack
     return RooflinePricer(s, apply_stack(s, variant_efficiency(s, efficiency), st))
 

@@ -8,6 +8,7 @@ writing one file and passing its path wherever a name is accepted.
 from __future__ import annotations
 
 import difflib
+import os
 import shlex
 from functools import lru_cache
 from importlib import resources
@@ -37,13 +38,30 @@ def list_models() -> list[str]:
     return _names("models", ".json")
 
 
+def name_text(x) -> str:
+    """A catalog name or file path as text: a ``str`` as given, a ``pathlib.Path`` (any ``os.PathLike``) as its
+    path; the loaders take either (``load_model(Path("config.json"))`` was refused as "expected a name or a path,
+    got PosixPath", and ``load_system(["h200"])`` raised TypeError: unhashable type, in their caches; break55).
+
+    >>> name_text("h200"), name_text(Path("my/chip.toml"))
+    ('h200', 'my/chip.toml')
+
+    Raises:
+        UnknownNameError: anything else (a list, a number, None, bytes), naming its type.
+    """
+    if isinstance(x, os.PathLike):
+        x = os.fspath(x)
+    if isinstance(x, str):
+        return x
+    raise UnknownNameError(
+        "name",
+        f"expected a name or a path (a str or a pathlib.Path), got {type(x).__name__}",
+        "pass one catalog name (`jalapeno hardware list`, `jalapeno models list`) or one file path",
+    )
+
+
 def _looks_like_path(s: str, ext: str) -> bool:
-    if not isinstance(s, str):
-        raise UnknownNameError(
-            "name",
-            f"expected a name or a path, got {type(s).__name__}",
-            "pass a catalog name (`jalapeno hardware list`, `jalapeno models list`) or a file path",
-        )
+    s = name_text(s)
     return "/" in s or "\\" in s or s.lower().endswith(ext)  # MY.TOML too (agentic:A.TOML and X.CSV were read)
 
 
@@ -166,7 +184,7 @@ def system_path(name_or_path: str):
         return True, Path(p)
 
 
-def load_system(name_or_path: str, overrides: tuple = ()) -> System:
+def load_system(name_or_path: str | os.PathLike, overrides: tuple = ()) -> System:
     """A system (hardware facts only) by catalog name or TOML path, a ``base`` chain resolved and
     dotted ``overrides`` ((key, value) pairs, specs/variants.py) applied.
 
@@ -178,10 +196,10 @@ def load_system(name_or_path: str, overrides: tuple = ()) -> System:
     from jalapeno.specs.system_overrides import check_pairs
     from jalapeno.specs.variants import load_variant
 
-    return load_variant(name_or_path, check_pairs("load_system: overrides", overrides))
+    return load_variant(name_text(name_or_path), check_pairs("load_system: overrides", overrides))
 
 
-def load_efficiency(name_or_path: str, which: str = "calibrated", overrides: tuple = ()) -> Efficiency:
+def load_efficiency(name_or_path: str | os.PathLike, which: str = "calibrated", overrides: tuple = ()) -> Efficiency:
     """The efficiency set a system is priced with.
 
     A shipped system starts from its calibration file's set ``which`` (specs/calibration.py:
@@ -198,6 +216,7 @@ def load_efficiency(name_or_path: str, which: str = "calibrated", overrides: tup
     from jalapeno.specs.system_overrides import check_pairs, value_types
 
     overrides = check_pairs("load_efficiency: overrides", overrides)
+    name_or_path = name_text(name_or_path)
     return _load_efficiency(name_or_path, which, overrides, value_types(overrides), chain_stamp(name_or_path))
 
 
@@ -264,13 +283,14 @@ def hardware_show_command(system: System) -> str:
     return f"jalapeno hardware show {shlex.quote(hardware_show_name(system))}{opts}"
 
 
-def load_model(name_or_path: str) -> ModelSpec:
+def load_model(name_or_path: str | os.PathLike) -> ModelSpec:
     """A model by catalog name or config.json path (cached; an edited file is read again).
 
     Raises:
         UnknownNameError: not a shipped name and not a path.
         SpecError / UnsupportedModelError: the config is malformed or not a supported decoder.
     """
+    name_or_path = name_text(name_or_path)
     return _load_model(name_or_path, file_stamp(name_or_path) if _looks_like_path(name_or_path, ".json") else None)
 
 
