@@ -182,3 +182,33 @@ def test_a_list_for_a_system_name_is_one_error():
             "name: expected a name or a path (a str or a pathlib.Path), got list. Fix: pass one catalog name "
             "(`jalapeno hardware list`, `jalapeno models list`) or one file path"
         )
+
+
+def test_api_objects_refuse_a_wrong_shape_when_built():
+    """Pool(None) was built and raised AttributeError: 'NoneType' object has no attribute 'dp' when priced;
+    SweepOptions(engine_release=('vllm',)) raised release_moe_backend's TypeError inside the sweep."""
+    import pytest
+
+    import jalapeno as jp
+    from jalapeno.errors import SpecError
+
+    with pytest.raises(SpecError) as e:
+        jp.Pool(None)
+    assert str(e.value) == "pool.layout: expected a Layout, got NoneType. Fix: pass Pool(Layout(tp=8))"
+    with pytest.raises(SpecError) as e:
+        jp.SweepOptions(engine_release=("vllm",))
+    assert str(e.value).startswith("options.engine_release: must be () or a (profile, release) pair, got ('vllm',)")
+    assert jp.SweepOptions(engine_release=("vllm", "")).engine_release == ("vllm", "")  # --stack vllm: no release
+
+
+def test_compare_systems_reads_one_iso_interactivity_number_as_one_speed():
+    """The check wrapped a lone number in a list, the ratios then called list(5): TypeError: 'int' object is not
+    iterable, after every sweep had run. 5 is the speed (5,) asks for."""
+    import jalapeno as jp
+
+    model, pricer = jp.load_model("llama-3.3-70b"), jp.load_pricer("h200")
+    wl, p = jp.get_workload("1k1k"), jp.get_precision("fp8")
+    opts = jp.SweepOptions(serving="agg", batches=(1.0, 8.0))
+    one = jp.compare_systems(model, [pricer], wl, p, iso_interactivity=5, options=opts)
+    as_tuple = jp.compare_systems(model, [pricer], wl, p, iso_interactivity=(5,), options=opts)
+    assert one.comparisons["h200"].iso_interactivity == as_tuple.comparisons["h200"].iso_interactivity

@@ -239,6 +239,7 @@ def compare_systems(
             f"must be numbers > 0 (tok/s/user), got {iso_interactivity!r:.60}",
             "pass e.g. (35.0, 60.0, 100.0)",
         )
+    iso_interactivity = tuple(iso)  # one number is one speed (5 passed the check, then raised TypeError: break55)
     opts0 = options or SweepOptions()
     recipes, precisions = recipes or {}, precisions or {}
     per_sys: dict[str, tuple] = {}

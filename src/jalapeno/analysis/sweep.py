@@ -233,6 +233,13 @@ class SweepOptions:
 
     def __post_init__(self) -> None:
         self._check_grids()
+        r = self.engine_release  # ('vllm',) raised release_moe_backend's TypeError mid-sweep (break55)
+        if r != () and not (isinstance(r, tuple) and len(r) == 2 and all(isinstance(x, str) for x in r)):
+            raise SpecError(
+                "options.engine_release",
+                f"must be () or a (profile, release) pair, got {r!r:.60}",
+                "give e.g. engine_release=('vllm', '0.11.0') ('' for no stated release), or () for none",
+            )
         f = self.max_stage_factor  # 0 swept nothing and said "within 0x its scale-up domain" (break53)
         if isinstance(f, bool) or not isinstance(f, (int, np.integer)) or f < 1:
             raise SpecError(

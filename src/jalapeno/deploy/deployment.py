@@ -85,6 +85,10 @@ class Pool:
         from jalapeno.specs.attention_backends import check_attention_backend
         from jalapeno.specs.moe_backends import check_moe_backend
 
+        if not isinstance(self.layout, Layout):  # Pool(None) was built, then raised AttributeError: no 'dp' (break55)
+            raise SpecError(
+                "pool.layout", f"expected a Layout, got {type(self.layout).__name__}", "pass Pool(Layout(tp=8))"
+            )
         check_moe_backend(self.moe_backend, "moe_backend")
         check_attention_backend(self.attention_backend, "attention_backend")
         if self.moe_exchange is not None and self.moe_exchange not in MOE_EXCHANGE_NAMES:
