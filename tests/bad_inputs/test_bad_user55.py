@@ -212,3 +212,18 @@ def test_compare_systems_reads_one_iso_interactivity_number_as_one_speed():
     one = jp.compare_systems(model, [pricer], wl, p, iso_interactivity=5, options=opts)
     as_tuple = jp.compare_systems(model, [pricer], wl, p, iso_interactivity=(5,), options=opts)
     assert one.comparisons["h200"].iso_interactivity == as_tuple.comparisons["h200"].iso_interactivity
+
+
+def test_an_agentic_file_with_its_keys_under_a_table_header_is_told_to_drop_the_header(tmp_path, capsys):
+    """docs/agentic.md §2: the keys are top-level. Under [agent] TOML reads them as agent.turns, ...; the error was
+    'agent: unknown key' and did not say the keys under it were the right ones."""
+    f = tmp_path / "a.toml"
+    f.write_text(
+        "[agent]\nturns = 10\nsystem_prompt_tokens = 1000\ntool_output_tokens = 500\nreply_tokens = 100\nthink_s = 2\n"
+    )
+    line = error_line(*run(capsys, "simulate", "-s", "b200", "--dp", "8", "--ep", "8", "-c", "2", "-w", f"agentic:{f}"))
+    assert line == (
+        "error: a.toml: agent: a [agent] table holds the workload's keys (reply_tokens, system_prompt_tokens, think_s, "
+        "tool_output_tokens, turns), which the file reads at its top level. Fix: remove the [agent] header line so its "
+        "keys are top-level (docs/agentic.md §2)"
+    )

@@ -268,6 +268,14 @@ def agentic_from_toml(path: str | Path) -> AgenticSpec:
             str(p), f"malformed TOML: {e}", toml_syntax_fix(text, p, "turns = 40 (docs/agentic.md)")
         ) from None
     unknown = sorted(set(data) - set(_KEYS))
+    table = next((k for k in unknown if isinstance(data[k], dict) and set(data[k]) & set(_KEYS)), None)
+    if table is not None:  # [agent] turns = 40 ...: was 'agent: unknown key', its keys unread (break55)
+        raise SpecError(
+            f"{p.name}: {table}",
+            f"a [{table}] table holds the workload's keys ({', '.join(sorted(set(data[table]) & set(_KEYS)))}), "
+            "which the file reads at its top level",
+            f"remove the [{table}] header line so its keys are top-level (docs/agentic.md §2)",
+        )
     if unknown:
         raise SpecError(
             f"{p.name}: {unknown[0]}", f"unknown key{choice_hint(unknown[0], _KEYS)}", f"use only {', '.join(_KEYS)}"
