@@ -227,3 +227,26 @@ def test_an_agentic_file_with_its_keys_under_a_table_header_is_told_to_drop_the_
         "tool_output_tokens, turns), which the file reads at its top level. Fix: remove the [agent] header line so its "
         "keys are top-level (docs/agentic.md §2)"
     )
+
+
+def test_a_system_file_under_a_table_header_and_a_wrapped_config_json(tmp_path, capsys):
+    """A system file's keys are top-level (docs/catalog.md); under [system] TOML reads them as system.base, ...:
+    'system: remove it or correct its spelling' named no cause. A config.json saved as {"config": {...}} (a
+    wrapper around the Hugging Face config) was told model_type 'is missing'."""
+    import json
+
+    from jalapeno.specs.catalog import system_path
+
+    (tmp_path / "wrapped.toml").write_text('[system]\nbase = "h200"\nname = "mine"\n')
+    line = error_line(*run(capsys, "hardware", "show", str(tmp_path / "wrapped.toml")))
+    assert line == (
+        "error: wrapped.toml: system: is not a key this table knows. Fix: remove the [system] header line: the keys "
+        "under it belong one level up"
+    )
+    config = json.loads((system_path("h200")[1].parent.parent / "models" / "llama-3.3-70b.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({"config": config}))
+    line = error_line(*run(capsys, "models", "show", str(tmp_path / "config.json")))
+    assert line.endswith(
+        'model_type: is missing at the top level, and the object under "config" has one: the config is wrapped. '
+        'Fix: save the "config" object alone as the config.json (its keys at the top level)'
+    )

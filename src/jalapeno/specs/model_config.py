@@ -84,6 +84,13 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     if not isinstance(cfg, dict):
         raise SpecError(src, "config.json must hold a JSON object", "pass a Hugging Face config.json")
     mt = cfg.get("model_type")
+    inner = next((k for k, v in cfg.items() if isinstance(v, dict) and "model_type" in v), None)
+    if mt is None and inner is not None:  # {"config": {...}}: was 'model_type is missing' (break55)
+        raise UnsupportedModelError(
+            f"{src}: model_type",
+            f'is missing at the top level, and the object under "{inner}" has one: the config is wrapped',
+            f'save the "{inner}" object alone as the config.json (its keys at the top level)',
+        )
     if mt is None:  # was 'must be a string, got None': the key is absent, not mistyped
         raise UnsupportedModelError(
             f"{src}: model_type",

@@ -145,10 +145,13 @@ def _pydantic_to_spec_error(
         missing = [str(x["loc"][-1]) for x in errs if x["type"] == "missing" and x["loc"][:-1] == e["loc"][:-1]]
         near = difflib.get_close_matches(str(e["loc"][-1]), missing, n=1)
         optional = difflib.get_close_matches(str(e["loc"][-1]), _table_keys(model, e["loc"][:-1]), n=1)
+        wrapped = isinstance(e.get("input"), dict) and set(e["input"]) & set(_table_keys(model, e["loc"][:-1]))
         if near:
             fix = f"write {near[0]} (a required key, missing), not {e['loc'][-1]}"
         elif optional:  # sram_mb for sram_mib, bse for base: was only 'remove it or correct its spelling' (break55)
             fix = f"write {optional[0]} (a key of this table), not {e['loc'][-1]}"
+        elif wrapped:  # [system] base = ...: a table holding this one's own keys (break55)
+            fix = f"remove the [{_named_loc(e['loc'], data)}] header line: the keys under it belong one level up"
     shown = loc.removesuffix(".value") if option and e["type"] != "missing" else loc
     return SpecError(f"{where}: {shown}", problem, fix)
 
