@@ -250,3 +250,13 @@ def test_a_system_file_under_a_table_header_and_a_wrapped_config_json(tmp_path, 
         'model_type: is missing at the top level, and the object under "config" has one: the config is wrapped. '
         'Fix: save the "config" object alone as the config.json (its keys at the top level)'
     )
+
+
+def test_a_named_set_on_a_system_listed_twice_says_it_cannot_pick_one(capsys):
+    """compare -s h200,h200 --set h200:chip.tdp_w=800 (h200 against a variant of itself): NAME: set both entries, and
+    the refusal read "two systems are named 'h200+chip.tdp_w=800'", a name the user never wrote."""
+    line = error_line(*run(capsys, "compare", "-s", "h200,h200", "--set", "h200:chip.tdp_w=800", "--json"))
+    assert line.startswith(
+        "error: --set: 'h200:chip.tdp_w=800': --systems names h200 2 times, so 'h200:' picks none of them alone (it "
+        'sets each). Fix: compare h200 with a variant of it by writing the variant as a file: base = "h200"'
+    )

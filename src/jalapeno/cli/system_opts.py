@@ -180,6 +180,15 @@ def per_system_sets(names: list[str], sets: list[str] | None) -> dict[str, list[
         key = item.partition("=")[0]
         if ":" in key:
             target, _, rest = item.partition(":")
+            if names.count(target) > 1:  # was "two systems are named 'h200+chip.tdp_w=800'" (break55)
+                raise SpecError(
+                    "--set",
+                    f"{item!r}: --systems names {target} {names.count(target)} times, so {target + ':'!r} picks "
+                    "none of them alone (it sets each)",
+                    f'compare {target} with a variant of it by writing the variant as a file: base = "{target}", '
+                    f'name = "{target}-variant" and the keys it changes (docs/catalog.md), then '
+                    f"--systems {target},VARIANT.toml",
+                )
             target = target if target in per else _file_entry(target, names)
             per[target].append(rest)
         else:
