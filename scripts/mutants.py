@@ -73,10 +73,39 @@ MUTANTS: list[tuple[str, str, str, str]] = [
         'out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / tp',
         'out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / layout.ep',
     ),
+    # round 55 (tests55): one-line bugs every test of their module let through; tests/unit/test_mutation_guards55.py
+    (
+        "f_goal_bias_signed_not_absolute",
+        "src/jalapeno/fit/goals.py",
+        "if bias is not None and abs(np.median(err)) > bias:",
+        "if bias is not None and np.median(err) > bias:",
+    ),
+    (
+        "g_goal_p90_reads_p80",
+        "src/jalapeno/fit/goals.py",
+        "if p90 is not None and np.percentile(a, 90) > p90:",
+        "if p90 is not None and np.percentile(a, 80) > p90:",
+    ),
+    (
+        "h_frontend_split_drops_concurrency_8",
+        "src/jalapeno/fit/heldout.py",
+        "and p.concurrency <= FRONTEND_MAX_CONCURRENCY",
+        "and p.concurrency < FRONTEND_MAX_CONCURRENCY",
+    ),
+    (
+        "i_wave_gate_switch_not_read",
+        "src/jalapeno/serve/later_waves.py",
+        "        if WAVE_GATE_ON:  # the balancing gate at the wave's local rate (gate_shift_s)",
+        "        if False:  # the balancing gate at the wave's local rate (gate_shift_s)",
+    ),
 ]
 
 #: Tests run against each mutant (fast: the hand-derived guards and the CLI golden set).
-FAST_TESTS = ["tests/unit/test_mutation_guards.py", "tests/golden/test_cli_golden.py"]
+FAST_TESTS = [
+    "tests/unit/test_mutation_guards.py",
+    "tests/unit/test_mutation_guards55.py",
+    "tests/golden/test_cli_golden.py",
+]
 #: ``--full``: the whole fast suite.
 FULL_TESTS = ["tests/unit", "tests/golden", "tests/cli"]
 
