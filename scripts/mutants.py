@@ -98,6 +98,25 @@ MUTANTS: list[tuple[str, str, str, str]] = [
         "        if WAVE_GATE_ON:  # the balancing gate at the wave's local rate (gate_shift_s)",
         "        if False:  # the balancing gate at the wave's local rate (gate_shift_s)",
     ),
+    # round 55: killed by the CLI golden set only (tests/unit/test_analytic.py's hand-computed point kills k and m too)
+    (
+        "k_decode_steps_count_the_first_token",
+        "src/jalapeno/serve/analytic.py",
+        "    steps = (wl.mean_osl - 1) / a\n    cap, cap_name",
+        "    steps = wl.mean_osl / a\n    cap, cap_name",
+    ),
+    (
+        "l_gqa_decode_reads_k_not_v",
+        "src/jalapeno/cost/attention.py",
+        "kv=b * eff_ctx * 2 * kvr * kv_vec_bytes,",
+        "kv=b * eff_ctx * kvr * kv_vec_bytes,",
+    ),
+    (
+        "m_arrival_waits_a_whole_step",
+        "src/jalapeno/serve/analytic.py",
+        "ttft_q = {k: tau / 2 + pre_s[k]",
+        "ttft_q = {k: tau + pre_s[k]",
+    ),
 ]
 
 #: Tests run against each mutant (fast: the hand-derived guards and the CLI golden set).
