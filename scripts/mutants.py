@@ -117,6 +117,12 @@ MUTANTS: list[tuple[str, str, str, str]] = [
         "ttft_q = {k: tau / 2 + pre_s[k]",
         "ttft_q = {k: tau + pre_s[k]",
     ),
+    (
+        "n_stack_fit_p90_reads_p80",
+        "src/jalapeno/fit/stack_split.py",
+        '"p90_ape": float(np.percentile(np.abs(g.error), 90)),',
+        '"p90_ape": float(np.percentile(np.abs(g.error), 80)),',
+    ),
 ]
 
 #: Tests run against each mutant (fast: the hand-derived guards and the CLI golden set).

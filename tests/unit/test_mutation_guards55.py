@@ -2,7 +2,7 @@
 
 Each mutant below was applied by hand to src/ and the tests of its module (and tests/golden/test_cli_golden.py,
 tests/unit/test_mutation_guards.py) all passed; each test here fails under it (scripts/mutants.py rows ``f_`` to
-``i_``). Expected values are worked out in the comments, not read from the program.
+``i_`` and ``n_``). Expected values are worked out in the comments, not read from the program.
 
 f. fit/goals.goal_misses judged the bias by its signed median (``np.median(err) > bias``): a negative bias never
    missed. The only case with a bias miss was positive (tests/unit/test_validation_issue18_section.py).
@@ -14,6 +14,8 @@ i. serve/later_waves.WAVE_GATE_ON: with the switch off (or the ``if`` dropped) e
 j. a switch's shipped value flipped (BATCH_INTERP_ON, SIM_ADP_GATE_ON, EARLY_STOPPING_ON, RANK_IMBALANCE_ON,
    COHORT_SHORTEST_ON): their tests set them both ways and no fast test reads the shipped value; each is pinned to the
    value the docs state.
+k. fit/stack_split.errors (the stack fits' reported figures): p90 at the 80th percentile, the bias a mean, or a flagged
+   TTFT point counted.
 """
 
 from __future__ import annotations
@@ -173,3 +175,25 @@ def test_switch_ships_as_documented(module, name, shipped, where):
     import importlib
 
     assert getattr(importlib.import_module(module), name) is shipped, where
+
+
+# ---------------------------------------------------------------- k. the stack fits' report reads the 90th percentile
+
+
+def test_stack_fit_error_summary_by_hand():
+    """fit/stack_split.errors (the stack fits' fit / held-out figures, scripts/fit_stacks.py): with its p90 read at
+    the 80th percentile, or a flagged TTFT point counted, every test still passed (tests55)."""
+    from jalapeno.fit.stack_split import errors
+
+    tpot = [0.01, -0.01] * 4 + [0.30, -0.60]  # ten points p0..p9
+    rows = pd.DataFrame(
+        [{"id": f"p{i}", "metric": "tpot_s", "error": e} for i, e in enumerate(tpot)]
+        + [{"id": "p0", "metric": "ttft_s", "error": 0.10}, {"id": "p1", "metric": "ttft_s", "error": -0.50}]
+        + [{"id": "other", "metric": "tpot_s", "error": 9.0}]  # not in ids: left out
+    )
+    got = errors(rows, {f"p{i}" for i in range(10)}, ttft_flagged=frozenset({"p1"}))
+    # TPOT: |e| sorted 1 (x8), 30, 60%: median 1%; p90 at rank 9 x 0.9 = 8.1: 30 + 0.1 x 30 = 33% (the 80th
+    # percentile, rank 7.2, would be 1 + 0.2 x 29 = 6.8%); signed sorted -60, -1 (x4), 1 (x4), 30: median 0
+    assert got["tpot_s"] == pytest.approx({"n": 10, "median_ape": 0.01, "p90_ape": 0.33, "bias": 0.0})
+    # TTFT: p1 flagged, so p0 alone: 10% everywhere
+    assert got["ttft_s"] == pytest.approx({"n": 1, "median_ape": 0.10, "p90_ape": 0.10, "bias": 0.10})
