@@ -65,6 +65,16 @@ from jalapeno.specs.catalog import hardware_show_command
 from jalapeno.specs.hardware import System
 
 
+def whole_box_chips(chips: int, packaging: tuple) -> int:
+    """Chips bought as whole outermost boxes: max(chips, boxes x chips per box) of ``packaging``'s last
+    (name, chips per box, boxes) level; ``chips`` when there is no packaging level. Shared by the fixed-length
+    and the agentic plans (review55: the agentic plan had repeated the rule)."""
+    if not packaging:
+        return chips
+    _, size, n = packaging[-1]
+    return max(chips, n * size)
+
+
 @dataclass(frozen=True)
 class Footprint:
     """The fleet one frontier point needs for the plan's target (whole instances).
@@ -167,10 +177,7 @@ class CapacityPlan:
     def provisioned_chips(self) -> int:
         """Chips of the outermost packaging level's whole boxes (racks x chips per rack): what is bought and
         provisioned; equal to ``chips`` when the groups fill the boxes (no packaging level: ``chips``)."""
-        if not self.packaging:
-            return self.chips
-        _, size, n = self.packaging[-1]
-        return max(self.chips, n * size)
+        return whole_box_chips(self.chips, self.packaging)
 
     def provisioned(self) -> dict | None:
         """Cost and all-in power of the whole outermost boxes when they hold idle chips, else None: $/hour at

@@ -420,11 +420,11 @@ def agentic_plan_cmd(
         )
     )
     lines = ([how] if how else []) + plan.arithmetic(conv)
+    from jalapeno.analysis.capacity import whole_box_chips
     from jalapeno.analysis.plan_costs import bought_text, money_dict, money_lines
 
     # capex of the whole boxes bought (a fleet given in chips: its chips) and the electricity slope, as plan's (newuser55)
-    bought = max(plan.chips, plan.packaging[-1][1] * plan.packaging[-1][2]) if plan.packaging else plan.chips
-    bought = plan.fleet_chips or bought
+    bought = plan.fleet_chips or whole_box_chips(plan.chips, plan.packaging)
     what = "in the fleet" if plan.fleet_chips else bought_text(plan.packaging)
     money = money_lines(plan.usd_per_chip_hour, plan.power_w, bought, what)
     if json_out:
