@@ -62,7 +62,10 @@ def test_plan_prints_throughput_per_chip_to_sensible_figures(cli_once):
 def test_agentic_plan_leads_with_the_fewest_chips(capsys):
     """The agentic plan took the most tasks/h per chip (GB300, DeepSeek-R1, coding-agent, <= 30 min per task: an
     8-chip instance at 84.6 tasks/h/chip, so 1,000 tasks/h needs ceil(1000 / (84.6 x 8)) = ceil(1.48) = 2 instances =
-    16 chips); a 2-chip instance of fewer tasks/h per chip finishes it in fewer. Counts by hand from --json's rates."""
+    16 chips); a 2-chip instance of fewer tasks/h per chip finishes it in fewer. Counts by hand from --json's rates.
+    Since round 55 (serve/turn_arrivals.TURN_ARRIVALS_ON: fewer prompt chunks a prefill step on attention-DP instances)
+    the most tasks/h per chip is a 4-chip DP2 instance at 77.6: ceil(1000 / (77.6 x 4)) = ceil(3.22) = 4 instances =
+    16 chips, against 14 for the 2-chip plan (74.55: ceil(1000 / 149.1) = 7 instances)."""
     args = (
         "plan",
         "-s",
@@ -85,13 +88,13 @@ def test_agentic_plan_leads_with_the_fewest_chips(capsys):
     assert d["lead"].startswith("fewest chips") and d["chips"] == math.ceil(1000 / (tph * cpi)) * cpi
     h = d["highest_rate"]
     hr = h["point"]["tasks_per_hour_per_chip"]
-    assert h["chips_per_instance"] == 8 and h["chips"] == math.ceil(1000 / (hr * 8)) * 8 == 16
+    assert h["chips_per_instance"] == 4 and h["chips"] == math.ceil(1000 / (hr * 4)) * 4 == 16
     assert hr > tph and d["chips"] < h["chips"]
     code, out, err = run(capsys, *args)
     assert code == 0, err
     flat = " ".join(out.split())
     assert "operating point: the fewest chips that finish the target with mean task time <= 30 min" in flat
-    assert re.search(r"most tasks/h per chip: .*\(8 chips per instance\).*finishes the target with 16 chips", flat)
+    assert re.search(r"most tasks/h per chip: .*\(4 chips per instance\).*finishes the target with 16 chips", flat)
 
 
 def test_audit_claim_table_figures_carry_the_claims_unit(capsys):

@@ -10,7 +10,9 @@ D = (r − 1)/a decode steps per turn:
     τ = (1 − f)·step(B, 0) + f·step(B, c),  f = p/c (c = min(n̄, budget); p ≥ c: τ = step(B, p)),
     (with attention DP: c = min(n̄, budget/dp), one prompt's chunk on its rank, and a step carrying
     prefill carries g·c tokens, g = m/(1 − e^(−m)) with m = (p/c)·t_p/t_d the turns in prefill it
-    meets, t_p the one-chunk step, t_d the decode step; f = p/(g·c): cost/adp_rank.py, docs/model.md §3),
+    meets, t_p the one-chunk step, t_d the decode step; f = p/(g·c): cost/adp_rank.py, docs/model.md §3;
+    serve/turn_arrivals.py, whose TURN_ARRIVALS_ON, on since round 55, counts the turns at the model's own rate,
+    clustered by the step mix one think time earlier, chunks as an engine cuts them),
     TTFT_k = τ/2 + reload_k + prefill_k + front end (a + b·ISL_k),   TPOT = τ/a,
     T_task = Σ_k (TTFT_k + D·τ) + (K − 1)·θ,   sessions in flight N = X·T_task (Little's law).
 
@@ -67,6 +69,7 @@ from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip
 from jalapeno.deploy.kv_capacity import decode_batch_cap
 from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded
+from jalapeno.serve.turn_arrivals import chunks_per_prefill_step
 from jalapeno.specs.agentic import AgenticSpec
 from jalapeno.specs.kv_tiers import shared_link_utilisation
 from jalapeno.specs.model import ModelSpec
@@ -197,6 +200,7 @@ def sessions_by_batch(
     K, r, theta = spec.turns, float(spec.reply_tokens), float(spec.think_s)
     isl, new0, prefix = spec.turn_isl(), spec.turn_new_tokens(), spec.turn_prefix_tokens()
     D = (r - 1) / a
+    spread = spec.jitter * spec.tool_output_tokens  # a turn's new tokens are uniform in ±spread
     ctx_dec = float(isl.mean() + r / 2)
     budget = float(dep.prefill_budget(lay))
     pb = float(dep.prompt_budget(lay))  # one prompt's tokens a step, on its attention-DP rank (cost/adp_rank.py)
@@ -250,31 +254,13 @@ def sessions_by_batch(
         p_mb = b_mb * nbar / D
         chunk = np.minimum(nbar, pb)
         w_ctx = (new * (pre_ctx + new / 2)).sum(axis=1) / new.sum(axis=1)
-        # attention DP: the prompts in prefill run side by side, one per rank, and a step carrying prefill
-        # costs about one rank's chunk (cost/adp_rank.py): it carries g = m/(1 − e^(−m)) chunks (a Poisson
-        # count given one), m the turns in prefill it meets — turns arriving at b/(D·t_d) a second (at most),
-        # each in prefill for its n̄/chunk steps of t_p (the one-chunk step): m = (p/chunk)·t_p/t_d
-        g = np.ones_like(p_mb)
+        # attention DP: a step carrying prefill costs about one rank's chunk (cost/adp_rank.py) and carries g
+        # chunks of c tokens, g from the turns in prefill it meets (serve/turn_arrivals.py, TURN_ARRIVALS_ON)
+        g, f_seen = np.ones_like(p_mb), None
         if lay.dp > 1:
-            t1 = pool_step_cost(
-                model,
-                pricer,
-                dep,
-                lay,
-                graph_padded(
-                    dep,
-                    lay,
-                    Batch.make(
-                        decode_seqs=np.concatenate([b_mb, b_mb]),
-                        decode_ctx=ctx_dec,
-                        prefill_tokens=np.concatenate([np.zeros(n), chunk]),
-                        prefill_ctx=np.concatenate([np.zeros(n), w_ctx]),
-                        prefill_seqs=np.concatenate([np.zeros(n), np.ones(n)]),
-                    ),
-                ),
-            ).step_time_s
-            m = p_mb / chunk * t1[n:] / np.maximum(t1[:n], 1e-12)
-            g = np.minimum(np.where(m > 1e-12, m / np.maximum(-np.expm1(-m), 1e-12), 1.0), float(lay.dp))
+            g, chunk, f_seen = chunks_per_prefill_step(
+                model, pricer, dep, lay, b_mb, ctx_dec, new, spread, pb, D, w_ctx
+            )
         p_big = np.minimum(np.maximum(p_mb, g * chunk), budget)
         ks = samp.size
         # a turn's n_k new tokens run as ⌊n_k/pb⌋ full chunks, their tokens at mean context P + ⌊n_k/pb⌋·pb/2,
@@ -313,7 +299,7 @@ def sessions_by_batch(
             ),
         )
         t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
-        f = np.minimum(p_mb / p_big, 1.0)
+        f = np.minimum(p_mb / p_big, 1.0) if f_seen is None else f_seen
         tau = (1 - f) * t_dec + f * sc.step_time_s[n : 2 * n]
 
         def interp(y):
