@@ -3,7 +3,9 @@
 For a claim (analysis/claims.py) about a system, optionally against a baseline:
 
 1. the predicted value with its band (full sweeps under the calibrated, low and high efficiency
-   sets; a system fitted on its own kernels, whose sets are one: its measured error band,
+   sets, a derived system's ``estimate = true`` specs at their slower end in the low sweep and their
+   faster end in the high one, as compare --bands (analysis/spec_bands.with_estimated_specs,
+   ESTIMATED_SPEC_BANDS_ON); a system fitted on its own kernels, whose sets are one: its measured error band,
    analysis/measured_bands.py; a ratio takes the baseline at its calibrated set, with its measured
    band's ends crossed against the system's where it has one);
 2. the physical limit: every fixed cost 0, every efficiency 1 (links at line rate), the stated
@@ -20,8 +22,9 @@ For a claim (analysis/claims.py) about a system, optionally against a baseline:
    would have to be; these never enter the verdict, which is under the stated specs. A row's ``moves_with``
    ({key: value}, at the required value, else at the far end searched) is what the search moved with it
    (specs/variants.moved_together: usable HBM with capacity; a level's shared ports, their link power priced);
-4. joint changes: every fixed cost and efficiency at the favourable end of its band at once
-   (``band_ends``), and the smallest common move — fixed costs scaled together by a factor k
+4. joint changes: every fixed cost and efficiency at the favourable end of its band at once, with the
+   estimated specs the band holds at their faster end (``band_ends``), and the smallest common move — fixed
+   costs scaled together by a factor k
    (``fixed_costs_factor``), efficiencies moved together a fraction s of the way to their limit (fractions to 1, half
    rows and token passes to 0)
    (``efficiency_toward_peak``), and both with one s (``together``) — by root-finding, each
@@ -312,11 +315,20 @@ def _checked_root(aud: _Auditor, move, a: float, b: float):
     return move(t), full
 
 
-def _joint(aud: _Auditor, params: list[Parameter], limit_met: bool) -> dict:
-    """Joint changes of the fixed costs and efficiencies (module docstring, step 4)."""
+def _joint(
+    aud: _Auditor, params: list[Parameter], limit_met: bool, specs: tuple = (), stated: dict | None = None
+) -> dict:
+    """Joint changes of the fixed costs and efficiencies (module docstring, step 4). ``specs``: the estimated specs
+    the band holds (analysis/spec_bands.banded_specs): the all-favourable corner takes each at its faster end too,
+    with the system's stated watts and $/chip-hour (``stated``: spec_bands.stated_power), as the band's high end
+    does, so the corner still reaches the band's top (docs/audit.md §5); the moves toward the limits keep the
+    stated specs."""
+    from jalapeno.analysis.spec_bands import slow_fast
+
     fixed = [p for p in params if p.kind == "fixed_cost"]
     effs = [p for p in params if p.kind == "efficiency"]
-    corner = {p.key: p.favourable_end for p in fixed + effs}
+    corner = {p.key: p.favourable_end for p in fixed + effs} | {p.key: slow_fast(p)[1] for p in specs}
+    corner |= (stated or {}) if specs else {}
 
     def toward(group):
         return lambda s: {p.key: p.current + s * (p.limit - p.current) for p in group}
@@ -347,17 +359,28 @@ def _joint(aud: _Auditor, params: list[Parameter], limit_met: bool) -> dict:
 
 
 def _measured_ends(
-    ctx: ClaimContext, claim: Claim, pricer, baseline, vals: list, pred_sw, base_value, base_sw, aud: _Auditor
+    ctx: ClaimContext,
+    claim: Claim,
+    pricer,
+    baseline,
+    vals: list,
+    pred_sw,
+    base_value,
+    base_sw,
+    aud: _Auditor,
+    specs: tuple = (),
 ) -> tuple[list, str]:
     """The band's values with the measured error bands (analysis/measured_bands.py) added: the audited
     system's where it has no efficiency band (``vals`` is the prediction alone), and a ratio's
     baseline's where it has none: every system value over each of the baseline's values (its
     prediction and both measured ends), so the band's ends are the crossed ones (docs/audit.md §3.1).
-    Returns (values, what the band is)."""
+    ``specs``: the estimated specs the efficiency band holds (analysis/spec_bands.banded_specs), named in what the
+    band is. Returns (values, what the band is)."""
     from jalapeno.analysis.measured_bands import scale_points, without_efficiency_band
     from jalapeno.cost.pricer import band_pricers
 
-    said = ["efficiency sets"] if len(vals) > 1 else []
+    said = ["efficiency sets" + (f" with the estimated specs ({', '.join(p.key for p in specs)})" if specs else "")]
+    said = said if len(vals) > 1 else []
     mb = without_efficiency_band(pricer, band_pricers(pricer), ctx.model.name) if len(vals) == 1 else None
     if mb is not None:
         pts, deps = pred_sw
@@ -382,6 +405,7 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
         InfeasibleDeployment: the model does not fit the system or the baseline.
     """
     from jalapeno.analysis.measured_bands import same_set
+    from jalapeno.analysis.spec_bands import banded_specs, stated_power, with_estimated_specs
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.errors import SpecError
 
@@ -405,14 +429,16 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
     aud = _Auditor(ctx, pricer, claim, base_value)
     predicted = aud.full({})
     pred_sw = aud.last_sweep
-    bands = band_pricers(pricer)
+    raw = band_pricers(pricer)
+    bands = with_estimated_specs(pricer, raw)  # compare's and report's --bands band (analysis/spec_bands.py)
     vals = [predicted]
     for w in ("low", "high"):
         if not same_set(bands[w], pricer):
-            v, sw = ctx.full(bands[w], claim, (pricer, ("band", w)))
+            v, sw = ctx.full(bands[w], claim, (pricer, ("band", w, bands is not raw)))
             aud.add_candidates(sw)
             vals.append(aud._scale(v))
-    vals, band_source = _measured_ends(ctx, claim, pricer, baseline, vals, pred_sw, base_value, base_sw, aud)
+    specs = tuple(banded_specs(pricer, raw))
+    vals, band_source = _measured_ends(ctx, claim, pricer, baseline, vals, pred_sw, base_value, base_sw, aud, specs)
     finite = [v for v in vals if math.isfinite(v)]
     lo, hi = (min(finite), max(finite)) if finite else (math.nan, math.nan)
     if finite and len(finite) < len(vals):  # a setting whose frontier never reaches @X: that end is undefined,
@@ -429,7 +455,7 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
     else:
         for p in params:
             changes.append(_solve_param(aud, p))
-        joint = _joint(aud, params, aud.meets(limit))
+        joint = _joint(aud, params, aud.meets(limit), specs, stated_power(pricer.system))
         # what the chip itself would need: each stated headline spec alone (the verdict stays under the stated specs)
         spec_changes = [_solve_param(aud, p) for p in headline_parameters(pricer, {p.key for p in params})]
         if not aud.meets(limit) and not any(c["required"] is not None for c in changes):

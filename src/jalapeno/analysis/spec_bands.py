@@ -1,4 +1,4 @@
-"""The estimated specs in compare's and report's ``--bands`` (ux55).
+"""The estimated specs in compare's and report's ``--bands`` and in audit's band (ux55; audit since bands55).
 
 A derived system's band (cost/pricer.band_pricers: its calibration's low/high efficiency sets with its software
 stack's band) left out the specs its own file marks ``estimate = true``: Jalapeño's BF16 peak (1,700 TFLOP/s, "FP8 / 2
@@ -10,7 +10,8 @@ efficiency sets' low and high, so the band holds both what the model does not kn
 catalog does not know about the chip.
 
 Left out, each said elsewhere: ``power.*``, ``chip.tdp_w``, ``chip.sustained_w`` and ``cost.*`` (a per-kW or $ figure's basis line and ``est.`` mark say
-they are estimates; the ratios' per-kW scale is the stated figure), ``kv_tiers.*`` (read by agentic workloads' KV
+they are estimates; the ratios' per-kW scale is the stated figure, and each band end keeps the stated watts and
+$/chip-hour, :func:`stated_power`, so audit's per-kW band is compare's), ``kv_tiers.*`` (read by agentic workloads' KV
 tiers only) and ``die.*`` (read by the sliced chip model only). A system banded by its measured error (validate's
 p10/p90, analysis/measured_bands.py: no efficiency band) keeps that band: its measured points were priced with its
 estimated specs, so their error holds them already.
@@ -20,12 +21,12 @@ from __future__ import annotations
 
 from jalapeno.analysis.uncertain import Parameter, apply, estimated_specs
 
-#: Switch: the estimated specs move with a derived system's efficiency band in compare's and report's --bands. Shipped
-#: OFF (ux55): audit's band (analysis/audit.py, band_pricers) does not take them yet, and docs/audit.md §3.1 and §5
-#: check audit's band against compare's; on, Jalapeño vs GB300 DeepSeek-R1 8K/1K FP8 per-kW ratio band 0.934-1.489 ->
-#: 0.844-1.602, and §5's peak_tok_s_per_kw_ratio=1.7 turns from REQUIRES to plausible (band 1.023-1.631 ->
-#: 0.928-1.749) once audit takes them too. No validate figure reads a band: no prediction moves either way.
-ESTIMATED_SPEC_BANDS_ON = False
+#: Switch: the estimated specs move with a derived system's efficiency band in compare's and report's --bands and in
+#: audit's band (analysis/audit.audit_claim, hence audit --claims and plan's "how sure" pointer). ON since bands55 (ux55
+#: shipped it off until audit took them): Jalapeño vs GB300 DeepSeek-R1 8K/1K FP8 all-in per-kW ratio band
+#: 0.934-1.489 -> 0.836-1.618 (docs/audit.md §3.1), and §5's chip-power peak_tok_s_per_kw_ratio=1.7 turns from
+#: REQUIRES to plausible (band 1.023-1.631 -> 0.915-1.773). No validate figure reads a band: no prediction moves.
+ESTIMATED_SPEC_BANDS_ON = True
 #: estimated-spec keys no step of compare's sweep reads (module docstring)
 NOT_IN_BAND = ("power.", "cost.", "chip.tdp_w", "chip.sustained_w", "kv_tiers.", "die.")
 #: key endings of the estimated specs where a smaller value is faster (a latency); any other is faster larger
@@ -56,11 +57,28 @@ def slow_fast(p: Parameter) -> tuple[float, float]:
     return (p.high, p.low) if p.key.endswith(SMALLER_IS_FASTER) else (p.low, p.high)
 
 
+def stated_power(system) -> dict:
+    """The watts and $/chip-hour ``system`` states (or its catalog derives), as ``--set`` keys: a band end keeps them
+    (bands55). Under ``--set`` a slower tray would cost fewer link watts (specs/power.py), so the low end would
+    read a better tok/s per kW than its specs justify and the per-kW headline band would not be the per-kW ratio
+    band, which scales both ends by the stated watts (analysis/ratio_bands.band_ratios); the power and cost
+    estimates are not band ends (module docstring).
+
+    >>> from jalapeno.specs.catalog import load_system
+    >>> stated_power(load_system("jalapeno"))
+    {'chip.tdp_w': 700.0, 'chip.sustained_w': 550.0, 'power.allin_kw_per_chip': 1.15, 'cost.usd_per_chip_hour': 1.43}
+    """
+    out = {"chip.tdp_w": system.chip.tdp_w, "chip.sustained_w": system.chip.sustained_w}
+    out["power.allin_kw_per_chip"] = system.allin_power_w_per_chip / 1e3 if system.allin_power_w_per_chip else None
+    out["cost.usd_per_chip_hour"] = system.usd_per_chip_hour
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def with_estimated_specs(pricer, band: dict) -> dict:
     """``band`` ({"low", "calibrated", "high"} pricers of ``pricer``) with :func:`banded_specs` applied: each at its
     slower end on the low pricer and its faster end on the high one (analysis/uncertain.apply: the system rebuilt
-    through its file form, every schema check, its power following the components as under ``--set``); ``band`` as it
-    is where no spec is banded.
+    through its file form, every schema check), each end keeping the system's stated watts and $/chip-hour
+    (:func:`stated_power`); ``band`` as it is where no spec is banded.
 
     Raises:
         SpecError: a band end the schema refuses (none of the catalog's: usable HBM is capped at the nominal).
@@ -69,10 +87,11 @@ def with_estimated_specs(pricer, band: dict) -> dict:
     if not specs:
         return band
     ends = {p.key: slow_fast(p) for p in specs}
+    keep = stated_power(pricer.system)
     return {
         **band,
-        "low": apply(band["low"], {k: v[0] for k, v in ends.items()})[0],
-        "high": apply(band["high"], {k: v[1] for k, v in ends.items()})[0],
+        "low": apply(band["low"], {**{k: v[0] for k, v in ends.items()}, **keep})[0],
+        "high": apply(band["high"], {**{k: v[1] for k, v in ends.items()}, **keep})[0],
     }
 
 
