@@ -155,7 +155,9 @@ def test_plan_prints_its_rate_the_same_on_every_line(capsys):
     assert len(op.split(".")[1]) == 1
     # (here 10 x 109,817.5 = 1,098,175: the instance's tok/s takes the decimal the product needs)
     inst = re.search(r"one instance: ([\d,.]+) tok/s \(", lines["one instance"])[1]
-    n, per, total = re.search(r"delivered: ([\d,]+) instances x ([\d,.]+) = ([\d,]+) tok/s", lines["delivered"]).groups()
+    n, per, total = re.search(
+        r"delivered: ([\d,]+) instances? x ([\d,.]+) = ([\d,]+) tok/s", lines["delivered"]
+    ).groups()
     assert per == inst and round(float(n.replace(",", "")) * float(per.replace(",", ""))) == int(total.replace(",", ""))
 
 
@@ -182,7 +184,9 @@ def test_agentic_plan_prints_tasks_per_chip_and_price_the_same_on_every_line(cap
     assert _figures(lines["one instance"], "tasks/h/chip") == [rate]
     # round 49: the products are carried by one instance's tasks/h (the rate to sensible figures), which checks by hand
     inst = re.search(r"one instance: ([\d,.]+) tasks/h \(", lines["one instance"])[1]
-    n, per, total = re.search(r"delivered: ([\d,]+) instances x ([\d,.]+) = ([\d,.]+) tasks/h", lines["delivered"]).groups()
+    n, per, total = re.search(
+        r"delivered: ([\d,]+) instances? x ([\d,.]+) = ([\d,.]+) tasks/h", lines["delivered"]
+    ).groups()
     assert per == inst and round(int(n) * float(per.replace(",", "")), 1) == float(total.replace(",", ""))
     price = re.search(r"x \$([\d.]+)/chip-hour", lines["cost"])[1]
     assert f"per task ${price} / {rate} = " in lines["cost"]  # GB200: $2.21/chip-hour (InferenceX constants.ts)

@@ -54,7 +54,7 @@ def test_plan_prints_throughput_per_chip_to_sensible_figures(cli_once):
     assert code == 0, err
     rates = re.findall(r"([\d,]+\.\d+) tok/s/chip", out)
     assert rates and all(len(r.split(".")[1]) == 1 for r in rates), rates
-    n, inst, total = re.search(r"delivered: ([\d,]+) instances x ([\d,]+) = ([\d,]+) tok/s", out).groups()
+    n, inst, total = re.search(r"delivered: ([\d,]+) instances? x ([\d,]+) = ([\d,]+) tok/s", out).groups()
     assert int(n) * int(inst.replace(",", "")) == int(total.replace(",", ""))
     assert f"instances: ceil(1,000,000 / {inst}) = {n}" in out
 
@@ -147,6 +147,6 @@ def test_fleet_plan_prints_its_rate_to_sensible_figures(capsys):
     rates = re.findall(r"([\d,]+\.\d+) tok/s/chip", out)
     assert rates and all(len(r.split(".")[1]) == 1 for r in rates), rates
     n, inst, total = re.search(
-        r"delivered: ([\d,]+) instances x ([\d,.]+) output tok/s \(.*?\) = ([\d,]+)", out
+        r"delivered: ([\d,]+) instances? x ([\d,.]+) output tok/s \(.*?\) = ([\d,]+)", out
     ).groups()
     assert round(int(n) * float(inst.replace(",", ""))) == int(total.replace(",", ""))

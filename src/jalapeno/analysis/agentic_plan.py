@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from jalapeno.analysis.agentic import AgenticFrontier
 from jalapeno.analysis.capacity import estimate_mark, factor_text, is_price_estimate, n_chips, power_lines, rate_text
+from jalapeno.analysis.plan_text import n_instances
 from jalapeno.analysis.plan_inputs import MAX_TARGET_TOK_PER_S
 from jalapeno.analysis.fleet import MAX_FLEET_CHIPS, fleet_instances
 from jalapeno.analysis.packing import instance_groups, packed_boxes
@@ -203,7 +204,7 @@ class AgenticPlan:
             f"{self.output_tokens_per_task:,} output tokens per task / 1e6) = ${usd_text(self.usd_per_m_output_tokens)}"
         )
         lines.append(
-            f"delivered: {self.instances:,} instances x {inst} = {self.tasks_per_hour:,.1f} tasks/h "
+            f"delivered: {n_instances(self.instances)} x {inst} = {self.tasks_per_hour:,.1f} tasks/h "
             f"({self.tasks_per_hour * self.output_tokens_per_task / 3600:,.0f} output tok/s at "
             f"{self.output_tokens_per_task:,} output tokens per task)"
             + (

@@ -51,6 +51,7 @@ from jalapeno.analysis.plan_text import (  # noqa: F401  (re-exported: split fro
     is_price_estimate,
     lengths_text,
     n_chips,
+    n_instances,
     output_rate_per_user,
     per_kw_line,
     point_conditions,
@@ -280,7 +281,7 @@ class CapacityPlan:
         if basis := self.basis_text():
             lines.append(basis)
         lines.append(
-            f"delivered: {self.instances:,} instances x {inst} = {self.delivered_tok_per_s:,.0f} "
+            f"delivered: {n_instances(self.instances)} x {inst} = {self.delivered_tok_per_s:,.0f} "
             + (
                 f"tok/s ({self.target_kind}) >= target {self.target_text()}"
                 if self.users is None

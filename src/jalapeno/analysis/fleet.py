@@ -25,6 +25,7 @@ from jalapeno.analysis.capacity import (
     estimate_mark,
     users_line,
     n_chips,
+    n_instances,
 )
 from jalapeno.analysis.plan_inputs import TARGET_KINDS
 from jalapeno.analysis.packing import instance_groups, packed_boxes
@@ -122,7 +123,7 @@ class FleetThroughput:
                 f"{self.min_interactivity:g} tok/s/user: {rate} tok/s/chip at {p.interactivity:.1f} "
                 f"tok/s/user {point_conditions(p)}",
                 f"{count} ({n_chips(self.chips_used)} used, {self.fleet_chips - self.chips_used:,} idle)",
-                f"delivered: {self.instances:,} instances x {inst} {self.target_kind} tok/s ({n_chips(per_inst)} at {rate} "
+                f"delivered: {n_instances(self.instances)} x {inst} {self.target_kind} tok/s ({n_chips(per_inst)} at {rate} "
                 f"tok/s/chip) = "
                 f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
                 f"{self.point.interactivity:,.1f} tok/s/user",

@@ -182,10 +182,13 @@ def chips_band_line(cp, band, model: str) -> str | None:
     if b is None:
         return None
 
-    def text(e: dict) -> str:
-        return f"{e['chips']:,} chips" + ("" if e["boxes"] is None else f", {e['boxes']:,} {b['box']}s")
+    def boxes_text(n: int) -> str:  # "1 node", "3 racks" (newuser55: "1 nodes")
+        return f"{n:,} {b['box']}" + ("" if n == 1 else "s")
 
-    boxes = "" if cp.packaging is None or not cp.packaging else f", {cp.packaging[-1][2]:,} {b['box']}s"
+    def text(e: dict) -> str:
+        return n_chips(e["chips"]) + ("" if e["boxes"] is None else f", {boxes_text(e['boxes'])}")
+
+    boxes = "" if cp.packaging is None or not cp.packaging else f", {boxes_text(cp.packaging[-1][2])}"
     return (
         f"how sure (measured): validate's throughput-per-chip error on {cp.system} ({model}; p10 {b['q_lo'] * 100:+.1f}%"
         f", p90 {b['q_hi'] * 100:+.1f}% of predicted/measured - 1, n {b['n']}, {b['source']}): the same deployment "

@@ -97,6 +97,16 @@ def n_chips(n: int) -> str:
     return f"{n:,} chip" if n == 1 else f"{n:,} chips"
 
 
+def n_instances(n: int) -> str:
+    """``n`` instances as a plan's delivered line counts them, one singular: a one-instance plan read "delivered:
+    1 instances x ..." (newuser55).
+
+    >>> n_instances(1), n_instances(1152)
+    ('1 instance', '1,152 instances')
+    """
+    return f"{n:,} instance" if n == 1 else f"{n:,} instances"
+
+
 def rate_text(tok_per_s_per_chip: float) -> str:
     """A throughput per chip as a plan's text prints it: one decimal from 100 up, four significant figures below
     (plan printed ``1,155.9742`` tok/s/chip, the decimals its products needed, newuser49); the products are carried
