@@ -2,8 +2,11 @@
 
 - One instance is one: ``plan -s h100 -m llama-3.3-70b -w 1k1k --target 1000`` needs ceil(1,000 / 4,912) = 1 instance
   of 2 chips in 1 node of 8; it printed "delivered: 1 instances" and "2 chips, 1 nodes".
+- The agentic plan prints the fixed-length plan's lines: packaging as ``racks: ceil(152 / 72) = 3`` (it printed
+  ``racks: 3 of 72 chips``), per kW, provisioned, basis and a 'how sure' line.
 """
 
+import math
 import re
 
 from cli_runner import run
@@ -31,3 +34,42 @@ def test_one_agentic_instance_is_singular(capsys):
     assert code == 0, err
     flat = " ".join(out.split())
     assert re.search(r"delivered: 1 instance x [\d,.]+ = [\d,.]+ tasks/h", flat), flat
+
+
+AGENT = ("-m", "llama-3.3-70b", "-w", "agentic:coding-agent", "--target", "10000", "--target-kind", "tasks")
+
+
+def test_agentic_plan_prints_the_fixed_length_plans_lines(capsys):
+    code, out, err = run(capsys, "plan", "-s", "gb200-nvl72", *AGENT, "--max-task-min", "10")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    # 38 instances x 4 chips = 152 chips; 152 / 72 = 2.11 -> 3 racks (4-chip groups tile a 72-chip rack)
+    assert "chips: 38 x 4 = 152" in flat and "racks: ceil(152 / 72) = 3" in flat
+    assert "of 72 chips" not in flat
+    # 3 racks x 72 = 216 chips bought, 216 - 152 = 64 idle; 216 x $2.21 = $477.36/hour; 216 x 2.1 kW = 453.6 kW
+    assert (
+        "provisioned (whole racks): 3 x 72 = 216 chips, 64 idle; cost 216 x $2.21 = $477.36/hour; "
+        "all-in power 216 x 2,100 W = 453.6 kW"
+    ) in flat
+    assert "basis: the power, cost and per-kW lines count the 152 chips in use" in flat
+    # 66.57 tasks/h/chip x 14,000 output tokens / 3600 s = 258.9 output tok/s/chip; / 2.10 kW all-in = 123.3 per kW
+    assert "per kW (output tokens): 258.9 tok/s/chip / 2.10 kW all-in = 123.3 tok/s per kW" in flat
+    assert "how sure: this plan prices the calibrated efficiencies only" in flat
+    assert "--efficiency low and --efficiency high" in flat
+
+
+def test_agentic_how_sure_on_a_measured_system(capsys):
+    code, out, err = run(capsys, "plan", "-s", "h200", *AGENT, "--max-task-min", "10")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "nodes: ceil(344 / 8) = 43" in flat  # 43 instances x 8 chips, 8-GPU nodes full: no provisioned line
+    assert "provisioned (" not in flat and "the same 344 chips (43 nodes full)" in flat
+    per_inst = float(re.search(r"one instance: ([\d,.]+) tasks/h", flat)[1].replace(",", ""))
+    lo, hi = (
+        float(x) / 100 for x in re.search(r"p10 ([-+\d.]+)%, p90 ([-+\d.]+)% of predicted/measured", flat).groups()
+    )
+    # instances at an error e: ceil(10,000 / (instance tasks/h / (1 + e))); each 8 chips in one node
+    n_lo, n_hi = (math.ceil(10000 / (per_inst / (1 + e))) for e in (lo, hi))
+    assert n_lo < 43 < n_hi
+    want = f"finishes the target with {n_lo * 8:,} chips, {n_lo} nodes to {n_hi * 8:,} chips, {n_hi} nodes"
+    assert want + " (this plan: 344 chips, 43 nodes)" in flat, flat

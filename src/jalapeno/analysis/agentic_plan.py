@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from jalapeno.analysis.agentic import AgenticFrontier
 from jalapeno.analysis.capacity import estimate_mark, factor_text, is_price_estimate, n_chips, power_lines, rate_text
-from jalapeno.analysis.plan_text import n_instances
+from jalapeno.analysis.plan_text import n_instances, packaging_lines, per_kw_line, provisioned_lines
 from jalapeno.analysis.plan_inputs import MAX_TARGET_TOK_PER_S
 from jalapeno.analysis.fleet import MAX_FLEET_CHIPS, fleet_instances
 from jalapeno.analysis.packing import instance_groups, packed_boxes
@@ -143,6 +143,9 @@ class AgenticPlan:
     #: the ``jalapeno hardware show`` command that shows the system as priced (specs/catalog.hardware_show_command)
     show_as: str = ""
     usd_source: str = ""  #: the file's cost.usd_per_chip_hour source, which estimate_mark words an estimate from
+    #: one instance's worker groups, (chips, count) (packing.instance_groups): the packaging lines' untiled case and
+    #: the how-sure line's boxes (analysis/plan_costs.agentic_sure_line)
+    groups: tuple[tuple[int, int], ...] = ()
 
     @property
     def tasks_per_hour(self) -> float:
@@ -194,7 +197,8 @@ class AgenticPlan:
                 f"{self.fleet_chips:,} (each worker's group whole in its boxes)"
             )
         lines.append(f"chips: {self.instances:,} x {cpi:,} = {self.chips:,}")
-        lines += [f"{name}s: {n:,} of {size} chips" for name, size, n in self.packaging]
+        # the fixed-length plan's packaging lines, 'racks: ceil(152 / 72) = 3', not 'racks: 3 of 72 chips' (newuser55)
+        lines += packaging_lines(self.chips, self.packaging, dict(self.groups))
         lines += power_lines(self.chips, self.power_w)
         lines.append(
             f"cost: {self.chips:,} x ${usd}/chip-hour"
@@ -203,6 +207,10 @@ class AgenticPlan:
             f"${self.usd_per_chip_hour / tph:,.4f}; per M output tokens ${usd} / ({rate} tasks/h/chip x "
             f"{self.output_tokens_per_task:,} output tokens per task / 1e6) = ${usd_text(self.usd_per_m_output_tokens)}"
         )
+        # and its per-kW, provisioned and basis lines, on the output tokens a chip finishes (newuser55)
+        out_rate = tph * self.output_tokens_per_task / 3600
+        lines.append(per_kw_line(out_rate, self.power_w, "output", shown=rate_text(out_rate)))
+        lines += provisioned_lines(self.chips, self.packaging, self.power_w, self.usd_per_chip_hour)
         lines.append(
             f"delivered: {n_instances(self.instances)} x {inst} = {self.tasks_per_hour:,.1f} tasks/h "
             f"({self.tasks_per_hour * self.output_tokens_per_task / 3600:,.0f} output tok/s at "
@@ -327,6 +335,7 @@ def _plan(
         usd_estimate=is_price_estimate(s),
         show_as=hardware_show_command(s),
         usd_source=s.sources.get("cost.usd_per_chip_hour", ""),
+        groups=tuple(instance_groups(dep, 1).items()),
     )
 
 

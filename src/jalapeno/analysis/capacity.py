@@ -53,9 +53,11 @@ from jalapeno.analysis.plan_text import (  # noqa: F401  (re-exported: split fro
     n_chips,
     n_instances,
     output_rate_per_user,
+    packaging_lines,
     per_kw_line,
     point_conditions,
     power_lines,
+    provisioned_lines,
     rate_text,
     users_line,
 )
@@ -246,16 +248,7 @@ class CapacityPlan:
             f"per instance) = {self.instances:,}",
             f"chips: {self.instances:,} x {self.chips_per_instance:,} = {self.chips:,}",
         ]
-        for name, size, n in self.packaging:
-            if n == math.ceil(self.chips / size):
-                lines.append(f"{name}s: ceil({self.chips:,} / {size}) = {n:,}")
-            else:  # the groups do not tile the level: ceil(chips / size) would split one across two
-                sizes = "/".join(f"{g}" for g in sorted(instance_groups(self.point.deployment, 1), reverse=True))
-                lines.append(
-                    f"{name}s: {n:,} (each worker's {sizes}-chip group whole in a {name} of {size}, where "
-                    f"its collectives are priced; ceil({self.chips:,} / {size}) = "
-                    f"{math.ceil(self.chips / size):,} would split groups across {name}s)"
-                )
+        lines += packaging_lines(self.chips, self.packaging, instance_groups(self.point.deployment, 1))
         lines += power_lines(self.chips, self.power_w)
         basis = estimate_mark(self.system, self.show_as, self.usd_estimate, self.usd_source)
         usd = factor_text(self.usd_per_chip_hour, self.chips, 2, 2)
@@ -264,22 +257,7 @@ class CapacityPlan:
             f"cost per M {k} tokens: ${usd} / ({rate} tok/s/chip x 3600 s / 1e6) = ${usd_text(self.usd_per_mtok)}"
         )
         lines.append(per_kw_line(self.tok_per_s_per_chip, self.power_w, k, shown=rate))
-        prov = self.provisioned()
-        if prov is not None:
-            name, size, n = self.packaging[-1]
-            power = (
-                ""
-                if prov["all_in_power_kw"] is None
-                else f"; all-in power {prov['chips']:,} x {factor_text(self.power_w['all-in'][0], prov['chips'], 0, 1, 1e3)} "
-                f"W = {prov['all_in_power_kw']:,.1f} kW"
-            )
-            lines.append(
-                f"provisioned (whole {name}s): {n:,} x {size} = {prov['chips']:,} chips, {prov['idle_chips']:,} idle; "
-                f"cost {prov['chips']:,} x ${factor_text(self.usd_per_chip_hour, prov['chips'], 2, 2)} = "
-                f"${prov['usd_per_hour']:,.2f}/hour{power}"
-            )
-        if basis := self.basis_text():
-            lines.append(basis)
+        lines += provisioned_lines(self.chips, self.packaging, self.power_w, self.usd_per_chip_hour)
         lines.append(
             f"delivered: {n_instances(self.instances)} x {inst} = {self.delivered_tok_per_s:,.0f} "
             + (

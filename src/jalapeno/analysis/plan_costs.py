@@ -195,3 +195,44 @@ def chips_band_line(cp, band, model: str) -> str | None:
         f"serves the target with {text(b['low'])} to {text(b['high'])} (this plan: {cp.chips:,} chips{boxes}); the "
         "point's speed held (its own error moves it too: the audit below)"
     )
+
+
+def agentic_sure_line(plan, band, system: str, efficiency: str = "calibrated") -> str:
+    """The agentic plan's 'how sure' line (newuser55: it had none). ``jalapeno audit`` prices fixed-length workloads
+    only and validate measured no agentic one, so the line names what there is: the efficiency band's ends, by
+    rerunning the plan with ``--efficiency low`` / ``high``; and, for a ``--target`` plan on a system validate
+    measured (``band``: a ``measured_bands.SystemBand``), the chips and outermost boxes the same deployment needs
+    at the ends of its fixed-length throughput-per-chip error (p10/p90 of predicted/measured - 1), an assumption
+    that the error carries to agent turns: instances = ceil(target / (instance tasks/h / (1 + e))), as
+    :func:`chips_band`.
+
+    Hand check (GB200 NVL72, 4-chip instances at 66.57 tasks/h/chip, 10,000 tasks/h; an error of +10%):
+    ceil(10,000 / (266.28 / 1.1)) = ceil(41.31) = 42 instances = 168 chips, 3 racks of 72.
+    """
+    from jalapeno.analysis.packing import packed_boxes
+
+    priced = "the calibrated efficiencies" if efficiency == "calibrated" else f"the efficiency set {efficiency}"
+    line = (
+        f"how sure: this plan prices {priced} only; `jalapeno audit` prices fixed-length workloads and validate "
+        "measured no agentic one: rerun this plan with --efficiency low and --efficiency high for the efficiency "
+        "band's ends"
+    )
+    mb = None if band is None else band.get("throughput_per_chip")
+    if mb is None or plan.target_tasks_per_hour is None:
+        return line
+    per_inst = plan.point["tasks_per_hour_per_chip"] * plan.chips_per_instance
+    box = plan.packaging[-1] if plan.packaging else None
+
+    def end(q: float) -> str:
+        n = math.ceil(plan.target_tasks_per_hour / (per_inst / (1 + q)))
+        if box is None:
+            return n_chips(n * plan.chips_per_instance)
+        b = packed_boxes({g: c * n for g, c in plan.groups}, box[1])
+        return f"{n_chips(n * plan.chips_per_instance)}, {b:,} {box[0]}" + ("" if b == 1 else "s")
+
+    this = n_chips(plan.chips) + ("" if box is None else f", {box[2]:,} {box[0]}" + ("" if box[2] == 1 else "s"))
+    return (
+        f"{line}; an assumption, that validate's fixed-length throughput-per-chip error on {system} (p10 "
+        f"{mb.q_lo * 100:+.1f}%, p90 {mb.q_hi * 100:+.1f}% of predicted/measured - 1, n {mb.n}) carries to agent "
+        f"turns: the same deployment finishes the target with {end(mb.q_lo)} to {end(mb.q_hi)} (this plan: {this})"
+    )

@@ -9,6 +9,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from jalapeno.analysis.records import PointRecord
@@ -224,3 +225,62 @@ def count_basis(chips: int, packaging, bought_chips: int) -> str:
     else:
         bought = f"the same {chips:,} chips ({n:,} {box} full" + (f"; {compare})" if compare else ")")
     return f"basis: the power, cost and per-kW lines count the {chips:,} chips in use; whole {name}s bought: {bought}"
+
+
+def packaging_lines(chips: int, packaging, group_sizes: Sequence[int]) -> list[str]:
+    """One line per packaging level (``packaging``: (name, chips per box, boxes), innermost first): ``racks: ceil(187 /
+    72) = 3`` when the instances' worker groups tile the level, else the boxes that hold each group whole
+    (``group_sizes``: one instance's worker groups, chips; analysis/packing.instance_groups) and why ceil(chips /
+    size) is not the count. Shared by the fixed-length and the agentic plans (newuser55: the agentic plan printed
+    'racks: 3 of 72 chips').
+
+    >>> packaging_lines(187, (("rack", 72, 3),), [11])
+    ['racks: ceil(187 / 72) = 3']
+    """
+    lines = []
+    for name, size, n in packaging:
+        if n == math.ceil(chips / size):
+            lines.append(f"{name}s: ceil({chips:,} / {size}) = {n:,}")
+        else:  # the groups do not tile the level: ceil(chips / size) would split one across two
+            sizes = "/".join(f"{g}" for g in sorted(group_sizes, reverse=True))
+            lines.append(
+                f"{name}s: {n:,} (each worker's {sizes}-chip group whole in a {name} of {size}, where "
+                f"its collectives are priced; ceil({chips:,} / {size}) = "
+                f"{math.ceil(chips / size):,} would split groups across {name}s)"
+            )
+    return lines
+
+
+def provisioned_lines(chips: int, packaging, power_w: dict, usd_per_chip_hour: float) -> list[str]:
+    """The provisioned line (whole outermost boxes when they hold idle chips: their chips, $/hour at the per-chip
+    price, all-in kW; analysis/power_cost.whole_boxes, the rule compare's per-rack line uses) and the basis line
+    (:func:`count_basis`), for ``chips`` in use in ``packaging`` (innermost first); [] without a packaging level.
+    Shared by the fixed-length and the agentic plans (newuser55).
+
+    Hand check (GB200 NVL72, 187 chips in use, 3 racks; $2.21/chip-hour, 2,100 W all-in): 216 chips bought, 29 idle,
+    216 x $2.21 = $477.36/hour, 216 x 2,100 W = 453.6 kW.
+
+    >>> provisioned_lines(187, (("rack", 72, 3),), {"all-in": (2100.0, "all-in", 0.0)}, 2.21)[0]
+    'provisioned (whole racks): 3 x 72 = 216 chips, 29 idle; cost 216 x $2.21 = $477.36/hour; all-in power 216 x 2,100 W = 453.6 kW'
+    """
+    from jalapeno.analysis.power_cost import whole_boxes
+
+    if not packaging:
+        return []
+    name, size, n = packaging[-1]
+    w = power_w.get("all-in", (None,))[0]
+    prov = whole_boxes(chips, size, n, w)
+    lines = []
+    if prov["chips"] > chips:
+        power = (
+            ""
+            if prov["all_in_power_kw"] is None
+            else f"; all-in power {prov['chips']:,} x {factor_text(w, prov['chips'], 0, 1, 1e3)} "
+            f"W = {prov['all_in_power_kw']:,.1f} kW"
+        )
+        lines.append(
+            f"provisioned (whole {name}s): {n:,} x {size} = {prov['chips']:,} chips, {prov['idle_chips']:,} idle; "
+            f"cost {prov['chips']:,} x ${factor_text(usd_per_chip_hour, prov['chips'], 2, 2)} = "
+            f"${prov['chips'] * usd_per_chip_hour:,.2f}/hour{power}"
+        )
+    return lines + [count_basis(chips, packaging, prov["chips"])]

@@ -456,6 +456,11 @@ def agentic_plan_cmd(
     )
     for line in lines + money + basis_lines([pr.system]) + power_basis_lines([pr.system]):
         console.print("  " + line, markup=False, soft_wrap=True)
+    from jalapeno.analysis.measured_bands import band_of
+    from jalapeno.analysis.plan_costs import agentic_sure_line
+
+    sure = agentic_sure_line(plan, band_of(pr, m.name), pr.system.name, efficiency)
+    console.print(sure, markup=False, soft_wrap=True)  # as the fixed-length plan's 'how sure' (newuser55)
     if max_task_min is None:
         console.print(
             "no task-time ceiling: every frontier point is eligible, the most-tasks-per-chip (batch) one included; for an interactive "
