@@ -6,9 +6,11 @@
   ``racks: 3 of 72 chips``), per kW, provisioned, basis and a 'how sure' line.
 """
 
+import json
 import math
 import re
 
+import pytest
 from cli_runner import run
 
 ONE = ("plan", "-s", "h100", "-m", "llama-3.3-70b", "-w", "1k1k", "--target", "1000")
@@ -73,3 +75,69 @@ def test_agentic_how_sure_on_a_measured_system(capsys):
     assert n_lo < 43 < n_hi
     want = f"finishes the target with {n_lo * 8:,} chips, {n_lo} nodes to {n_hi * 8:,} chips, {n_hi} nodes"
     assert want + " (this plan: 344 chips, 43 nodes)" in flat, flat
+
+
+# --utilisation (newuser55 friction 2): $/M tok assumed the fleet runs at the point's rate every hour
+GB200 = (
+    "plan",
+    "-s",
+    "gb200-nvl72",
+    "-m",
+    "llama-3.3-70b",
+    "-w",
+    "1k1k",
+    "--target",
+    "1e6",
+    "--min-interactivity",
+    "50",
+)
+
+
+def test_utilisation_scales_dollars_per_mtok_by_hand(capsys):
+    code, out, err = run(capsys, *GB200, "--utilisation", "0.5")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    # 5,541.1 output tok/s/chip at $2.21/chip-hour: 2.21 / (5,541.1 x 3600 / 1e6) = $0.1108/M at U = 1 (the cost line
+    # prints $0.111); at U = 0.5 the fleet's $/hour buys half the tokens: 0.1108 / 0.5 = $0.2216 -> $0.222
+    assert "cost per M output tokens: $2.21 / (5,541.1 tok/s/chip x 3600 s / 1e6) = $0.111" in flat
+    assert (
+        "utilisation 0.5: the fleet serves 0.5 x its rate on average, so $/M output tok = $0.111 / 0.5 = $0.222" in flat
+    )
+    # energy: 2.1 kW all-in x $0.08/kWh = $0.168/chip-hour over 5,541.1 x 0.5 x 3600 / 1e6 = 9.974 M tok = $0.0168/M;
+    # +$0.01/kWh: 2.1 x 0.01 = $0.021 / 9.974 = $0.00211/M
+    assert "$0.168/chip-hour / (5,541.1 tok/s/chip x 0.5 x 3600 / 1e6) = $0.0168 per M output tok" in flat
+    assert "each +$0.01/kWh adds $0.00211 per M output tok" in flat
+    # the $/hour is the fleet's, whatever the load: 187 x $2.21 = $413.27
+    assert "cost: 187 x $2.21/chip-hour = $413.27/hour" in flat
+
+
+def test_utilisation_default_says_its_basis(capsys):
+    code, out, err = run(capsys, *GB200)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert (
+        "utilisation: the $/M output tok figures assume the fleet serves at the point's rate every hour (U = 1)" in flat
+    )
+    assert "scale 1/U" in flat
+
+
+def test_utilisation_json_and_agentic(capsys):
+    code, out, err = run(capsys, *GB200, "--utilisation", "0.25", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["utilisation"] == 0.25
+    assert d["usd_per_mtok_at_utilisation"] == pytest.approx(2.21 / (d["tok_per_s_per_chip"] * 3600 / 1e6) / 0.25)
+    code, out, err = run(capsys, "plan", "-s", "gb200-nvl72", *AGENT, "--utilisation", "0.25")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    # the agentic plan's $/M output tok, x 1/0.25 = x 4
+    per_m = float(re.search(r"per M output tokens \$2\.21 / \(.*?\) = \$([\d.]+)", flat)[1])
+    shown = float(re.search(r"utilisation 0\.25: .*? = \$[\d.]+ / 0\.25 = \$([\d.]+)", flat)[1])
+    assert shown == pytest.approx(per_m * 4, rel=0.01)
+
+
+@pytest.mark.parametrize("u", ["0", "-0.5", "1.5", "nan"])
+def test_utilisation_out_of_range_is_refused(capsys, u):
+    code, out, err = run(capsys, *GB200, "--utilisation", u)
+    assert code != 0
+    assert "--utilisation" in err and "at most 1" in err and "Traceback" not in err

@@ -35,6 +35,60 @@ from jalapeno.specs.power import GB200_CAPEX_USD_PER_GPU, POWER_TERMS
 KWH_STEP_USD = 0.01
 
 
+def check_utilisation(u: float) -> None:
+    """Refuse a ``--utilisation`` outside (0, 1]: the fleet's average load as a share of the plan point's rate.
+
+    Raises:
+        SpecError: naming ``--utilisation``.
+    """
+    from jalapeno.errors import SpecError
+
+    if not (math.isfinite(u) and 0 < u <= 1):
+        raise SpecError(
+            "--utilisation",
+            f"must be above 0 and at most 1 (the fleet's average load as a share of the point's rate), got {u:g}",
+            "give e.g. --utilisation 0.6 (60% average load), or drop it (1: the point's rate every hour)",
+        )
+
+
+def utilisation_line(u: float, usd_per_mtok: float, allin_w_per_chip: float | None, tok_per_s_per_chip: float,
+                     kind: str) -> str:  # fmt: skip
+    """The plan's utilisation line (newuser55): its $ per M tokens assume the fleet serves at the point's rate every
+    hour (U = 1); at an average load U the fleet's $/hour (bought and provisioned whole) is spread over U x the
+    tokens, so $/M tok scales 1/U, and so do the energy and electricity-slope figures per M tokens (at the all-in
+    provisioned draw: an upper bound, a chip below full load draws less). ``kind``: the tokens counted ("output").
+
+    Hand check (GB200 NVL72 at 5,541.1 output tok/s/chip, $0.111/M, 2.1 kW all-in, $0.08/kWh, U = 0.5): $0.111 / 0.5
+    = $0.222; one chip serves 5,541.1 x 0.5 x 3600 / 1e6 = 9.974 M tok an hour, so energy 2.1 x $0.08 = $0.168 / 9.974
+    = $0.0168 per M, and +$0.01/kWh adds $0.021 / 9.974 = $0.00211 per M.
+
+    >>> line = utilisation_line(0.5, 0.111, 2100.0, 5541.1, "output")
+    >>> "$0.111 / 0.5 = $0.222" in line, "= $0.0168 per M output tok" in line, "adds $0.00211 per M" in line
+    (True, True, True)
+    """
+    from jalapeno.analysis.power_cost import usd_text
+
+    kind = "input + output" if kind == "total" else kind  # plan's --target-kind total counts both (newuser55)
+    if u >= 1:
+        return (
+            f"utilisation: the $/M {kind} tok figures assume the fleet serves at the point's rate every hour (U = 1); "
+            "at an average load U they scale 1/U ($/hour, capex and power are the fleet's whole), e.g. --utilisation 0.5"
+        )
+    line = (
+        f"utilisation {u:g}: the fleet serves {u:g} x its rate on average, so $/M {kind} tok = "
+        f"${usd_text(usd_per_mtok)} / {u:g} = ${usd_text(usd_per_mtok / u)} ($/hour, capex and power unchanged: the fleet's whole)"
+    )
+    if not allin_w_per_chip:
+        return line
+    mtok_per_chip_hour = tok_per_s_per_chip * u * 3600 / 1e6  # M tokens one chip serves in an hour at load u
+    kw, p = allin_w_per_chip / 1e3, POWER_TERMS["usd_per_kwh"].value
+    return (
+        f"{line}; energy at the all-in draw (an upper bound below full load) ${kw * p:.3g}/chip-hour / "
+        f"({tok_per_s_per_chip:,.1f} tok/s/chip x {u:g} x 3600 / 1e6) = ${kw * p / mtok_per_chip_hour:.3g} per M "
+        f"{kind} tok, and each +$0.01/kWh adds ${kw * KWH_STEP_USD / mtok_per_chip_hour:.3g} per M {kind} tok"
+    )
+
+
 def capex(usd_per_chip_hour: float, chips: int) -> dict:
     """Capex of ``chips`` bought, $ (an estimate: module docstring).
 

@@ -358,6 +358,7 @@ def agentic_plan_cmd(
     efficiency,
     sets,
     json_out,
+    utilisation: float = 1.0,
 ) -> None:
     """``jalapeno plan --workload agentic:…``: the fleet that finishes a task rate (``--target``, tasks/h or
     output tok/s by ``--target-kind``) or what a fleet finishes, on the frontier ``compare -w agentic:…`` reads
@@ -427,6 +428,12 @@ def agentic_plan_cmd(
     bought = plan.fleet_chips or whole_box_chips(plan.chips, plan.packaging)
     what = "in the fleet" if plan.fleet_chips else bought_text(plan.packaging)
     money = money_lines(plan.usd_per_chip_hour, plan.power_w, bought, what)
+    from jalapeno.analysis.plan_costs import utilisation_line
+
+    out_rate = plan.point["tasks_per_hour_per_chip"] * plan.output_tokens_per_task / 3600  # output tok/s/chip
+    money.append(
+        utilisation_line(utilisation, plan.usd_per_m_output_tokens, plan.power_w["all-in"][0], out_rate, "output")
+    )
     if json_out:
         print_json(
             {
@@ -437,6 +444,8 @@ def agentic_plan_cmd(
                 BASIS_FIELD: system_basis(pr.system),
                 POWER_BASIS_FIELD: power_basis(pr.system),  # and its watts, as compare's (ux53)
                 **money_dict(plan.usd_per_chip_hour, plan.power_w, bought),
+                "utilisation": utilisation,
+                "usd_per_m_output_tokens_at_utilisation": plan.usd_per_m_output_tokens / utilisation,
                 "arithmetic": lines,
             }
         )

@@ -81,6 +81,11 @@ def plan(
         help="What the target counts: output (output tokens) or total (input + output); "
         "agentic workloads: output or tasks (agent tasks per hour).",
     ),
+    utilisation: float = typer.Option(
+        1.0,
+        "--utilisation",
+        help="The fleet's average load as a share of the point's rate, 0 < U <= 1: $/M tok scales 1/U (default 1).",
+    ),
     min_interactivity: float = typer.Option(
         0.0,
         "--min-interactivity",
@@ -139,6 +144,9 @@ def plan(
             f"unknown mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
             "use agg, disagg or both",
         )
+    from jalapeno.analysis.plan_costs import check_utilisation, utilisation_line
+
+    check_utilisation(utilisation)  # before any sweep, as every plan input (newuser55)
     if (many := split_systems(system)) is not None:  # one target on several systems, side by side (newuser55)
         return plan_many_cmd(many, locals())
     if workload and workload.startswith("agentic:"):  # sessions: sized on compare -w agentic:…'s frontier
@@ -175,6 +183,7 @@ def plan(
             efficiency=efficiency,
             sets=sets,
             json_out=json_out,
+            utilisation=utilisation,
         )
     if max_task_min is not None:
         raise SpecError(
@@ -237,6 +246,8 @@ def plan(
                     BASIS_FIELD: system_basis(s),
                     POWER_BASIS_FIELD: power_basis(s),  # where its watts come from, as compare --json (ux53)
                     **money_dict(s.usd_per_chip_hour, ft.power_w, chips),
+                    "utilisation": utilisation,
+                    "usd_per_mtok_at_utilisation": ft.usd_per_mtok / utilisation,
                     "arithmetic": lines,
                 }
             )
@@ -248,6 +259,8 @@ def plan(
         console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
         console.print(f"deployment: {ft.point.deployment.label} ({n_chips(ft.point.deployment.chips)} per instance)")
         money = money_lines(s.usd_per_chip_hour, ft.power_w, chips, "in the fleet")
+        per_chip = ft.delivered_tok_per_s / chips  # per fleet chip, idle ones included: its $/M tok's basis
+        money.append(utilisation_line(utilisation, ft.usd_per_mtok, ft.power_w["all-in"][0], per_chip, target_kind))
         for line in lines + money + basis_lines([s]) + power_basis_lines([s]):
             console.print("  " + line, soft_wrap=True)
         _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets, efficiency, _uncalibrated(s), one_set)
@@ -280,6 +293,8 @@ def plan(
                 "power_kw": {c: v[2] / 1e3 for c, v in cp.power_w.items()},
                 "usd_per_hour": cp.usd_per_hour,
                 "usd_per_mtok": cp.usd_per_mtok,
+                "utilisation": utilisation,
+                "usd_per_mtok_at_utilisation": cp.usd_per_mtok / utilisation,
                 "usd_estimate": cp.usd_estimate,
                 BASIS_FIELD: system_basis(s),
                 POWER_BASIS_FIELD: power_basis(s),
@@ -310,6 +325,9 @@ def plan(
     console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
     console.print(f"deployment: {cp.point.deployment.label} ({n_chips(cp.chips_per_instance)} per instance)")
     money = money_lines(cp.usd_per_chip_hour, cp.power_w, cp.provisioned_chips, bought_text(cp.packaging))
+    money.append(
+        utilisation_line(utilisation, cp.usd_per_mtok, cp.power_w["all-in"][0], cp.tok_per_s_per_chip, target_kind)
+    )
     for line in cp.arithmetic() + money + basis_lines([s]) + power_basis_lines([s]):
         console.print("  " + line, soft_wrap=True)
     if (sure := chips_band_line(cp, band_of(pr, m.name), m.name)) is not None:

@@ -88,7 +88,7 @@ def plan_many_cmd(names: list[str], opts: dict) -> None:
     check_floor(opts["min_interactivity"])
     check_ttft_ceiling(opts["max_ttft_ms"])
     keys = ("model", "workload", "isl", "osl", "precision", "target", "users", "target_kind", "min_interactivity")
-    keys += ("max_ttft_ms", "serving", "efficiency", "sets", "json_out")
+    keys += ("max_ttft_ms", "serving", "efficiency", "sets", "json_out", "utilisation")
     plan_many(names, **{k: opts[k] for k in keys})
 
 
@@ -109,6 +109,7 @@ def plan_many(
     efficiency: str,
     sets,
     json_out: bool,
+    utilisation: float = 1.0,
 ) -> None:
     """Plan ``target`` (or ``users``) on each of ``names`` and print one row per system (module docstring).
 
@@ -156,7 +157,11 @@ def plan_many(
                 "target_kind": target_kind,
                 "min_interactivity": min_interactivity,
                 "max_ttft_ms": max_ttft_ms,
-                "systems": [_row_dict(cp, band, cx) for _, cp, band, cx in rows],
+                "utilisation": utilisation,
+                "systems": [
+                    {**_row_dict(cp, band, cx), "usd_per_mtok_at_utilisation": cp.usd_per_mtok / utilisation}
+                    for _, cp, band, cx in rows
+                ],
             }
         )
         return
@@ -175,7 +180,7 @@ def plan_many(
         "bought (whole boxes)",
         "all-in kW (bought)",
         "$/hour (in use)",
-        f"$/M {target_kind} tok",
+        f"$/M {target_kind} tok" + ("" if utilisation >= 1 else f" at utilisation {utilisation:g}"),
         "capex est. (bought)",
         "boxes at measured p10/p90",
     ):
@@ -194,7 +199,7 @@ def plan_many(
             box + ("" if prov is None else f" ({prov['idle_chips']:,} chips idle)"),
             "-" if kw is None else f"{kw:,.0f}",
             f"{cp.usd_per_hour:,.0f}" + (" est." if cp.usd_estimate else ""),
-            usd_text(cp.usd_per_mtok) + (" est." if cp.usd_estimate else ""),
+            usd_text(cp.usd_per_mtok / utilisation) + (" est." if cp.usd_estimate else ""),
             f"${cx['usd'] / 1e6:,.1f}M",
             "-" if band is None or band["box"] is None else f"{band['low']['boxes']:,} to {band['high']['boxes']:,}",
         )
@@ -212,7 +217,8 @@ def plan_many(
             + "`",
             "bought: whole outermost boxes (racks; nodes for a system without a rack level), every chip idle or not, at the "
             "all-in provisioned power (the facility's); $/hour and $/M tok: the chips in use at the system's $/chip-hour "
-            "(TCO; est.: an estimated price); capex est.: the boxes bought at $/chip-hour x "
+            "(TCO; est.: an estimated price), $/M tok at the point's rate every hour, x 1/U at an average load U "
+            "(--utilisation); capex est.: the boxes bought at $/chip-hour x "
             f"{ratio_text()} (InferenceX's GB200 TCO over capex; its band and the electricity slope in each plan; "
             "docs/metrics.md §3)",
             "boxes at measured p10/p90: the same deployment at validate's throughput-per-chip error on that system "
