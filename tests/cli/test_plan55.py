@@ -141,3 +141,27 @@ def test_utilisation_out_of_range_is_refused(capsys, u):
     code, out, err = run(capsys, *GB200, "--utilisation", u)
     assert code != 0
     assert "--utilisation" in err and "at most 1" in err and "Traceback" not in err
+
+
+# which tokens a $/M counts (newuser55 friction 3): compare's input + output, plan's the target's kind (output)
+def test_dollars_per_mtok_basis_is_labelled_in_compare_and_plan(capsys):
+    code, out, err = run(capsys, *GB200, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["usd_per_mtok_basis"] == "output tokens"
+    # $2.21 / (output tok/s/chip x 3600 / 1e6): the output-token basis, by hand from the plan's own rate
+    assert d["usd_per_mtok"] == pytest.approx(2.21 / (d["tok_per_s_per_chip"] * 3600 / 1e6))
+    code, out, err = run(capsys, *GB200[:-2], "--target-kind", "total", "--json")
+    assert code == 0, err
+    assert json.loads(out)["usd_per_mtok_basis"] == "input + output tokens"
+    cmp = ("compare", "-s", "gb200-nvl72", "-m", "llama-3.3-70b", "-w", "1k1k")
+    code, out, err = run(capsys, *cmp, "--json")
+    assert code == 0, err
+    s = json.loads(out)["systems"]["gb200-nvl72"]
+    assert s["usd_per_mtok_basis"] == "input + output tokens"
+    h = s["headline"]  # $2.21 / (in+out tok/s/chip at peak x 3600 / 1e6)
+    assert h["usd_per_mtok_at_peak"] == pytest.approx(2.21 / (h["peak_throughput_per_chip"] * 3600 / 1e6))
+    code, out, err = run(capsys, *cmp)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "tok/s/kW and $/M tok (input + output)" in flat  # the tiers table's title

@@ -111,6 +111,11 @@ BAND_POINT_FIELDS = (
 )
 
 
+#: the tokens a $/M tok figure counts, by plan's --target-kind (compare's: input + output, "total"), in --json's
+#: ``usd_per_mtok_basis`` beside each ``usd_per_mtok*`` field (newuser55: compare's and plan's were 10x apart unsaid)
+MTOK_BASIS = {"output": "output tokens", "total": "input + output tokens"}
+
+
 def comparison_json(rec, syss, band_frontiers: dict) -> dict:
     """``compare --json``'s document (``report --json``'s ``comparison``): the record's dict with each system's
     price basis (what its $/chip-hour rests on), power basis (where its watts come from) and, with --bands, its
@@ -122,6 +127,8 @@ def comparison_json(rec, syss, band_frontiers: dict) -> dict:
         if s.system.name in d["systems"]:  # one that cannot run the model has no row, no $ figure
             d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
             d["systems"][s.system.name][POWER_BASIS_FIELD] = power_basis(s.system)  # its watts' sources
+            # which tokens its $/M counts: input + output (plan's counts the target's kind, output by default; newuser55)
+            d["systems"][s.system.name]["usd_per_mtok_basis"] = MTOK_BASIS["total"]
     for n, ends in band_frontiers.items():  # the low/high frontiers the report page shades (analyst49)
         if n in d["systems"]:
             d["systems"][n]["band_frontiers"] = band_frontiers_json(ends)

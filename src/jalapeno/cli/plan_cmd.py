@@ -145,6 +145,7 @@ def plan(
             "use agg, disagg or both",
         )
     from jalapeno.analysis.plan_costs import check_utilisation, utilisation_line
+    from jalapeno.cli.compare_lines import MTOK_BASIS
 
     check_utilisation(utilisation)  # before any sweep, as every plan input (newuser55)
     if (many := split_systems(system)) is not None:  # one target on several systems, side by side (newuser55)
@@ -248,6 +249,7 @@ def plan(
                     **money_dict(s.usd_per_chip_hour, ft.power_w, chips),
                     "utilisation": utilisation,
                     "usd_per_mtok_at_utilisation": ft.usd_per_mtok / utilisation,
+                    "usd_per_mtok_basis": MTOK_BASIS[target_kind],  # compare's: input + output (newuser55)
                     "arithmetic": lines,
                 }
             )
@@ -295,6 +297,7 @@ def plan(
                 "usd_per_mtok": cp.usd_per_mtok,
                 "utilisation": utilisation,
                 "usd_per_mtok_at_utilisation": cp.usd_per_mtok / utilisation,
+                "usd_per_mtok_basis": MTOK_BASIS[target_kind],
                 "usd_estimate": cp.usd_estimate,
                 BASIS_FIELD: system_basis(s),
                 POWER_BASIS_FIELD: power_basis(s),

@@ -124,6 +124,7 @@ def plan_many(
     from jalapeno.analysis.power_cost import usd_text
     from jalapeno.analysis.price_reason import basis_lines, power_basis_lines
     from jalapeno.cli.chip_opts import refuse_die_sets
+    from jalapeno.cli.compare_lines import MTOK_BASIS
     from jalapeno.cli.serving_opts import _setup
     from jalapeno.cli.engine_opts import note_lines
     from jalapeno.cli.plan_cmd import tdp_moved_note
@@ -158,6 +159,7 @@ def plan_many(
                 "min_interactivity": min_interactivity,
                 "max_ttft_ms": max_ttft_ms,
                 "utilisation": utilisation,
+                "usd_per_mtok_basis": MTOK_BASIS[target_kind],  # compare's: input + output (newuser55)
                 "systems": [
                     {**_row_dict(cp, band, cx), "usd_per_mtok_at_utilisation": cp.usd_per_mtok / utilisation}
                     for _, cp, band, cx in rows

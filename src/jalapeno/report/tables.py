@@ -87,7 +87,7 @@ def headline_columns(conv: str) -> list[str]:
         PEAK_COLUMN,
         "out tok/s/chip at peak",
         f"peak tok/s/kW ({conv})",
-        "$/M tok at peak",
+        "$/M tok (in+out) at peak",  # its basis in the label: plan's $/M counts output tokens (newuser55)
         "bound at peak",
         "conc. cap / in flight at peak",
         "max tok/s/user",
@@ -256,7 +256,7 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
         ratios.caption += "\n" + BAND_ROW_CAPTION
     tiers = Table(
         title="operating tiers: best throughput per chip at or above a per-user speed floor, with its "
-        "tok/s/kW and $/M tok",
+        "tok/s/kW and $/M tok (input + output)",
         caption=TIERS_CAPTION.format(conv=conv) + ("\n" + estimate_caption(estimated) if estimated else ""),
     )
     tiers.add_column("system", no_wrap=True, min_width=16)
