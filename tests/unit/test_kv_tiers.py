@@ -112,7 +112,7 @@ def test_good_tier_table_loads():
 @pytest.mark.parametrize(
     "tiers, words",
     [
-        ({"hots": HOST}, ["kv_tiers.hots", "correct its spelling"]),
+        ({"hots": HOST}, ["kv_tiers.hots", "write host"]),  # the near key: hots -> host (break55)
         (
             {"host": dict(HOST, bandwidth_gb_per_s={"value": -1, "source": "tst"})},
             ["bandwidth_gb_per_s", "must be positive", "got -1"],
