@@ -147,12 +147,15 @@ def compare_block(ev, meta: dict, rows: list[dict]) -> dict:
     return {"trial": best if params is not None else None, "metric": metric, "cases": figs, "score": score}
 
 
-def _fig(x: float) -> str:
+def figure_text(x: float) -> str:
     """A figure of compare_lines: whole and thousands-separated from 1,000 up, four significant digits below
-    (``,.4g`` printed 10,130 tok/s per kW as 1.013e+04 beside a coarse 2,501).
+    (``,.4g`` printed 10,130 tok/s per kW as 1.013e+04 beside a coarse 2,501). Also the band ends of
+    analysis/spec_bands.spec_band_line.
 
-    >>> _fig(10130.4), _fig(2500.6), _fig(474.23)
+    >>> figure_text(10130.4), figure_text(2500.6), figure_text(474.23)
     ('10,130', '2,501', '474.2')
+    >>> figure_text(13360.0), figure_text(172.8), figure_text(0.75)  # band ends: Jalapeño's BF16 peak, usable GiB
+    ('13,360', '172.8', '0.75')
     """
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
@@ -166,7 +169,7 @@ def compare_lines(out: dict) -> list[str]:
             (:func:`compare_block`'s dict, or absent).
 
     Returns:
-        Text lines, figures in the metric's unit (:func:`_fig`)."""
+        Text lines, figures in the metric's unit (:func:`figure_text`)."""
     blk = out.get("compare")
     if not blk:
         return []
@@ -184,11 +187,11 @@ def compare_lines(out: dict) -> list[str]:
             label = f"base {out['base']}" if who == "base" else f"best design (trial {blk['trial']})"
             if fu is None:
                 lines.append(
-                    f"  {label} on {c['model']} {c['workload']}: coarse {_fig(co)}; compare's: none ({c['reason']})"
+                    f"  {label} on {c['model']} {c['workload']}: coarse {figure_text(co)}; compare's: none ({c['reason']})"
                 )
             else:
                 lines.append(
-                    f"  {label} on {c['model']} {c['workload']}: compare {_fig(fu)}, coarse {_fig(co)} "
+                    f"  {label} on {c['model']} {c['workload']}: compare {figure_text(fu)}, coarse {figure_text(co)} "
                     f"(compare / coarse {fu / co:.2f})"
                 )
     if blk.get("score") is not None:

@@ -95,18 +95,10 @@ def with_estimated_specs(pricer, band: dict) -> dict:
     }
 
 
-def _g(x: float) -> str:
-    """A band end as the tables write figures: thousands separators from 1,000, four significant digits below.
-
-    >>> _g(13360.0), _g(172.8), _g(0.75)
-    ('13,360', '172.8', '0.75')
-    """
-    return f"{x:,.0f}" if abs(x) >= 1e3 else f"{x:.4g}"
-
-
 def spec_band_line(pricers) -> str | None:
     """The line under a banded comparison naming, per system, the estimated specs its band holds with their ends
     (``pricers``: the compared pricers, in order); None where no system's band holds one."""
+    from jalapeno.analysis.explore_full import figure_text
     from jalapeno.analysis.sensitivity import unit_of
     from jalapeno.cost.pricer import band_pricers
 
@@ -116,7 +108,9 @@ def spec_band_line(pricers) -> str | None:
         if specs:
             parts.append(
                 f"{pr.system.name}: "
-                + ", ".join(f"{p.key} {_g(p.low)} to {_g(p.high)} {unit_of(p.key)}".rstrip() for p in specs)
+                + ", ".join(
+                    f"{p.key} {figure_text(p.low)} to {figure_text(p.high)} {unit_of(p.key)}".rstrip() for p in specs
+                )
             )
     if not parts:
         return None
